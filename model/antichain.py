@@ -1,0 +1,225 @@
+"""Antichains and frontiers, after timely-dataflow's `progress/frontier.rs`.
+
+An `Antichain` is a set of mutually incomparable times. As a frontier it splits
+times in two: `t` is *beyond* `F` (still open) iff some `f in F` has `f <= t`.
+The empty antichain is the closed frontier: nothing is beyond it. Frontiers are
+ordered `F <= G` iff every element of `G` is beyond `F`, so the empty antichain
+is the top.
+
+>>> from model.domains import Total
+>>> f = Antichain.of(Total(), [3])
+>>> f.less_equal(3), f.less_equal(2), Antichain.of(Total(), []).less_equal(99)
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+import attrs
+
+from model.domains import Domain, Time
+from model.errors import NegativeMultiplicity, NotAnAntichain
+
+
+@attrs.define(eq=False)
+class Antichain:
+    """A set of mutually incomparable times, kept minimal on `insert`."""
+
+    domain: Domain
+    _elements: list = attrs.field(factory=list, alias="elements")
+
+    @classmethod
+    def of(cls, domain: Domain, times: Iterable[Time]) -> Antichain:
+        """The minimal elements of `times` (dominated ones are dropped).
+
+        >>> from model.domains import Total
+        >>> Antichain.of(Total(), [5, 3, 7])
+        {3}
+        """
+        frontier = cls(domain)
+        for time in times:
+            frontier.insert(time)
+        return frontier
+
+    @classmethod
+    def checked(cls, domain: Domain, times: Iterable[Time]) -> Antichain:
+        """`times` as given, validated: a typed error if two are comparable.
+
+        >>> from model.domains import Total
+        >>> Antichain.checked(Total(), [3, 5])
+        Traceback (most recent call last):
+        ...
+        model.errors.NotAnAntichain: not an antichain: [3, 5] has 3 <= 5
+        """
+        times = [domain.validate(t) for t in times]
+        for i, a in enumerate(times):
+            for b in times[i + 1 :]:
+                if domain.le(a, b) or domain.le(b, a):
+                    small, large = (a, b) if domain.le(a, b) else (b, a)
+                    raise NotAnAntichain(times, small, large)
+        return cls(domain, list(times))
+
+    @property
+    def elements(self) -> tuple:
+        return tuple(self._elements)
+
+    def insert(self, time: Time) -> bool:
+        """Adds `time` unless some element is `<=` it; removes elements it dominates.
+
+        Returns whether the antichain changed.
+
+        >>> from model.domains import Total
+        >>> f = Antichain.of(Total(), [5])
+        >>> f.insert(7), f.insert(3), f
+        (False, True, {3})
+        """
+        if self.less_equal(time):
+            return False
+        self._elements = [e for e in self._elements if not self.domain.le(time, e)]
+        self._elements.append(time)
+        return True
+
+    def less_equal(self, time: Time) -> bool:
+        """Whether `time` is beyond the frontier: some element is `<= time`."""
+        return any(self.domain.le(e, time) for e in self._elements)
+
+    def less_than(self, time: Time) -> bool:
+        """Whether some element is strictly less than `time`.
+
+        >>> from model.domains import Total
+        >>> Antichain.of(Total(), [3]).less_than(3)
+        False
+        """
+        return any(self.domain.lt(e, time) for e in self._elements)
+
+    def le(self, other: Antichain) -> bool:
+        """Frontier order: every element of `other` is beyond `self`.
+
+        >>> from model.domains import Total
+        >>> Antichain.of(Total(), [3]).le(Antichain.of(Total(), []))
+        True
+        """
+        return all(self.less_equal(t) for t in other)
+
+    def meet(self, other: Antichain) -> Antichain:
+        """The earlier of two frontiers (greatest lower bound): minimal elements of the union.
+
+        >>> from model.domains import Product, Total
+        >>> d = Product(Total(), Total())
+        >>> sorted(Antichain.of(d, [(0, 2)]).meet(Antichain.of(d, [(1, 0), (0, 3)])))
+        [(0, 2), (1, 0)]
+        """
+        return Antichain.of(self.domain, [*self, *other])
+
+    def join(self, other: Antichain) -> Antichain:
+        """The later of two frontiers (least upper bound): minimal pairwise joins.
+
+        Pairs without an upper bound (disjoint Partitioned intervals) contribute nothing.
+
+        >>> from model.domains import Total
+        >>> Antichain.of(Total(), [3]).join(Antichain.of(Total(), [5]))
+        {5}
+        """
+        joins = (self.domain.join(f, g) for f in self for g in other)
+        return Antichain.of(self.domain, [j for j in joins if j is not None])
+
+    def is_empty(self) -> bool:
+        return not self._elements
+
+    def sorted(self) -> list:
+        """Elements in the domain's presentation order (for output and comparison)."""
+        return sorted(self._elements, key=self.domain.key)
+
+    def __iter__(self) -> Iterator[Time]:
+        return iter(self._elements)
+
+    def __len__(self) -> int:
+        return len(self._elements)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Antichain):
+            return NotImplemented
+        return set(self._elements) == set(other._elements)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(repr(t) for t in self.sorted()) + "}"
+
+
+def advance_by(time: Time, frontier: Antichain) -> Time:
+    """Advances `time` to the meet of its joins with the frontier's elements.
+
+    Differential dataflow's `Lattice::advance_by`: for every `t'` beyond
+    `frontier`, `time <= t'` iff `advance_by(time, frontier) <= t'`. The empty
+    frontier, or one with no element `time` can join (disjoint Partitioned
+    intervals), leaves `time` unchanged.
+
+    >>> from model.domains import Product, Total
+    >>> d = Product(Total(), Total())
+    >>> advance_by((0, 0), Antichain.of(d, [(2, 1), (1, 2)]))
+    (1, 1)
+    >>> advance_by((5, 5), Antichain.of(d, [(2, 1)]))
+    (5, 5)
+    """
+    joins = [j for f in frontier if (j := frontier.domain.join(time, f)) is not None]
+    if not joins:
+        return time
+    result = joins[0]
+    for j in joins[1:]:
+        result = frontier.domain.meet(result, j)
+    return result
+
+
+@attrs.define
+class MutableAntichain:
+    """Counts per time; the frontier is the minimal times with a positive count.
+
+    Zero counts are removed, so state stays compact under `+1/-1` churn.
+
+    >>> from model.domains import Total
+    >>> m = MutableAntichain(Total())
+    >>> m.update_iter([(3, 1), (5, 1)])
+    [(3, 1)]
+    >>> m.update_iter([(3, -1)])
+    [(3, -1), (5, 1)]
+    >>> m.frontier
+    {5}
+    """
+
+    domain: Domain
+    _counts: dict = attrs.field(factory=dict, alias="counts")
+
+    @property
+    def frontier(self) -> Antichain:
+        return Antichain.of(self.domain, [t for t, c in self._counts.items() if c > 0])
+
+    def update_iter(self, updates: Iterable[tuple[Time, int]]) -> list[tuple[Time, int]]:
+        """Applies `(time, diff)` updates; returns the frontier's changes, removals first.
+
+        A typed error (and no change) if a count would go negative.
+        """
+        counts = dict(self._counts)
+        for time, diff in updates:
+            counts[time] = counts.get(time, 0) + diff
+        if negative := next(((t, c) for t, c in counts.items() if c < 0), None):
+            raise NegativeMultiplicity(*negative)
+        before = set(self.frontier)
+        self._counts = {t: c for t, c in counts.items() if c != 0}
+        after = set(self.frontier)
+        key = self.domain.key
+        return [(t, -1) for t in sorted(before - after, key=key)] + [
+            (t, 1) for t in sorted(after - before, key=key)
+        ]
+
+    def count(self, time: Time) -> int:
+        return self._counts.get(time, 0)
+
+    def less_equal(self, time: Time) -> bool:
+        return self.frontier.less_equal(time)
+
+    def support(self) -> int:
+        """How many distinct times are stored (the compactness measure)."""
+        return len(self._counts)
+
