@@ -79,3 +79,44 @@ class ReadNotValid(ModelError):
         super().__init__(
             f"cannot read at {time!r}: readable times are beyond since {since!r} and not beyond upper {upper!r}"
         )
+
+
+class ClockRegression(ModelError):
+    """A clock reading below an earlier one (TTL store): never accepted."""
+
+    def __init__(self, previous: int, reading: int):
+        self.previous, self.reading = previous, reading
+        super().__init__(f"clock went back: reading {reading} is below the previous reading {previous}")
+
+
+class InvalidTtl(ModelError):
+    """A TTL or absolute expire-at the TTL store rejects (zero, negative, in the past...)."""
+
+    def __init__(self, ttl: object, reason: str):
+        self.ttl, self.reason = ttl, reason
+        super().__init__(f"invalid ttl {ttl!r}: {reason}")
+
+
+class InvalidRow(ModelError):
+    """A TTL-store row the format cannot hold (key too long, value too long, not bytes...)."""
+
+    def __init__(self, field: str, value: object, reason: str):
+        self.field, self.value, self.reason = field, value, reason
+        shown = f"{len(value)} bytes" if isinstance(value, (bytes, bytearray)) else repr(value)
+        super().__init__(f"invalid row {field} ({shown}): {reason}")
+
+
+class CorruptSst(ModelError):
+    """An SST that cannot be decoded: truncated, checksum mismatch, bad field."""
+
+    def __init__(self, sst: str, offset: int, reason: str):
+        self.sst, self.offset, self.reason = sst, offset, reason
+        super().__init__(f"corrupt SST {sst!r} at byte {offset}: {reason}")
+
+
+class BadCompaction(ModelError):
+    """A TTL-store compaction whose chosen sources are not a valid span of the LSM."""
+
+    def __init__(self, selection: object, reason: str):
+        self.selection, self.reason = selection, reason
+        super().__init__(f"cannot compact {selection!r}: {reason}")
