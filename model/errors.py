@@ -120,3 +120,62 @@ class BadCompaction(ModelError):
     def __init__(self, selection: object, reason: str):
         self.selection, self.reason = selection, reason
         super().__init__(f"cannot compact {selection!r}: {reason}")
+
+
+class InvalidRemap(ModelError):
+    """A remap built from bindings that break its laws; `violations` lists every one."""
+
+    def __init__(self, violations: list):
+        self.violations = list(violations)
+        shown = "; ".join(str(v) for v in self.violations)
+        super().__init__(f"invalid remap ({len(self.violations)} violations): {shown}")
+
+
+class SourceUpperRegression(ModelError):
+    """Minting with a source upper that is not at or beyond the remap's latest binding."""
+
+    def __init__(self, current: object, requested: object):
+        self.current, self.requested = current, requested
+        super().__init__(f"source upper may not go back: {requested!r} is not >= current {current!r}")
+
+
+class SinceBeyondUpper(ModelError):
+    """A remap compaction whose `since` would leave no readable IntoTime before `upper`."""
+
+    def __init__(self, since: object, upper: object):
+        self.since, self.upper = since, upper
+        super().__init__(f"since {since!r} must be a time strictly before the remap's upper {upper!r}")
+
+
+class InversionBeyondUpper(ModelError):
+    """`source_upper_at` asked about an IntoTime frontier beyond the remap's upper."""
+
+    def __init__(self, frontier: object, upper: object):
+        self.frontier, self.upper = frontier, upper
+        super().__init__(f"cannot invert the remap at {frontier!r}: it is beyond the remap's upper {upper!r}")
+
+
+class InvalidTransactionInput(ModelError):
+    """Transactional input that no complete transaction can explain (duplicate metadata, overfull)."""
+
+    def __init__(self, txn: object, reason: str):
+        self.txn, self.reason = txn, reason
+        super().__init__(f"invalid transaction {txn!r}: {reason}")
+
+
+class PartiallyClosedUpper(ModelError):
+    """Two input uppers where exactly one is closed: a Product frontier cannot express that."""
+
+    def __init__(self, data_upper: object, txn_upper: object):
+        self.data_upper, self.txn_upper = data_upper, txn_upper
+        super().__init__(
+            f"cannot combine data upper {data_upper!r} with metadata upper {txn_upper!r}: only one is closed"
+        )
+
+
+class NoSummaryAt(ModelError):
+    """A summary asked for at an IntoTime before the first summarized time."""
+
+    def __init__(self, time: object, first: object):
+        self.time, self.first = time, first
+        super().__init__(f"no summary at {time!r}: the first summarized IntoTime is {first!r}")
