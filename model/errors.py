@@ -179,3 +179,106 @@ class NoSummaryAt(ModelError):
     def __init__(self, time: object, first: object):
         self.time, self.first = time, first
         super().__init__(f"no summary at {time!r}: the first summarized IntoTime is {first!r}")
+
+
+class TimelineError(ModelError):
+    """A dataflow (view, MV, index, subscribe, select) whose inputs span several timelines."""
+
+    def __init__(self, owner: str, timelines: dict):
+        self.owner, self.timelines = owner, dict(timelines)
+        named = ", ".join(f"{n!r} ({t!r})" for n, t in sorted(self.timelines.items()))
+        super().__init__(
+            f"multiple timelines within one dataflow are not supported: {owner!r} depends on {named}"
+        )
+
+
+class InvalidSourceOption(ModelError):
+    """A source kind or `WITH` option combination that the catalog rejects."""
+
+    def __init__(self, kind: object, option: object, reason: str):
+        self.kind, self.option, self.reason = kind, option, reason
+        super().__init__(f"invalid source option {option!r} for kind {kind!r}: {reason}")
+
+
+class UnknownObject(ModelError):
+    """A catalog lookup or dependency on a name that does not exist."""
+
+    def __init__(self, name: object, known: object):
+        self.name, self.known = name, known
+        super().__init__(f"unknown catalog object {name!r}; known: {known!r}")
+
+
+class DuplicateObject(ModelError):
+    """Creating a catalog object under a name that is taken."""
+
+    def __init__(self, name: object):
+        self.name = name
+        super().__init__(f"catalog object {name!r} already exists")
+
+
+class InvalidDependency(ModelError):
+    """An object reading from one it may not read (an index, subscribe or select)."""
+
+    def __init__(self, owner: object, dependency: object, kind: str):
+        self.owner, self.dependency, self.kind = owner, dependency, kind
+        super().__init__(f"{owner!r} cannot read from {dependency!r}: a {kind} is not a readable input")
+
+
+class InvalidRefresh(ModelError):
+    """A refresh clause with a non-positive interval or a negative time."""
+
+    def __init__(self, clause: object, reason: str):
+        self.clause, self.reason = clause, reason
+        super().__init__(f"invalid refresh clause {clause!r}: {reason}")
+
+
+class InvalidPlan(ModelError):
+    """A plan node with an unknown operator, bad column or empty operand list."""
+
+    def __init__(self, node: object, reason: str):
+        self.node, self.reason = node, reason
+        super().__init__(f"invalid plan node {node!r}: {reason}")
+
+
+class ColumnOutOfRange(ModelError):
+    """A plan reading a column that a row does not have."""
+
+    def __init__(self, column: int, row: object):
+        self.column, self.row = column, row
+        super().__init__(f"column {column} out of range for row {row!r}")
+
+
+class InvalidReplica(ModelError):
+    """A replica with a negative expiration offset or non-increasing start times."""
+
+    def __init__(self, field: str, value: object, reason: str):
+        self.field, self.value, self.reason = field, value, reason
+        super().__init__(f"invalid replica {field} {value!r}: {reason}")
+
+
+class ReplicaNotRunning(ModelError):
+    """A read at a wall-clock time before the replica's first start."""
+
+    def __init__(self, wall: object, first_start: object):
+        self.wall, self.first_start = wall, first_start
+        super().__init__(f"no replica runs at wall-clock time {wall!r}: it first starts at {first_start!r}")
+
+
+class ReplicaExpired(ModelError):
+    """Wall-clock time passed the replica's expiration: it must be restarted."""
+
+    def __init__(self, wall: object, start: object, expiration: object):
+        self.wall, self.start, self.expiration = wall, start, expiration
+        super().__init__(
+            f"replica started at {start!r} expired at {expiration!r}; wall-clock time is {wall!r}"
+        )
+
+
+class DataflowExpired(ModelError):
+    """A read at or beyond a dataflow's expiration, or of a dataflow whose frontier reached it."""
+
+    def __init__(self, name: object, time: object, expiration: object, upper: object):
+        self.name, self.time, self.expiration, self.upper = name, time, expiration, upper
+        super().__init__(
+            f"dataflow {name!r} expires at {expiration!r} (its upper is {upper!r}): cannot serve a read at {time!r}"
+        )
