@@ -136,7 +136,7 @@ class Remap:
         raw = cls(domain, tuple(bindings), since, upper)
         found = _malformed(raw)
         if not found:
-            raw = attrs.evolve(raw, bindings=consolidate_bindings(domain, raw.bindings))
+            raw = attrs.evolve(raw, bindings=_canonical(domain, raw.bindings))
             found = audit(raw)
         if found:
             raise InvalidRemap(found)
@@ -313,6 +313,11 @@ def consolidate_bindings(domain: Domain, bindings: Iterable[Binding]) -> tuple:
     >>> consolidate_bindings(Total(), [Binding(0, 3, 1), Binding(0, 3, -1), Binding(2, 3, 1)])
     (Binding(from_time=2, into_time=3, diff=1),)
     """
+    return _canonical(domain, bindings)
+
+
+def _canonical(domain: Domain, bindings: Iterable[Binding]) -> tuple:
+    """Consolidated bindings in canonical order; `audit` and `build` use it directly, not the rule."""
     sums: Counter = Counter()
     for b in bindings:
         sums[(b.from_time, b.into_time)] += b.diff
@@ -381,7 +386,7 @@ def _binding_error(domain: Domain, b: object) -> Optional[str]:
 
 def _unconsolidated(remap: Remap) -> list[Violation]:
     """Bindings not in consolidated canonical form (repeated `(from, into)`, wrong order)."""
-    if consolidate_bindings(remap.domain, remap.bindings) == tuple(remap.bindings):
+    if _canonical(remap.domain, remap.bindings) == tuple(remap.bindings):
         return []
     seen: Counter = Counter((b.from_time, b.into_time) for b in remap.bindings)
     repeated = tuple(b for b in remap.bindings if seen[(b.from_time, b.into_time)] > 1)
