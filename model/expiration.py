@@ -1,0 +1,344 @@
+"""Dataflow expiration, after the seed `dataflow-expiration.md` and what production learned.
+
+A replica started at `start` with `expiration_offset > 0` expires at
+`start + offset` and must be restarted once wall-clock time passes it. Each
+object has a *time dependence*: a bound on its upper at a wall-clock time. A
+maintained dataflow (MV, index, subscribe) whose bound at the replica expiration
+is `b` gets the expiration `b + 1` (one tick past the latest legitimate upper),
+its `until` is met with it, and the diffs its temporal filters produce at or
+after the `until` are dropped. Reads are identical to a replica without expiration.
+
+Three layers, kept apart so a solver can evaluate the first and a planted bug
+can replace one rule:
+1. arithmetic over `Optional[int]` (`None`: no bound, i.e. the empty frontier);
+2. catalog walking (`time_dependence`, `render`), per object kind;
+3. the replica (`Replica`, `serve`), reading the world from model/catalog.py.
+
+>>> from model.catalog import Catalog, Table, MaterializedView
+>>> from model.plan import Get
+>>> c = Catalog().add(Table("t")).add(MaterializedView("m", Get("t")))
+>>> render(c, "m", replica_expiration(100, 21))
+Dataflow(name='m', until=122, expiration=122)
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import Iterable, Optional
+
+import attrs
+
+from model.antichain import Antichain
+from model.catalog import (
+    Catalog, Constant, Feed, Index, MaterializedView, Source, Subscribe, Table,
+    next_refresh, output_updates, upper_at,
+)
+from model.collection import at
+from model.domains import Total
+from model.errors import DataflowExpired, InvalidReplica, ReplicaExpired, ReplicaNotRunning
+from model.timeline import is_epoch
+
+TIME = Total()
+EXPIRING = (MaterializedView, Index, Subscribe)
+
+# ---------------------------------------------------------------- 1. arithmetic
+
+
+def replica_expiration(start: int, offset: int) -> Optional[int]:
+    """`start + offset`, fixed for the replica's life; `None` when `offset == 0` (disabled).
+
+    >>> replica_expiration(100, 21), replica_expiration(100, 0)
+    (121, None)
+    """
+    return None if offset == 0 else start + offset
+
+
+def frontier_meet(a: Optional[int], b: Optional[int]) -> Optional[int]:
+    """The meet of Total frontiers `{a}` and `{b}`, `None` being the empty frontier (the top).
+
+    >>> frontier_meet(3, 5), frontier_meet(None, 5), frontier_meet(None, None)
+    (3, 5, None)
+    """
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def meet_bounds(a: Optional[int], b: Optional[int]) -> Optional[int]:
+    """Combines two time dependences: `None` is *no bound*, so any bound bounds the result.
+
+    >>> meet_bounds(None, 7), meet_bounds(4, 7)
+    (7, 4)
+    """
+    return frontier_meet(a, b)
+
+
+def meet_inputs(bounds: Iterable[Optional[int]]) -> Optional[int]:
+    """An object's bound from its inputs' (its upper is their meet); `None` iff every input has none.
+
+    >>> meet_inputs([None, 9, 4]), meet_inputs([None]), meet_inputs([])
+    (4, None, None)
+    """
+    return reduce(meet_bounds, bounds, None)
+
+
+def source_bound(kind: str, epoch: bool, wall: int) -> Optional[int]:
+    """A source's bound at wall-clock time `wall`: `wall` in the epoch timeline, `None` for load generators.
+
+    Load generators may jump ahead; non-epoch timelines are not comparable to wall time.
+
+    >>> source_bound("kafka", True, 50), source_bound("load_generator", True, 50), source_bound("cdc", False, 50)
+    (50, None, None)
+    """
+    return wall if epoch and kind != "load_generator" else None
+
+
+def round_up_to_refresh(schedule: tuple, bound: Optional[int]) -> Optional[int]:
+    """A refresh schedule's bound: the next refresh at or after `bound`; `None` if none is left.
+
+    An empty schedule (refresh on every change) leaves the bound unchanged.
+
+    >>> from model.catalog import RefreshAt, RefreshEvery
+    >>> round_up_to_refresh((RefreshEvery(10, 0),), 11), round_up_to_refresh((RefreshAt(5),), 11)
+    (20, None)
+    """
+    if not schedule or bound is None:
+        return bound
+    return next_refresh(schedule, bound)
+
+
+def subscribe_bound(bound: Optional[int], up_to: Optional[int]) -> Optional[int]:
+    """A subscribe's bound: its inputs' met with its `UP TO` (`None`: no `UP TO`).
+
+    >>> subscribe_bound(50, 20), subscribe_bound(None, 20), subscribe_bound(50, None)
+    (20, 20, 50)
+    """
+    return meet_bounds(bound, up_to)
+
+
+def step_one_tick(time: int) -> int:
+    """One tick past `time`: an expiration must not be a time the dataflow may legitimately reach.
+
+    >>> step_one_tick(121)
+    122
+    """
+    return time + 1
+
+
+def dataflow_expiration(bound: Optional[int], until: Optional[int]) -> Optional[int]:
+    """The bound at the replica expiration, stepped one tick; `None` if no bound or `until` is at/below it.
+
+    >>> dataflow_expiration(121, None), dataflow_expiration(None, None), dataflow_expiration(121, 122)
+    (122, None, None)
+    """
+    if bound is None:
+        return None
+    expiration = step_one_tick(bound)
+    if until is not None and until <= expiration:
+        return None
+    return expiration
+
+
+def meet_until(until: Optional[int], expiration: Optional[int]) -> Optional[int]:
+    """`until.meet(expiration)` as frontiers: the earlier one, `None` (empty) being the top.
+
+    >>> meet_until(None, 122), meet_until(300, 122), meet_until(300, None)
+    (122, 122, 300)
+    """
+    return frontier_meet(until, expiration)
+
+
+# ---------------------------------------------------------------- 2. catalog walking
+
+
+def leaf_bound(obj, wall: int) -> Optional[int]:
+    """The bound of a table (wall-clock time), source (`source_bound`) or constant (none).
+
+    >>> leaf_bound(Table("t"), 9), leaf_bound(Constant("c"), 9)
+    (9, None)
+    """
+    if isinstance(obj, Table):
+        return wall
+    if isinstance(obj, Source):
+        return source_bound(obj.kind, is_epoch(obj.timeline), wall)
+    return None
+
+
+def object_bound(obj, input_bounds: list[Optional[int]]) -> Optional[int]:
+    """A derived object's bound from its inputs' bounds, per kind (the compositional step).
+
+    >>> from model.catalog import RefreshEvery
+    >>> from model.plan import Get
+    >>> object_bound(MaterializedView("m", Get("t"), (RefreshEvery(10, 0),)), [None, 11])
+    20
+    """
+    met = meet_inputs(input_bounds)
+    if isinstance(obj, MaterializedView):
+        return round_up_to_refresh(obj.refresh, met)
+    if isinstance(obj, Subscribe):
+        return subscribe_bound(met, obj.up_to)
+    return met
+
+
+def time_dependence(catalog: Catalog, name: str, wall: int) -> Optional[int]:
+    """How far `name`'s upper can be at wall-clock time `wall`; `None`: no bound.
+
+    >>> from model.catalog import View
+    >>> from model.plan import Get, Union
+    >>> c = Catalog().add(Table("t")).add(Source.create("g", "load_generator"))
+    >>> time_dependence(c.add(View("v", Union((Get("t"), Get("g"))))), "v", 7)
+    7
+    """
+    obj = catalog.get(name)
+    if not obj.inputs:
+        return leaf_bound(obj, wall)
+    return object_bound(obj, [time_dependence(catalog, i, wall) for i in obj.inputs])
+
+
+def dataflow_until(obj) -> Optional[int]:
+    """The `until` a dataflow has without expiration: a subscribe's `UP TO`, else none.
+
+    >>> from model.plan import Get
+    >>> dataflow_until(Subscribe("s", Get("t"), up_to=5)), dataflow_until(Index("i", "t"))
+    (5, None)
+    """
+    return obj.up_to if isinstance(obj, Subscribe) else None
+
+
+@attrs.frozen
+class Dataflow:
+    """A rendered dataflow: its `until` after the meet, and its `expiration` (`None`: none)."""
+
+    name: str
+    until: Optional[int]
+    expiration: Optional[int]
+
+
+def render(catalog: Catalog, name: str, replica_exp: Optional[int]) -> Dataflow:
+    """`name`'s dataflow on a replica expiring at `replica_exp`; only MVs, indexes and subscribes expire.
+
+    >>> from model.catalog import Select
+    >>> from model.plan import Get
+    >>> c = Catalog().add(Table("t")).add(Select("q", Get("t")))
+    >>> render(c, "q", 121)
+    Dataflow(name='q', until=None, expiration=None)
+    """
+    obj = catalog.get(name)
+    until = dataflow_until(obj)
+    expiration = None
+    if replica_exp is not None and isinstance(obj, EXPIRING):
+        expiration = dataflow_expiration(time_dependence(catalog, name, replica_exp), until)
+    return Dataflow(name, meet_until(until, expiration), expiration)
+
+
+# ---------------------------------------------------------------- 3. the replica
+
+
+def _check_replica(instance, attribute, value) -> None:
+    if instance.offset < 0:
+        raise InvalidReplica("offset", instance.offset, "must be non-negative (0 disables expiration)")
+    if not instance.starts or any(b <= a for a, b in zip(instance.starts, instance.starts[1:])):
+        raise InvalidReplica("starts", instance.starts, "must be non-empty and strictly increasing")
+
+
+@attrs.frozen
+class Replica:
+    """A replica with an `expiration_offset`, (re)started at each of `starts` (wall-clock times).
+
+    Each restart begins a new incarnation whose expiration is recomputed from its start.
+
+    >>> Replica(10, (0, 8)).expiration_at(12)
+    18
+    >>> Replica(10, (0,)).expiration_at(11)
+    Traceback (most recent call last):
+    ...
+    model.errors.ReplicaExpired: replica started at 0 expired at 10; wall-clock time is 11
+    """
+
+    offset: int
+    starts: tuple = attrs.field(converter=tuple, validator=_check_replica)
+
+    def start_at(self, wall: int) -> int:
+        """The start of the incarnation running at `wall` (the last start at or before it)."""
+        started = [s for s in self.starts if s <= wall]
+        if not started:
+            raise ReplicaNotRunning(wall, self.starts[0])
+        return started[-1]
+
+    def expiration_at(self, wall: int) -> Optional[int]:
+        """The running incarnation's replica expiration; `ReplicaExpired` once `wall` passes it."""
+        start = self.start_at(wall)
+        expiration = replica_expiration(start, self.offset)
+        if expiration is not None and wall > expiration:
+            raise ReplicaExpired(wall, start, expiration)
+        return expiration
+
+
+def check_not_expired(flow: Dataflow, upper: Antichain, time: int) -> None:
+    """`DataflowExpired` for a read at/after the expiration, or if the upper reached it.
+
+    The output frontier is held at the expiration, so such reads are never served
+    by this incarnation. An upper at or past the expiration while the replica
+    runs means the dataflow looked finished and was shut down: nothing is served.
+
+    >>> check_not_expired(Dataflow("m", 12, 12), Antichain.of(TIME, [12]), 3)
+    Traceback (most recent call last):
+    ...
+    model.errors.DataflowExpired: dataflow 'm' expires at 12 (its upper is {12}): cannot serve a read at 3
+    """
+    e = flow.expiration
+    if e is not None and (Antichain.of(TIME, [e]).le(upper) or time >= e):
+        raise DataflowExpired(flow.name, time, e, upper)
+
+
+def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> Optional[dict]:
+    """What a read of `name` at `time`, issued at wall-clock time `wall`, returns.
+
+    The contents at `time` if `time` is complete (before the upper), `None` if not
+    yet; `DataflowExpired` / `ReplicaExpired` as their rules say.
+
+    >>> from model.collection import Update
+    >>> from model.plan import Get
+    >>> c = Catalog().add(Table("t")).add(Index("i", "t"))
+    >>> f = Feed({"t": (Update((1,), 2, 1),)})
+    >>> serve(c, f, Replica(10, (0,)), "i", 5, 2), serve(c, f, Replica(10, (0,)), "i", 5, 5)
+    ({(1,): 1}, None)
+    """
+    flow = render(catalog, name, replica.expiration_at(wall))
+    upper = upper_at(catalog, feed, name, wall)
+    check_not_expired(flow, upper, time)
+    if upper.less_equal(time):
+        return None
+    return at(TIME, output_updates(catalog, feed, name, flow.until), time)
+
+
+def served(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> Optional[dict]:
+    """`serve`, with a `DataflowExpired` read reported as not served (`None`).
+
+    The success criterion: equal for every read with the offset set and with 0.
+
+    >>> from model.plan import Get
+    >>> c = Catalog().add(Table("t")).add(Index("i", "t"))
+    >>> served(c, Feed(), Replica(10, (0,)), "i", 5, 11)
+    """
+    try:
+        return serve(catalog, feed, replica, name, wall, time)
+    except DataflowExpired:
+        return None
+
+
+def diffs_processed(catalog: Catalog, feed: Feed, name: str, replica_exp: Optional[int]) -> int:
+    """How many diffs `name`'s dataflow produces on a replica expiring at `replica_exp`.
+
+    >>> from model.collection import Update
+    >>> from model.plan import Get, TemporalFilter
+    >>> from model.temporal import MzNow
+    >>> c = Catalog().add(Table("t")).add(MaterializedView("m", TemporalFilter(Get("t"), (MzNow("<=", 0, 30),))))
+    >>> f = Feed({"t": (Update((0,), 0, 1),)})
+    >>> diffs_processed(c, f, "m", None), diffs_processed(c, f, "m", 21)
+    (2, 1)
+    """
+    return len(output_updates(catalog, feed, name, render(catalog, name, replica_exp).until))
+
