@@ -178,15 +178,18 @@ def test_planted_default_over_explicit_ttl_is_caught(monkeypatch):
 
 # --- random histories (fast, model only) ---
 
-actions = st.one_of(
-    st.builds(put, st.sampled_from(["a", "b", "c"]), st.sampled_from(["x", "y"]), ttl=st.sampled_from([None, 1, 2, 3])),
-    st.builds(lambda k, e: put(k, expire_at=e), st.sampled_from(["a", "b"]), st.integers(40, 45)),
-    st.builds(lambda k: {"op": "delete", "key": k}, st.sampled_from(["a", "b", "c"])),
+keys = st.sampled_from(["a", "b"])
+writes = st.one_of(
+    st.builds(put, keys, st.sampled_from(["x", "y"]), ttl=st.sampled_from([None, 1, 2])),
+    st.builds(lambda k, e: put(k, expire_at=e), keys, st.integers(40, 42)),
+    st.builds(lambda k: {"op": "delete", "key": k}, keys),
     st.builds(tick, st.integers(0, 2)),
-    st.just(FLUSH),
-    st.builds(lambda s, n: {"op": "compact", "start": s, "length": n}, st.integers(0, 5), st.integers(0, 3)),
-    st.just(PERIODIC),
-    st.just(CRASH),
+)
+compact = st.builds(lambda s, n: {"op": "compact", "start": s, "length": n}, st.integers(0, 3), st.integers(0, 3))
+ends = st.one_of(st.just([]), st.just([FLUSH]), compact.map(lambda c: [FLUSH, c]), st.just([PERIODIC]), st.just([CRASH]))
+# a history is blocks of a few writes and ticks, each ended by a flush, a compaction, a crash...
+histories = st.lists(st.tuples(st.lists(writes, max_size=3), ends), max_size=8).map(
+    lambda blocks: [a for block, end in blocks for a in block + end]
 )
 options = st.builds(
     StoreOptions,
@@ -196,7 +199,7 @@ options = st.builds(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(actions, max_size=25), options)
+@given(histories, options)
 def test_random_histories_agree_with_the_reference(history, opts):
     if any(a.get("expire_at") is not None for a in history):
         history = [tick(0)] + history  # absolute expire-at values lie ahead of the clock (ticks sum < 40)
