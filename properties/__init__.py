@@ -1,0 +1,1 @@
+"""The harness: strategies, suites, the batched runner, counterexamples, the solver and the CLI."""

@@ -1,0 +1,30 @@
+"""Errors the harness raises: bad input from users, as typed exceptions naming the value.
+
+The CLI turns every one of these into exit code 2 and a one-line message.
+"""
+
+from __future__ import annotations
+
+
+class HarnessError(ValueError):
+    """Base class: a usage or input error (exit code 2)."""
+
+
+class BadHistory(HarnessError):
+    """A history whose actions or arguments are malformed."""
+
+
+class CounterexampleFormatError(HarnessError):
+    """A counterexample file that cannot be read; names the file and the field."""
+
+    def __init__(self, path: object, field: str, problem: str):
+        self.path, self.field, self.problem = path, field, problem
+        super().__init__(f"{path}: field {field!r}: {problem}")
+
+
+class UnknownSuite(HarnessError):
+    """A suite or property name that is not registered."""
+
+
+class ImplementationError(HarnessError):
+    """An `--impl module:factory` that cannot be loaded or lacks a required method."""

@@ -1,0 +1,44 @@
+"""Histories over one update collection: updates, reads at a time, and compactions.
+
+Semantics (the model's, in `properties.suites.collections`): the collection
+starts empty; `update` adds `(data, time, diff)`; `read` observes the contents at
+`time`; `compact` advances every time so far by `since`. At the end the whole
+collection is observed consolidated.
+
+>>> from properties.source import RandomSource
+>>> h = draw_collection_history(RandomSource(3), "total", min_updates=20)
+>>> sum(a.name == "update" for a in h.actions) >= 20
+True
+"""
+
+from __future__ import annotations
+
+from model.domains import parse_domain
+from properties.history import Action, History
+from properties.source import Source, repeat
+from properties.strategies.times import draw_frontier, draw_time
+
+DATA = ("a", "b", "c")
+
+
+def draw_update(source: Source, domain) -> Action:
+    diff = source.choice((1, -1, 2, 1))
+    return Action("update", {"data": source.choice(DATA), "time": draw_time(source, domain), "diff": diff})
+
+
+def draw_step(source: Source, domain) -> Action:
+    """Mostly updates; sometimes a read or a compaction."""
+    kind = source.integer(0, 9)
+    if kind < 7:
+        return draw_update(source, domain)
+    if kind < 9:
+        return Action("read", {"time": draw_time(source, domain)})
+    return Action("compact", {"since": tuple(draw_frontier(source, domain).sorted())})
+
+
+def draw_collection_history(source: Source, domain_name: str, min_updates: int = 0, max_steps: int = 30) -> History:
+    """A history with at least `min_updates` updates, then up to `max_steps` mixed steps."""
+    domain = parse_domain(domain_name)
+    actions = [draw_update(source, domain) for _ in range(min_updates)]
+    actions += repeat(source, lambda: draw_step(source, domain), 0, max_steps, 0.85)
+    return History(domain_name, tuple(actions))

@@ -1,0 +1,132 @@
+"""Suites and properties: plain functions over an implementation, checked in batches.
+
+A `Property` draws one history from a `Source` and checks a *batch* of them
+against an implementation, returning one `Outcome` per history. A
+`differential` property compares an implementation's observations with the
+model's; a law checks the implementation's own algebra. A `Suite` groups
+properties, names the domains they run over, and lists the hard cases its
+generator must reach (counted from `Property.events`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+import attrs
+
+from model.domains import DOMAIN_NAMES
+from model.errors import ModelError
+from properties.history import History
+from properties.source import Source
+
+# An observation: what an implementation shows at each step, keyed by (step, label).
+Observation = dict
+
+
+@attrs.frozen
+class Outcome:
+    """The verdict on one history; `step` is the first action where the two sides diverge."""
+
+    ok: bool
+    message: str = ""
+    expected: Any = None
+    actual: Any = None
+    step: Optional[int] = None
+    invalid: bool = False
+
+    @classmethod
+    def rejected(cls, error: ModelError) -> Outcome:
+        """A history the model rejects as bad input: not a failure, and not evidence either."""
+        return cls(ok=True, invalid=True, message=f"model rejected the history: {error}")
+
+
+@attrs.frozen
+class Property:
+    """One property: how to draw a history, how to check a batch, which hard cases it hit."""
+
+    name: str
+    doc: str
+    draw: Callable[[Source, str], History]
+    check: Callable[[Any, Sequence[History]], list[Outcome]]
+    events: Callable[[History], Iterable[str]] = lambda history: ()
+
+
+@attrs.frozen
+class Suite:
+    """Properties run over `domains` against an implementation (`default_impl` unless told)."""
+
+    name: str
+    doc: str
+    properties: tuple
+    default_impl: str
+    required_events: tuple = ()
+    domains: tuple = DOMAIN_NAMES
+
+    def property(self, name: str) -> Property:
+        from properties.errors import UnknownSuite
+
+        for prop in self.properties:
+            if prop.name == name:
+                return prop
+        raise UnknownSuite(f"suite {self.name!r} has no property {name!r}: {[p.name for p in self.properties]}")
+
+
+def compare(expected: Observation, actual: Observation) -> Outcome:
+    """Equal observations hold; otherwise the earliest differing `(step, label)` is the divergence.
+
+    >>> compare({(0, "read"): {1}}, {(0, "read"): {2}}).step
+    0
+    """
+    if expected == actual:
+        return Outcome(ok=True)
+    differing = sorted(k for k in set(expected) | set(actual) if expected.get(k) != actual.get(k))
+    step, label = differing[0]
+    return Outcome(
+        ok=False,
+        message=f"{label} at step {step}: model {_show(expected.get(step_label := (step, label)))} "
+        f"!= implementation {_show(actual.get(step_label))}",
+        expected=expected,
+        actual=actual,
+        step=step,
+    )
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(nothing)"
+    return "{" + ", ".join(sorted(map(repr, value))) + "}"
+
+
+def differential(
+    model_observe: Callable[[History], Observation], impl_method: str
+) -> Callable[[Any, Sequence[History]], list[Outcome]]:
+    """A batched check: the implementation's `impl_method(domain, histories)` against the model."""
+
+    def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
+        expected: list = []
+        for history in histories:
+            try:
+                expected.append(model_observe(history))
+            except ModelError as error:
+                expected.append(error)
+        valid = [h for h, e in zip(histories, expected) if not isinstance(e, ModelError)]
+        observed = iter(_observe_by_domain(impl, impl_method, valid))
+        return [
+            Outcome.rejected(e) if isinstance(e, ModelError) else compare(e, next(observed))
+            for e in expected
+        ]
+
+    return check
+
+
+def _observe_by_domain(impl: Any, method: str, histories: Sequence[History]) -> list[Observation]:
+    """One implementation call per domain present in the batch, results in batch order."""
+    results: list = [None] * len(histories)
+    by_domain: dict[str, list[int]] = {}
+    for i, h in enumerate(histories):
+        by_domain.setdefault(h.domain, []).append(i)
+    for domain_name, indices in by_domain.items():
+        batch = [histories[i] for i in indices]
+        for i, obs in zip(indices, getattr(impl, method)(batch[0].time_domain, batch)):
+            results[i] = obs
+    return results

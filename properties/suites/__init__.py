@@ -1,0 +1,18 @@
+"""The registry of suites, by name, in the order `list` and `check` show them."""
+
+from __future__ import annotations
+
+from properties.errors import UnknownSuite
+from properties.suite import Suite
+from properties.suites import collections, laws
+
+SUITES: dict[str, Suite] = {s.name: s for s in (laws.SUITE, collections.SUITE)}
+OBSERVERS = {"collections": collections.observe}
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called `name`; a typed error listing the known ones."""
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise UnknownSuite(f"unknown suite {name!r}: known suites are {', '.join(SUITES)}") from None

@@ -1,0 +1,130 @@
+"""Update collections on Spark: consolidate, contents at a time, compaction.
+
+Batched: every frame carries `history_id`. `observe_collections` evaluates a
+whole batch of collection histories (updates, reads, compactions; see
+`properties.strategies.collections`) in one Spark job and one `toArrow()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from spark_impl import frontiers
+from spark_impl.arrow import arrow_type
+from spark_impl.session import spark
+from spark_impl.time_columns import TimeColumns, time_columns
+
+KEYS = ("history_id", "step")
+
+
+def consolidate(updates: DataFrame, keys: Sequence[str] = ("history_id",)) -> DataFrame:
+    """Sums diffs per `(keys..., data, time)` and drops zero sums."""
+    return (
+        updates.groupBy(*keys, "data", "time")
+        .agg(F.sum("diff").alias("diff"))
+        .where(F.col("diff") != 0)
+    )
+
+
+def contents_at(tc: TimeColumns, updates: DataFrame, reads: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """Per read (`keys` + `read_time`) and datum, the sum of diffs of `updates` (same `keys`) at times `<= read_time`."""
+    joined = updates.join(reads, on=list(keys)).where(tc.le(F.col("time"), F.col("read_time")))
+    return joined.groupBy(*keys, "data").agg(F.sum("diff").alias("diff")).where(F.col("diff") != 0)
+
+
+def advance_through(tc: TimeColumns, time: Column, compactions: Column) -> Column:
+    """`time` advanced by each `since` in the array, in order."""
+    return F.aggregate(compactions, time, lambda acc, c: frontiers.advance_by(tc, acc, c["since"]))
+
+
+def observe_collections(domain: Any, histories: Sequence[Any]) -> list[dict]:
+    """Observations of a batch of collection histories: per read, and the final collection."""
+    tc = time_columns(domain)
+    tables = _history_tables(tc, histories)
+    frames = {name: spark().createDataFrame(table) for name, table in tables.items()}
+    rows = _observations(tc, frames).toArrow()
+    return _decode(tc, histories, rows)
+
+
+def _observations(tc: TimeColumns, frames: dict[str, DataFrame]) -> DataFrame:
+    compactions = frames["compactions"].groupBy("history_id").agg(
+        F.array_sort(F.collect_list(F.struct("step", "since"))).alias("compactions")
+    )
+    points = frames["points"]
+    seen = (
+        frames["updates"]
+        .join(points.select("history_id", F.col("step").alias("point")), on="history_id")
+        .where(F.col("step") < F.col("point"))
+        .join(compactions, on="history_id", how="left")
+    )
+    between = F.filter(
+        F.coalesce(F.col("compactions"), F.array().cast(compactions.schema["compactions"].dataType)),
+        lambda c: (c["step"] > F.col("step")) & (c["step"] < F.col("point")),
+    )
+    state = seen.select("history_id", "point", "data", advance_through(tc, F.col("time"), between).alias("time"), "diff")
+    state = state.withColumnRenamed("point", "step")
+    finals = points.where(F.col("read_time").isNull()).select("history_id", "step")
+    final = consolidate(state.join(finals, on=list(KEYS)), KEYS)
+    reads = points.where(F.col("read_time").isNotNull())
+    read = contents_at(tc, state, reads, KEYS)
+    return final.select(*KEYS, "data", "time", "diff").unionByName(
+        read.select(*KEYS, "data", F.lit(None).cast(tc.spark_type).alias("time"), "diff")
+    )
+
+
+def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.Table]:
+    columns: dict[str, dict[str, list]] = {
+        "updates": {"history_id": [], "step": [], "data": [], "time": [], "diff": []},
+        "points": {"history_id": [], "step": [], "read_time": []},
+        "compactions": {"history_id": [], "step": [], "since": []},
+    }
+    for hid, history in enumerate(histories):
+        for step, action in enumerate(history.actions):
+            _add_action(tc, columns, hid, step, action)
+        _append(columns["points"], history_id=hid, step=len(history.actions), read_time=None)
+    time = arrow_type(tc.spark_type)
+    types = {"history_id": pa.int64(), "step": pa.int64(), "data": pa.string(), "diff": pa.int64(),
+             "time": time, "read_time": time, "since": pa.list_(time)}
+    return {
+        name: pa.table({col: pa.array(values, type=types[col]) for col, values in cols.items()})
+        for name, cols in columns.items()
+    }
+
+
+def _add_action(tc: TimeColumns, columns: dict, hid: int, step: int, action: Any) -> None:
+    args = action.args
+    if action.name == "update":
+        _append(columns["updates"], history_id=hid, step=step, data=args["data"], time=tc.to_row(args["time"]), diff=args["diff"])
+    elif action.name == "read":
+        _append(columns["points"], history_id=hid, step=step, read_time=tc.to_row(args["time"]))
+    elif action.name == "compact":
+        _append(columns["compactions"], history_id=hid, step=step, since=[tc.to_row(t) for t in args["since"]])
+    else:
+        raise ValueError(f"collections history: unknown action {action.name!r} at step {step}")
+
+
+def _append(table: dict[str, list], **values: Any) -> None:
+    for col, value in values.items():
+        table[col].append(value)
+
+
+def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
+    observed: list[dict] = [_empty_observation(h) for h in histories]
+    cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    for hid, step, data, time, diff in zip(cols["history_id"], cols["step"], cols["data"], cols["time"], cols["diff"]):
+        obs = observed[hid]
+        if time is None:
+            obs[(step, "read")].add((data, diff))
+        else:
+            obs[(step, "final")].add((data, tc.from_row(time), diff))
+    return [{key: frozenset(value) for key, value in obs.items()} for obs in observed]
+
+
+def _empty_observation(history: Any) -> dict:
+    points = {(i, "read"): set() for i, a in enumerate(history.actions) if a.name == "read"}
+    points[(len(history.actions), "final")] = set()
+    return points

@@ -1,0 +1,53 @@
+"""Errors raised by spark_impl: infrastructure failures, kept apart from wrong answers.
+
+An `InfrastructureError` (Java missing, the JVM died, the Connect server is
+gone) is never a counterexample: the CLI reports it and exits 3.
+"""
+
+from __future__ import annotations
+
+
+class InfrastructureError(RuntimeError):
+    """Spark could not run: the harness reports this as infrastructure, never as a failure."""
+
+
+class JavaMissing(InfrastructureError):
+    """No `java` executable: Spark needs Java 17."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Java not found: Spark needs Java 17 "
+            "(install it, e.g. `apt-get install openjdk-17-jre-headless`, or set JAVA_HOME)"
+        )
+
+
+class SparkUnavailable(InfrastructureError):
+    """Spark started or was reached, then failed underneath us."""
+
+    def __init__(self, cause: BaseException):
+        self.cause = cause
+        first_line = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        super().__init__(f"Spark is unavailable ({type(cause).__name__}): {first_line[:300]}")
+
+
+_INFRA_MARKERS = (
+    "Py4JNetworkError",
+    "Answer from Java side is empty",
+    "Connection refused",
+    "JAVA_GATEWAY_EXITED",
+    "Java gateway process exited",
+    "SparkContext was shut down",
+    "Cannot call methods on a stopped SparkContext",
+    "StatusCode.UNAVAILABLE",
+    "java.lang.OutOfMemoryError",
+    "Error while receiving",
+    "Error while sending",
+)
+
+
+def is_infrastructure_failure(exc: BaseException) -> bool:
+    """Whether `exc` means Spark itself failed (as opposed to a wrong query or answer)."""
+    if isinstance(exc, (InfrastructureError, ConnectionError, EOFError)):
+        return True
+    text = f"{type(exc).__name__}: {exc}"
+    return any(marker in text for marker in _INFRA_MARKERS)
