@@ -64,7 +64,11 @@ def assign(remap: Remap, time: Time) -> Optional[int]:
 
 @attrs.frozen
 class Reclocked:
-    """The reclocked collection (IntoTime updates) and the pending source updates, both consolidated."""
+    """The reclocked collection (IntoTime updates) and the pending source updates, both consolidated.
+
+    >>> Reclocked((Update("a", 4, 1),), ())
+    Reclocked(updates=(Update(data='a', time=4, diff=1),), pending=())
+    """
 
     updates: tuple
     pending: tuple

@@ -50,7 +50,11 @@ INTO = Total()
 
 @attrs.frozen
 class Binding:
-    """`diff` copies of source frontier element `from_time` in `R` from IntoTime `into_time` on."""
+    """`diff` copies of source frontier element `from_time` in `R` from IntoTime `into_time` on.
+
+    >>> Binding(5, 3, -1)
+    Binding(from_time=5, into_time=3, diff=-1)
+    """
 
     from_time: Time
     into_time: int
@@ -101,6 +105,9 @@ class Remap:
 
     Construct with `initial`, `build` (validated) or `minted`. The plain constructor
     does not validate, so a test can hand `audit` a mutated remap.
+
+    >>> Remap.initial(Total())
+    Remap(domain=Total(), bindings=(Binding(from_time=0, into_time=0, diff=1),), since={0}, upper={1})
     """
 
     domain: Domain
@@ -155,7 +162,11 @@ class Remap:
         return remap
 
     def readable(self, time: int) -> bool:
-        """Whether `R(time)` is final and known: `since <= time` and `time` not beyond `upper`."""
+        """Whether `R(time)` is final and known: `since <= time` and `time` not beyond `upper`.
+
+        >>> Remap.initial(Total()).readable(0), Remap.initial(Total()).readable(1)
+        (True, False)
+        """
         return self.since.less_equal(time) and not self.upper.less_equal(time)
 
     def at(self, time: int) -> Antichain:

@@ -34,7 +34,7 @@ Replaceable rules (module-level, looked up at call time): `complete_txns`,
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import attrs
 
@@ -48,14 +48,26 @@ from model.remap import INTO, Remap
 
 @attrs.frozen
 class Summary:
-    """Published `output` (IntoTime updates, consolidated) and auxiliary `temp` records."""
+    """Published `output` (IntoTime updates, consolidated) and auxiliary `temp` records.
+
+    Choice: `output` is the published history up to the summary's IntoTime (not
+    just its contents), so equal summaries mean equal published collections.
+
+    >>> Summary()
+    Summary(output=(), temp=())
+    """
 
     output: tuple = ()
     temp: tuple = ()
 
 
+@runtime_checkable
 class Summarizer(Protocol):
-    """What `run` and `restart` need from a case of practical reclocking."""
+    """What `run` and `restart` need from a case of practical reclocking.
+
+    >>> isinstance(Independent(), Summarizer), isinstance(Transactional(), Summarizer)
+    (True, True)
+    """
 
     def validate(self, domain: Domain, records: Iterable) -> tuple: ...
     def covers(self, frontier: Antichain, record: object) -> bool: ...
@@ -87,7 +99,11 @@ class Independent:
 
 @attrs.frozen
 class DataRecord:
-    """A data record of transaction `txn` at `time` in the data input."""
+    """A data record of transaction `txn` at `time` in the data input; published as `payload`.
+
+    >>> DataRecord("t0", "t0:x", 3).payload
+    't0:x'
+    """
 
     txn: str
     payload: str
@@ -96,7 +112,11 @@ class DataRecord:
 
 @attrs.frozen
 class TxnRecord:
-    """Transaction metadata at `time` in the metadata input: `txn` has `size` data records."""
+    """Transaction metadata at `time` in the metadata input: `txn` has `size` data records.
+
+    >>> TxnRecord("t0", 2, 0).size
+    2
+    """
 
     txn: str
     size: int
