@@ -221,7 +221,7 @@ class InvalidDependency(ModelError):
 
     def __init__(self, owner: object, dependency: object, kind: str):
         self.owner, self.dependency, self.kind = owner, dependency, kind
-        super().__init__(f"{owner!r} cannot read from {dependency!r}: a {kind} is not a readable input")
+        super().__init__(f"{owner!r} cannot read from {dependency!r}: {kind} objects are not readable inputs")
 
 
 class InvalidRefresh(ModelError):
