@@ -26,10 +26,12 @@ from model.antichain import Antichain
 from model.collection import Update
 from model.domains import Total
 from model.errors import (
-    DuplicateObject, InvalidDependency, InvalidRefresh, UnknownObject, UpperRegression,
+    DuplicateObject, InvalidDependency, InvalidRefresh, InvalidSourceOption, UnknownObject, UpperRegression,
 )
 from model.plan import evaluate, plan_inputs
-from model.timeline import EpochMilliseconds, Timeline, is_epoch, single_timeline, source_timeline
+from model.timeline import (
+    SOURCE_KINDS, EpochMilliseconds, Timeline, is_epoch, single_timeline, source_timeline,
+)
 
 TIME = Total()
 
@@ -94,12 +96,21 @@ def next_refresh(schedule: tuple, time: int) -> Optional[int]:
 # ---------------------------------------------------------------- objects
 
 
+def _known_kind(instance, attribute, kind) -> None:
+    if kind not in SOURCE_KINDS:
+        raise InvalidSourceOption(kind, "kind", f"expected one of {', '.join(SOURCE_KINDS)}")
+
+
 @attrs.frozen
 class Source:
-    """An ingested source of `kind` (kafka, postgres, cdc, load_generator) in `timeline`."""
+    """An ingested source of `kind` (kafka, postgres, cdc, load_generator) in `timeline`.
+
+    >>> Source("s", "kafka", EpochMilliseconds()).inputs
+    ()
+    """
 
     name: str
-    kind: str
+    kind: str = attrs.field(validator=_known_kind)
     timeline: Timeline
     inputs = ()
 
@@ -115,7 +126,11 @@ class Source:
 
 @attrs.frozen
 class Table:
-    """A table: written by users at wall-clock times, in the EpochMilliseconds timeline."""
+    """A table: written by users at wall-clock times, in the EpochMilliseconds timeline.
+
+    >>> Catalog().add(Table("t")).timeline_of("t")
+    EpochMilliseconds()
+    """
 
     name: str
     inputs = ()
@@ -123,7 +138,11 @@ class Table:
 
 @attrs.frozen
 class Constant:
-    """A constant collection: `rows` (each with diff 1) at time 0, closed forever; no timeline."""
+    """A constant collection: `rows` (each with diff 1) at time 0, closed forever; no timeline.
+
+    >>> output_updates(Catalog().add(Constant("k", [(1,)])), Feed(), "k")
+    [Update(data=(1,), time=0, diff=1)]
+    """
 
     name: str
     rows: tuple = attrs.field(converter=tuple, default=())
@@ -132,7 +151,12 @@ class Constant:
 
 @attrs.frozen
 class View:
-    """A named plan, inlined into every dataflow that reads it."""
+    """A named plan, inlined into every dataflow that reads it; `inputs` are the plan's.
+
+    >>> from model.plan import Get, Union
+    >>> View("v", Union((Get("b"), Get("a")))).inputs
+    ('a', 'b')
+    """
 
     name: str
     plan: object
@@ -144,7 +168,12 @@ class View:
 
 @attrs.frozen
 class MaterializedView:
-    """A plan maintained by its own dataflow; `refresh` clauses (empty: refresh on every change)."""
+    """A plan maintained by its own dataflow; `refresh` clauses (empty: refresh on every change).
+
+    >>> from model.plan import Get
+    >>> MaterializedView("m", Get("t"), [RefreshAt(5)]).refresh
+    (RefreshAt(at=5),)
+    """
 
     name: str
     plan: object
@@ -157,7 +186,11 @@ class MaterializedView:
 
 @attrs.frozen
 class Index:
-    """An index (a maintained dataflow) on one readable object."""
+    """An index (a maintained dataflow) on one readable object.
+
+    >>> Index("i", "t").inputs
+    ('t',)
+    """
 
     name: str
     on: str
@@ -169,7 +202,12 @@ class Index:
 
 @attrs.frozen
 class Subscribe:
-    """A subscribe to a plan, stopping at `up_to` (its `until`) when given."""
+    """A subscribe to a plan, stopping at `up_to` (its `until`) when given.
+
+    >>> from model.plan import Get
+    >>> upper_at(Catalog().add(Table("t")).add(Subscribe("s", Get("t"), up_to=4)), Feed(), "s", 9)
+    {4}
+    """
 
     name: str
     plan: object
@@ -182,7 +220,12 @@ class Subscribe:
 
 @attrs.frozen
 class Select:
-    """A one-shot select: reads a single time, never expires."""
+    """A one-shot select: reads a single time, never expires.
+
+    >>> from model.plan import Get
+    >>> Select("q", Get("t")).inputs
+    ('t',)
+    """
 
     name: str
     plan: object
@@ -210,12 +253,22 @@ def object_timeline(obj) -> Optional[Timeline]:
 
 @attrs.frozen
 class Catalog:
-    """Objects in creation order; every dependency exists and was created before its reader."""
+    """Objects in creation order; every dependency exists and was created before its reader (so acyclic).
+
+    >>> [o.name for o in Catalog().add(Table("t")).add(Index("i", "t")).objects]
+    ['t', 'i']
+    """
 
     objects: tuple = ()
 
     def get(self, name: str):
-        """The object called `name`; a typed error naming the known names if absent."""
+        """The object called `name`; a typed error naming the known names if absent.
+
+        >>> Catalog().add(Table("t")).get("x")
+        Traceback (most recent call last):
+        ...
+        model.errors.UnknownObject: unknown catalog object 'x'; known: ['t']
+        """
         for obj in self.objects:
             if obj.name == name:
                 return obj
@@ -251,7 +304,11 @@ class Catalog:
         return tuple(sorted(self._closure(self.get(name).inputs)))
 
     def timeline_of(self, name: str) -> Optional[Timeline]:
-        """The object's timeline: its own, or its inputs' single one; `None` for constants only."""
+        """The object's timeline: its own, or its inputs' single one; `None` when only constants feed it.
+
+        >>> Catalog().add(Constant("k")).add(Index("i", "k")).timeline_of("i") is None
+        True
+        """
         obj = self.get(name)
         own = object_timeline(obj)
         return own if own is not None else single_timeline(name, self._input_timelines(obj.inputs))
@@ -287,6 +344,12 @@ class Feed:
     Tables and epoch sources other than load generators are complete up to the
     wall-clock time (upper = wall, choice: no skew). Every other source's upper
     is the last `(wall, upper)` tick at or before the wall time, 0 before its first.
+    Ticks must not go back in wall time or upper (`UpperRegression` names both).
+
+    >>> Feed(ticks={"g": ((0, 5), (1, 3))})
+    Traceback (most recent call last):
+    ...
+    model.errors.UpperRegression: upper may not go back: ('g', 1, 3) is not >= current ('g', 0, 5)
     """
 
     updates: Mapping[str, tuple] = attrs.field(factory=dict)

@@ -209,7 +209,13 @@ def dataflow_until(obj) -> Optional[int]:
 
 @attrs.frozen
 class Dataflow:
-    """A rendered dataflow: its `until` after the meet, and its `expiration` (`None`: none)."""
+    """A rendered dataflow: its `until` after the meet, and its `expiration` (`None`: none).
+
+    Invariant: `expiration` is `None` or equals `until`.
+
+    >>> Dataflow("m", until=22, expiration=22).until
+    22
+    """
 
     name: str
     until: Optional[int]
@@ -249,8 +255,6 @@ class Replica:
 
     Each restart begins a new incarnation whose expiration is recomputed from its start.
 
-    >>> Replica(10, (0, 8)).expiration_at(12)
-    18
     >>> Replica(10, (0,)).expiration_at(11)
     Traceback (most recent call last):
     ...
@@ -261,14 +265,22 @@ class Replica:
     starts: tuple = attrs.field(converter=tuple, validator=_check_replica)
 
     def start_at(self, wall: int) -> int:
-        """The start of the incarnation running at `wall` (the last start at or before it)."""
+        """The start of the incarnation running at `wall` (the last start at or before it).
+
+        >>> Replica(10, (0, 8)).start_at(8)
+        8
+        """
         started = [s for s in self.starts if s <= wall]
         if not started:
             raise ReplicaNotRunning(wall, self.starts[0])
         return started[-1]
 
     def expiration_at(self, wall: int) -> Optional[int]:
-        """The running incarnation's replica expiration; `ReplicaExpired` once `wall` passes it."""
+        """The running incarnation's replica expiration; `ReplicaExpired` once `wall` passes it.
+
+        >>> Replica(10, (0,)).expiration_at(10), Replica(0, (0,)).expiration_at(10**9)
+        (10, None)
+        """
         start = self.start_at(wall)
         expiration = replica_expiration(start, self.offset)
         if expiration is not None and wall > expiration:

@@ -66,14 +66,22 @@ class Compare:
 
 @attrs.frozen
 class Get:
-    """The collection of the catalog object `name`."""
+    """The collection of the catalog object `name`.
+
+    >>> evaluate(Get("a"), {"a": [Update((1,), 0, 1)]})
+    [Update(data=(1,), time=0, diff=1)]
+    """
 
     name: str
 
 
 @attrs.frozen
 class Filter:
-    """Rows satisfying every predicate (a conjunction)."""
+    """Rows satisfying every predicate (a conjunction).
+
+    >>> evaluate(Filter(Get("a"), [Compare(0, "==", 2)]), {"a": [Update((1,), 0, 1), Update((2,), 0, 1)]})
+    [Update(data=(2,), time=0, diff=1)]
+    """
 
     input: "Plan"
     predicates: tuple = attrs.field(converter=tuple)
@@ -81,7 +89,11 @@ class Filter:
 
 @attrs.frozen
 class Project:
-    """Rows reduced to `columns`, in that order (repetition allowed)."""
+    """Rows reduced to `columns`, in that order (repetition allowed).
+
+    >>> evaluate(Project(Get("a"), (1, 1)), {"a": [Update((1, 2), 0, 1)]})
+    [Update(data=(2, 2), time=0, diff=1)]
+    """
 
     input: "Plan"
     columns: tuple = attrs.field(converter=tuple)
@@ -89,14 +101,22 @@ class Project:
 
 @attrs.frozen
 class Union:
-    """The sum of the inputs' updates."""
+    """The sum of the inputs' updates (at least one input).
+
+    >>> len(evaluate(Union((Get("a"), Get("a"))), {"a": [Update((1,), 0, 1)]}))
+    2
+    """
 
     inputs: tuple = attrs.field(converter=tuple, validator=_non_empty)
 
 
 @attrs.frozen
 class Join:
-    """Equi-join on `(left_column, right_column)` pairs; output row is left + right."""
+    """Equi-join on `(left_column, right_column)` pairs; output row is left + right (`on=()`: cross product).
+
+    >>> evaluate(Join(Get("a"), Get("a"), ()), {"a": [Update((1,), 0, 2)]})
+    [Update(data=(1, 1), time=0, diff=4)]
+    """
 
     left: "Plan"
     right: "Plan"
@@ -105,7 +125,11 @@ class Join:
 
 @attrs.frozen
 class TemporalFilter:
-    """Rows restricted to their validity interval under `mz_now()` predicates."""
+    """Rows restricted to their validity interval under `mz_now()` predicates (see model/temporal.py).
+
+    >>> evaluate(TemporalFilter(Get("a"), [MzNow(">=", 0)]), {"a": [Update((5,), 0, 1)]})
+    [Update(data=(5,), time=5, diff=1)]
+    """
 
     input: "Plan"
     predicates: tuple = attrs.field(converter=tuple, validator=_non_empty)

@@ -25,12 +25,20 @@ SOURCE_KINDS = ("kafka", "postgres", "cdc", "load_generator")
 
 @attrs.frozen
 class EpochMilliseconds:
-    """Milliseconds since the Unix epoch: advances with wall-clock time."""
+    """Milliseconds since the Unix epoch: advances with wall-clock time.
+
+    >>> EpochMilliseconds() == EpochMilliseconds()
+    True
+    """
 
 
 @attrs.frozen
 class Counter:
-    """A Debezium consistency topic's counter, told apart by broker and topic."""
+    """A Debezium consistency topic's counter, told apart by broker and topic.
+
+    >>> Counter("b", "t1") == Counter("b", "t2")
+    False
+    """
 
     broker: str
     topic: str
@@ -38,14 +46,22 @@ class Counter:
 
 @attrs.frozen
 class External:
-    """A CDC source's own timeline: only the source named `name` is in it."""
+    """A CDC source's own timeline: only the source named `name` is in it.
+
+    >>> External("orders")
+    External(name='orders')
+    """
 
     name: str
 
 
 @attrs.frozen
 class User:
-    """A user-chosen timeline grouping every source declared `WITH (timeline='name')`."""
+    """A user-chosen timeline grouping every source declared `WITH (timeline='name')`.
+
+    >>> source_timeline("cdc", "a", timeline="x") == source_timeline("kafka", "b", timeline="x") == User("x")
+    True
+    """
 
     name: str
 

@@ -85,6 +85,8 @@ def test_catalog_errors():
         c.add(View("v", Get("i")))
     with pytest.raises(InvalidDependency, match="'j' cannot read from 's': Subscribe objects"):
         c.add(Index("j", "s"))
+    with pytest.raises(InvalidSourceOption, match="'mysql'"):
+        Source("m", "mysql", EpochMilliseconds())
     with pytest.raises(InvalidRefresh, match="interval must be positive"):
         RefreshEvery(0, 0)
     with pytest.raises(InvalidRefresh, match="at must be non-negative"):
