@@ -261,7 +261,7 @@ class Catalog:
 
     objects: tuple = ()
 
-    def get(self, name: str):
+    def get(self, name: str) -> CatalogObject:
         """The object called `name`; a typed error naming the known names if absent.
 
         >>> Catalog().add(Table("t")).get("x")
@@ -274,7 +274,7 @@ class Catalog:
                 return obj
         raise UnknownObject(name, [o.name for o in self.objects])
 
-    def add(self, obj) -> Catalog:
+    def add(self, obj: CatalogObject) -> Catalog:
         """The catalog with `obj` added, after checking its name, inputs and timeline.
 
         >>> from model.plan import Get, Join

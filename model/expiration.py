@@ -30,7 +30,7 @@ import attrs
 
 from model.antichain import Antichain
 from model.catalog import (
-    Catalog, Constant, Feed, Index, MaterializedView, Source, Subscribe, Table,
+    Catalog, Feed, Index, MaterializedView, Source, Subscribe, Table,
     next_refresh, output_updates, upper_at,
 )
 from model.collection import at
@@ -156,6 +156,7 @@ def meet_until(until: Optional[int], expiration: Optional[int]) -> Optional[int]
 def leaf_bound(obj, wall: int) -> Optional[int]:
     """The bound of a table (wall-clock time), source (`source_bound`) or constant (none).
 
+    >>> from model.catalog import Constant
     >>> leaf_bound(Table("t"), 9), leaf_bound(Constant("c"), 9)
     (9, None)
     """
