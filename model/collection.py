@@ -13,7 +13,7 @@ made after `consolidate`, never on row order.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from typing import Any, Iterable
 
 import attrs
 
@@ -25,7 +25,7 @@ from model.domains import Domain, Time
 class Update:
     """One change: `diff` copies of `data` at `time` (negative diffs retract)."""
 
-    data: str
+    data: Any
     time: Time
     diff: int
 

@@ -10,6 +10,8 @@ An implementation is any object with the methods the suites call:
 - `time_domain(name)`, `antichain(domain, times)`, `advance_by(time, frontier)`
   for the laws suite.
 
+An optional `prepare()` is called once before a suite runs (Spark starts there).
+
 `--impl model` is the oracle itself, `--impl spark` the Spark pipeline, and
 `--impl module:factory` calls `factory()` from an importable module.
 """

@@ -4,6 +4,10 @@
 - `ci`: fixed seed, fixed example counts, derandomized, no example database writes.
 - `thorough`: long nightly runs with a database that keeps what it finds.
 
+`max_examples` counts Hypothesis examples for suites checked against the model
+itself; `spark_examples` for suites checked against another implementation,
+where every example is a Spark job (~0.4 s) and every shrink step another.
+
 Settable from `[tool.frontier-harness.profiles.NAME]` in the user's
 `pyproject.toml` and from the command line (`--seed`).
 
@@ -22,6 +26,7 @@ class Profile:
 
     name: str
     max_examples: int
+    spark_examples: int
     batch_size: int
     screening_histories: int
     screening_batch: int
@@ -31,10 +36,10 @@ class Profile:
 
 
 PROFILES = {
-    "dev": Profile("dev", max_examples=30, batch_size=8, screening_histories=0, screening_batch=2000, derandomize=False),
-    "ci": Profile("ci", max_examples=60, batch_size=8, screening_histories=2000, screening_batch=2000, derandomize=True),
+    "dev": Profile("dev", max_examples=30, spark_examples=8, batch_size=8, screening_histories=0, screening_batch=2000, derandomize=False),
+    "ci": Profile("ci", max_examples=60, spark_examples=15, batch_size=8, screening_histories=2000, screening_batch=2000, derandomize=True),
     "thorough": Profile(
-        "thorough", max_examples=1000, batch_size=12, screening_histories=100_000, screening_batch=5000,
+        "thorough", max_examples=1000, spark_examples=200, batch_size=12, screening_histories=100_000, screening_batch=5000,
         derandomize=False, database=".frontier-harness/examples",
     ),
 }

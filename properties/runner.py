@@ -81,6 +81,9 @@ def check_batch(prop: Property, impl: Any, histories: Sequence[History]) -> list
 def run_suite(suite: Suite, impl: Any, impl_name: str, profile: Profile, seed: int,
               domains: Optional[Sequence[str]] = None, progress: Optional[Progress] = None) -> SuiteResult:
     """Every property of `suite` on every domain, both lanes as the profile says."""
+    if impl_name != "model":
+        profile = attrs.evolve(profile, max_examples=profile.spark_examples)
+    getattr(impl, "prepare", lambda: None)()  # start Spark outside Hypothesis; fail fast without Java
     results = [
         run_property(suite, prop, impl, impl_name, domain, profile, seed, progress)
         for prop in suite.properties
@@ -95,17 +98,17 @@ def run_property(suite: Suite, prop: Property, impl: Any, impl_name: str, domain
                  seed: int, progress: Optional[Progress] = None) -> PropertyResult:
     """The shrinking lane, then (if it passed) the screening lane."""
     started = time.perf_counter()
-    shrunk = _shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress)
+    shrunk = shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress)
     if shrunk.failure is not None or profile.screening_histories == 0:
         return attrs.evolve(shrunk, seconds=time.perf_counter() - started)
-    screened = _screening_lane(suite, prop, impl, impl_name, domain, profile, seed, progress)
+    screened = screening_lane(suite, prop, impl, impl_name, domain, profile, seed, progress)
     return PropertyResult(
         suite.name, prop.name, domain, shrunk.examples + screened.examples, time.perf_counter() - started,
         shrunk.events + screened.events, shrunk.invalid + screened.invalid, screened.failure,
     )
 
 
-def _shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress) -> PropertyResult:
+def shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress) -> PropertyResult:
     tally = {"examples": 0, "invalid": 0}
     events: Counter = Counter()
     found: dict = {}
@@ -169,7 +172,7 @@ def _hypothesis_settings(profile: Profile) -> settings:
     )
 
 
-def _screening_lane(suite, prop, impl, impl_name, domain, profile, seed, progress) -> PropertyResult:
+def screening_lane(suite, prop, impl, impl_name, domain, profile, seed, progress) -> PropertyResult:
     source, events = RandomSource(seed), Counter()
     checked = invalid = 0
     started = time.perf_counter()

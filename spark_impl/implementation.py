@@ -8,11 +8,16 @@ Spark job. See `properties.implementations` for the protocol.
 from __future__ import annotations
 
 from spark_impl import collections
+from spark_impl.session import spark
 
 
 class SparkImplementation:
     """Every observation computed with Spark DataFrames."""
 
     name = "spark"
+
+    def prepare(self) -> None:
+        """Starts the session (raises `JavaMissing`/`SparkUnavailable` before any example runs)."""
+        spark()
 
     observe_collections = staticmethod(collections.observe_collections)

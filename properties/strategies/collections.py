@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from model.domains import parse_domain
 from properties.history import Action, History
-from properties.source import Source, repeat
+from properties.source import Source
 from properties.strategies.times import draw_frontier, draw_time
 
 DATA = ("a", "b", "c")
@@ -26,11 +26,14 @@ def draw_update(source: Source, domain) -> Action:
     return Action("update", {"data": source.choice(DATA), "time": draw_time(source, domain), "diff": diff})
 
 
-def draw_step(source: Source, domain) -> Action:
-    """Mostly updates; sometimes a read or a compaction."""
+def draw_step(source: Source, domain, earlier: list) -> Action:
+    """Mostly updates (some retracting an earlier one); sometimes a read or a compaction."""
     kind = source.integer(0, 9)
-    if kind < 7:
+    if kind < 5 or (kind < 7 and not earlier):
         return draw_update(source, domain)
+    if kind < 7:
+        undone = earlier[source.integer(0, len(earlier) - 1)].args
+        return Action("update", {**undone, "diff": -undone["diff"]})
     if kind < 9:
         return Action("read", {"time": draw_time(source, domain)})
     return Action("compact", {"since": tuple(draw_frontier(source, domain).sorted())})
@@ -40,5 +43,8 @@ def draw_collection_history(source: Source, domain_name: str, min_updates: int =
     """A history with at least `min_updates` updates, then up to `max_steps` mixed steps."""
     domain = parse_domain(domain_name)
     actions = [draw_update(source, domain) for _ in range(min_updates)]
-    actions += repeat(source, lambda: draw_step(source, domain), 0, max_steps, 0.85)
+    for _ in range(max_steps):
+        if not source.boolean(0.85):
+            break
+        actions.append(draw_step(source, domain, [a for a in actions if a.name == "update"]))
     return History(domain_name, tuple(actions))

@@ -1,0 +1,41 @@
+"""`frontier-harness bench`: figures measured side by side in one run.
+
+Each capability contributes a module with `figures(scale) -> list[Figure]`; a
+figure is a measured rate or size and, where it has one, the in-run baseline
+it is compared with, so the printed ratio needs no other run. `scale` is 1.0
+for the issue's sizes and smaller for a quick look (`--scale 0.01`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import attrs
+
+
+@attrs.frozen
+class Figure:
+    """A named measurement; `baseline` names the figure it is divided by, if any."""
+
+    name: str
+    value: float
+    unit: str
+    note: str = ""
+    baseline: Optional[str] = None
+    goal: str = ""
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Wall-clock seconds for one call."""
+    import time
+
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def modules() -> list:
+    """The capability benchmark modules, in print order."""
+    from properties.bench import collections
+
+    return [collections]

@@ -1,0 +1,43 @@
+"""Foundation figures: histories/s checked by the model, naively on Spark, and batched on Spark."""
+
+from __future__ import annotations
+
+from model.domains import parse_domain
+from properties.bench import Figure, timed
+from properties.source import RandomSource
+from properties.strategies.collections import draw_collection_history
+from properties.suite import differential
+from properties.suites.collections import observe
+
+UPDATES = 20
+
+
+def figures(scale: float) -> list[Figure]:
+    from spark_impl.implementation import SparkImplementation
+
+    impl, domain = SparkImplementation(), parse_domain("total")
+    check = differential(observe, "observe_collections")
+    source = RandomSource(42)
+    batch = max(100, int(10_000 * scale))
+    draw = lambda n: [draw_collection_history(source, "total", min_updates=UPDATES, max_steps=10) for _ in range(n)]
+    check(impl, draw(10))  # warm the session and the plan
+    histories = draw(batch)
+    model_s = timed(lambda: [observe(h) for h in histories])
+    # The screening lane end to end: draw, model, one Spark job, compare.
+    screening_s = timed(lambda: _assert_all_hold(check(impl, draw(batch))))
+    naive = draw(5)
+    naive_s = timed(lambda: [_assert_all_hold(check(impl, [h])) for h in naive])
+    size = f"histories of {UPDATES}+ updates, total time"
+    return [
+        Figure("model_histories_per_s", len(histories) / model_s, "histories/s", size),
+        Figure("spark_naive_histories_per_s", len(naive) / naive_s, "histories/s", "one Spark job per history"),
+        Figure("spark_batched_histories_per_s", batch / screening_s, "histories/s",
+               f"screening lane, {batch} histories per job, draw+model+Spark+compare",
+               baseline="spark_naive_histories_per_s", goal=">= 1000/s and >= 100x naive"),
+    ]
+
+
+def _assert_all_hold(outcomes: list) -> None:
+    failing = [o for o in outcomes if not o.ok]
+    if failing:
+        raise AssertionError(f"benchmark found a disagreement: {failing[0].message}")

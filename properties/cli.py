@@ -1,0 +1,170 @@
+"""`frontier-harness`: check, replay, list, bench.
+
+Exit codes: 0 all held; 1 a property failed (or a replayed counterexample still
+fails); 2 usage or bad input; 3 infrastructure (no Java, Spark died).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+import attrs
+
+from model.errors import ModelError
+from properties import counterexample, report
+from properties.errors import HarnessError
+from properties.profiles import PROFILES
+from spark_impl.errors import InfrastructureError
+
+OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
+DEFAULT_OUT = Path(".frontier-harness/counterexamples")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit 2, never a traceback
+        raise HarnessError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="frontier-harness", description=__doc__.splitlines()[0])
+    parser.add_argument("--master", help="Spark master URL (default local[2])")
+    parser.add_argument("--remote", help="Spark Connect URL (default: $SPARK_REMOTE)")
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+
+    check = verbs.add_parser("check", help="run property suites")
+    check.add_argument("--suite", action="append", help="suite to run (repeatable; default all)")
+    check.add_argument("--domain", action="append", help="time domain to run over (repeatable; default each suite's)")
+    check.add_argument("--profile", choices=sorted(PROFILES), default="dev")
+    check.add_argument("--seed", type=int, default=0)
+    check.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
+    check.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where counterexample files go")
+    check.add_argument("--junit", type=Path, help="write JUnit XML here")
+
+    replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
+    replay.add_argument("file", type=Path)
+    replay.add_argument("--impl", help="override the implementation recorded in the file")
+
+    verbs.add_parser("list", help="suites and their properties")
+
+    bench = verbs.add_parser("bench", help="side-by-side throughput figures")
+    bench.add_argument("--json", type=Path, help="also write the figures as JSON")
+    bench.add_argument("--scale", type=float, default=1.0, help="fraction of the issue-sized workloads")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    out = report.console()
+    try:
+        args = build_parser().parse_args(argv)
+        _configure_spark(args)
+        return {"check": _check, "replay": _replay, "list": _list, "bench": _bench}[args.verb](args, out)
+    except InfrastructureError as exc:
+        out.print(f"[bold]infrastructure:[/] {exc}", markup=True, soft_wrap=True)
+        return INFRA
+    except (HarnessError, ModelError) as exc:
+        out.print(f"error: {exc}", markup=False, soft_wrap=True)
+        return USAGE
+
+
+def _configure_spark(args: argparse.Namespace) -> None:
+    from spark_impl import session
+
+    session.configure(master=args.master, remote=args.remote)
+
+
+def _check(args: argparse.Namespace, out) -> int:
+    from properties.implementations import load_implementation
+    from properties.junit import write_junit
+    from properties.runner import run_suite
+    from properties.suites import SUITES, get_suite
+
+    suites = [get_suite(name) for name in (args.suite or SUITES)]
+    profile = attrs.evolve(PROFILES[args.profile], seed=args.seed)
+    results, written = [], {}
+    for suite in suites:
+        impl_name = args.impl if args.impl and suite.default_impl != "model" else suite.default_impl
+        impl = load_implementation(impl_name)
+        started = time.perf_counter()
+        with out.status(f"{suite.name}: running") as status:
+            counts = {"n": 0}
+
+            def progress(label: str, n: int) -> None:
+                counts["n"] += n
+                rate = counts["n"] / max(1e-9, time.perf_counter() - started)
+                status.update(f"{suite.name}: {label} — {counts['n']} histories, {rate:,.0f}/s")
+
+            result = run_suite(suite, impl, impl_name, profile, args.seed, args.domain, progress)
+        results.append(result)
+        for r in result.results:
+            if r.failure is not None:
+                path = counterexample.write(r.failure, args.out)
+                written[(suite.name, r.property, r.domain)] = path
+                out.print(report.counterexample_table(r.failure))
+                out.print(f"counterexample written to {path}; replay with: frontier-harness replay {path}", markup=False)
+    out.print(report.results_table(results))
+    if args.junit:
+        write_junit(args.junit, results, written)
+    return OK if all(r.passed for r in results) else FAILED
+
+
+def _replay(args: argparse.Namespace, out) -> int:
+    from properties.implementations import load_implementation
+    from properties.runner import check_batch
+    from properties.suites import get_suite
+
+    cx = counterexample.read(args.file)
+    prop = get_suite(cx.suite).property(cx.property)
+    impl = load_implementation(args.impl or cx.impl)
+    outcome = check_batch(prop, impl, [cx.history])[0]
+    out.print(report.counterexample_table(cx, outcome))
+    if outcome.ok:
+        out.print("[green]holds now[/]: the counterexample no longer reproduces")
+        return OK
+    out.print(f"[red]still fails[/]: {outcome.message}", soft_wrap=True)
+    return FAILED
+
+
+def _list(args: argparse.Namespace, out) -> int:
+    from rich.table import Table
+
+    from properties.suites import SUITES
+
+    table = Table(title="suites")
+    for column in ("suite", "property", "runs against", "what it checks"):
+        table.add_column(column)
+    for suite in SUITES.values():
+        for prop in suite.properties:
+            table.add_row(suite.name, prop.name, suite.default_impl, prop.doc.strip().splitlines()[0])
+    out.print(table)
+    return OK
+
+
+def _bench(args: argparse.Namespace, out) -> int:
+    from rich.table import Table
+
+    from properties import bench
+
+    figures = [f for module in bench.modules() for f in module.figures(args.scale)]
+    values = {f.name: f.value for f in figures}
+    table = Table(title=f"frontier-harness bench (scale {args.scale})")
+    for column in ("figure", "value", "unit", "ratio", "goal", "note"):
+        table.add_column(column)
+    rows = []
+    for f in figures:
+        ratio = values[f.baseline] and f.value / values[f.baseline] if f.baseline else None
+        ratio_text = f"{ratio:.2f}x {f.baseline}" if ratio is not None else ""
+        table.add_row(f.name, f"{f.value:,.2f}", f.unit, ratio_text, f.goal, f.note)
+        rows.append({**attrs.asdict(f), "ratio": ratio})
+    out.print(table)
+    if args.json:
+        args.json.write_text(json.dumps({"scale": args.scale, "figures": rows}, indent=1) + "\n")
+    return OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

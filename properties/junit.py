@@ -1,0 +1,27 @@
+"""JUnit XML for CI: one testcase per (suite, property, domain), plus one per missing hard case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+from xml.etree import ElementTree as ET
+
+from properties.runner import SuiteResult
+
+
+def write_junit(path: Path, results: Sequence[SuiteResult], counterexamples: dict) -> None:
+    """`counterexamples` maps (suite, property, domain) to the written file."""
+    root = ET.Element("testsuites", name="frontier-harness")
+    for suite in results:
+        node = ET.SubElement(root, "testsuite", name=suite.suite, tests=str(len(suite.results)))
+        for r in suite.results:
+            case = ET.SubElement(node, "testcase", classname=suite.suite, name=f"{r.property}[{r.domain}]",
+                                 time=f"{r.seconds:.3f}")
+            if r.failure is not None:
+                failure = ET.SubElement(case, "failure", message=r.failure.message)
+                failure.text = f"counterexample: {counterexamples.get((suite.suite, r.property, r.domain), '')}"
+        for missing in suite.missing_events:
+            case = ET.SubElement(node, "testcase", classname=suite.suite, name=f"reaches: {missing}")
+            ET.SubElement(case, "failure", message=f"the generator never produced: {missing}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

@@ -1,0 +1,20 @@
+"""Small helpers the suite tests share: quick profiles and replaying a written counterexample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from properties import counterexample
+from properties.cli import main
+from properties.profiles import PROFILES
+
+QUICK = attrs.evolve(PROFILES["ci"], max_examples=40, spark_examples=8, screening_histories=0)
+
+
+def write_and_replay(cx, tmp_path: Path, impl: str) -> int:
+    """Writes the counterexample, reads it back, and replays it on the CLI; returns the exit code."""
+    path = counterexample.write(cx, tmp_path)
+    assert counterexample.read(path).history == cx.history
+    return main(["replay", str(path), "--impl", impl])

@@ -1,0 +1,50 @@
+"""The collections suite: Spark equals the model; planted consolidation bugs are caught and replay."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from properties.runner import run_suite, screening_lane
+from properties.suites import get_suite
+from spark_impl.implementation import SparkImplementation
+from tests import planted
+from tests.helpers import QUICK, write_and_replay
+
+COLLECTIONS = get_suite("collections")
+
+
+def test_planted_model_side_bug_keeping_zero_diffs_is_caught_small(tmp_path):
+    impl_name = "tests.planted:model_keeps_zero_diffs"
+    result = run_suite(COLLECTIONS, planted.model_keeps_zero_diffs(), impl_name, QUICK, seed=3, domains=["total"])
+    failure = result.results[0].failure
+    assert failure is not None
+    assert len(failure.history.actions) <= 3, failure.history
+    assert write_and_replay(failure, tmp_path, impl_name) == 1
+
+
+def test_screening_lane_finds_and_reduces_the_planted_bug():
+    profile = attrs.evolve(QUICK, screening_histories=3000, screening_batch=1000)
+    prop = COLLECTIONS.properties[0]
+    result = screening_lane(COLLECTIONS, prop, planted.model_keeps_zero_diffs(), "planted", "partitioned", profile, 0, None)
+    assert result.failure is not None, "the screening lane never found the planted bug"
+    assert result.failure.lane == "screening"
+    assert len(result.failure.history.actions) <= 3, result.failure.history
+
+
+@pytest.mark.spark
+def test_spark_equals_model_on_every_domain(spark_session):
+    result = run_suite(COLLECTIONS, SparkImplementation(), "spark", attrs.evolve(QUICK, screening_histories=500), seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+@pytest.mark.spark
+def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path):
+    impl_name = "tests.planted:spark_keeps_zero_diffs"
+    result = run_suite(COLLECTIONS, planted.spark_keeps_zero_diffs(), impl_name, QUICK, seed=0, domains=["total"])
+    failure = result.results[0].failure
+    assert failure is not None
+    assert len(failure.history.actions) <= 3, failure.history
+    assert write_and_replay(failure, tmp_path, impl_name) == 1
+    assert write_and_replay(failure, tmp_path, "spark") == 0
