@@ -49,9 +49,11 @@ class Counterexample:
 
 
 def render_observation(observation: Any) -> Any:
-    """An observation as JSON-able text: `{"step label": [rows...]}`, rows sorted."""
+    """An observation as JSON-able text: `{"step label": [rows...]}`, rows sorted (idempotent)."""
     if not isinstance(observation, dict):
         return None if observation is None else repr(observation)
+    if all(isinstance(key, str) for key in observation):
+        return observation
     return {f"{step} {label}": sorted(map(repr, rows)) for (step, label), rows in sorted(observation.items())}
 
 

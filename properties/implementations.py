@@ -19,6 +19,8 @@ An optional `prepare()` is called once before a suite runs (Spark starts there).
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Any, Iterable
 
 from model.antichain import Antichain, advance_by
@@ -60,6 +62,8 @@ def load_implementation(spec: str) -> Any:
     module_name, _, factory_name = spec.partition(":")
     if not module_name or not factory_name:
         raise ImplementationError(f"--impl {spec!r}: expected model, spark or module:factory")
+    if os.getcwd() not in sys.path:  # user modules are importable from where the command runs
+        sys.path.insert(0, os.getcwd())
     try:
         factory = getattr(importlib.import_module(module_name), factory_name)
     except (ImportError, AttributeError) as exc:

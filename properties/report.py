@@ -29,8 +29,8 @@ def results_table(results: Sequence[SuiteResult]) -> Table:
 
 def counterexample_table(cx: Counterexample, outcome: Optional[Outcome] = None) -> Table:
     """The steps, what each side observed at each, and the first divergence marked."""
-    expected = render_observation(outcome.expected) if outcome else cx.model_said
-    actual = render_observation(outcome.actual) if outcome else cx.impl_said
+    expected = render_observation(outcome.expected if outcome else cx.model_said)
+    actual = render_observation(outcome.actual if outcome else cx.impl_said)
     step = outcome.step if outcome else cx.step
     table = Table(title=f"{cx.suite}.{cx.property} on {cx.domain} ({cx.impl})", caption=(outcome.message if outcome else cx.message))
     for column in ("step", "action", "args", "model", "implementation", ""):
@@ -58,4 +58,6 @@ def _args(args: dict) -> str:
 
 
 def console() -> Console:
-    return Console(highlight=False)
+    """Rich console; 160 columns when not a terminal (CI logs), so tables do not fold."""
+    probe = Console()
+    return Console(highlight=False, width=None if probe.is_terminal else 160)

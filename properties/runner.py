@@ -84,13 +84,14 @@ def run_suite(suite: Suite, impl: Any, impl_name: str, profile: Profile, seed: i
     if impl_name != "model":
         profile = attrs.evolve(profile, max_examples=profile.spark_examples)
     getattr(impl, "prepare", lambda: None)()  # start Spark outside Hypothesis; fail fast without Java
+    domains = tuple(domains or suite.domains)
     results = [
         run_property(suite, prop, impl, impl_name, domain, profile, seed, progress)
         for prop in suite.properties
-        for domain in (domains or suite.domains)
+        for domain in domains
     ]
     reached = set().union(*(r.events for r in results)) if results else set()
-    missing = tuple(e for e in suite.required_events if e not in reached)
+    missing = tuple(e for e in suite.required_in(domains) if e not in reached)
     return SuiteResult(suite.name, tuple(results), missing)
 
 

@@ -61,6 +61,11 @@ class Suite:
     default_impl: str
     required_events: tuple = ()
     domains: tuple = DOMAIN_NAMES
+    event_domains: dict = attrs.field(factory=dict)
+
+    def required_in(self, domains: Sequence[str]) -> tuple:
+        """The hard cases a run over `domains` must reach (some exist only in some domains)."""
+        return tuple(e for e in self.required_events if set(self.event_domains.get(e, domains)) & set(domains))
 
     def property(self, name: str) -> Property:
         from properties.errors import UnknownSuite

@@ -80,4 +80,8 @@ SUITE = Suite(
         "compaction to the empty frontier",
         "time with no join against a frontier element",
     ),
+    event_domains={
+        "incomparable update times": ("product(total,total)", "partitioned"),
+        "time with no join against a frontier element": ("partitioned",),
+    },
 )

@@ -205,4 +205,8 @@ SUITE = Suite(
         "frontier with several elements",
         "advance_by moves a time with a probe beyond the frontier",
     ),
+    event_domains={
+        "incomparable times": ("product(total,total)", "partitioned"),
+        "times with no join": ("partitioned",),
+    },
 )

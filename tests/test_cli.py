@@ -1,0 +1,64 @@
+"""The CLI's contract: exit codes, one-line errors, determinism, infrastructure reported as such."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from properties.cli import main
+
+
+def test_list_names_every_suite(capsys):
+    assert main(["list"]) == 0
+    assert "laws" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["check", "--suite", "nope"], ["check", "--profile", "weird"], ["replay", "/no/such/file.itf.json"],
+     ["frobnicate"], ["check", "--seed", "x"], ["check", "--impl", "no_such_module:factory", "--suite", "collections"]],
+)
+def test_bad_input_exits_2_with_one_line(argv, capsys):
+    assert main(argv) == 2
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("error:") and "Traceback" not in out
+
+
+def test_check_laws_passes_and_is_deterministic(capsys):
+    args = ["check", "--suite", "laws", "--profile", "ci", "--domain", "partitioned"]
+    assert main(args) == 0
+    first = _verdicts(capsys.readouterr().out)
+    assert main(args) == 0
+    assert _verdicts(capsys.readouterr().out) == first
+
+
+def _verdicts(out: str) -> list[str]:
+    return [line.split("│")[1:4] and "".join(line.split("│")[1:5] + line.split("│")[-2:-1]) for line in out.splitlines() if "held" in line or "FAILED" in line]
+
+
+def test_planted_failure_exits_1_and_writes_a_replayable_file(tmp_path, capsys):
+    out = tmp_path / "cx"
+    code = main(["check", "--suite", "collections", "--domain", "total", "--profile", "dev",
+                 "--impl", "tests.planted:model_keeps_zero_diffs", "--out", str(out), "--junit", str(tmp_path / "j.xml")])
+    assert code == 1
+    files = list(out.glob("*.itf.json"))
+    assert len(files) == 1 and "<failure" in (tmp_path / "j.xml").read_text()
+    assert main(["replay", str(files[0])]) == 1
+    assert main(["replay", str(files[0]), "--impl", "model"]) == 0
+
+
+def test_missing_java_is_infrastructure_exit_3(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_REMOTE")}
+    env["PATH"] = os.path.dirname(sys.executable)
+    proc = subprocess.run(
+        [sys.executable, "-m", "properties.cli", "check", "--suite", "collections", "--profile", "dev",
+         "--out", str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Java" in lines[0] and "install" in lines[0]
+    assert not list(tmp_path.glob("*.itf.json"))
