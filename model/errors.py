@@ -282,3 +282,30 @@ class DataflowExpired(ModelError):
         super().__init__(
             f"dataflow {name!r} expires at {expiration!r} (its upper is {upper!r}): cannot serve a read at {time!r}"
         )
+
+
+class CompactedRead(ModelError):
+    """A read of an upstream log from a frontier that needs records the upstream has compacted away."""
+
+    def __init__(self, frontier: object, partition: int, needed: int, start: int):
+        self.frontier, self.partition, self.needed, self.start = frontier, partition, needed, start
+        super().__init__(
+            f"cannot read from {frontier!r}: partition {partition} needs offset {needed} "
+            f"but the upstream compacted everything before offset {start}"
+        )
+
+
+class UnknownPartition(ModelError):
+    """A record produced to a partition the log does not have (partitions are dense; an LSN log has one)."""
+
+    def __init__(self, partition: object, known: int):
+        self.partition, self.known = partition, known
+        super().__init__(f"unknown partition {partition!r}: the log has partitions 0..{known - 1} and may add {known}")
+
+
+class UnknownFault(ModelError):
+    """A fault point name the ingestion pipeline does not have, or one used on the wrong action."""
+
+    def __init__(self, fault: object, allowed: object):
+        self.fault, self.allowed = fault, allowed
+        super().__init__(f"unknown fault point {fault!r}: expected one of {allowed!r}")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from properties.errors import UnknownSuite
 from properties.suite import Suite
-from properties.suites import collections, laws
+from properties.suites import collections, laws, ttl
+from properties.suites import resumption
 
-SUITES: dict[str, Suite] = {s.name: s for s in (laws.SUITE, collections.SUITE)}
-OBSERVERS = {"collections": collections.observe}
+SUITES: dict[str, Suite] = {s.name: s for s in (laws.SUITE, collections.SUITE, resumption.SUITE, ttl.SUITE)}
+OBSERVERS = {"collections": collections.observe, "ingestion": resumption.observe, "ttl": ttl.observe_store}
 
 
 def get_suite(name: str) -> Suite:
