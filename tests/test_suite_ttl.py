@@ -1,0 +1,113 @@
+"""The ttl, ttl_compaction and ttl_codec suites on the model; planted TTL bugs are caught small and replay.
+
+Each planted factory is importable as `--impl tests.test_suite_ttl:NAME`: the model
+store with one `model.ttl.lsm` rule replaced (the reference the suite compares
+with is built from the row rules alone, so it is not affected).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import attrs
+import pytest
+
+from model.ttl import lsm
+from model.ttl.row import is_expired
+from properties.implementations import ModelImplementation
+from properties.runner import run_suite
+from properties.suites import get_suite, ttl
+from tests.helpers import QUICK, write_and_replay
+
+TTL = get_suite("ttl")
+PROFILE = attrs.evolve(QUICK, max_examples=200, batch_size=4)
+
+
+@contextmanager
+def patched(name, rule):
+    original = getattr(lsm, name)
+    setattr(lsm, name, rule)
+    try:
+        yield
+    finally:
+        setattr(lsm, name, original)
+
+
+def _store_with(name, rule):
+    class Impl(ModelImplementation):
+        def observe_ttl(self, domain, histories):
+            with patched(name, rule):
+                return [ttl.observe_store(h) for h in histories]
+
+    return Impl()
+
+
+def lt_in_compaction_filter():
+    """Bug: the compaction filter tests `expire_ts < now` while reads test `<=`."""
+    return _store_with("expired_for_compaction", lambda r, now: not r.is_tombstone and r.expire_ts < now)
+
+
+def lt_in_reads():
+    """Bug: reads test `expire_ts < now` while the compaction filter tests `<=`."""
+    return _store_with("hidden_on_read", lambda r, now: r.is_tombstone or r.expire_ts < now)
+
+
+def expired_dropped():
+    """Bug: the TTL filter drops expired values instead of tombstoning them."""
+    return _store_with("ttl_filter", lambda rows, now: tuple(r for r in rows if not lsm.expired_for_compaction(r, now)))
+
+
+def tombstones_dropped_early():
+    """Bug: tombstones dropped by every compaction, not only the last run's."""
+    return _store_with("drop_tombstones", lambda rows, is_last_run: tuple(r for r in rows if not r.is_tombstone))
+
+
+def clock_from_manifest_only():
+    """Bug: a reopened clock seeded from the manifest alone, not the replayed WAL."""
+    return _store_with("seed_sources", lambda d: () if d.manifest.timestamp is None else (d.manifest.timestamp,))
+
+
+def default_over_explicit():
+    """Bug: the store's default TTL wins over a write's explicit TTL."""
+    return _store_with("effective_ttl", lambda ttl, default: default if default is not None else ttl)
+
+
+def test_the_ttl_suite_holds_on_the_model_and_reaches_its_hard_cases():
+    result = run_suite(TTL, ModelImplementation(), "model", attrs.evolve(PROFILE, screening_histories=2000), seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+PLANTED = {
+    "lt_in_compaction_filter": ("expired value kept by compaction", 10),
+    "lt_in_reads": ("get", 10),
+    "expired_dropped": ("get", 10),
+    "tombstones_dropped_early": ("get", 10),
+    "clock_from_manifest_only": ("get", 10),
+    "default_over_explicit": ("get", 10),
+}
+
+
+@pytest.mark.parametrize("bug", PLANTED)
+def test_planted_bug_is_caught_small_and_replays(bug, tmp_path):
+    impl_name = f"tests.test_suite_ttl:{bug}"
+    label, max_actions = PLANTED[bug]
+    result = run_suite(TTL, globals()[bug](), impl_name, PROFILE, seed=0)
+    failure = result.results[0].failure
+    assert failure is not None, f"{bug} was not caught"
+    print(bug, len(failure.history.actions), [(a.name, a.args) for a in failure.history.actions])
+    assert len(failure.history.actions) <= max_actions, failure.history
+    assert failure.message.startswith(label), failure.message
+    assert write_and_replay(failure, tmp_path, impl_name) == 1
+    assert write_and_replay(failure, tmp_path, "model") == 0
+
+
+def test_compaction_names_take_every_older_l0_sst():
+    assert ttl.compaction_names(("a", "b", "c", "d"), 2, 1, 0) == ("b",)
+    assert ttl.compaction_names(("a", "b", "c", "d"), 3, 0, 0) == ("a", "b", "c")
+    assert ttl.compaction_names(("a", "b", "c", "d"), 1, 2, 9) == ("c", "d")
+    assert ttl.compaction_names((), 0, 5, 5) == ()
+
+
+def test_boundary_row_is_hidden_exactly_at_expire_ts():
+    assert is_expired(5, 5) and not is_expired(5, 4)
