@@ -14,8 +14,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_impl import frontiers
-from spark_impl.arrow import arrow_type
-from spark_impl.session import spark
+from spark_impl.arrow import arrow_type, to_frame
 from spark_impl.time_columns import TimeColumns, time_columns
 
 KEYS = ("history_id", "step")
@@ -45,7 +44,7 @@ def observe_collections(domain: Any, histories: Sequence[Any]) -> list[dict]:
     """Observations of a batch of collection histories: per read, and the final collection."""
     tc = time_columns(domain)
     tables = _history_tables(tc, histories)
-    frames = {name: spark().createDataFrame(table) for name, table in tables.items()}
+    frames = {name: to_frame(table) for name, table in tables.items()}
     rows = _observations(tc, frames).toArrow()
     return _decode(tc, histories, rows)
 

@@ -74,7 +74,10 @@ def _start():
         if remote:
             builder = SparkSession.builder.remote(remote)
             if remote.startswith("local"):
-                builder = builder.config("spark.sql.shuffle.partitions", partitions)
+                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+                builder = builder.config("spark.sql.shuffle.partitions", partitions).config(
+                    "spark.ui.showConsoleProgress", "false"
+                )
             session = builder.getOrCreate()
             for key, value in INTERPRETED.items():
                 session.conf.set(key, value)

@@ -1,0 +1,57 @@
+"""spark_impl's frontier functions on hand-picked cases from every domain, and the Connect mode."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import functions as F
+
+from model.domains import Partitioned, PartitionedTime, Product, Total
+from spark_impl import frontiers
+from spark_impl.arrow import arrow_type
+from spark_impl.time_columns import time_columns
+
+pytestmark = pytest.mark.spark
+P = PartitionedTime
+CASES = [
+    # domain, time, frontier, beyond?, advanced
+    (Total(), 2, [3], False, 3),
+    (Total(), 5, [3], True, 5),
+    (Product(Total(), Total()), (0, 0), [(2, 1), (1, 2)], False, (1, 1)),
+    (Product(Total(), Total()), (5, 5), [(2, 1)], True, (5, 5)),
+    (Partitioned(), P(0, 0, 1), [P(0, 0, 5), P(1, 9, 0)], False, P(0, 0, 5)),
+    (Partitioned(), P(3, 3, 2), [P(0, 0, 5), P(1, 9, 0)], True, P(3, 3, 2)),
+    (Partitioned(), P(0, 0, 1), [P(1, 9, 0)], False, P(0, 0, 1)),  # no join: unchanged
+    (Total(), 4, [], False, 4),  # the closed frontier: nothing beyond it, nothing advances
+]
+
+
+@pytest.mark.parametrize("domain, time, frontier, beyond, advanced", CASES)
+def test_beyond_and_advance_by(spark_session, domain, time, frontier, beyond, advanced):
+    tc = time_columns(domain)
+    t = arrow_type(tc.spark_type)
+    table = pa.table({"t": pa.array([tc.to_row(time)], t), "f": pa.array([[tc.to_row(x) for x in frontier]], pa.list_(t))})
+    row = spark_session.createDataFrame(table).select(
+        frontiers.beyond(tc, F.col("f"), F.col("t")).alias("beyond"),
+        frontiers.advance_by(tc, F.col("t"), F.col("f")).alias("advanced"),
+        frontiers.minimal(tc, F.concat(F.col("f"), F.array(F.col("t")))).alias("minimal"),
+    ).toArrow().to_pylist()[0]
+    assert row["beyond"] is beyond
+    assert tc.from_row(row["advanced"]) == advanced
+    expected_minimal = set(frontier) if beyond else {x for x in frontier if not domain.le(time, x)} | {time}
+    assert {tc.from_row(x) for x in row["minimal"]} == expected_minimal
+
+
+@pytest.mark.connect
+def test_collections_suite_passes_on_spark_connect(tmp_path):
+    """`SparkSession.builder.remote("local[2]")`: the same pipeline through Spark Connect."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "properties.cli", "--remote", "local[2]", "check", "--suite", "collections",
+         "--profile", "dev", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "SPARK_REMOTE": ""},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
