@@ -159,3 +159,47 @@ def _read_row(cur: _Cursor, meta: dict, previous: Optional[bytes]) -> Row:
     if create_ts is not None and not meta["min_ts"] <= create_ts <= meta["max_ts"]:
         cur.fail(f"create_ts {create_ts} outside [{meta['min_ts']}, {meta['max_ts']}]", start)
     return (key, None if tombstone else value, seq, create_ts, expire_ts)
+
+
+def observe_ttl_codec(domain: Any, histories: Sequence[Any]) -> list[dict]:
+    """Observations of codec histories (see `properties.suites.ttl_codec`) with this codec (no Spark)."""
+    return [_observe(h) for h in histories]
+
+
+def _observe(history: Any) -> dict:
+    rows, observed, data = [], {}, None
+    for step, action in enumerate(history.actions):
+        a = action.args
+        if action.name == "row":
+            value = a.get("value")
+            rows.append((bytes.fromhex(a["key"]), None if value is None else bytes.fromhex(value), a["seq"],
+                         a.get("create"), a["expire"]))
+        elif action.name == "encode":
+            try:
+                data = encode_sst(rows, a["created"], a["version"])
+            except InvalidRow as error:
+                observed[(step, "encoded")] = frozenset({(type(error).__name__,)})
+                return observed
+            observed[(step, "encoded")] = frozenset({(data.hex(),)})
+            observed[(step, "decoded")] = _decoded(data)
+        elif action.name in ("corrupt", "truncate") and data:
+            observed[(step, "decoded")] = _decoded(_damage(data, action.name, a))
+    return observed
+
+
+def _damage(data: bytes, name: str, args: dict) -> bytes:
+    """`corrupt`: one byte xor-ed at `offset % len`; `truncate`: a strict prefix of `length % len` bytes."""
+    if name == "truncate":
+        return data[: args["length"] % len(data)]
+    at = args["offset"] % len(data)
+    return data[:at] + bytes([data[at] ^ args["xor"]]) + data[at + 1 :]
+
+
+def _decoded(data: bytes) -> frozenset:
+    try:
+        meta, rows = decode_sst("sst", data)
+    except CorruptSst as error:
+        return frozenset({(type(error).__name__,)})
+    head = ("meta", meta["format_version"], tuple(meta["row_features"]), meta["creation_timestamp"],
+            meta["min_ts"], meta["max_ts"])
+    return frozenset({head} | {(i, k.hex(), None if v is None else v.hex(), s, c, e) for i, (k, v, s, c, e) in enumerate(rows)})
