@@ -51,3 +51,27 @@ def is_infrastructure_failure(exc: BaseException) -> bool:
         return True
     text = f"{type(exc).__name__}: {exc}"
     return any(marker in text for marker in _INFRA_MARKERS)
+
+
+class ShardError(ValueError):
+    """A durable shard directory that cannot be used as asked; the message names the path. Nothing is overwritten."""
+
+    def __init__(self, path: object, reason: str):
+        self.path, self.reason = str(path), reason
+        super().__init__(f"shard {self.path}: {reason}")
+
+
+class ShardMissing(ShardError):
+    """Opening a shard whose directory (or manifest) does not exist."""
+
+
+class PartialShard(ShardError):
+    """A directory with shard files but no readable manifest (a torn or foreign write): refused, untouched."""
+
+
+class ShardFromAnotherSource(ShardError):
+    """A shard directory written for another source or shard kind."""
+
+
+class UpperMismatch(ShardError):
+    """A compare-and-set append or compaction that lost: the shard's upper or version moved underneath it."""

@@ -1,0 +1,444 @@
+"""The ingestion pipeline with bounded input reliance on Spark, over durable Parquet shards.
+
+The same pipeline as the model (`model.ingestion`): ingest reads the upstream,
+mints remap bindings, appends the remap shard, reclocks and appends the data
+shard; a checkpoint commits the offset resumption frontier (the remap inverted
+at the meet of the shards' uppers) and compacts the remap one tick before it; a
+restart recomputes both from the shards, commits and resumes. Fault points are
+the model's; `mid_*_write` faults leave a written but unlisted Parquet part.
+
+Batched by `history_id`: one data shard and one remap shard hold every history
+of a batch, and `observe_ingestion` runs the batch in rounds, one action per
+history per round, each round a handful of Spark jobs whatever the batch size.
+Frontier metadata (uppers, sinces: manifest fields) is combined on the driver;
+bindings, inversion, minting and reclocking are DataFrame operations.
+
+Choice: the reader keeps no position between ingests; each ingest reads from the
+data shard's offset frontier (the remap inverted at the data upper). That equals
+the model's position plus pending records, and is all a restart needs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Optional, Sequence
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from model.domains import PARTITION_MAX, PartitionedTime  # shared value types
+from model.errors import CompactedRead, UnknownFault
+from spark_impl import frontiers
+from spark_impl.arrow import arrow_type
+from spark_impl.durable_shard import DurableShard, temporary_root
+from spark_impl.session import spark
+from spark_impl.time_columns import TimeColumns, time_columns
+
+INGEST_FAULTS = ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append")
+CHECKPOINT_FAULTS = ("after_commit", "after_compaction")
+DATA_SCHEMA = T.StructType(
+    [T.StructField("history_id", T.LongType()), T.StructField("data", T.StringType()),
+     T.StructField("time", T.LongType()), T.StructField("diff", T.LongType())]
+)
+
+
+def remap_schema(tc: TimeColumns) -> T.StructType:
+    return T.StructType(
+        [T.StructField("history_id", T.LongType()), T.StructField("from_time", tc.spark_type),
+         T.StructField("into_time", T.LongType()), T.StructField("diff", T.LongType())]
+    )
+
+
+def combine_uppers(data_upper: list, remap_upper: list) -> list:
+    """Rule: the timestamp resumption frontier, the meet of two Total frontiers (`[]` is closed)."""
+    both = data_upper + remap_upper
+    return [min(both)] if both else []
+
+
+def binding_before(into_time: Column, t: Column) -> Column:
+    """Rule: inversion counts bindings strictly before the resumption time."""
+    return into_time < t
+
+
+def compaction_target(data_upper: list, remap_upper: list) -> list:
+    """Rule: the remap is compacted up to (one tick before) the timestamp resumption frontier."""
+    return combine_uppers(data_upper, remap_upper)
+
+
+def accumulate(bindings: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """Per `keys`, the source frontier: from_times whose diffs sum positive, as an array."""
+    counts = bindings.groupBy(*keys, "from_time").agg(F.sum("diff").alias("n")).where(F.col("n") > 0)
+    return counts.groupBy(*keys).agg(F.collect_list("from_time").alias("frontier"))
+
+
+def frontier_at(remap: DataFrame, points: DataFrame, before: bool) -> DataFrame:
+    """For each `(history_id, t, since)` point: `R(t)` (bindings `<= t`) or the inversion (bindings `< t`).
+
+    The inversion at or below `since` is `{minimum}` (the model's choice, kept):
+    points carry a `minimum` column for it.
+    """
+    keep = binding_before(F.col("into_time"), F.col("t")) if before else F.col("into_time") <= F.col("t")
+    joined = remap.join(points.select("history_id", "t"), on="history_id").where(keep)
+    acc = accumulate(joined, ["history_id", "t"])
+    result = points.join(acc, on=["history_id", "t"], how="left")
+    empty = F.array().cast(T.ArrayType(remap.schema["from_time"].dataType))
+    found = F.coalesce(F.col("frontier"), empty)
+    if before:
+        found = F.when(F.col("t") <= F.col("since"), F.array(F.col("minimum"))).otherwise(found)
+    return result.select("history_id", "t", found.alias("frontier"))
+
+
+class Broker:
+    """The upstream service for a batch: records per history (an Arrow table), offsets, commits, compaction points.
+
+    Records are static input (`step` is when each was produced); `counts`,
+    `start` and `committed` are the broker's own metadata, kept on the driver.
+    """
+
+    def __init__(self, tc: TimeColumns, domain_name: str, n: int):
+        self.tc, self.total = tc, domain_name == "total"
+        self.counts = [[0] if self.total else [] for _ in range(n)]
+        self.start = [[0] if self.total else [] for _ in range(n)]
+        self.committed: list = [[self.minimum()] for _ in range(n)]
+        self.rows: dict = {"history_id": [], "step": [], "partition": [], "offset": [], "data": [], "from_time": []}
+
+    def minimum(self) -> Any:
+        return 0 if self.total else PartitionedTime(0, PARTITION_MAX, 0)
+
+    def time_of(self, partition: int, offset: int) -> Any:
+        return offset if self.total else PartitionedTime(partition, partition, offset)
+
+    def produce(self, hid: int, step: int, partition: int, data: str) -> None:
+        counts = self.counts[hid]
+        if partition == len(counts) and not self.total:
+            counts.append(0)
+            self.start[hid].append(0)
+        offset = counts[partition]
+        counts[partition] += 1
+        for col, value in (("history_id", hid), ("step", step), ("partition", partition), ("offset", offset),
+                           ("data", data), ("from_time", self.tc.to_row(self.time_of(partition, offset)))):
+            self.rows[col].append(value)
+
+    def upper(self, hid: int) -> list:
+        """The source upper: next offset per partition (plus the unseen rest for a partitioned log)."""
+        counts = self.counts[hid]
+        if self.total:
+            return [counts[0]]
+        return [PartitionedTime(p, p, c) for p, c in enumerate(counts)] + [PartitionedTime(len(counts), PARTITION_MAX, 0)]
+
+    def needed(self, frontier: Iterable[Any], partition: int) -> Optional[int]:
+        covering = [e if self.total else e.offset for e in frontier if self.total or e.lo <= partition <= e.hi]
+        return min(covering, default=None)
+
+    def commit(self, hid: int, frontier: list) -> None:
+        self.committed[hid] = list(frontier)
+
+    def compact(self, hid: int) -> None:
+        for p, count in enumerate(self.counts[hid]):
+            needed = self.needed(self.committed[hid], p)
+            kept = count if needed is None else min(needed, count)
+            self.start[hid][p] = max(self.start[hid][p], kept)
+
+    def check_read(self, hid: int, frontier: list) -> None:
+        """A read from `frontier` that needs compacted records is `CompactedRead`, never an empty read."""
+        for p, first in enumerate(self.start[hid]):
+            needed = self.needed(frontier, p)
+            if needed is not None and needed < first:
+                raise CompactedRead(frontier, p, needed, first)
+
+    def records(self) -> DataFrame:
+        types = {"history_id": pa.int64(), "step": pa.int64(), "partition": pa.int64(), "offset": pa.int64(),
+                 "data": pa.string(), "from_time": arrow_type(self.tc.spark_type)}
+        table = pa.table({c: pa.array(v, type=types[c]) for c, v in self.rows.items()})
+        return spark().createDataFrame(table)
+
+    def starts(self, hids: Iterable[int]) -> DataFrame:
+        rows = [(h, p, s) for h in hids for p, s in enumerate(self.start[h])]
+        table = pa.table({"history_id": pa.array([r[0] for r in rows], pa.int64()),
+                          "partition": pa.array([r[1] for r in rows], pa.int64()),
+                          "start": pa.array([r[2] for r in rows], pa.int64())})
+        return spark().createDataFrame(table)
+
+
+class Ingestion:
+    """The pipeline for a batch of sources (keys `history_id`) over durable shards under `root`."""
+
+    def __init__(self, domain: Any, n: int, root: Optional[os.PathLike] = None, source: str = "batch"):
+        self.tc, self.domain_name, self.n = time_columns(domain), domain.name, n
+        root = temporary_root() if root is None else root
+        self.broker = Broker(self.tc, domain.name, n)
+        self.data = DurableShard.open_or_create(os.path.join(root, "data"), source, "data", DATA_SCHEMA)
+        self.remap = DurableShard.open_or_create(os.path.join(root, "remap"), source, "remap", remap_schema(self.tc))
+        self.running = [False] * n
+        fresh = [h for h in range(n) if self.remap.upper(h) == [0]]
+        if fresh:
+            self.remap = self.remap.append(self._initial(fresh), {h: [0] for h in fresh}, {h: [1] for h in fresh})
+        self._records: Optional[DataFrame] = None
+
+    def _initial(self, hids: list) -> DataFrame:
+        table = pa.table({"history_id": pa.array(hids, pa.int64()),
+                          "from_time": pa.array([self.tc.to_row(self.broker.minimum())] * len(hids),
+                                                arrow_type(self.tc.spark_type)),
+                          "into_time": pa.array([0] * len(hids), pa.int64()), "diff": pa.array([1] * len(hids), pa.int64())})
+        return spark().createDataFrame(table)
+
+    def _points(self, ts: dict) -> DataFrame:
+        """`(history_id, t, since, minimum)` for each `hid -> t`."""
+        hids = sorted(ts)
+        table = pa.table({
+            "history_id": pa.array(hids, pa.int64()), "t": pa.array([ts[h] for h in hids], pa.int64()),
+            "since": pa.array([self.remap.since(h)[0] for h in hids], pa.int64()),
+            "minimum": pa.array([self.tc.to_row(self.broker.minimum())] * len(hids), arrow_type(self.tc.spark_type)),
+        })
+        return spark().createDataFrame(table)
+
+    def records(self) -> DataFrame:
+        if self._records is None:
+            self._records = self.broker.records()
+        return self._records
+
+    def resumption(self, hid: int) -> list:
+        return combine_uppers(self.data.upper(hid), self.remap.upper(hid))
+
+    # --- ingest --------------------------------------------------------------
+
+    def ingest(self, ticks: dict, faults: dict, step: int) -> None:
+        """Ingest at `ticks[hid]` for running histories; `faults[hid]` crashes there. `step`: records produced before it are visible."""
+        for f in faults.values():
+            if f not in INGEST_FAULTS:
+                raise UnknownFault(f, INGEST_FAULTS)
+        hids = [h for h in ticks if self.running[h]]
+        if not hids:
+            return
+        mints = {h: ticks[h] for h in hids if self.remap.upper(h) and ticks[h] >= self.remap.upper(h)[0]}
+        self._append_remap(mints, {h for h in hids if faults.get(h) == "mid_remap_write"}, hids)
+        for h in hids:
+            if faults.get(h) in ("mid_remap_write", "after_remap_append"):
+                self.running[h] = False
+        writers = [h for h in hids if self.running[h]]
+        self._append_data(writers, {h for h in writers if faults.get(h) == "mid_data_write"}, step)
+        for h in writers:
+            if faults.get(h) in ("mid_data_write", "after_data_append"):
+                self.running[h] = False
+
+    def _append_remap(self, mints: dict, torn: set, hids: list) -> None:
+        if not mints:
+            return
+        uppers = [(h, self.broker.upper(h)) for h in sorted(mints)]
+        table = pa.table({
+            "history_id": pa.array([h for h, _ in uppers], pa.int64()),
+            "tick": pa.array([mints[h] for h, _ in uppers], pa.int64()),
+            "new": pa.array([[self.tc.to_row(t) for t in u] for _, u in uppers], pa.list_(arrow_type(self.tc.spark_type))),
+        })
+        wanted = spark().createDataFrame(table)
+        latest = accumulate(self.remap.read(), ["history_id"]).withColumnRenamed("frontier", "old")
+        both = wanted.join(latest, on="history_id")
+        rows = both.select(
+            "history_id", "tick",
+            F.array_union(
+                F.transform(F.array_except("old", "new"), lambda f: F.struct(f.alias("from_time"), F.lit(-1).cast("long").alias("diff"))),
+                F.transform(F.array_except("new", "old"), lambda f: F.struct(f.alias("from_time"), F.lit(1).cast("long").alias("diff"))),
+            ).alias("b"),
+        ).select("history_id", F.explode("b").alias("b"), F.col("tick").alias("into_time"))
+        rows = rows.select("history_id", "b.from_time", "into_time", "b.diff")
+        kept = [h for h in mints if h not in torn]
+        if torn:
+            self.remap.write_part(rows.where(F.col("history_id").isin(sorted(torn))))
+        if kept:
+            self.remap = self.remap.append(
+                rows.where(F.col("history_id").isin(sorted(kept))),
+                {h: self.remap.upper(h) for h in kept}, {h: [mints[h] + 1] for h in kept},
+            )
+
+    def _append_data(self, hids: list, torn: set, step: int) -> None:
+        if not hids:
+            return
+        rows = self._reclocked(hids, step)
+        kept = [h for h in hids if h not in torn]
+        if torn:
+            self.data.write_part(rows.where(F.col("history_id").isin(sorted(torn))))
+        if kept:
+            moved = [h for h in kept if self.data.upper(h) != self.remap.upper(h)]
+            self.data = self.data.append(
+                rows.where(F.col("history_id").isin(sorted(kept))),
+                {h: self.data.upper(h) for h in moved}, {h: self.remap.upper(h) for h in moved},
+            )
+
+    def _reclocked(self, hids: list, step: int) -> DataFrame:
+        """Records beyond the data shard's offset frontier, reclocked by the remap; compacted ones raise."""
+        tc, remap = self.tc, self.remap.read()
+        positions = frontier_at(remap, self._points({h: self.data.upper(h)[0] for h in hids}), before=True)
+        records = self.records().where(F.col("step") < step).join(positions.select("history_id", "frontier"), on="history_id")
+        needed = records.where(frontiers.beyond(tc, F.col("frontier"), F.col("from_time")))
+        starts = self.broker.starts(hids)
+        needed = needed.join(starts, on=["history_id", "partition"]).withColumn(
+            "checked",
+            F.when(F.col("offset") < F.col("start"), F.raise_error(F.concat(
+                F.lit("CompactedRead: history "), F.col("history_id").cast("string"), F.lit(" partition "),
+                F.col("partition").cast("string"), F.lit(" needs offset "), F.col("offset").cast("string"),
+                F.lit(" compacted before "), F.col("start").cast("string"),
+            ))).otherwise(F.lit(True)),
+        ).where(F.col("checked"))
+        steps = frontier_at(remap, remap.select("history_id", F.col("into_time").alias("t")).distinct()
+                            .join(self._points({h: 0 for h in hids}).select("history_id", "since", "minimum"), on="history_id"),
+                            before=False)
+        assigned = needed.join(steps.withColumnRenamed("frontier", "at_t"), on="history_id").where(
+            ~frontiers.beyond(tc, F.col("at_t"), F.col("from_time"))
+        )
+        return assigned.groupBy("history_id", "data").agg(F.min("t").alias("time")).withColumn("diff", F.lit(1).cast("long"))
+
+    # --- checkpoint and restart ---------------------------------------------
+
+    def facts(self, ts: dict) -> dict:
+        """Per hid: the inversion at `ts[hid]`, the data shard's `(data, count)`, the remap's latest frontier."""
+        remap = self.remap.read()
+        inverted = frontier_at(remap, self._points(ts), before=True).select(
+            "history_id", F.lit("inverted").alias("label"), F.explode("frontier").alias("time"),
+            F.lit(None).cast("string").alias("data"), F.lit(None).cast("long").alias("n"))
+        chosen = F.col("history_id").isin(sorted(ts))
+        latest = accumulate(remap.where(chosen), ["history_id"]).select(
+            "history_id", F.lit("latest").alias("label"), F.explode("frontier").alias("time"),
+            F.lit(None).cast("string").alias("data"), F.lit(None).cast("long").alias("n"))
+        ids = self.data.read().where(chosen).groupBy("history_id", "data").agg(F.sum("diff").alias("n")).select(
+            "history_id", F.lit("ids").alias("label"), F.lit(None).cast(self.tc.spark_type).alias("time"), "data", "n")
+        table = inverted.unionByName(latest).unionByName(ids).toArrow()
+        out = {h: {"inverted": [], "latest": [], "ids": []} for h in ts}
+        cols = {c: table.column(c).to_pylist() for c in table.column_names}
+        for h, label, time, data, n in zip(cols["history_id"], cols["label"], cols["time"], cols["data"], cols["n"]):
+            out[h][label].append((data, n) if label == "ids" else self.tc.from_row(time))
+        return out
+
+    def checkpoint(self, hids: list, faults: dict) -> dict:
+        """Commits and compacts running `hids`; returns per hid the facts observed when committing."""
+        for f in faults.values():
+            if f not in CHECKPOINT_FAULTS:
+                raise UnknownFault(f, CHECKPOINT_FAULTS)
+        hids = [h for h in hids if self.running[h]]
+        if not hids:
+            return {}
+        facts = self.facts({h: self.resumption(h)[0] for h in hids})
+        for h in hids:
+            self.broker.commit(h, facts[h]["inverted"])
+            if faults.get(h) == "after_commit":
+                self.running[h] = False
+        sinces = {}
+        for h in hids:
+            target = compaction_target(self.data.upper(h), self.remap.upper(h))
+            if self.running[h] and target and target[0] - 1 > self.remap.since(h)[0]:
+                sinces[h] = target[0] - 1
+        if sinces:
+            for h, steps in self._remap_steps(sinces).items():
+                facts[h]["remap_before"] = steps
+            self._compact(sinces)
+            for h, steps in self._remap_steps(sinces).items():
+                facts[h]["remap_after"] = steps
+        for h in hids:
+            if faults.get(h) == "after_compaction":
+                self.running[h] = False
+        return facts
+
+    def _remap_steps(self, sinces: dict) -> dict:
+        """`(t, R(t))` for t from the new since to the upper, per compacted hid."""
+        ts = [(h, t) for h, s in sinces.items() for t in range(s, self.remap.upper(h)[0])]
+        table = pa.table({"history_id": pa.array([h for h, _ in ts], pa.int64()), "t": pa.array([t for _, t in ts], pa.int64())})
+        points = spark().createDataFrame(table).withColumn("since", F.lit(0).cast("long")).withColumn(
+            "minimum", F.lit(None).cast(self.tc.spark_type))
+        rows = frontier_at(self.remap.read(), points, before=False).toArrow()
+        out: dict = {h: set() for h in sinces}
+        for h, t, frontier in zip(*(rows.column(c).to_pylist() for c in ("history_id", "t", "frontier"))):
+            out[h].add((t, frozenset(self.tc.from_row(f) for f in frontier)))
+        return {h: frozenset(v) for h, v in out.items()}
+
+    def _compact(self, sinces: dict) -> None:
+        table = pa.table({"history_id": pa.array(sorted(sinces), pa.int64()),
+                          "new_since": pa.array([sinces[h] for h in sorted(sinces)], pa.int64())})
+        advanced = self.remap.read().join(spark().createDataFrame(table), on="history_id", how="left").select(
+            "history_id", "from_time",
+            F.when(F.col("new_since").isNull(), F.col("into_time")).otherwise(F.greatest("into_time", "new_since")).alias("into_time"),
+            "diff")
+        rows = advanced.groupBy("history_id", "from_time", "into_time").agg(F.sum("diff").alias("diff")).where(F.col("diff") != 0)
+        self.remap = self.remap.rewrite(rows, {h: [s] for h, s in sinces.items()})
+
+    def restart(self, hids: list) -> dict:
+        """Recomputes both frontiers from the shards, commits, checks the upstream can serve, resumes."""
+        if not hids:
+            return {}
+        facts = self.facts({h: self.resumption(h)[0] for h in hids})
+        for h in hids:
+            facts[h]["upstream_start"] = frozenset(enumerate(self.broker.start[h]))
+            self.broker.commit(h, facts[h]["inverted"])
+            self.broker.check_read(h, facts[h]["inverted"])
+            self.running[h] = True
+        return facts
+
+    def final(self) -> dict:
+        """Per hid: the data shard's rows and the remap's consolidated bindings."""
+        data = self.data.read().select("history_id", F.lit("data").alias("label"), "data", "time", "diff",
+                                       F.lit(None).cast(self.tc.spark_type).alias("from_time"))
+        remap = self.remap.read().groupBy("history_id", "from_time", "into_time").agg(F.sum("diff").alias("diff")).where(
+            F.col("diff") != 0).select("history_id", F.lit("remap").alias("label"), F.lit(None).cast("string").alias("data"),
+                                       F.col("into_time").alias("time"), "diff", "from_time")
+        table = data.unionByName(remap).toArrow()
+        out: dict = {h: {"data": set(), "remap": set()} for h in range(self.n)}
+        cols = [table.column(c).to_pylist() for c in ("history_id", "label", "data", "time", "diff", "from_time")]
+        for h, label, data, time, diff, from_time in zip(*cols):
+            out[h][label].add((data, time, diff) if label == "data" else (self.tc.from_row(from_time), time, diff))
+        return out
+
+
+def observe_ingestion(domain: Any, histories: Sequence[Any], root: Optional[os.PathLike] = None) -> list[dict]:
+    """Observations of a batch of ingestion histories, as `properties.suites.resumption.observe` records them."""
+    pipeline = Ingestion(domain, len(histories), root)
+    observed: list[dict] = [{} for _ in histories]
+    pipeline.running = [True] * len(histories)  # a fresh pipeline starts at the minimum, already committed
+    for step in range(max((len(h.actions) for h in histories), default=0)):
+        _round(pipeline, histories, step, observed)
+    ends = {h: len(history.actions) for h, history in enumerate(histories)}
+    _record_commits(observed, pipeline.restart(list(ends)), ends, restart=True)
+    final_ticks = {h: 1 + max((a.args["tick"] for a in history.actions if a.name == "ingest"), default=0)
+                   for h, history in enumerate(histories)}
+    pipeline.ingest(final_ticks, {}, 1 + max(ends.values(), default=0))
+    final = pipeline.final()
+    for h, end in ends.items():
+        observed[h][(end + 1, "data")] = frozenset(final[h]["data"])
+        observed[h][(end + 1, "remap")] = frozenset(final[h]["remap"])
+        observed[h][(end + 1, "remap_since")] = frozenset(pipeline.remap.since(h))
+    return observed
+
+
+def _round(pipeline: Ingestion, histories: Sequence[Any], step: int, observed: list) -> None:
+    by_kind: dict = {}
+    for h, history in enumerate(histories):
+        if step < len(history.actions):
+            by_kind.setdefault(history.actions[step].name, []).append((h, history.actions[step].args))
+    for h, args in by_kind.get("produce", []):
+        pipeline.broker.produce(h, step, args["partition"], args["data"])
+    pipeline._records = None
+    for h, _ in by_kind.get("upstream_compact", []):
+        pipeline.broker.compact(h)
+    ingests = by_kind.get("ingest", [])
+    pipeline.ingest({h: a["tick"] for h, a in ingests}, {h: a["fault"] for h, a in ingests if a.get("fault")}, step)
+    checkpoints = by_kind.get("checkpoint", [])
+    facts = pipeline.checkpoint([h for h, _ in checkpoints], {h: a["fault"] for h, a in checkpoints if a.get("fault")})
+    _record_commits(observed, facts, {h: step for h in facts}, restart=False)
+    restarts = [h for h, _ in by_kind.get("restart", [])]
+    _record_commits(observed, pipeline.restart(restarts), {h: step for h in restarts}, restart=True)
+    unknown = set(by_kind) - {"produce", "upstream_compact", "ingest", "checkpoint", "restart"}
+    if unknown:
+        raise ValueError(f"ingestion history: unknown actions {sorted(unknown)} at step {step}")
+
+
+def _record_commits(observed: list, facts: dict, steps: dict, restart: bool) -> None:
+    for h, fact in facts.items():
+        obs, step = observed[h], steps[h]
+        obs[(step, "committed")] = frozenset(fact["inverted"])
+        obs[(step, "durable_ids")] = frozenset(fact["ids"])
+        obs[(step, "remap_latest")] = frozenset(fact["latest"])
+        if restart:
+            obs[(step, "resumed")] = frozenset(fact["inverted"])
+            obs[(step, "upstream_start")] = fact["upstream_start"]
+        if "remap_after" in fact:
+            obs[(step, "remap_before")] = fact["remap_before"]
+            obs[(step, "remap_after")] = fact["remap_after"]
