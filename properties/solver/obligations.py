@@ -27,7 +27,8 @@ the domains' own range constraints (Partitioned: `0 <= lo <= hi <= 2**31-1`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+import time
+from typing import Any, Callable, Optional, Sequence
 
 import attrs
 import z3
@@ -49,6 +50,7 @@ class Case:
     goal: Any
     terms: dict = attrs.field(factory=dict)
     template: dict = attrs.field(factory=dict)
+    assumption: str = ""
 
 
 @attrs.frozen
@@ -81,6 +83,18 @@ class World:
         return met
 
 
+ASSUMPTIONS = {
+    "table": "a table's upper at wall-clock time w is at most w + skew",
+    "source": "an epoch source's upper at wall-clock time w is at most w + skew",
+    "load_generator": "a load generator's upper is any monotone function (it may jump)",
+    "non_epoch_source": "a non-epoch source's upper is not related to wall-clock time",
+    "constant": "a constant is closed from the start",
+    "meet": "a derived object's upper is the meet of its inputs'",
+    "mv": "a materialized view with a refresh schedule jumps to its next refresh",
+    "subscribe": "a subscribe stops at its UP TO",
+}
+
+
 def _time(name: str) -> Any:
     return z3.Int(name)
 
@@ -111,9 +125,9 @@ def time_dependence_cases(rules: Rules, world: World) -> list[Case]:
         hyps += [wall >= start, wall <= exp.val, upper_ok, world.leaf_upper(kind, wall, upper)]
         cases.append(Case(name, f"leaf {kind}", tuple(hyps), frontier_le(upper, bound),
                           _terms(start=start, wall=wall, expiration=exp, upper=upper, bound=bound),
-                          {"kind": "leaf", "leaf": kind}))
+                          {"kind": "leaf", "leaf": kind}, ASSUMPTIONS[kind]))
     cases.append(Case(name, "inputs: no input", (), frontier_le(world.meet([]), enc.meet_inputs(rules, [])),
-                      {}, {"kind": "meet"}))
+                      {}, {"kind": "meet"}, ASSUMPTIONS["meet"]))
     (u1, ok1), (u2, ok2) = _opt_time("upper.acc"), _opt_time("upper.next")
     (b1, okb1), (b2, okb2) = _opt_time("bound.acc"), _opt_time("bound.next")
     step_bound = rules.meet_bounds(rules, b1, b2)
@@ -121,7 +135,7 @@ def time_dependence_cases(rules: Rules, world: World) -> list[Case]:
                       (ok1, ok2, okb1, okb2, frontier_le(u1, b1), frontier_le(u2, b2)),
                       frontier_le(world.meet([u1, u2]), step_bound),
                       _terms(upper_acc=u1, upper_next=u2, bound_acc=b1, bound_next=b2, bound=step_bound),
-                      {"kind": "meet"}))
+                      {"kind": "meet"}, ASSUMPTIONS["meet"]))
     for kind, shape, has_up_to in _derived_variants():
         cases.append(_derived_case(rules, world, kind, shape, has_up_to))
     return cases
@@ -145,7 +159,8 @@ def _derived_case(rules: Rules, world: World, kind: str, shape: tuple, has_up_to
     return Case("time-dependence", label, tuple(hyps), frontier_le(upper, bound),
                 _terms(upper_met=met_u, bound_met=met_b, upper=upper, bound=bound, up_to=up_to,
                        **_schedule_terms(schedule)),
-                {"kind": "derived", "dataflow": kind, "shape": shape, "up_to": has_up_to})
+                {"kind": "derived", "dataflow": kind, "shape": shape, "up_to": has_up_to},
+                ASSUMPTIONS["mv" if shape else kind if kind == "subscribe" else "meet"])
 
 
 # ---------------------------------------------------------------- 2-4. the dataflow
@@ -376,51 +391,68 @@ def get(name: str) -> Obligation:
 
 @attrs.frozen
 class Verdict:
-    """The result of one case: `status` is "proved", "refuted" or "unknown" (with the solver's reason)."""
+    """One case's result: `status` is "proved", "refuted", "unknown" (with the solver's reason) or "error"."""
 
     case: Case
     status: str
     seconds: float
     values: dict = attrs.field(factory=dict)
     reason: str = ""
-    model: Any = None
 
 
 def check_case(case: Case, timeout_s: Optional[float] = None, rlimit: Optional[int] = None) -> Verdict:
-    """Proves, refutes or gives up on one case; never reports a give-up as proved."""
-    import time
-
+    """Proves, refutes or gives up on one case; a give-up or a solver error is never reported as proved."""
     solver = z3.Solver()
     if timeout_s is not None:
         solver.set("timeout", max(1, int(timeout_s * 1000)))
     if rlimit is not None:
         solver.set("rlimit", rlimit)
-    solver.add(*case.hypotheses)
-    solver.add(z3.Not(case.goal))
     started = time.perf_counter()
-    result = solver.check()
-    seconds = time.perf_counter() - started
-    if result == z3.unsat:
-        return Verdict(case, "proved", seconds)
-    if result == z3.sat:
-        model = solver.model()
-        return Verdict(case, "refuted", seconds, read_terms(case.terms, model), model=model)
-    return Verdict(case, "unknown", seconds, reason=solver.reason_unknown() or "unknown")
+    try:
+        solver.add(*case.hypotheses)
+        solver.add(z3.Not(case.goal))
+        result = solver.check()
+        seconds = time.perf_counter() - started
+        if result == z3.unsat:
+            return Verdict(case, "proved", seconds)
+        if result == z3.sat:
+            return Verdict(case, "refuted", seconds, read_terms(case.terms, solver.model()))
+        return Verdict(case, "unknown", seconds, reason=solver.reason_unknown() or "unknown")
+    except z3.Z3Exception as exc:
+        return Verdict(case, "error", time.perf_counter() - started, reason=f"solver error: {exc}")
 
 
 def read_terms(terms: dict, model: z3.ModelRef) -> dict:
     """The named terms' values under a model (`Opt`s as `Optional[int]`)."""
-    out = {}
-    for k, v in terms.items():
-        if isinstance(v, Opt):
-            out[k] = enc.concrete(v, model)
-        else:
-            out[k] = model.eval(v, model_completion=True).as_long()
-    return out
+    return {k: enc.concrete(v, model) if isinstance(v, Opt) else model.eval(v, model_completion=True).as_long()
+            for k, v in terms.items()}
 
 
-def all_cases(names: Optional[list[str]] = None, rules: Rules = enc.FAITHFUL, skew: int = 0) -> list[Case]:
-    """Every case of the named obligations (all by default)."""
+@attrs.frozen
+class Result:
+    """An obligation's verdicts: refuted if any case is, else unknown/error if any is, else proved."""
+
+    obligation: Obligation
+    verdicts: tuple
+    seconds: float
+
+    @property
+    def status(self) -> str:
+        statuses = {v.status for v in self.verdicts}
+        for status in ("refuted", "error", "unknown"):
+            if status in statuses:
+                return status
+        return "proved"
+
+
+def prove(names: Optional[Sequence[str]] = None, rules: Rules = enc.FAITHFUL, skew: int = 0,
+          timeout_s: Optional[float] = None, rlimit: Optional[int] = None) -> list[Result]:
+    """Every case of the named obligations (all by default), each obligation's time measured."""
     world = World(skew)
-    return [c for n in (names or NAMES) for c in get(n).cases(rules, world)]
-
+    results = []
+    for name in names or NAMES:
+        obligation = get(name)
+        started = time.perf_counter()
+        verdicts = tuple(check_case(c, timeout_s, rlimit) for c in obligation.cases(rules, world))
+        results.append(Result(obligation, verdicts, time.perf_counter() - started))
+    return results

@@ -6,9 +6,10 @@ from properties.errors import UnknownSuite
 from properties.suite import Suite
 from properties.suites import collections, laws, ttl
 from properties.suites import resumption
+from properties.solver import counterexamples as prove_suite
 
-SUITES: dict[str, Suite] = {s.name: s for s in (laws.SUITE, collections.SUITE, resumption.SUITE, ttl.SUITE)}
-OBSERVERS = {"collections": collections.observe, "ingestion": resumption.observe, "ttl": ttl.observe_store}
+SUITES: dict[str, Suite] = {s.name: s for s in (laws.SUITE, collections.SUITE, resumption.SUITE, ttl.SUITE, prove_suite.SUITE)}
+OBSERVERS = {"collections": collections.observe, "ingestion": resumption.observe, "ttl": ttl.observe_store, "prove": prove_suite.observe}
 
 
 def get_suite(name: str) -> Suite:

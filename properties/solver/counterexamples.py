@@ -1,0 +1,383 @@
+"""A refutation as a concrete, replayable scenario: the `prove` suite and its counterexample files.
+
+A scenario is a history (domain "total") in this vocabulary, plain data:
+
+- `table {name}`, `source {name, kind}`, `constant {name, rows}`;
+- `view {name, inputs, window}`, `mv {name, inputs, window, refresh}`, `index {name, on}`,
+  `subscribe {name, inputs, window, up_to}`: the plan is the union of `inputs`
+  under the temporal filter `mz_now() <= row[0] + window`; `refresh` is a list
+  of `["every", interval, aligned_to]` / `["at", time]`;
+- `write {name, row, time, diff}`, `tick {name, wall, reach}` (a source not on
+  wall-clock time reaches `reach` at wall time `wall`);
+- `replica {offset, starts}`; `read {name, wall, time}`.
+
+The `prove` suite's check runs the scenario on an implementation twice, with the
+replica's offset and with 0 (expiration disabled), and reports the first read
+that differs, or a diff the expiring dataflow produced at or beyond its
+expiration (an expiration that drops nothing). `realize` turns a refuted case
+into such a scenario: it solves for one over a few small catalog templates
+built around the refuted kind, with the refuted rules, then keeps the first one
+whose replay shows the difference.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import attrs
+import z3
+
+from model import expiration as ex
+from model.catalog import (
+    Catalog, Constant, Feed, Index, MaterializedView, RefreshAt, RefreshEvery, Source, Subscribe, Table, View,
+    output_updates,
+)
+from model.collection import Update
+from model.errors import ModelError, ReplicaExpired
+from model.plan import Get, TemporalFilter, Union
+from model.temporal import MzNow
+from properties.counterexample import Counterexample
+from properties.history import Action, History
+from properties.solver import encoding as enc
+from properties.solver.encoding import NONE, Rules, frontier_lt_time, some
+from properties.solver.obligations import Case, Verdict, World
+from properties.source import Source as ChoiceSource
+from properties.suite import Outcome, Property, Suite, compare
+
+SUITE_NAME = "prove"
+LEAF_NAMES = {"table": "t", "source": "s", "load_generator": "g", "non_epoch_source": "d", "constant": "k"}
+SOURCE_KINDS = {"source": "kafka", "load_generator": "load_generator", "non_epoch_source": "cdc"}
+SMALL = 30  # every number a realized scenario uses is at most this
+
+# ---------------------------------------------------------------- scenario -> model
+
+
+@attrs.frozen
+class Scenario:
+    """A scenario as model values."""
+
+    catalog: Catalog
+    feed: Feed
+    offset: int
+    starts: tuple
+    reads: tuple  # (step, name, wall, time)
+    dataflows: tuple
+
+
+def _plan(inputs: Sequence[str], window: Optional[int]):
+    gets = tuple(Get(n) for n in inputs)
+    plan = gets[0] if len(gets) == 1 else Union(gets)
+    return plan if window is None else TemporalFilter(plan, (MzNow("<=", 0, window),))
+
+
+def _refresh(clauses: Sequence) -> tuple:
+    return tuple(RefreshEvery(c[1], c[2]) if c[0] == "every" else RefreshAt(c[1]) for c in clauses)
+
+
+def _object(action: Action):
+    a, name = action.args, action.args.get("name")
+    if action.name == "table":
+        return Table(name)
+    if action.name == "source":
+        return Source.create(name, a["kind"])
+    if action.name == "constant":
+        return Constant(name, [tuple(r) for r in a.get("rows", [])])
+    if action.name == "view":
+        return View(name, _plan(a["inputs"], a.get("window")))
+    if action.name == "mv":
+        return MaterializedView(name, _plan(a["inputs"], a.get("window")), _refresh(a.get("refresh", [])))
+    if action.name == "index":
+        return Index(name, a["on"])
+    return Subscribe(name, _plan(a["inputs"], a.get("window")), a.get("up_to"))
+
+
+CREATE = ("table", "source", "constant", "view", "mv", "index", "subscribe")
+
+
+def to_world(history: History) -> Scenario:
+    """The catalog, feed, replica and reads a scenario describes (model errors propagate)."""
+    catalog, updates, ticks = Catalog(), {}, {}
+    offset, starts, reads, dataflows = 0, (0,), [], []
+    for step, action in enumerate(history.actions):
+        a = action.args
+        if action.name in CREATE:
+            catalog = catalog.add(_object(action))
+            if action.name in ("mv", "index", "subscribe"):
+                dataflows.append(a["name"])
+        elif action.name == "write":
+            updates.setdefault(a["name"], []).append(Update(tuple(a["row"]), a["time"], a["diff"]))
+        elif action.name == "tick":
+            ticks.setdefault(a["name"], []).append((a["wall"], a["reach"]))
+        elif action.name == "replica":
+            offset, starts = a["offset"], tuple(a["starts"])
+        elif action.name == "read":
+            reads.append((step, a["name"], a["wall"], a["time"]))
+    feed = Feed({k: tuple(v) for k, v in updates.items()}, {k: tuple(v) for k, v in ticks.items()})
+    return Scenario(catalog, feed, offset, starts, tuple(reads), tuple(dataflows))
+
+
+def _read(world: Scenario, replica: ex.Replica, name: str, wall: int, time: int) -> frozenset:
+    try:
+        got = ex.served(world.catalog, world.feed, replica, name, wall, time)
+    except ReplicaExpired:
+        return frozenset({("replica expired",)})
+    if got is None:
+        return frozenset({("not served",)})
+    return frozenset({("rows", tuple(sorted(got.items())))})
+
+
+def _beyond(world: Scenario) -> frozenset:
+    """Every diff an expiring dataflow produces at or after its expiration, per incarnation."""
+    out = set()
+    for start in world.starts:
+        replica_exp = ex.replica_expiration(start, world.offset)
+        for name in world.dataflows:
+            flow = ex.render(world.catalog, name, replica_exp)
+            if flow.expiration is None:
+                continue
+            for u in output_updates(world.catalog, world.feed, name, flow.until):
+                if u.time >= flow.expiration:
+                    out.add((name, start, flow.expiration, u.time, u.diff))
+    return frozenset(out)
+
+
+def observe(history: History) -> dict:
+    """Each read with expiration (`read`) and without (`read without expiration`), and the diffs beyond it."""
+    world = to_world(history)
+    on, off = ex.Replica(world.offset, world.starts), ex.Replica(0, world.starts)
+    obs: dict = {}
+    for step, name, wall, time in world.reads:
+        obs[(step, "read")] = _read(world, on, name, wall, time)
+        obs[(step, "read without expiration")] = _read(world, off, name, wall, time)
+    obs[(len(history.actions), "diffs at or beyond the expiration")] = _beyond(world)
+    return obs
+
+
+def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
+    """The success criterion on `impl`: reads equal with and without expiration, nothing kept beyond it."""
+    outcomes: list[Outcome] = []
+    for history in histories:
+        try:
+            obs = impl.observe_prove(history.time_domain, [history])[0]
+        except ModelError as error:
+            outcomes.append(Outcome.rejected(error))
+            continue
+        end = (len(history.actions), "diffs at or beyond the expiration")
+        expected = {(s, "read"): v for (s, label), v in obs.items() if label == "read without expiration"}
+        actual = {(s, "read"): v for (s, label), v in obs.items() if label == "read"}
+        expected[end], actual[end] = frozenset(), obs[end]
+        outcomes.append(compare(expected, actual))
+    return outcomes
+
+
+# ---------------------------------------------------------------- templates
+
+
+@attrs.frozen
+class Template:
+    """A small catalog shape: an expiring dataflow of `kind` over `leaves`."""
+
+    kind: str
+    leaves: tuple
+    shape: tuple = ()
+    up_to: bool = False
+    restart: bool = False
+
+
+def templates_for(case: Case) -> list[Template]:
+    """Templates around the refuted kind first, then every other small one."""
+    t = case.template
+    restart = bool(t.get("restart")) or case.obligation == "restart"
+    kinds = [t["dataflow"]] if t.get("dataflow") in enc.EXPIRING_KINDS else []
+    kinds += [k for k in ("mv", "index", "subscribe") if k not in kinds]
+    leaf_sets = [(t["leaf"],)] if t.get("kind") == "leaf" else []
+    leaf_sets += [ls for ls in (("table",), ("load_generator",), ("table", "load_generator"), ("source",),
+                                ("constant", "table"), ("non_epoch_source",)) if ls not in leaf_sets]
+    shapes = [tuple(t["shape"])] if t.get("shape") else []
+    shapes += [s for s in ((), ("every",), ("at",)) if s not in shapes]
+    out = []
+    for kind in kinds:
+        for leaves in leaf_sets:
+            for shape in (shapes if kind == "mv" else [()]):
+                for up_to in ((t.get("up_to", False), not t.get("up_to", False)) if kind == "subscribe" else (False,)):
+                    if leaves == ("constant",) and len(leaves) == 1:
+                        continue
+                    out.append(Template(kind, leaves, shape, up_to, restart))
+    return out
+
+
+@attrs.frozen
+class Unknowns:
+    """The template's free parameters, as z3 Ints."""
+
+    start: Any
+    offset: Any
+    wall: Any
+    time: Any
+    window: Any
+    reach: dict
+    schedule: tuple
+    up_to: Any
+
+    def all(self) -> list:
+        extra = [p for c in self.schedule for p in ((c.interval, c.aligned_to) if isinstance(c, enc.Every) else (c.at,))]
+        return [self.start, self.offset, self.wall, self.time, self.window, *self.reach.values(), *extra,
+                *([self.up_to] if self.up_to is not None else [])]
+
+
+def _unknowns(template: Template) -> Unknowns:
+    reach = {leaf: z3.Int(f"reach.{leaf}") for leaf in template.leaves
+             if leaf in ("load_generator", "non_epoch_source")}
+    return Unknowns(z3.Int("start"), z3.Int("offset"), z3.Int("wall"), z3.Int("time"), z3.Int("window"), reach,
+                    enc.symbolic_schedule(template.shape, "refresh"), z3.Int("up_to") if template.up_to else None)
+
+
+def difference(template: Template, rules: Rules, u: Unknowns) -> Any:
+    """A read at (`wall`, `time`) differs with and without expiration, or a diff is kept beyond it (approximately)."""
+    world = World(0)
+    exp = rules.replica_expiration(rules, u.start, u.offset)
+    uppers, bounds = [], []
+    for leaf in template.leaves:
+        uppers.append(some(u.wall) if leaf in ("table", "source") else NONE if leaf == "constant" else some(u.reach[leaf]))
+        bounds.append(enc.leaf_bound(rules, leaf, exp.val))
+    met_u, up_to = world.meet(uppers), some(u.up_to) if template.up_to else NONE
+    upper = world.derived_upper(template.kind, met_u, u.schedule, up_to)
+    if template.kind == "index":  # an index on a view over the leaves
+        bound = enc.object_bound(rules, "index", [enc.object_bound(rules, "view", bounds)])
+    else:
+        bound = enc.object_bound(rules, template.kind, bounds, u.schedule, up_to)
+    expiration, until = enc.render(rules, template.kind, bound, up_to, exp)
+    until_off = up_to if template.kind == "subscribe" else NONE
+    retraction = u.window + 1
+    visible = frontier_lt_time(upper, u.time)
+    served = z3.And(visible, z3.Not(rules.refused(rules, expiration, upper, u.time)))
+    refused_visible = z3.And(visible, z3.Not(served))
+    dropped_visible = z3.And(served, u.time >= retraction, z3.Not(frontier_lt_time(until, retraction)),
+                             frontier_lt_time(until_off, retraction))
+    kept_beyond = z3.And(expiration.has, retraction >= expiration.val, frontier_lt_time(until, retraction))
+    return z3.And(u.wall >= u.start, u.wall <= exp.val, z3.Or(refused_visible, dropped_visible, kept_beyond))
+
+
+def _ranges(template: Template, u: Unknowns) -> list:
+    cs = [z3.And(v >= 0, v <= SMALL) for v in u.all()]
+    cs += [u.offset >= 1] + [c.valid() for c in u.schedule]
+    return cs + ([u.start >= 1] if template.restart else [])
+
+
+def scenario(template: Template, values: dict) -> History:
+    """The history a template and solved parameters describe."""
+    actions = []
+    names = [LEAF_NAMES[leaf] for leaf in template.leaves]
+    for leaf, name in zip(template.leaves, names):
+        if leaf == "table":
+            actions.append(Action("table", {"name": name}))
+        elif leaf == "constant":
+            actions.append(Action("constant", {"name": name, "rows": [[0]]}))
+        else:
+            actions.append(Action("source", {"name": name, "kind": SOURCE_KINDS[leaf]}))
+    window = values["window"]
+    if template.kind == "index":
+        actions.append(Action("view", {"name": "v", "inputs": names, "window": window}))
+        actions.append(Action("index", {"name": "x", "on": "v"}))
+    elif template.kind == "mv":
+        actions.append(Action("mv", {"name": "x", "inputs": names, "window": window,
+                                     "refresh": values["refresh"]}))
+    else:
+        actions.append(Action("subscribe", {"name": "x", "inputs": names, "window": window,
+                                            "up_to": values.get("up_to")}))
+    for leaf, name in zip(template.leaves, names):
+        if leaf != "constant":
+            actions.append(Action("write", {"name": name, "row": [0], "time": 0, "diff": 1}))
+        if leaf in ("load_generator", "non_epoch_source"):
+            actions.append(Action("tick", {"name": name, "wall": 0, "reach": values["reach"][leaf]}))
+    starts = [0, values["start"]] if template.restart else [values["start"]]
+    actions.append(Action("replica", {"offset": values["offset"], "starts": starts}))
+    actions.append(Action("read", {"name": "x", "wall": values["wall"], "time": values["time"]}))
+    return History("total", tuple(actions))
+
+
+def _values(template: Template, u: Unknowns, model: z3.ModelRef) -> dict:
+    val = lambda e: model.eval(e, model_completion=True).as_long()  # noqa: E731
+    refresh = [["every", val(c.interval), val(c.aligned_to)] if isinstance(c, enc.Every) else ["at", val(c.at)]
+               for c in u.schedule]
+    return {"start": val(u.start), "offset": val(u.offset), "wall": val(u.wall), "time": val(u.time),
+            "window": val(u.window), "reach": {k: val(v) for k, v in u.reach.items()}, "refresh": refresh,
+            "up_to": val(u.up_to) if u.up_to is not None else None}
+
+
+# ---------------------------------------------------------------- realize
+
+
+@attrs.frozen
+class Realized:
+    """A refutation made concrete: the counterexample, and the outcome its replay gave."""
+
+    counterexample: Counterexample
+    outcome: Outcome
+
+
+def realize(verdict: Verdict, rules: Rules, impl: Any, impl_name: str, tries: int = 3) -> Optional[Realized]:
+    """The first small scenario whose replay on `impl` shows the difference; `None` if no template gives one."""
+    for template in templates_for(verdict.case):
+        u = _unknowns(template)
+        solver = z3.Solver()
+        solver.set("timeout", 2000)
+        solver.add(*_ranges(template, u), difference(template, rules, u))
+        for _ in range(tries):
+            if solver.check() != z3.sat:
+                break
+            model = solver.model()
+            history = scenario(template, _values(template, u, model))
+            outcome = check(impl, [history])[0]
+            if not outcome.ok and not outcome.invalid:
+                return Realized(_counterexample(verdict, history, impl_name, outcome), outcome)
+            solver.add(z3.Or([v != model.eval(v, model_completion=True) for v in u.all()]))
+    return None
+
+
+def _counterexample(verdict: Verdict, history: History, impl_name: str, outcome: Outcome) -> Counterexample:
+    case = verdict.case
+    values = ", ".join(f"{k}={v}" for k, v in verdict.values.items())
+    return Counterexample(
+        suite=SUITE_NAME, property=case.obligation, history=history, impl=impl_name,
+        message=f"{case.obligation} [{case.label}] refuted ({values}); replay: {outcome.message}",
+        step=outcome.step, lane="solver", model_said=outcome.expected, impl_said=outcome.actual,
+    )
+
+
+# ---------------------------------------------------------------- the suite
+
+
+def draw_scenario(source: ChoiceSource, domain_name: str, restart: bool = False) -> History:
+    """A random template with random small parameters (the solver's scenarios, drawn instead of solved)."""
+    kind = source.choice(("mv", "index", "subscribe"))
+    leaves = source.choice((("table",), ("load_generator",), ("table", "load_generator"), ("constant", "table"),
+                            ("non_epoch_source",)))
+    shape = source.choice(((), ("every",), ("at",))) if kind == "mv" else ()
+    refresh = [["every", source.integer(1, 8), source.integer(0, 8)] if c == "every" else ["at", source.integer(0, 20)]
+               for c in shape]
+    start = source.integer(1 if restart else 0, 6)
+    offset = source.integer(1, 8)
+    values = {"start": start, "offset": offset, "wall": source.integer(start, start + offset),
+              "time": source.integer(0, 20), "window": source.integer(0, 20), "refresh": refresh,
+              "reach": {leaf: source.integer(0, 25) for leaf in leaves if leaf in ("load_generator", "non_epoch_source")},
+              "up_to": source.integer(0, 20) if kind == "subscribe" and source.boolean() else None}
+    return scenario(Template(kind, leaves, shape, values["up_to"] is not None, restart), values)
+
+
+def _property(name: str, doc: str, restart: bool = False) -> Property:
+    return Property(name=name, doc=doc, draw=lambda source, domain: draw_scenario(source, domain, restart), check=check)
+
+
+SUITE = Suite(
+    name=SUITE_NAME,
+    doc="The solver's scenarios: a read differs with and without expiration, or a diff is kept beyond it.",
+    properties=(
+        _property("time-dependence", "reads equal with and without expiration (time dependence sound)"),
+        _property("nothing-visible-dropped", "reads equal with and without expiration (nothing visible dropped)"),
+        _property("frontier-hold", "reads equal, and no diff kept at or beyond the expiration (the hold)"),
+        _property("restart", "reads equal with and without expiration across a restart", restart=True),
+    ),
+    default_impl="model",
+    domains=("total",),
+)

@@ -1,0 +1,337 @@
+"""The z3 checker: obligations proved, planted bugs refuted with replayable counterexamples,
+give-ups reported as such, and the encoding held equal to the model on concrete inputs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from contextlib import contextmanager
+
+import attrs
+import pytest
+import z3
+from hypothesis import given, settings, strategies as st
+
+from model import expiration as ex
+from model.antichain import Antichain
+from model.catalog import RefreshAt, RefreshEvery, next_refresh, upper_at
+from model.domains import Partitioned, PartitionedTime, Product, PARTITION_MAX
+from model.errors import DataflowExpired
+from properties import counterexample
+from properties.implementations import ModelImplementation
+from properties.solver import cli as solver_cli
+from properties.solver import counterexamples as cx
+from properties.solver import encoding as enc
+from properties.solver import obligations as ob
+from properties.solver.encoding import FAITHFUL, NONE, concrete, ite, lift, some
+from tests.test_model_expiration import scenarios
+
+FAST = settings(max_examples=150, deadline=None, database=None)
+OPT = st.one_of(st.none(), st.integers(0, 40))
+TIME = st.integers(0, 40)
+CLAUSE = st.one_of(st.builds(RefreshEvery, st.integers(1, 9), st.integers(0, 12)), st.builds(RefreshAt, st.integers(0, 40)))
+SCHEDULE = st.lists(CLAUSE, max_size=3).map(tuple)
+
+
+def z(rule: str, *args):
+    """A rule of the faithful encoding applied to constants, read back as a Python value."""
+    out = getattr(FAITHFUL, rule)(FAITHFUL, *args)
+    return concrete(out) if isinstance(out, enc.Opt) else z3.simplify(out)
+
+
+# ---------------------------------------------------------------- the encoding equals the model
+
+
+@FAST
+@given(TIME, st.integers(0, 9), OPT, OPT)
+def test_arithmetic_rules_equal_the_model(start, offset, a, b):
+    assert z("replica_expiration", z3.IntVal(start), z3.IntVal(offset)) == ex.replica_expiration(start, offset)
+    assert z("frontier_meet", lift(a), lift(b)) == ex.frontier_meet(a, b)
+    assert z("meet_bounds", lift(a), lift(b)) == ex.meet_bounds(a, b)
+    assert z("subscribe_bound", lift(a), lift(b)) == ex.subscribe_bound(a, b)
+    assert z("dataflow_expiration", lift(a), lift(b)) == ex.dataflow_expiration(a, b)
+    assert z("meet_until", lift(a), lift(b)) == ex.meet_until(a, b)
+    assert z("step_one_tick", z3.IntVal(start)).as_long() == ex.step_one_tick(start)
+
+
+@FAST
+@given(st.lists(OPT, max_size=4))
+def test_meet_inputs_equals_the_model(bounds):
+    assert concrete(enc.meet_inputs(FAITHFUL, [lift(b) for b in bounds])) == ex.meet_inputs(bounds)
+
+
+@FAST
+@given(st.sampled_from(["kafka", "postgres", "cdc", "load_generator"]), st.booleans(), TIME)
+def test_source_bound_equals_the_model(kind, epoch, wall):
+    got = z("source_bound", z3.BoolVal(kind == "load_generator"), z3.BoolVal(epoch), z3.IntVal(wall))
+    assert got == ex.source_bound(kind, epoch, wall)
+
+
+@FAST
+@given(SCHEDULE, OPT)
+def test_refresh_rules_equal_the_model(schedule, bound):
+    clauses = tuple(enc.clause(c) for c in schedule)
+    assert z("round_up_to_refresh", clauses, lift(bound)) == ex.round_up_to_refresh(schedule, bound)
+    if bound is not None:
+        assert z("next_refresh", clauses, z3.IntVal(bound)) == next_refresh(schedule, bound)
+
+
+@FAST
+@given(OPT, OPT, TIME)
+def test_refusal_equals_check_not_expired(expiration, upper, time_):
+    frontier = Antichain.of(ex.TIME, [] if upper is None else [upper])
+    try:
+        ex.check_not_expired(ex.Dataflow("d", expiration, expiration), frontier, time_)
+        raised = False
+    except DataflowExpired:
+        raised = True
+    assert z3.is_true(z("refused", lift(expiration), lift(upper), z3.IntVal(time_))) == raised
+
+
+@FAST
+@given(scenarios(), st.integers(0, 30))
+def test_time_dependence_and_render_equal_the_model_on_catalogs(scenario, wall):
+    catalog, *_ = scenario
+    for obj in catalog.objects:
+        got = enc.time_dependence(FAITHFUL, catalog, obj.name, wall)
+        assert concrete(got) == ex.time_dependence(catalog, obj.name, wall)
+        kind = enc.kind_of(obj)
+        if kind in enc.DERIVED_KINDS:
+            for replica_exp in (None, wall):
+                expiration, until = enc.render(FAITHFUL, kind, got, enc.up_to_of(obj), lift(replica_exp))
+                flow = ex.render(catalog, obj.name, replica_exp)
+                assert (concrete(expiration), concrete(until)) == (flow.expiration, flow.until)
+
+
+@FAST
+@given(scenarios(), st.integers(0, 30))
+def test_the_models_world_satisfies_the_assumptions(scenario, wall):
+    """The model's uppers are one world the proofs cover (skew 0)."""
+    catalog, feed, *_ = scenario
+    world = ob.World(0)
+
+    def upper(name):
+        frontier = upper_at(catalog, feed, name, wall)
+        return lift(min(frontier) if len(list(frontier)) else None)
+
+    for obj in catalog.objects:
+        kind = enc.kind_of(obj)
+        if not obj.inputs:
+            assert z3.is_true(z3.simplify(world.leaf_upper(kind, z3.IntVal(wall), upper(obj.name))))
+        else:
+            met = world.meet([upper(i) for i in obj.inputs])
+            expected = world.derived_upper(kind, met, enc.schedule_of(obj), enc.up_to_of(obj))
+            assert concrete(expected) == concrete(upper(obj.name))
+
+
+@FAST
+@given(st.tuples(TIME, TIME), st.tuples(TIME, TIME))
+def test_product_encoding_equals_the_model(x, y):
+    d = Product()
+    assert z3.is_true(z3.simplify(ob.product_le(x, y))) == d.le(x, y)
+    assert tuple(z3.simplify(v).as_long() for v in ob.product_join(x, y)) == d.join(x, y)
+    assert tuple(z3.simplify(v).as_long() for v in ob.product_meet(x, y)) == d.meet(x, y)
+
+
+PTIME = st.builds(lambda lo, width, off, top: PartitionedTime(lo, PARTITION_MAX if top else lo + width, off),
+                  st.integers(0, 6), st.integers(0, 6), st.integers(0, 9), st.booleans())
+
+
+@FAST
+@given(PTIME, PTIME)
+def test_partitioned_encoding_equals_the_model(a, b):
+    d = Partitioned()
+    ka, kb = d.key(a), d.key(b)
+    assert z3.is_true(z3.simplify(ob.partitioned_le(ka, kb))) == d.le(a, b)
+    exists, joined = ob.partitioned_join(ka, kb)
+    want = d.join(a, b)
+    assert z3.is_true(z3.simplify(exists)) == (want is not None)
+    if want is not None:
+        assert tuple(z3.simplify(v).as_long() for v in joined) == d.key(want)
+    assert tuple(z3.simplify(v).as_long() for v in ob.partitioned_meet(ka, kb)) == d.key(d.meet(a, b))
+
+
+# ---------------------------------------------------------------- the obligations
+
+
+def test_every_obligation_is_proved_within_ten_seconds():
+    started = time.perf_counter()
+    results = ob.prove()
+    assert {r.obligation.name: r.status for r in results} == {name: "proved" for name in ob.NAMES}
+    assert time.perf_counter() - started <= 10
+
+
+# ---------------------------------------------------------------- planted bugs
+
+
+def _max_opt(u, e):
+    return ite(z3.Or(z3.Not(u.has), z3.Not(e.has)), NONE, some(z3.If(u.val >= e.val, u.val, e.val)))
+
+
+def _earliest_opt(a, b):
+    va, vb = z3.If(a.has, a.val, 0), z3.If(b.has, b.val, 0)
+    return some(z3.If(va <= vb, va, vb))
+
+
+def _earliest(a, b):
+    return min(0 if a is None else a, 0 if b is None else b)
+
+
+# name: (the rule in the encoding, the same rule in the model, the obligation that refutes it)
+PLANTED = {
+    "refresh_not_rounded": (
+        {"round_up_to_refresh": lambda rules, schedule, bound: bound},
+        ("round_up_to_refresh", lambda schedule, bound: bound), "time-dependence"),
+    "load_generator_expires": (
+        {"source_bound": lambda rules, lg, epoch, wall: ite(epoch, some(wall), NONE)},
+        ("source_bound", lambda kind, epoch, wall: wall if epoch else None), "time-dependence"),
+    "none_is_earliest": (
+        {"meet_bounds": lambda rules, a, b: _earliest_opt(a, b)},
+        ("meet_bounds", _earliest), "time-dependence"),
+    "until_joined": (
+        {"meet_until": lambda rules, until, e: _max_opt(until, e)},
+        ("meet_until", lambda until, e: None if until is None or e is None else max(until, e)), "frontier-hold"),
+    "no_one_tick_step": (
+        {"step_one_tick": lambda rules, t: t},
+        ("step_one_tick", lambda t: t), "frontier-hold"),
+}
+
+
+@contextmanager
+def _patched(name, replacement):
+    original = getattr(ex, name)
+    setattr(ex, name, replacement)
+    try:
+        yield
+    finally:
+        setattr(ex, name, original)
+
+
+def _planted_impl(bug: str) -> ModelImplementation:
+    rule, replacement = PLANTED[bug][1]
+
+    class Impl(ModelImplementation):
+        def observe_prove(self, domain, histories):
+            with _patched(rule, replacement):
+                return [cx.observe(h) for h in histories]
+
+    return Impl()
+
+
+def refresh_not_rounded():
+    return _planted_impl("refresh_not_rounded")
+
+
+def load_generator_expires():
+    return _planted_impl("load_generator_expires")
+
+
+def none_is_earliest():
+    return _planted_impl("none_is_earliest")
+
+
+def until_joined():
+    return _planted_impl("until_joined")
+
+
+def no_one_tick_step():
+    return _planted_impl("no_one_tick_step")
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
+    from properties.cli import main
+
+    encoded, _, obligation = PLANTED[bug]
+    rules = attrs.evolve(FAITHFUL, **encoded)
+    started = time.perf_counter()
+    result = ob.prove([obligation], rules)[0]
+    assert result.status == "refuted"
+    refuted = [v for v in result.verdicts if v.status == "refuted"]
+    impl_name = f"tests.test_solver:{bug}"
+    realized = next(r for r in (cx.realize(v, rules, _planted_impl(bug), impl_name) for v in refuted) if r)
+    assert time.perf_counter() - started <= 10
+    path = counterexample.write(realized.counterexample, tmp_path)
+    assert counterexample.read(path).suite == "prove"
+    assert main(["replay", str(path)]) == 1  # the file names the planted implementation
+    assert main(["replay", str(path), "--impl", "model"]) == 0  # the model's own rules hold on it
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_a_planted_bug_breaks_the_encodings_equality_with_the_model(bug):
+    """The Hypothesis equality is what ties the proof to the code: a changed rule no longer matches."""
+    rule, replacement = PLANTED[bug][1]
+    samples = [(None, 5), (3, 7), (12, None), (4, 4), (0, 9)]
+    assert not any(_rule_differs(rule, *s) for s in samples)
+    with _patched(rule, replacement):
+        assert any(_rule_differs(rule, *s) for s in samples)
+
+
+def _rule_differs(rule, a, b):
+    if rule == "round_up_to_refresh":
+        schedule = (RefreshEvery(10, 0),)
+        return b is not None and ex.round_up_to_refresh(schedule, b) != z(rule, (enc.clause(schedule[0]),), lift(b))
+    if rule == "source_bound":
+        return b is not None and ex.source_bound("load_generator", True, b) != z(
+            rule, z3.BoolVal(True), z3.BoolVal(True), z3.IntVal(b))
+    if rule == "step_one_tick":
+        return b is not None and ex.step_one_tick(b) != z(rule, z3.IntVal(b)).as_long()
+    return getattr(ex, rule)(a, b) != z(rule, lift(a), lift(b))
+
+
+def test_skew_beyond_the_margin_refutes_time_dependence_and_names_the_assumption():
+    assert ob.prove(["time-dependence"], skew=0)[0].status == "proved"
+    result = ob.prove(["time-dependence"], skew=1)[0]
+    refuted = {v.case.label: v for v in result.verdicts if v.status == "refuted"}
+    assert set(refuted) == {"leaf table", "leaf source"}
+    assert "w + skew" in refuted["leaf table"].case.assumption
+    assert refuted["leaf table"].values["upper"] > refuted["leaf table"].values["bound"]
+
+
+# ---------------------------------------------------------------- the verb
+
+
+def _args(*argv):
+    parser = argparse.ArgumentParser()
+    solver_cli.add_parser(parser.add_subparsers(dest="verb"))
+    return parser.parse_args(["prove", *argv])
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(file=open("/dev/null", "w"), width=200)
+
+
+def test_prove_verb_exit_codes_and_json(tmp_path):
+    out = tmp_path / "proved.json"
+    assert solver_cli.run(_args("--json", str(out)), _console()) == 0
+    assert {o["status"] for o in json.loads(out.read_text())["obligations"]} == {"proved"}
+    assert solver_cli.run(_args("--obligation", "time-dependence", "--skew", "1", "--out", str(tmp_path)),
+                          _console()) == 1
+
+
+def test_a_give_up_is_reported_as_such_never_as_proved(tmp_path):
+    out = tmp_path / "unknown.json"
+    assert solver_cli.run(_args("--rlimit", "1", "--json", str(out)), _console()) == 3
+    statuses = {o["status"] for o in json.loads(out.read_text())["obligations"]}
+    assert statuses == {"unknown"}
+
+
+def test_a_planted_bug_through_the_verb_writes_a_counterexample(tmp_path):
+    rules = attrs.evolve(FAITHFUL, **PLANTED["refresh_not_rounded"][0])
+    code = solver_cli.run(_args("--obligation", "time-dependence", "--out", str(tmp_path)), _console(), rules,
+                          _planted_impl("refresh_not_rounded"), "tests.test_solver:refresh_not_rounded")
+    assert code == 1
+    [written] = list(tmp_path.glob("prove-time-dependence-*.itf.json"))
+    assert counterexample.read(written).impl == "tests.test_solver:refresh_not_rounded"
+
+
+def test_the_prove_suite_holds_on_the_model():
+    from properties.profiles import PROFILES
+    from properties.runner import run_suite
+
+    profile = attrs.evolve(PROFILES["ci"], max_examples=20, screening_histories=100)
+    result = run_suite(cx.SUITE, ModelImplementation(), "model", profile, 0)
+    assert result.passed
