@@ -26,7 +26,7 @@ import attrs
 import z3
 
 from model.catalog import (
-    Constant, Index, MaterializedView, RefreshAt, RefreshEvery, Select, Source, Subscribe, Table, View,
+    Constant, Index, MaterializedView, RefreshEvery, Select, Source, Subscribe, Table, View,
 )
 from model.timeline import is_epoch
 

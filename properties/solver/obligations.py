@@ -104,9 +104,9 @@ def _opt_time(name: str) -> tuple[Opt, Any]:
     return o, z3.Implies(o.has, o.val >= 0)
 
 
-def _replica(rules: Rules, prefix: str = "") -> tuple[Any, Any, Opt, list]:
+def _replica(rules: Rules) -> tuple[Any, Any, Opt, list]:
     """A running replica: `start >= 0`, `offset > 0`, its expiration, and their constraints."""
-    start, offset = _time(f"{prefix}start"), _time(f"{prefix}offset")
+    start, offset = _time("start"), _time("offset")
     exp = rules.replica_expiration(rules, start, offset)
     return start, offset, exp, [start >= 0, offset > 0]
 
