@@ -1,0 +1,251 @@
+"""Reclocking on Spark: every source update assigned to the first IntoTime whose `R(t)` it is not beyond.
+
+Three paths, by what the FromTime domain allows:
+
+- Total: a valid `R(t)` holds at most one element `u(t)` (`None` once closed), and
+  `u` is monotone in `t`, so the update at `s` goes to the first step with
+  `u(t) > s`: an as-of join (`as_of`) of the updates against the step boundaries,
+  sorted by value. `u(t)` comes from running sums over the bindings, no per-step join.
+- Partitioned, single-partition updates: per partition `p`, `u_p(t)` is the smallest
+  offset of an element of `R(t)` covering `p` (monotone too), so the same as-of join
+  keyed by partition.
+- Product, and Partitioned updates on a range of partitions: a join of each update
+  with its point's steps under the general predicate "not beyond `R(t)`".
+
+The as-of join buckets values per key (`BUCKETS` ranges up to the largest finite
+boundary) so its window sorts run in parallel: within a bucket the next boundary
+comes from a window over the sorted rows, otherwise from the first boundary of a
+later bucket, otherwise from the step at which the source closed; none means pending.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from spark_impl import frontiers, remap
+from spark_impl.arrow import arrow_type
+from spark_impl.remap import frontier_at
+from spark_impl.session import spark
+from spark_impl.time_columns import TimeColumns, time_columns
+
+BUCKETS = 64
+POINT = ["history_id", "point"]
+
+
+def not_beyond(tc: TimeColumns, frontier: Column, time: Column) -> Column:
+    """The assignment rule: `time` is complete at `frontier` (no element `<=` it)."""
+    return ~frontiers.beyond(tc, frontier, time)
+
+
+def steps(remap: DataFrame, sinces: DataFrame) -> DataFrame:
+    """Per point, the IntoTimes where `R` may change: its since and every binding's IntoTime."""
+    starts = sinces.select(*POINT, F.col("since").alias("t"))
+    return remap.select(*POINT, F.col("into_time").alias("t")).unionByName(starts).distinct()
+
+
+def total_boundaries(remap: DataFrame, sinces: DataFrame) -> DataFrame:
+    """`(history_id, point, t, bound)`: `u(t)` at each step, by running sums; null once closed.
+
+    Relies on the remap law that `R(t)` has at most one element, with multiplicity 1.
+    """
+    weighted = remap.select(*POINT, F.col("into_time").alias("t"), (F.col("diff") * F.col("from_time")).alias("s1"),
+                            F.col("diff").alias("s0"))
+    starts = sinces.select(*POINT, F.col("since").alias("t"), F.lit(0).cast("long").alias("s1"), F.lit(0).cast("long").alias("s0"))
+    per_step = weighted.unionByName(starts).groupBy(*POINT, "t").agg(F.sum("s1").alias("s1"), F.sum("s0").alias("s0"))
+    running = Window.partitionBy(*POINT).orderBy("t").rowsBetween(Window.unboundedPreceding, 0)
+    count, total = F.sum("s0").over(running), F.sum("s1").over(running)
+    return per_step.select(*POINT, "t", F.when(count > 0, total).alias("bound"))
+
+
+def as_of(boundaries: DataFrame, updates: DataFrame, keys: list, value: str) -> DataFrame:
+    """`updates` with `into_time`: the first boundary `t` (same `keys`) whose `bound` is `> value`.
+
+    `boundaries` `(keys..., t, bound)` must be monotone: a larger `t` never has a
+    smaller bound; a null bound is infinite (the source closed).
+    """
+    finite = boundaries.where(F.col("bound").isNotNull())
+    width = finite.groupBy(*keys).agg((F.max("bound") / BUCKETS + 1).cast("long").alias("width"))
+    closed = boundaries.where(F.col("bound").isNull()).groupBy(*keys).agg(F.min("t").alias("closed_at"))
+    bounds = finite.join(width, on=keys).select(*keys, (F.col("bound") / F.col("width")).cast("long").alias("bucket"),
+                                                F.col("bound").alias("value"), F.lit(0).alias("kind"), F.col("t").alias("bt"))
+    bucket = F.least((F.col(value) / F.col("width")).cast("long"), F.lit(BUCKETS + 1))
+    rows = updates.join(F.broadcast(width), on=keys, how="left").withColumn("bucket", F.coalesce(bucket, F.lit(0)))
+    rows = rows.withColumn("kind", F.lit(1)).withColumn("value", F.col(value)).drop("width")
+    following = Window.partitionBy(*keys, "bucket").orderBy("value", "kind", "bt").rowsBetween(1, Window.unboundedFollowing)
+    merged = rows.unionByName(bounds, allowMissingColumns=True)
+    within = merged.withColumn("within", F.first("bt", ignorenulls=True).over(following)).where(F.col("kind") == 1)
+    later = _later_buckets(finite.join(width, on=keys), keys)
+    assigned = within.join(F.broadcast(later), on=[*keys, "bucket"], how="left").join(F.broadcast(closed), on=keys, how="left")
+    into = F.coalesce(F.col("within"), F.col("after"), F.col("closed_at"))
+    return assigned.withColumn("into_time", into).drop("within", "after", "closed_at", "bucket", "kind", "value", "bt")
+
+
+def _later_buckets(bounds: DataFrame, keys: list) -> DataFrame:
+    """Per key and bucket `0..BUCKETS`, the first boundary `t` in any later bucket (`after`)."""
+    bucketed = bounds.select(*keys, (F.col("bound") / F.col("width")).cast("long").alias("bucket"), "t")
+    firsts = bucketed.groupBy(*keys, "bucket").agg(F.min("t").alias("first"))
+    dense = bounds.select(*keys).distinct().select(*keys, F.explode(F.sequence(F.lit(0).cast("long"), F.lit(BUCKETS).cast("long"))).alias("bucket"))
+    later = Window.partitionBy(*keys).orderBy(F.desc("bucket")).rowsBetween(Window.unboundedPreceding, -1)
+    return dense.join(firsts, on=[*keys, "bucket"], how="left").select(*keys, "bucket", F.min("first").over(later).alias("after"))
+
+
+def assign_total(remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> DataFrame:
+    """Total FromTime: each update `(history_id, point, time, ...)` with its `into_time` (null: pending)."""
+    return as_of(total_boundaries(remap, sinces), updates, POINT, "time")
+
+
+def assign_partitioned(tc: TimeColumns, remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> DataFrame:
+    """Partitioned FromTime: single-partition updates by a per-partition as-of join, ranges by the predicate."""
+    single = F.col("time")["lo"] == F.col("time")["hi"]
+    points = updates.where(single).withColumn("part", F.col("time")["lo"]).withColumn("offset", F.col("time")["offset"])
+    at_steps = frontier_at(remap, steps(remap, sinces))
+    parts = points.select(*POINT, "part").distinct()
+    covering = lambda f: (f["lo"] <= F.col("part")) & (F.col("part") <= f["hi"])
+    bound = F.array_min(F.transform(F.filter("frontier", covering), lambda f: f["offset"]))
+    boundaries = at_steps.join(parts, on=POINT).select(*POINT, "part", "t", bound.alias("bound"))
+    by_partition = as_of(boundaries, points, [*POINT, "part"], "offset").drop("part", "offset")
+    return by_partition.unionByName(assign_general(tc, at_steps, updates.where(~single)))
+
+
+def assign_general(tc: TimeColumns, at_steps: DataFrame, updates: DataFrame) -> DataFrame:
+    """Any FromTime: the least step `t` whose `R(t)` (`at_steps`) the update is not beyond."""
+    candidates = updates.join(at_steps, on=POINT, how="left")
+    first = F.min(F.when(not_beyond(tc, F.col("frontier"), F.col("time")), F.col("t")))
+    return candidates.groupBy(*updates.columns).agg(first.alias("into_time"))
+
+
+def assign(tc: TimeColumns, domain_name: str, remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> DataFrame:
+    """Each update `(history_id, point, step, data, time, diff)` with its `into_time`, per the domain's path."""
+    if domain_name == "total":
+        return assign_total(remap, sinces, updates)
+    if domain_name == "partitioned":
+        return assign_partitioned(tc, remap, sinces, updates)
+    return assign_general(tc, frontier_at(remap, steps(remap, sinces)), updates)
+
+
+def reclocked_and_pending(assigned: DataFrame) -> DataFrame:
+    """Consolidated reclocked updates `(…, data, into_time, diff)` and pending ones `(…, data, time, diff)`."""
+    done = assigned.where(F.col("into_time").isNotNull()).groupBy(*POINT, "data", "into_time").agg(F.sum("diff").alias("diff"))
+    waiting = assigned.where(F.col("into_time").isNull()).groupBy(*POINT, "data", "time").agg(F.sum("diff").alias("diff"))
+    return (
+        done.where(F.col("diff") != 0).select(*POINT, F.lit("reclocked").alias("label"), "data", "into_time", "diff")
+        .unionByName(waiting.where(F.col("diff") != 0).select(*POINT, F.lit("pending").alias("label"), "data",
+                                                              F.col("time").alias("from_time"), "diff"),
+                     allowMissingColumns=True)
+    )
+
+
+def observe_reclock(domain: Any, histories: Sequence[Any]) -> list[dict]:
+    """Observations of a batch of reclock histories (`properties.suites.reclock`) in one Spark job."""
+    tc = time_columns(domain)
+    frames = {name: spark().createDataFrame(table) for name, table in _history_tables(tc, histories).items()}
+    rows = _observations(tc, domain, frames).toArrow()
+    return _decode(tc, histories, rows)
+
+
+def _observations(tc: TimeColumns, domain: Any, frames: dict) -> DataFrame:
+    points, compactions = frames["points"], frames["compactions"]
+    minimum = literal(tc.to_row(domain.minimum), tc.spark_type)
+    bindings = remap.mint(tc, frames["histories"], frames["mints"], minimum)
+    at_points = remap.remap_at_points(bindings, points.select(*POINT), compactions)
+    sinces = remap.since_at(points.select(*POINT), compactions)
+    reads = points.where(F.col("kind") == "read").select(*POINT, F.col("tick").alias("t"))
+    read = frontier_at(at_points, reads).select(*POINT, F.lit("remap_at").alias("label"), F.explode("frontier").alias("from_time"))
+    inverts = points.where(F.col("kind") == "invert").join(sinces, on=POINT)
+    inverts = inverts.select(*POINT, remap.inversion_time(F.col("tick"), F.col("closed"), F.col("since")).alias("t"))
+    inverted = frontier_at(at_points, inverts).select(
+        *POINT, F.lit("inverted").alias("label"),
+        F.explode(F.when(F.col("t").isNull(), F.array(minimum)).otherwise(F.col("frontier"))).alias("from_time"),
+    )
+    targets = points.where(F.col("kind").isin("reclock", "end")).select(*POINT)
+    updates = frames["updates"].join(targets, on="history_id").where(F.col("step") < F.col("point"))
+    clocked = reclocked_and_pending(assign(tc, domain.name, at_points, sinces, updates))
+    ends = points.where(F.col("kind") == "end").select(*POINT)
+    final = at_points.join(ends, on=POINT).select(*POINT, F.lit("bindings").alias("label"), "from_time", "into_time", "diff")
+    rows = read.unionByName(inverted, allowMissingColumns=True).unionByName(clocked, allowMissingColumns=True)
+    rows = rows.unionByName(final, allowMissingColumns=True)
+    return rows.withColumn("from_time", F.col("from_time").cast(nullable(tc.spark_type)))
+
+
+def nullable(spark_type: T.DataType) -> T.DataType:
+    """`spark_type` with every struct field nullable, so a null time reads back through Arrow."""
+    if isinstance(spark_type, T.StructType):
+        return T.StructType([T.StructField(f.name, nullable(f.dataType), True) for f in spark_type.fields])
+    return spark_type
+
+
+def literal(row: Any, spark_type: T.DataType) -> Column:
+    """A constant Column of `spark_type` holding `row` (a `to_row` value)."""
+    if isinstance(spark_type, T.StructType):
+        return F.struct(*[literal(row[f.name], f.dataType).alias(f.name) for f in spark_type.fields])
+    return F.lit(row).cast(spark_type)
+
+
+def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.Table]:
+    cols: dict[str, dict[str, list]] = {
+        "histories": {"history_id": []},
+        "mints": {"history_id": [], "step": [], "tick": [], "upper": []},
+        "updates": {"history_id": [], "step": [], "data": [], "time": [], "diff": []},
+        "compactions": {"history_id": [], "step": [], "to": []},
+        "points": {"history_id": [], "point": [], "kind": [], "tick": [], "closed": []},
+    }
+    for hid, history in enumerate(histories):
+        cols["histories"]["history_id"].append(hid)
+        for step, action in enumerate(history.actions):
+            _add_action(tc, cols, hid, step, action)
+        _append(cols["points"], history_id=hid, point=len(history.actions), kind="end", tick=None, closed=False)
+    time = arrow_type(tc.spark_type)
+    types = {"history_id": pa.int64(), "step": pa.int64(), "point": pa.int64(), "tick": pa.int64(), "to": pa.int64(),
+             "data": pa.string(), "diff": pa.int64(), "kind": pa.string(), "closed": pa.bool_(),
+             "time": time, "upper": pa.list_(time)}
+    return {name: pa.table({c: pa.array(v, type=types[c]) for c, v in table.items()}) for name, table in cols.items()}
+
+
+def _add_action(tc: TimeColumns, cols: dict, hid: int, step: int, action: Any) -> None:
+    args = action.args
+    if action.name == "mint":
+        _append(cols["mints"], history_id=hid, step=step, tick=args["tick"], upper=[tc.to_row(t) for t in args["upper"]])
+    elif action.name == "update":
+        _append(cols["updates"], history_id=hid, step=step, data=args["data"], time=tc.to_row(args["time"]), diff=args["diff"])
+    elif action.name == "compact":
+        _append(cols["compactions"], history_id=hid, step=step, to=args["to"])
+    elif action.name in ("read", "invert", "reclock"):
+        closed = bool(args.get("closed", False))
+        _append(cols["points"], history_id=hid, point=step, kind=action.name, tick=args.get("tick"), closed=closed)
+    else:
+        raise ValueError(f"reclock history: unknown action {action.name!r} at step {step}")
+
+
+def _append(table: dict, **values: Any) -> None:
+    for col, value in values.items():
+        table[col].append(value)
+
+
+def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
+    observed = [_empty_observation(h) for h in histories]
+    cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    for hid, point, label, data, from_time, into, diff in zip(
+        cols["history_id"], cols["point"], cols["label"], cols["data"], cols["from_time"], cols["into_time"], cols["diff"]
+    ):
+        if label in ("remap_at", "inverted"):
+            value = tc.from_row(from_time)
+        elif label == "reclocked":
+            value = (data, into, diff)
+        elif label == "pending":
+            value = (data, tc.from_row(from_time), diff)
+        else:
+            value = (tc.from_row(from_time), into, diff)
+        observed[hid][(point, label)].add(value)
+    return [{key: frozenset(value) for key, value in obs.items()} for obs in observed]
+
+
+def _empty_observation(history: Any) -> dict:
+    labels = {"read": ("remap_at",), "invert": ("inverted",), "reclock": ("reclocked", "pending")}
+    keys = [(i, label) for i, a in enumerate(history.actions) for label in labels.get(a.name, ())]
+    end = len(history.actions)
+    return {key: set() for key in keys + [(end, "reclocked"), (end, "pending"), (end, "bindings")]}
