@@ -95,7 +95,6 @@ def test_planted_bug_is_caught_small_and_replays(bug, tmp_path):
     result = run_suite(TTL, globals()[bug](), impl_name, PROFILE, seed=0)
     failure = result.results[0].failure
     assert failure is not None, f"{bug} was not caught"
-    print(bug, len(failure.history.actions), [(a.name, a.args) for a in failure.history.actions])
     assert len(failure.history.actions) <= max_actions, failure.history
     assert failure.message.startswith(label), failure.message
     assert write_and_replay(failure, tmp_path, impl_name) == 1
