@@ -334,4 +334,4 @@ def test_the_prove_suite_holds_on_the_model():
 
     profile = attrs.evolve(PROFILES["ci"], max_examples=20, screening_histories=100)
     result = run_suite(cx.SUITE, ModelImplementation(), "model", profile, 0)
-    assert result.passed
+    assert result.passed and result.missing_events == ()

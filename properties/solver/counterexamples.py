@@ -376,8 +376,23 @@ def draw_scenario(source: ChoiceSource, domain_name: str, restart: bool = False)
     return scenario(Template(kind, leaves, shape, values["up_to"] is not None, restart), values)
 
 
+def events(history: History) -> list[str]:
+    """The hard cases a scenario reaches: an expiration or none, a restart, a read at/after the expiration."""
+    world = to_world(history)
+    found = ["restart"] if len(world.starts) > 1 else []
+    for start in world.starts:
+        replica_exp = ex.replica_expiration(start, world.offset)
+        for name in world.dataflows:
+            expiration = ex.render(world.catalog, name, replica_exp).expiration
+            found.append("no expiration" if expiration is None else "expiring dataflow")
+            if expiration is not None and any(n == name and t >= expiration for _, n, _, t in world.reads):
+                found.append("read at or beyond the expiration")
+    return found
+
+
 def _property(name: str, doc: str, restart: bool = False) -> Property:
-    return Property(name=name, doc=doc, draw=lambda source, domain: draw_scenario(source, domain, restart), check=check)
+    return Property(name=name, doc=doc, draw=lambda source, domain: draw_scenario(source, domain, restart), check=check,
+                    events=events)
 
 
 SUITE = Suite(
@@ -390,5 +405,6 @@ SUITE = Suite(
         _property("restart", "reads equal with and without expiration across a restart", restart=True),
     ),
     default_impl="model",
+    required_events=("expiring dataflow", "no expiration", "restart", "read at or beyond the expiration"),
     domains=("total",),
 )
