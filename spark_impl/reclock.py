@@ -152,8 +152,10 @@ def _observations(tc: TimeColumns, domain: Any, frames: dict) -> DataFrame:
     points, compactions = frames["points"], frames["compactions"]
     minimum = literal(tc.to_row(domain.minimum), tc.spark_type)
     bindings = remap.mint(tc, frames["histories"], frames["mints"], minimum)
-    at_points = remap.remap_at_points(bindings, points.select(*POINT), compactions)
-    sinces = remap.since_at(points.select(*POINT), compactions)
+    # Checkpointed: every observation reads the remap at its point, and a plan that
+    # repeats its derivation ~8 times spends more time in analysis than in execution.
+    sinces = remap.since_at(points.select(*POINT), compactions).localCheckpoint()
+    at_points = remap.remap_at_points(bindings, sinces).localCheckpoint()
     reads = points.where(F.col("kind") == "read").select(*POINT, F.col("tick").alias("t"))
     read = frontier_at(at_points, reads).select(*POINT, F.lit("remap_at").alias("label"), F.explode("frontier").alias("from_time"))
     inverts = points.where(F.col("kind") == "invert").join(sinces, on=POINT)

@@ -84,9 +84,8 @@ def consolidate_bindings(bindings: DataFrame, keys: list) -> DataFrame:
     return summed.where(F.col("diff") != 0)
 
 
-def remap_at_points(bindings: DataFrame, points: DataFrame, compactions: DataFrame) -> DataFrame:
-    """Per point, its remap's bindings `(history_id, point, since, from_time, into_time, diff)`."""
-    sinces = since_at(points, compactions)
+def remap_at_points(bindings: DataFrame, sinces: DataFrame) -> DataFrame:
+    """Per point (`sinces`: `history_id, point, since`), its remap's bindings `(history_id, point, since, from_time, into_time, diff)`."""
     before = bindings.join(sinces, on="history_id").where(F.col("step") < F.col("point"))
     compacted = compact(before, ["history_id", "point", "since"])
     return compacted.select("history_id", "point", "since", "from_time", "into_time", "diff")
