@@ -1,4 +1,4 @@
-"""`frontier-harness`: check, replay, list, bench.
+"""`frontier-harness`: check, verify, replay, prove, list, bench.
 
 Exit codes: 0 all held; 1 a property failed (or a replayed counterexample still
 fails); 2 usage or bad input; 3 infrastructure (no Java, Spark died).
@@ -11,18 +11,20 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import attrs
 
 from model.errors import ModelError
+
+from properties import config as config_module
 from properties import counterexample, report
 from properties.errors import HarnessError
-from properties.profiles import PROFILES
+from properties.junit import write_junit
+from properties.profiles import PROFILES, Profile
 from spark_impl.errors import InfrastructureError
 
 OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
-DEFAULT_OUT = Path(".frontier-harness/counterexamples")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,11 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     check = verbs.add_parser("check", help="run property suites")
     check.add_argument("--suite", action="append", help="suite to run (repeatable; default all)")
     check.add_argument("--domain", action="append", help="time domain to run over (repeatable; default each suite's)")
-    check.add_argument("--profile", choices=sorted(PROFILES), default="dev")
-    check.add_argument("--seed", type=int, default=0)
-    check.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
-    check.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where counterexample files go")
-    check.add_argument("--junit", type=Path, help="write JUnit XML here")
+    _run_options(check, default_profile=None)
+
+    verify = verbs.add_parser("verify", help="pre-merge gate: every suite (ci), every proof, the regression corpus")
+    _run_options(verify, default_profile="ci")
+    verify.add_argument("--corpus", type=Path, help="regression corpus of counterexample files (default: counterexamples/)")
+    verify.add_argument("--timeout", type=float, default=10.0, help="solver timeout per case, in seconds")
+
+    from properties.solver.cli import add_parser as add_prove
+
+    add_prove(verbs)
 
     replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
     replay.add_argument("file", type=Path)
@@ -57,12 +64,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run_options(verb: argparse.ArgumentParser, default_profile: Optional[str]) -> None:
+    verb.add_argument("--profile", choices=sorted(PROFILES), default=default_profile,
+                      help="dev, ci or thorough (default: [tool.frontier-harness] profile, else dev)")
+    verb.add_argument("--seed", type=int, default=0)
+    verb.add_argument("--max-examples", type=int, help="Hypothesis examples for suites checked against the model")
+    verb.add_argument("--spark-examples", type=int, help="Hypothesis examples for suites checked against an implementation")
+    verb.add_argument("--screening", type=int, help="histories the screening lane checks per property and domain")
+    verb.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
+    verb.add_argument("--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)")
+    verb.add_argument("--junit", type=Path, help="write JUnit XML here")
+
+
+def _profile(args: argparse.Namespace, config: Any) -> Profile:
+    profile = config.profile(args.profile or config.get("profile"))
+    overrides = {"max_examples": args.max_examples, "spark_examples": args.spark_examples,
+                 "screening_histories": args.screening}
+    for name, value in overrides.items():
+        if value is not None and value < 0:
+            raise HarnessError(f"--{name.replace('_', '-')} must be >= 0, got {value}")
+    return attrs.evolve(profile, seed=args.seed, **{k: v for k, v in overrides.items() if v is not None})
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     out = report.console()
     try:
         args = build_parser().parse_args(argv)
         _configure_spark(args)
-        return {"check": _check, "replay": _replay, "list": _list, "bench": _bench}[args.verb](args, out)
+        verbs = {"check": _check, "verify": _verify, "replay": _replay, "prove": _prove, "list": _list, "bench": _bench}
+        return verbs[args.verb](args, out)
     except InfrastructureError as exc:
         out.print(f"[bold]infrastructure:[/] {exc}", markup=True, soft_wrap=True)
         return INFRA
@@ -78,13 +108,24 @@ def _configure_spark(args: argparse.Namespace) -> None:
 
 
 def _check(args: argparse.Namespace, out) -> int:
-    from properties.implementations import load_implementation
-    from properties.junit import write_junit
-    from properties.runner import run_suite
     from properties.suites import SUITES, get_suite
 
+    config = config_module.load()
     suites = [get_suite(name) for name in (args.suite or SUITES)]
-    profile = attrs.evolve(PROFILES[args.profile], seed=args.seed)
+    results, written = _run_suites(args, out, config, suites, args.domain)
+    out.print(report.results_table(results))
+    if args.junit:
+        write_junit(args.junit, results, written)
+    return OK if all(r.passed for r in results) else FAILED
+
+
+def _run_suites(args: argparse.Namespace, out, config: Any, suites: list, domains: Optional[list]) -> tuple[list, dict]:
+    """Runs `suites`, prints and writes each counterexample; returns the results and the files written."""
+    from properties.implementations import load_implementation
+    from properties.runner import run_suite
+
+    profile = _profile(args, config)
+    directory = args.out or Path(config.get("out"))
     results, written = [], {}
     for suite in suites:
         impl_name = args.impl if args.impl and suite.default_impl != "model" else suite.default_impl
@@ -98,18 +139,44 @@ def _check(args: argparse.Namespace, out) -> int:
                 rate = counts["n"] / max(1e-9, time.perf_counter() - started)
                 status.update(f"{suite.name}: {label} — {counts['n']} histories, {rate:,.0f}/s")
 
-            result = run_suite(suite, impl, impl_name, profile, args.seed, args.domain, progress)
+            result = run_suite(suite, impl, impl_name, profile, args.seed, domains, progress)
         results.append(result)
+        failed = sum(not r.passed for r in result.results)
+        out.print(f"{suite.name}: {counts['n']} histories in {time.perf_counter() - started:.1f}s, "
+                  f"{failed} failed", markup=False)
         for r in result.results:
             if r.failure is not None:
-                path = counterexample.write(r.failure, args.out)
+                path = counterexample.write(r.failure, directory)
                 written[(suite.name, r.property, r.domain)] = path
                 out.print(report.counterexample_table(r.failure))
                 out.print(f"counterexample written to {path}; replay with: frontier-harness replay {path}", markup=False)
-    out.print(report.results_table(results))
+    return results, written
+
+
+def _verify(args: argparse.Namespace, out) -> int:
+    """Every suite under the ci profile, every z3 obligation, every file of the regression corpus."""
+    from properties.solver import obligations
+    from properties.solver.cli import exit_code as prove_exit
+    from properties.solver.encoding import FAITHFUL
+    from properties.suites import SUITES
+    from properties.verify import replay_corpus, summary_table
+
+    config = config_module.load()
+    results, written = _run_suites(args, out, config, [s for s in SUITES.values() if s.name != "prove"], None)
+    proofs = obligations.prove(None, FAITHFUL, 0, args.timeout, None)
+    corpus = replay_corpus(args.corpus or Path(config.get("corpus")))
+    out.print(summary_table(results, proofs, corpus))
     if args.junit:
-        write_junit(args.junit, results, written)
-    return OK if all(r.passed for r in results) else FAILED
+        write_junit(args.junit, results, written, proofs, corpus)
+    if not all(r.passed for r in results) or prove_exit(proofs) == FAILED or any(not c.passed for c in corpus):
+        return FAILED
+    return INFRA if prove_exit(proofs) == INFRA else OK
+
+
+def _prove(args: argparse.Namespace, out) -> int:
+    from properties.solver.cli import run
+
+    return run(args, out)
 
 
 def _replay(args: argparse.Namespace, out) -> int:

@@ -9,8 +9,9 @@ from xml.etree import ElementTree as ET
 from properties.runner import SuiteResult
 
 
-def write_junit(path: Path, results: Sequence[SuiteResult], counterexamples: dict) -> None:
-    """`counterexamples` maps (suite, property, domain) to the written file."""
+def write_junit(path: Path, results: Sequence[SuiteResult], counterexamples: dict,
+                proofs: Sequence = (), corpus: Sequence = ()) -> None:
+    """`counterexamples` maps (suite, property, domain) to the written file; proofs and corpus from `verify`."""
     root = ET.Element("testsuites", name="frontier-harness")
     for suite in results:
         node = ET.SubElement(root, "testsuite", name=suite.suite, tests=str(len(suite.results)))
@@ -23,5 +24,17 @@ def write_junit(path: Path, results: Sequence[SuiteResult], counterexamples: dic
         for missing in suite.missing_events:
             case = ET.SubElement(node, "testcase", classname=suite.suite, name=f"reaches: {missing}")
             ET.SubElement(case, "failure", message=f"the generator never produced: {missing}")
+    if proofs:
+        node = ET.SubElement(root, "testsuite", name="prove", tests=str(len(proofs)))
+        for proof in proofs:
+            case = ET.SubElement(node, "testcase", classname="prove", name=proof.obligation.name, time=f"{proof.seconds:.3f}")
+            if proof.status != "proved":
+                ET.SubElement(case, "failure", message=f"obligation {proof.status}")
+    if corpus:
+        node = ET.SubElement(root, "testsuite", name="corpus", tests=str(len(corpus)))
+        for item in corpus:
+            case = ET.SubElement(node, "testcase", classname="corpus", name=item.path.name)
+            if not item.passed:
+                ET.SubElement(case, "failure", message=item.message)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

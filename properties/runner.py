@@ -64,18 +64,28 @@ class SuiteResult:
         return all(r.passed for r in self.results) and not self.missing_events
 
 
-def check_batch(prop: Property, impl: Any, histories: Sequence[History]) -> list[Outcome]:
-    """`prop.check`, with an implementation crash blamed per history and infrastructure re-raised."""
+def check_batch(prop: Property, impl: Any, histories: Sequence[History], retry: bool = True) -> list[Outcome]:
+    """`prop.check`, with an implementation crash blamed per history.
+
+    An infrastructure failure is retried once after `impl.recover()` (a flaky
+    failure passes), then re-raised as `InfrastructureError`: never an outcome.
+    """
     try:
         return prop.check(impl, histories)
-    except InfrastructureError:
-        raise
     except Exception as exc:
-        if is_infrastructure_failure(exc):
-            raise SparkUnavailable(exc) from exc
-        if len(histories) > 1:
-            return [o for h in histories for o in check_batch(prop, impl, [h])]
-        return [Outcome(ok=False, message=f"implementation raised {type(exc).__name__}: {str(exc)[:500]}", step=0)]
+        if not isinstance(exc, InfrastructureError) and not is_infrastructure_failure(exc):
+            return _blame(prop, impl, histories, exc)
+        if not retry or not hasattr(impl, "recover"):
+            raise exc if isinstance(exc, InfrastructureError) else SparkUnavailable(exc) from exc
+        impl.recover()
+        return check_batch(prop, impl, histories, retry=False)
+
+
+def _blame(prop: Property, impl: Any, histories: Sequence[History], exc: Exception) -> list[Outcome]:
+    """An implementation that raised on valid input fails; in a batch, each history is tried alone."""
+    if len(histories) > 1:
+        return [o for h in histories for o in check_batch(prop, impl, [h])]
+    return [Outcome(ok=False, message=f"implementation raised {type(exc).__name__}: {str(exc)[:500]}", step=0)]
 
 
 def run_suite(suite: Suite, impl: Any, impl_name: str, profile: Profile, seed: int,

@@ -42,12 +42,24 @@ _INFRA_MARKERS = (
     "java.lang.OutOfMemoryError",
     "Error while receiving",
     "Error while sending",
+    "does not exist in the JVM",
 )
+
+
+def _is_gateway_error(exc: BaseException) -> bool:
+    """A Py4J error that is not a Java exception: the Python-JVM gateway itself is broken."""
+    try:
+        from py4j.protocol import Py4JError, Py4JJavaError
+    except ImportError:  # Spark Connect clients need no py4j
+        return False
+    return isinstance(exc, Py4JError) and not isinstance(exc, Py4JJavaError)
 
 
 def is_infrastructure_failure(exc: BaseException) -> bool:
     """Whether `exc` means Spark itself failed (as opposed to a wrong query or answer)."""
-    if isinstance(exc, (InfrastructureError, ConnectionError, EOFError)):
+    if isinstance(exc, (InfrastructureError, ConnectionError, EOFError, MemoryError)):
+        return True
+    if _is_gateway_error(exc):
         return True
     text = f"{type(exc).__name__}: {exc}"
     return any(marker in text for marker in _INFRA_MARKERS)

@@ -8,7 +8,9 @@ Spark job. See `properties.implementations` for the protocol.
 from __future__ import annotations
 
 from spark_impl import collections
-from spark_impl.session import spark
+from spark_impl import reclock
+from spark_impl import ttl_codec, ttl_store
+from spark_impl.session import restart, spark
 
 
 class SparkImplementation:
@@ -20,4 +22,12 @@ class SparkImplementation:
         """Starts the session (raises `JavaMissing`/`SparkUnavailable` before any example runs)."""
         spark()
 
+    def recover(self) -> None:
+        """A fresh session after an infrastructure failure (the runner retries once)."""
+        restart()
+
     observe_collections = staticmethod(collections.observe_collections)
+    observe_reclock = staticmethod(reclock.observe_reclock)
+    observe_ttl = staticmethod(ttl_store.observe_ttl)
+    observe_ttl_compaction = staticmethod(ttl_store.observe_ttl_compaction)
+    observe_ttl_codec = staticmethod(ttl_codec.observe_ttl_codec)

@@ -62,6 +62,27 @@ def stop() -> None:
             _session = None
 
 
+def restart():
+    """Stops whatever is left of the session (the JVM may be gone) and starts a new one."""
+    global _session
+    try:
+        stop()
+    except Exception:  # a dead JVM cannot be stopped cleanly; the new session replaces it
+        _session = None
+    if not _settings["remote"] and not os.environ.get("SPARK_REMOTE"):
+        _forget_dead_jvm()
+    return spark()
+
+
+def _forget_dead_jvm() -> None:
+    """PySpark caches the gateway, context and session in class attributes; a dead JVM's must go."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    SparkContext._gateway = SparkContext._jvm = SparkContext._active_spark_context = None
+    SparkSession._instantiatedSession = SparkSession._activeSession = None
+
+
 def _start():
     remote = _settings["remote"] or os.environ.get("SPARK_REMOTE")
     if not remote or remote.startswith("local"):

@@ -109,3 +109,33 @@ def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
         yield
     finally:
         setattr(module, name, original)
+
+
+def spark_jvm_killed() -> Any:
+    """Infrastructure, not a bug: SIGKILLs the Spark JVM before every job."""
+    return _jvm_killer(times=None)
+
+
+def spark_jvm_killed_once() -> Any:
+    """A flaky infrastructure failure: the JVM dies once; the runner's one retry recovers."""
+    return _jvm_killer(times=1)
+
+
+def _jvm_killer(times: Any) -> Any:
+    import os
+    import signal
+
+    from pyspark import SparkContext
+
+    from spark_impl.implementation import SparkImplementation
+
+    class Impl(SparkImplementation):
+        kills = 0
+
+        def observe_collections(self, domain, histories):
+            if times is None or Impl.kills < times:
+                Impl.kills += 1
+                os.kill(SparkContext._gateway.proc.pid, signal.SIGKILL)
+            return super().observe_collections(domain, histories)
+
+    return Impl()

@@ -36,6 +36,6 @@ def timed(fn: Callable[[], object]) -> float:
 
 def modules() -> list:
     """The capability benchmark modules, in print order."""
-    from properties.bench import collections
+    from properties.bench import collections, ttl
 
-    return [collections]
+    return [collections, ttl]
