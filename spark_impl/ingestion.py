@@ -175,7 +175,7 @@ class Ingestion:
         fresh = [h for h in range(n) if self.remap.upper(h) == [0]]
         if fresh:
             self.remap = self.remap.append(self._initial(fresh), {h: [0] for h in fresh}, {h: [1] for h in fresh})
-        self._records: Optional[DataFrame] = None
+        self._records: tuple = (-1, None)
 
     def _initial(self, hids: list) -> DataFrame:
         table = pa.table({"history_id": pa.array(hids, pa.int64()),
@@ -195,9 +195,11 @@ class Ingestion:
         return spark().createDataFrame(table)
 
     def records(self) -> DataFrame:
-        if self._records is None:
-            self._records = self.broker.records()
-        return self._records
+        """The upstream's records as a DataFrame, rebuilt when the broker has produced more."""
+        produced = len(self.broker.rows["data"])
+        if self._records[0] != produced:
+            self._records = (produced, self.broker.records())
+        return self._records[1]
 
     def resumption(self, hid: int) -> list:
         return combine_uppers(self.data.upper(hid), self.remap.upper(hid))
@@ -415,7 +417,6 @@ def _round(pipeline: Ingestion, histories: Sequence[Any], step: int, observed: l
             by_kind.setdefault(history.actions[step].name, []).append((h, history.actions[step].args))
     for h, args in by_kind.get("produce", []):
         pipeline.broker.produce(h, step, args["partition"], args["data"])
-    pipeline._records = None
     for h, _ in by_kind.get("upstream_compact", []):
         pipeline.broker.compact(h)
     ingests = by_kind.get("ingest", [])

@@ -1,0 +1,126 @@
+"""A real crash test: the Spark ingestion in a subprocess, killed with SIGKILL at random moments, then restarted.
+
+The upstream is an LSN log of `RECORDS` records, `RATE` produced per tick; its
+broker state (committed offsets, compaction point) lives in `broker.json`, written
+atomically, and the broker compacts after every commit. The worker restarts from
+the durable shards each time it starts. After the last (unkilled) run the data
+shard must hold every record exactly once. Run by hand: `python tests/test_crash_sigkill.py ROOT`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+RECORDS, RATE, LAST_TICK, CHECKPOINT_EVERY = 60, 5, 11, 3
+MAX_KILLS, TIME_BUDGET_S = 3, 120
+
+
+def worker(root: str) -> None:
+    from model.domains import Total
+    from spark_impl.ingestion import Ingestion
+
+    pipeline = Ingestion(Total(), 1, root=root, source="crash-test")
+    first = min(pipeline.remap.upper(0)[0], LAST_TICK)
+    _produce(pipeline, range(first))
+    state_path = Path(root) / "broker.json"
+    if state_path.exists():
+        state = json.loads(state_path.read_text())
+        pipeline.broker.committed[0], pipeline.broker.start[0] = state["committed"], state["start"]
+    pipeline.restart([0])
+    _save(state_path, pipeline.broker)
+    print("started", flush=True)
+    for tick in range(first, LAST_TICK + 1):
+        _produce(pipeline, [tick])
+        pipeline.ingest({0: tick}, {}, tick + 1)
+        if tick % CHECKPOINT_EVERY == 0:
+            pipeline.checkpoint([0], {})
+            pipeline.broker.compact(0)
+            _save(state_path, pipeline.broker)
+    print("done", flush=True)
+
+
+def _produce(pipeline, ticks) -> None:
+    """The upstream produces the records of `ticks` (`RATE` per tick) before the pipeline reads at them."""
+    for tick in ticks:
+        for i in range(tick * RATE, min(RECORDS, (tick + 1) * RATE)):
+            pipeline.broker.produce(0, tick, 0, f"r{i}")
+
+
+def _save(path: Path, broker) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"committed": broker.committed[0], "start": broker.start[0]}))
+    with open(tmp) as handle:
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _run(root: Path, kill_after: float | None) -> bool:
+    """Runs the worker; SIGKILLs its process group after `kill_after` s. True if it finished on its own."""
+    proc = subprocess.Popen(
+        [sys.executable, __file__, str(root)], cwd=Path(__file__).parent.parent,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, text=True,
+    )
+    try:
+        proc.wait(timeout=kill_after)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return False
+    out = proc.stdout.read()
+    assert proc.returncode == 0 and "done" in out, f"worker failed (exit {proc.returncode}): {out[-2000:]}"
+    return True
+
+
+def _durable_upper(root: Path) -> tuple:
+    def upper(kind: str):
+        names = sorted((root / kind).glob("manifest-*.json"))
+        return json.loads(names[-1].read_text())["upper"].get("0") if names else None
+
+    return upper("data"), upper("remap")
+
+
+def _data_counts(root: Path) -> Counter:
+    import pyarrow.parquet as pq
+
+    shard = root / "data"
+    manifest = json.loads(sorted(shard.glob("manifest-*.json"))[-1].read_text())
+    counts: Counter = Counter()
+    for part in manifest["files"]:
+        for data, diff in zip(*(pq.read_table(shard / "parts" / part, columns=["data", "diff"]).column(c).to_pylist()
+                                for c in ("data", "diff"))):
+            counts[data] += diff
+    return counts
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
+    rng, started, kills, trials = random.Random(int(os.environ.get("CRASH_SEED", "7"))), time.monotonic(), 0, 0
+    progress: list = []
+    while kills < MAX_KILLS and time.monotonic() - started < TIME_BUDGET_S / 2:
+        trials += 1
+        if _run(tmp_path, kill_after=rng.uniform(8.0, 25.0)):
+            break
+        kills += 1
+        progress.append(_durable_upper(tmp_path))
+    trials += 1
+    assert _run(tmp_path, kill_after=None)
+    counts = _data_counts(tmp_path)
+    expected = Counter({f"r{i}": 1 for i in range(RECORDS) if i // RATE <= LAST_TICK})
+    assert counts == expected, {"lost": sorted(set(expected) - set(counts)), "dup": sorted(d for d, n in counts.items() if n > 1)}
+    print(f"crash test: {trials} runs, {kills} SIGKILLs, {sum(counts.values())} updates checked "
+          f"(each exactly once) in {time.monotonic() - started:.0f} s; (data, remap) uppers at each kill: {progress}")
+
+
+if __name__ == "__main__":
+    worker(sys.argv[1])
