@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
     replay.add_argument("file", type=Path)
     replay.add_argument("--impl", help="override the implementation recorded in the file")
+    replay.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the counterexample (needs the plot extra)")
 
     verbs.add_parser("list", help="suites and their properties")
 
@@ -189,6 +190,10 @@ def _replay(args: argparse.Namespace, out) -> int:
     impl = load_implementation(args.impl or cx.impl)
     outcome = check_batch(prop, impl, [cx.history])[0]
     out.print(report.counterexample_table(cx, outcome))
+    if args.plot:
+        from properties.plot import plot
+
+        out.print(f"drawn to {plot(cx, outcome, args.plot)}", markup=False)
     if outcome.ok:
         out.print("[green]holds now[/]: the counterexample no longer reproduces")
         return OK

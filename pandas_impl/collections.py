@@ -1,0 +1,46 @@
+"""Update collections in pandas: a frame of updates, advanced by compactions, grouped for reads."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+
+from pandas_impl.orders import Order, order
+
+
+class PandasCollections:
+    """Implements `observe_collections` for every time domain."""
+
+    name = "pandas"
+
+    def observe_collections(self, domain: Any, histories: Sequence[Any]) -> list[dict]:
+        ord_ = order(domain)
+        return [_observe(ord_, history) for history in histories]
+
+
+def _observe(ord_: Order, history: Any) -> dict:
+    frame = pd.DataFrame({"data": pd.Series(dtype=object), "time": pd.Series(dtype=object), "diff": pd.Series(dtype="int64")})
+    observed: dict = {}
+    for step, action in enumerate(history.actions):
+        args = action.args
+        if action.name == "update":
+            frame.loc[len(frame)] = [args["data"], args["time"], args["diff"]]
+        elif action.name == "read":
+            mask = pd.Series([ord_.le(t, args["time"]) for t in frame["time"]], index=frame.index, dtype=bool)
+            visible = frame[mask]
+            sums = visible.groupby("data")["diff"].sum()
+            observed[(step, "read")] = frozenset((d, int(n)) for d, n in sums.items() if n != 0)
+        elif action.name == "compact":
+            frame["time"] = [_advance(ord_, t, args["since"]) for t in frame["time"]]
+    sums = frame.groupby(["data", "time"], sort=False)["diff"].sum() if len(frame) else {}
+    observed[(len(history.actions), "final")] = frozenset((d, t, int(n)) for (d, t), n in dict(sums).items() if n != 0)
+    return observed
+
+
+def _advance(ord_: Order, time: Any, since: Sequence[Any]) -> Any:
+    joins = [j for f in since if (j := ord_.join(time, f)) is not None]
+    result = joins[0] if joins else time
+    for j in joins[1:]:
+        result = ord_.meet(result, j)
+    return result
