@@ -8,6 +8,7 @@ Spark job. See `properties.implementations` for the protocol.
 from __future__ import annotations
 
 from spark_impl import collections
+from spark_impl import ingestion
 from spark_impl import reclock
 from spark_impl import ttl_codec, ttl_store
 from spark_impl.session import restart, spark
@@ -27,6 +28,7 @@ class SparkImplementation:
         restart()
 
     observe_collections = staticmethod(collections.observe_collections)
+    observe_ingestion = staticmethod(ingestion.observe_ingestion)
     observe_reclock = staticmethod(reclock.observe_reclock)
     observe_ttl = staticmethod(ttl_store.observe_ttl)
     observe_ttl_compaction = staticmethod(ttl_store.observe_ttl_compaction)
