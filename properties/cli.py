@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,38 @@ from spark_impl.errors import InfrastructureError
 OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
+def domain_name(text: str) -> str:
+    """An argparse type: a time domain name `model.domains.parse_domain` knows."""
+    from model.domains import parse_domain
+
+    try:
+        return parse_domain(text).name
+    except ModelError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line and exit 2, never a traceback
         raise HarnessError(message)
@@ -40,13 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = verbs.add_parser("check", help="run property suites")
     check.add_argument("--suite", action="append", help="suite to run (repeatable; default all)")
-    check.add_argument("--domain", action="append", help="time domain to run over (repeatable; default each suite's)")
+    check.add_argument("--domain", action="append", type=domain_name, help="time domain to run over (repeatable; default each suite's)")
     _run_options(check, default_profile=None)
 
     verify = verbs.add_parser("verify", help="pre-merge gate: every suite (ci), every proof, the regression corpus")
     _run_options(verify, default_profile="ci")
     verify.add_argument("--corpus", type=Path, help="regression corpus of counterexample files (default: counterexamples/)")
-    verify.add_argument("--timeout", type=float, default=10.0, help="solver timeout per case, in seconds")
+    verify.add_argument("--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds")
 
     from properties.solver.cli import add_parser as add_prove
 
@@ -61,17 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = verbs.add_parser("bench", help="side-by-side throughput figures")
     bench.add_argument("--json", type=Path, help="also write the figures as JSON")
-    bench.add_argument("--scale", type=float, default=1.0, help="fraction of the issue-sized workloads")
+    bench.add_argument("--scale", type=positive_float, default=1.0, help="fraction of the issue-sized workloads")
     return parser
 
 
 def _run_options(verb: argparse.ArgumentParser, default_profile: Optional[str]) -> None:
     verb.add_argument("--profile", choices=sorted(PROFILES), default=default_profile,
                       help="dev, ci or thorough (default: [tool.frontier-harness] profile, else dev)")
-    verb.add_argument("--seed", type=int, default=0)
-    verb.add_argument("--max-examples", type=int, help="Hypothesis examples for suites checked against the model")
-    verb.add_argument("--spark-examples", type=int, help="Hypothesis examples for suites checked against an implementation")
-    verb.add_argument("--screening", type=int, help="histories the screening lane checks per property and domain")
+    verb.add_argument("--seed", type=non_negative_int, default=0)
+    verb.add_argument("--max-examples", type=non_negative_int, help="Hypothesis examples for suites checked against the model")
+    verb.add_argument("--spark-examples", type=non_negative_int, help="Hypothesis examples for suites checked against an implementation")
+    verb.add_argument("--screening", type=non_negative_int, help="histories the screening lane checks per property and domain")
     verb.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
     verb.add_argument("--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)")
     verb.add_argument("--junit", type=Path, help="write JUnit XML here")
@@ -81,9 +114,6 @@ def _profile(args: argparse.Namespace, config: Any) -> Profile:
     profile = config.profile(args.profile or config.get("profile"))
     overrides = {"max_examples": args.max_examples, "spark_examples": args.spark_examples,
                  "screening_histories": args.screening}
-    for name, value in overrides.items():
-        if value is not None and value < 0:
-            raise HarnessError(f"--{name.replace('_', '-')} must be >= 0, got {value}")
     return attrs.evolve(profile, seed=args.seed, **{k: v for k, v in overrides.items() if v is not None})
 
 

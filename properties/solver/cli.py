@@ -30,9 +30,11 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
     p = verbs.add_parser("prove", help="prove with z3 that dataflow expiration never drops visible data")
     p.add_argument("--obligation", action="append", choices=ob.NAMES, help="obligation to prove (repeatable; default all)")
     p.add_argument("--json", type=Path, help="also write the verdicts as JSON")
-    p.add_argument("--timeout", type=float, default=10.0, help="solver timeout per case, in seconds")
-    p.add_argument("--rlimit", type=int, help="solver resource limit per case (deterministic, unlike --timeout)")
-    p.add_argument("--skew", type=int, default=0, help="assume tables/sources are up to this far ahead of wall time")
+    from properties.cli import non_negative_int, positive_float
+
+    p.add_argument("--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds")
+    p.add_argument("--rlimit", type=non_negative_int, help="solver resource limit per case (deterministic, unlike --timeout)")
+    p.add_argument("--skew", type=non_negative_int, default=0, help="assume tables/sources are up to this far ahead of wall time")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where counterexample files go")
     return p
 

@@ -208,5 +208,6 @@ SUITE = Suite(
     event_domains={
         "incomparable times": ("product(total,total)", "partitioned"),
         "times with no join": ("partitioned",),
+        "frontier with several elements": ("product(total,total)", "partitioned"),
     },
 )

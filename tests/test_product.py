@@ -1,0 +1,143 @@
+"""The harness as a product: verify, config, the pytest fixture, the worked example, plots, fuzzed CLI input."""
+
+from __future__ import annotations
+
+import json
+import string
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from properties import counterexample
+from properties.cli import main
+from properties.config import load
+from properties.errors import HarnessError
+from properties.implementations import load_implementation
+from properties.runner import run_suite
+from properties.suites import get_suite
+from tests import planted
+from tests.helpers import QUICK
+
+
+def test_the_worked_example_holds(tmp_path):
+    result = run_suite(get_suite("collections"), load_implementation("pandas_impl:factory"), "pandas_impl:factory",
+                       attrs.evolve(QUICK, screening_histories=500), seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+
+
+def test_fixture_passes_and_fails(frontier_harness):
+    frontier_harness.check("laws", domains=["total"])
+    with pytest.raises(pytest.fail.Exception, match="counterexample"):
+        frontier_harness.check("collections", impl="tests.planted:model_keeps_zero_diffs", domains=["total"])
+
+
+def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.frontier-harness]\ncorpus = "cx"\n[tool.frontier-harness.profiles.ci]\nspark_examples = 3\n')
+    config = load(tmp_path)
+    assert config.get("corpus") == "cx" and config.profile("ci").spark_examples == 3
+    (tmp_path / "pyproject.toml").write_text("[tool.frontier-harness.profiles.ci]\nbogus = 1\n")
+    with pytest.raises(HarnessError, match="bogus"):
+        load(tmp_path).profile("ci")
+
+
+def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):
+    from properties.verify import replay_corpus
+
+    result = run_suite(get_suite("collections"), planted.model_keeps_zero_diffs(), "tests.planted:model_keeps_zero_diffs",
+                       QUICK, seed=3, domains=["total"])
+    path = counterexample.write(result.results[0].failure, tmp_path)
+    assert [c.passed for c in replay_corpus(tmp_path)] == [False]
+    raw = json.loads(path.read_text())
+    raw["#meta"]["impl"] = "model"  # "the fix": the same file against a correct implementation
+    path.write_text(json.dumps(raw))
+    assert [c.passed for c in replay_corpus(tmp_path)] == [True]
+    path.write_text("{")
+    assert "unreadable" in replay_corpus(tmp_path)[0].message
+
+
+def test_replay_plot_draws_a_png(tmp_path):
+    result = run_suite(get_suite("collections"), planted.model_keeps_zero_diffs(), "tests.planted:model_keeps_zero_diffs",
+                       QUICK, seed=3, domains=["total"])
+    path = counterexample.write(result.results[0].failure, tmp_path)
+    png = tmp_path / "cx.png"
+    assert main(["replay", str(path), "--plot", str(png)]) == 1
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+NOT_INT = st.text(string.printable, max_size=6).filter(lambda t: not t.strip().lstrip("-+").isdigit())
+NEGATIVE = st.integers(max_value=-1).map(str)
+NOT_POSITIVE = st.sampled_from(["0", "-1", "nan", "inf", "-inf", "1e999", "", "x"])
+NOT_A_NAME = st.text(string.ascii_letters + "(),:", min_size=1, max_size=8).filter(
+    lambda t: t not in ("dev", "ci", "thorough", "total", "partitioned", "laws"))
+# flag -> (verbs that take it, bad values for it)
+BAD = {
+    "--seed": (["check", "verify"], NOT_INT | NEGATIVE),
+    "--max-examples": (["check", "verify"], NOT_INT | NEGATIVE),
+    "--screening": (["check", "verify"], NOT_INT | NEGATIVE),
+    "--profile": (["check", "verify"], NOT_A_NAME),
+    "--suite": (["check"], NOT_A_NAME),
+    "--domain": (["check"], NOT_A_NAME),
+    "--obligation": (["prove"], NOT_A_NAME),
+    "--timeout": (["prove", "verify"], NOT_POSITIVE),
+    "--skew": (["prove"], NOT_INT | NEGATIVE),
+    "--rlimit": (["prove"], NOT_INT | NEGATIVE),
+    "--scale": (["bench"], NOT_POSITIVE),
+    "--bogus-flag": (["check", "verify", "replay", "prove", "list", "bench"], st.just("1")),
+}
+CASES = {"argv": 0, "files": 0}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(BAD)), st.data())
+def test_fuzzed_arguments_exit_2_with_one_line(flag, data):
+    verbs, values = BAD[flag]
+    argv = [data.draw(st.sampled_from(verbs)), flag, data.draw(values)]
+    CASES["argv"] += 1
+    assert _run(argv) == 2, argv
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["truncate", "retype", "version", "garbage"]), st.integers(0, 10_000), st.data())
+def test_fuzzed_counterexample_files_exit_2(tmp_path_factory, how, cut, data):
+    good = json.dumps(counterexample.to_itf(_example()))
+    bad = {
+        "truncate": lambda: good[: cut % len(good)],
+        "retype": lambda: json.dumps({**json.loads(good), "states": data.draw(st.sampled_from([1, "s", None, {}]))}),
+        "version": lambda: json.dumps({**json.loads(good), "#meta": {**json.loads(good)["#meta"], "format_version": cut}}),
+        "garbage": lambda: data.draw(st.text(max_size=40)),
+    }[how]()
+    if bad == good:
+        return
+    path = tmp_path_factory.mktemp("fuzz") / "cx.itf.json"
+    path.write_text(bad)
+    CASES["files"] += 1
+    assert _run(["replay", str(path)]) == 2
+
+
+def test_report_how_many_fuzz_cases_ran(capsys):
+    with capsys.disabled():
+        print(f"\nfuzzed CLI cases: {CASES['argv']} argument lists, {CASES['files']} counterexample files")
+
+
+def _run(argv: list) -> int:
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(argv)
+    out = buffer.getvalue().strip()
+    assert "Traceback" not in out, out
+    if code == 2:
+        assert len([line for line in out.splitlines() if line.strip()]) <= 2, out
+    return code
+
+
+def _example():
+    from properties.counterexample import Counterexample
+    from properties.history import Action, History
+
+    return Counterexample("collections", "observations_match_model",
+                          History("total", (Action("update", {"data": "a", "time": 1, "diff": 1}),)), "model")
