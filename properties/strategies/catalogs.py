@@ -31,7 +31,7 @@ from model.catalog import (
     Catalog, Constant, Index, MaterializedView, RefreshAt, RefreshEvery, Select, Source, Subscribe, Table, View,
 )
 from model.collection import Update
-from model.errors import InvalidPlan
+from model.errors import InvalidPlan, TimelineError
 from model.plan import Compare, Filter, Get, Join, Project, TemporalFilter, Union
 from model.temporal import MzNow
 from properties.history import Action, History
@@ -209,10 +209,14 @@ def draw_timelines_history(source: Choices, domain_name: str = "total") -> Histo
         if name != "k":
             actions += repeat(source, lambda: Action("insert", {"table": name, "row": draw_row(source),
                                                                 "time": source.integer(0, 5), "diff": 1}), 0, 2, 0.5)
-    readable = list(leaves)
+    readable, catalog = list(leaves), build_catalog(History(domain_name, tuple(actions)))
     for i in range(source.integer(1, 4)):
         action = _draw_dataflow(source, f"d{i}", readable, temporal=False)
         actions.append(action)
+        try:  # later dataflows read only views and MVs that were created
+            catalog = catalog.add(object_from_action(action))
+        except TimelineError:
+            continue
         if action.name in ("create_view", "create_mv"):
             readable.append(action.args["name"])
     return History(domain_name, tuple(actions))
@@ -326,7 +330,8 @@ def _draw_restarts_and_reads(source: Choices, horizon: int, names: list[str], of
     while start + offset < horizon:
         start += source.integer(1, offset + 1)
         actions.append(Action("restart", {"wall": start}))
-    for _ in range(source.integer(2, 8)):
+    def read() -> Action:
         wall = source.integer(actions[0].args["wall"], horizon)
-        actions.append(Action("read", {"name": source.choice(names), "wall": wall, "time": source.integer(0, wall + 2)}))
-    return actions
+        return Action("read", {"name": source.choice(names), "wall": wall, "time": source.integer(0, wall + 2)})
+
+    return actions + repeat(source, read, 1, 8, 0.8)

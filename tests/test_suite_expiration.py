@@ -1,0 +1,96 @@
+"""The expiration suite: holds on the model's rules; each planted rule bug is caught small and replays.
+
+Broken implementations are importable factories (`--impl tests.test_suite_expiration:NAME`):
+the suite's own `observe` run with one rule of `model.expiration` replaced.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model import expiration as ex
+from properties.implementations import ModelImplementation
+from properties.runner import run_suite
+from properties.source import RandomSource
+from properties.suites import expiration as suite
+from properties.suites import get_suite
+from tests.helpers import QUICK, write_and_replay
+
+EXPIRATION = get_suite("expiration")
+PROFILE = attrs.evolve(QUICK, max_examples=120, screening_histories=0)
+
+
+def _with_rule(rule: str, replacement) -> ModelImplementation:
+    class Impl(ModelImplementation):
+        def observe_expiration(self, domain, histories):
+            original = getattr(ex, rule)
+            setattr(ex, rule, replacement)
+            try:
+                return [suite.observe(h) for h in histories]
+            finally:
+                setattr(ex, rule, original)
+
+    return Impl()
+
+
+def no_one_tick_step() -> ModelImplementation:
+    return _with_rule("step_one_tick", lambda t: t)
+
+
+def until_joined() -> ModelImplementation:
+    return _with_rule("meet_until", lambda until, e: None if until is None or e is None else max(until, e))
+
+
+def refresh_ignored() -> ModelImplementation:
+    return _with_rule("round_up_to_refresh", lambda schedule, bound: bound)
+
+
+def load_generator_expires() -> ModelImplementation:
+    return _with_rule("source_bound", lambda kind, epoch, wall: wall if epoch else None)
+
+
+def none_as_earliest() -> ModelImplementation:
+    return _with_rule("meet_bounds", lambda a, b: min(0 if a is None else a, 0 if b is None else b))
+
+
+def test_suite_holds_on_the_model_and_reaches_every_hard_case():
+    result = run_suite(EXPIRATION, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+def test_diffs_processed_are_counted_and_expiration_drops_some():
+    source = RandomSource(1)
+    with_e, without = suite.diffs_metric([suite.draw(source, "total") for _ in range(200)])
+    assert 0 < with_e < without
+
+
+def _caught(factory: str, prop: str, max_actions: int, tmp_path) -> None:
+    impl = globals()[factory]()
+    name = f"tests.test_suite_expiration:{factory}"
+    only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property(prop),))
+    failure = run_suite(only, impl, name, PROFILE, seed=0).results[0].failure
+    assert failure is not None, f"{factory} not caught by {prop}"
+    assert len(failure.history.actions) <= max_actions, failure.history
+    assert write_and_replay(failure, tmp_path, name) == 1
+    assert write_and_replay(failure, tmp_path, "model") == 0
+
+
+def test_planted_no_one_tick_step(tmp_path):
+    _caught("no_one_tick_step", "reads_identical_with_and_without_expiration", 10, tmp_path)
+
+
+def test_planted_until_joined_instead_of_met(tmp_path):
+    _caught("until_joined", "until_is_met_with_the_expiration", 10, tmp_path)
+
+
+def test_planted_refresh_schedule_ignored(tmp_path):
+    _caught("refresh_ignored", "reads_identical_with_and_without_expiration", 10, tmp_path)
+
+
+def test_planted_load_generator_given_an_expiration(tmp_path):
+    _caught("load_generator_expires", "reads_identical_with_and_without_expiration", 10, tmp_path)
+
+
+def test_planted_none_combined_as_the_earliest_time(tmp_path):
+    _caught("none_as_earliest", "reads_identical_with_and_without_expiration", 10, tmp_path)
