@@ -23,7 +23,7 @@ from properties import counterexample, report
 from properties.errors import HarnessError
 from properties.junit import write_junit
 from properties.profiles import PROFILES, Profile
-from spark_impl.errors import InfrastructureError
+from spark_impl.errors import InfrastructureError, SparkConfError
 
 OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
 
@@ -127,7 +127,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except InfrastructureError as exc:
         out.print(f"[bold]infrastructure:[/] {exc}", markup=True, soft_wrap=True)
         return INFRA
-    except (HarnessError, ModelError) as exc:
+    except (HarnessError, ModelError, SparkConfError) as exc:
         out.print(f"error: {exc}", markup=False, soft_wrap=True)
         return USAGE
 

@@ -11,6 +11,13 @@ class InfrastructureError(RuntimeError):
     """Spark could not run: the harness reports this as infrastructure, never as a failure."""
 
 
+class SparkConfError(ValueError):
+    """A malformed `FRONTIER_HARNESS_SPARK_CONF` entry (bad input, not infrastructure)."""
+
+    def __init__(self, entry: str):
+        super().__init__(f"FRONTIER_HARNESS_SPARK_CONF: expected key=value, got {entry!r}")
+
+
 class JavaMissing(InfrastructureError):
     """No `java` executable: Spark needs Java 17."""
 

@@ -34,6 +34,16 @@ def configure(master: Optional[str] = None, remote: Optional[str] = None, shuffl
             _settings[key] = value
 
 
+def user_conf() -> dict:
+    """`FRONTIER_HARNESS_SPARK_CONF="k=v,k=v"`: Spark settings applied last (e.g. codegen back on for a cluster)."""
+    pairs = [item.split("=", 1) for item in os.environ.get("FRONTIER_HARNESS_SPARK_CONF", "").split(",") if item.strip()]
+    if bad := [p[0] for p in pairs if len(p) != 2]:
+        from spark_impl.errors import SparkConfError
+
+        raise SparkConfError(bad[0])
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
 def java_available() -> bool:
     """Whether a `java` executable is on PATH or under JAVA_HOME."""
     home = os.environ.get("JAVA_HOME")
@@ -100,7 +110,7 @@ def _start():
                     "spark.ui.showConsoleProgress", "false"
                 )
             session = builder.getOrCreate()
-            for key, value in INTERPRETED.items():
+            for key, value in {**INTERPRETED, **user_conf()}.items():
                 session.conf.set(key, value)
         else:
             session = _local_builder(SparkSession.builder, partitions).getOrCreate()
@@ -122,7 +132,7 @@ def _local_builder(builder, partitions: str):
         .config("spark.sql.shuffle.partitions", partitions)
         .config("spark.default.parallelism", "2")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config(map=INTERPRETED)
+        .config(map={**INTERPRETED, **user_conf()})
         .config("spark.driver.memory", os.environ.get("FRONTIER_HARNESS_DRIVER_MEMORY", "4g"))
         .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=ERROR")
     )
