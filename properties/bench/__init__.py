@@ -36,6 +36,6 @@ def timed(fn: Callable[[], object]) -> float:
 
 def modules() -> list:
     """The capability benchmark modules, in print order."""
-    from properties.bench import collections, ttl
+    from properties.bench import collections, ingestion, ttl
 
-    return [collections, ttl]
+    return [collections, ttl, ingestion]
