@@ -206,8 +206,10 @@ class Ingestion:
 
     # --- ingest --------------------------------------------------------------
 
-    def ingest(self, ticks: dict, faults: dict, step: int) -> None:
-        """Ingest at `ticks[hid]` for running histories; `faults[hid]` crashes there. `step`: records produced before it are visible."""
+    def ingest(self, ticks: dict, faults: dict, step: Any) -> None:
+        """Ingest at `ticks[hid]` for running histories; `faults[hid]` crashes there.
+
+        `step` (an int, or an int per hid): the upstream records produced before it are visible."""
         for f in faults.values():
             if f not in INGEST_FAULTS:
                 raise UnknownFault(f, INGEST_FAULTS)
@@ -254,7 +256,7 @@ class Ingestion:
                 {h: self.remap.upper(h) for h in kept}, {h: [mints[h] + 1] for h in kept},
             )
 
-    def _append_data(self, hids: list, torn: set, step: int) -> None:
+    def _append_data(self, hids: list, torn: set, step: Any) -> None:
         if not hids:
             return
         rows = self._reclocked(hids, step)
@@ -268,11 +270,15 @@ class Ingestion:
                 {h: self.data.upper(h) for h in moved}, {h: self.remap.upper(h) for h in moved},
             )
 
-    def _reclocked(self, hids: list, step: int) -> DataFrame:
+    def _reclocked(self, hids: list, step: Any) -> DataFrame:
         """Records beyond the data shard's offset frontier, reclocked by the remap; compacted ones raise."""
         tc, remap = self.tc, self.remap.read()
+        steps = step if isinstance(step, dict) else {h: step for h in hids}
+        visible = spark().createDataFrame(pa.table({"history_id": pa.array(hids, pa.int64()),
+                                                    "visible": pa.array([steps[h] for h in hids], pa.int64())}))
         positions = frontier_at(remap, self._points({h: self.data.upper(h)[0] for h in hids}), before=True)
-        records = self.records().where(F.col("step") < step).join(positions.select("history_id", "frontier"), on="history_id")
+        records = self.records().join(visible, on="history_id").where(F.col("step") < F.col("visible")).join(
+            positions.select("history_id", "frontier"), on="history_id")
         needed = records.where(frontiers.beyond(tc, F.col("frontier"), F.col("from_time")))
         starts = self.broker.starts(hids)
         needed = needed.join(starts, on=["history_id", "partition"]).withColumn(
@@ -293,9 +299,10 @@ class Ingestion:
 
     # --- checkpoint and restart ---------------------------------------------
 
-    def facts(self, ts: dict) -> dict:
-        """Per hid: the inversion at `ts[hid]`, the data shard's `(data, count)`, the remap's latest frontier."""
-        remap = self.remap.read()
+    def facts(self, ts: dict, sinces: Optional[dict] = None) -> dict:
+        """One job: per hid the inversion at `ts[hid]`, the data shard's `(data, count)`, the remap's latest
+        frontier and, for hids in `sinces`, `R(t)` from that since to the upper (`remap_before`)."""
+        remap, sinces = self.remap.read(), sinces or {}
         inverted = frontier_at(remap, self._points(ts), before=True).select(
             "history_id", F.lit("inverted").alias("label"), F.explode("frontier").alias("time"),
             F.lit(None).cast("string").alias("data"), F.lit(None).cast("long").alias("n"))
@@ -305,53 +312,75 @@ class Ingestion:
             F.lit(None).cast("string").alias("data"), F.lit(None).cast("long").alias("n"))
         ids = self.data.read().where(chosen).groupBy("history_id", "data").agg(F.sum("diff").alias("n")).select(
             "history_id", F.lit("ids").alias("label"), F.lit(None).cast(self.tc.spark_type).alias("time"), "data", "n")
-        table = inverted.unionByName(latest).unionByName(ids).toArrow()
+        frames = [inverted, latest, ids] + ([self._steps_rows(remap, sinces, "remap_before")] if sinces else [])
         out = {h: {"inverted": [], "latest": [], "ids": []} for h in ts}
-        cols = {c: table.column(c).to_pylist() for c in table.column_names}
-        for h, label, time, data, n in zip(cols["history_id"], cols["label"], cols["time"], cols["data"], cols["n"]):
-            out[h][label].append((data, n) if label == "ids" else self.tc.from_row(time))
+        self._collect_steps(out, sinces, "remap_before", self._union(frames).toArrow())
         return out
 
-    def checkpoint(self, hids: list, faults: dict) -> dict:
-        """Commits and compacts running `hids`; returns per hid the facts observed when committing."""
+    def _union(self, frames: list) -> DataFrame:
+        result = frames[0]
+        for frame in frames[1:]:
+            result = result.unionByName(frame)
+        return result
+
+    def _steps_rows(self, remap: DataFrame, sinces: dict, label: str) -> DataFrame:
+        """`R(t)` for t from each hid's since to its upper, one row per element, `n` holding `t`."""
+        ts = [(h, t) for h, s in sinces.items() for t in range(s, self.remap.upper(h)[0])]
+        table = pa.table({"history_id": pa.array([h for h, _ in ts], pa.int64()), "t": pa.array([t for _, t in ts], pa.int64())})
+        points = spark().createDataFrame(table).withColumn("since", F.lit(0).cast("long")).withColumn(
+            "minimum", F.lit(None).cast(self.tc.spark_type))
+        return frontier_at(remap, points, before=False).select(
+            "history_id", F.lit(label).alias("label"), F.explode("frontier").alias("time"),
+            F.lit(None).cast("string").alias("data"), F.col("t").alias("n"))
+
+    def _collect_steps(self, out: dict, sinces: dict, label: str, table: pa.Table) -> None:
+        steps = {h: {t: set() for t in range(s, self.remap.upper(h)[0])} for h, s in sinces.items()}
+        cols = {c: table.column(c).to_pylist() for c in table.column_names}
+        for h, kind, time, data, n in zip(cols["history_id"], cols["label"], cols["time"], cols["data"], cols["n"]):
+            if kind == label:
+                steps[h][n].add(self.tc.from_row(time))
+            else:
+                out.setdefault(h, {"inverted": [], "latest": [], "ids": []})[kind].append(
+                    (data, n) if kind == "ids" else self.tc.from_row(time))
+        for h, by_t in steps.items():
+            out.setdefault(h, {})[label] = frozenset((t, frozenset(f)) for t, f in by_t.items())
+
+    def compaction_plan(self, hids: list, faults: dict) -> dict:
+        """The new remap since (one tick before the compaction target) per running hid that compacts."""
+        sinces = {}
+        for h in hids:
+            target = compaction_target(self.data.upper(h), self.remap.upper(h))
+            if self.running[h] and faults.get(h) != "after_commit" and target and target[0] - 1 > self.remap.since(h)[0]:
+                sinces[h] = target[0] - 1
+        return sinces
+
+    def checkpoint(self, hids: list, faults: dict, facts: Optional[dict] = None) -> dict:
+        """Commits and compacts running `hids`; returns per hid the facts observed when committing.
+
+        `facts` may be precomputed (`facts(..., compaction_plan(...))`) to share one job with restarts."""
         for f in faults.values():
             if f not in CHECKPOINT_FAULTS:
                 raise UnknownFault(f, CHECKPOINT_FAULTS)
         hids = [h for h in hids if self.running[h]]
         if not hids:
             return {}
-        facts = self.facts({h: self.resumption(h)[0] for h in hids})
+        sinces = self.compaction_plan(hids, faults)
+        if facts is None:
+            facts = self.facts({h: self.resumption(h)[0] for h in hids}, sinces)
         for h in hids:
             self.broker.commit(h, facts[h]["inverted"])
             if faults.get(h) == "after_commit":
                 self.running[h] = False
-        sinces = {}
-        for h in hids:
-            target = compaction_target(self.data.upper(h), self.remap.upper(h))
-            if self.running[h] and target and target[0] - 1 > self.remap.since(h)[0]:
-                sinces[h] = target[0] - 1
         if sinces:
-            for h, steps in self._remap_steps(sinces).items():
-                facts[h]["remap_before"] = steps
             self._compact(sinces)
-            for h, steps in self._remap_steps(sinces).items():
-                facts[h]["remap_after"] = steps
+            after: dict = {}
+            self._collect_steps(after, sinces, "remap_after", self._steps_rows(self.remap.read(), sinces, "remap_after").toArrow())
+            for h in sinces:
+                facts[h]["remap_after"] = after[h]["remap_after"]
         for h in hids:
             if faults.get(h) == "after_compaction":
                 self.running[h] = False
-        return facts
-
-    def _remap_steps(self, sinces: dict) -> dict:
-        """`(t, R(t))` for t from the new since to the upper, per compacted hid."""
-        ts = [(h, t) for h, s in sinces.items() for t in range(s, self.remap.upper(h)[0])]
-        table = pa.table({"history_id": pa.array([h for h, _ in ts], pa.int64()), "t": pa.array([t for _, t in ts], pa.int64())})
-        points = spark().createDataFrame(table).withColumn("since", F.lit(0).cast("long")).withColumn(
-            "minimum", F.lit(None).cast(self.tc.spark_type))
-        rows = frontier_at(self.remap.read(), points, before=False).toArrow()
-        out: dict = {h: set() for h in sinces}
-        for h, t, frontier in zip(*(rows.column(c).to_pylist() for c in ("history_id", "t", "frontier"))):
-            out[h].add((t, frozenset(self.tc.from_row(f) for f in frontier)))
-        return {h: frozenset(v) for h, v in out.items()}
+        return {h: facts[h] for h in hids}
 
     def _compact(self, sinces: dict) -> None:
         table = pa.table({"history_id": pa.array(sorted(sinces), pa.int64()),
@@ -363,17 +392,18 @@ class Ingestion:
         rows = advanced.groupBy("history_id", "from_time", "into_time").agg(F.sum("diff").alias("diff")).where(F.col("diff") != 0)
         self.remap = self.remap.rewrite(rows, {h: [s] for h, s in sinces.items()})
 
-    def restart(self, hids: list) -> dict:
+    def restart(self, hids: list, facts: Optional[dict] = None) -> dict:
         """Recomputes both frontiers from the shards, commits, checks the upstream can serve, resumes."""
         if not hids:
             return {}
-        facts = self.facts({h: self.resumption(h)[0] for h in hids})
+        if facts is None:
+            facts = self.facts({h: self.resumption(h)[0] for h in hids})
         for h in hids:
             facts[h]["upstream_start"] = frozenset(enumerate(self.broker.start[h]))
             self.broker.commit(h, facts[h]["inverted"])
             self.broker.check_read(h, facts[h]["inverted"])
             self.running[h] = True
-        return facts
+        return {h: facts[h] for h in hids}
 
     def final(self) -> dict:
         """Per hid: the data shard's rows and the remap's consolidated bindings."""
@@ -391,12 +421,20 @@ class Ingestion:
 
 
 def observe_ingestion(domain: Any, histories: Sequence[Any], root: Optional[os.PathLike] = None) -> list[dict]:
-    """Observations of a batch of ingestion histories, as `properties.suites.resumption.observe` records them."""
+    """Observations of a batch of ingestion histories, as `properties.suites.resumption.observe` records them.
+
+    Rounds: each history applies its upstream actions (produce, upstream_compact) up to
+    its next pipeline action, then every history's pipeline action runs in one round.
+    """
     pipeline = Ingestion(domain, len(histories), root)
     observed: list[dict] = [{} for _ in histories]
     pipeline.running = [True] * len(histories)  # a fresh pipeline starts at the minimum, already committed
-    for step in range(max((len(h.actions) for h in histories), default=0)):
-        _round(pipeline, histories, step, observed)
+    cursors = [0] * len(histories)
+    while True:
+        actions = {h: a for h, a in ((h, _next_action(pipeline, hist, cursors, h)) for h, hist in enumerate(histories)) if a}
+        if not actions:
+            break
+        _round(pipeline, actions, observed)
     ends = {h: len(history.actions) for h, history in enumerate(histories)}
     _record_commits(observed, pipeline.restart(list(ends)), ends, restart=True)
     final_ticks = {h: 1 + max((a.args["tick"] for a in history.actions if a.name == "ingest"), default=0)
@@ -410,25 +448,44 @@ def observe_ingestion(domain: Any, histories: Sequence[Any], root: Optional[os.P
     return observed
 
 
-def _round(pipeline: Ingestion, histories: Sequence[Any], step: int, observed: list) -> None:
+def _next_action(pipeline: Ingestion, history: Any, cursors: list, h: int) -> Optional[tuple]:
+    """Applies history `h`'s upstream actions up to its next pipeline action; that action and its step."""
+    while cursors[h] < len(history.actions):
+        step, action = cursors[h], history.actions[cursors[h]]
+        cursors[h] += 1
+        if action.name == "produce":
+            pipeline.broker.produce(h, step, action.args["partition"], action.args["data"])
+        elif action.name == "upstream_compact":
+            pipeline.broker.compact(h)
+        elif action.name in ("ingest", "checkpoint", "restart"):
+            return step, action
+        else:
+            raise ValueError(f"ingestion history: unknown action {action.name!r} at step {step}")
+    return None
+
+
+def _round(pipeline: Ingestion, actions: dict, observed: list) -> None:
     by_kind: dict = {}
-    for h, history in enumerate(histories):
-        if step < len(history.actions):
-            by_kind.setdefault(history.actions[step].name, []).append((h, history.actions[step].args))
-    for h, args in by_kind.get("produce", []):
-        pipeline.broker.produce(h, step, args["partition"], args["data"])
-    for h, _ in by_kind.get("upstream_compact", []):
-        pipeline.broker.compact(h)
-    ingests = by_kind.get("ingest", [])
-    pipeline.ingest({h: a["tick"] for h, a in ingests}, {h: a["fault"] for h, a in ingests if a.get("fault")}, step)
-    checkpoints = by_kind.get("checkpoint", [])
-    facts = pipeline.checkpoint([h for h, _ in checkpoints], {h: a["fault"] for h, a in checkpoints if a.get("fault")})
-    _record_commits(observed, facts, {h: step for h in facts}, restart=False)
-    restarts = [h for h, _ in by_kind.get("restart", [])]
-    _record_commits(observed, pipeline.restart(restarts), {h: step for h in restarts}, restart=True)
-    unknown = set(by_kind) - {"produce", "upstream_compact", "ingest", "checkpoint", "restart"}
-    if unknown:
-        raise ValueError(f"ingestion history: unknown actions {sorted(unknown)} at step {step}")
+    for h, (step, action) in actions.items():
+        by_kind.setdefault(action.name, {})[h] = (step, action.args)
+    ingests, checkpoints, restarts = (by_kind.get(k, {}) for k in ("ingest", "checkpoint", "restart"))
+    ck_faults = {h: a["fault"] for h, (_, a) in checkpoints.items() if a.get("fault")}
+    sinces = pipeline.compaction_plan(list(checkpoints), ck_faults)
+    asked = {h: pipeline.resumption(h)[0] for h in [*[h for h in checkpoints if pipeline.running[h]], *restarts]}
+    facts = pipeline.facts(asked, sinces) if asked else {}
+    _ingest_batch(pipeline, ingests)
+    done = pipeline.checkpoint(list(checkpoints), ck_faults, facts)
+    _record_commits(observed, done, {h: checkpoints[h][0] for h in done}, restart=False)
+    resumed = pipeline.restart(list(restarts), facts)
+    _record_commits(observed, resumed, {h: restarts[h][0] for h in resumed}, restart=True)
+
+
+def _ingest_batch(pipeline: Ingestion, ingests: dict) -> None:
+    """One ingest for the round: each history's records visible up to its own step."""
+    if ingests:
+        pipeline.ingest({h: a["tick"] for h, (_, a) in ingests.items()},
+                        {h: a["fault"] for h, (_, a) in ingests.items() if a.get("fault")},
+                        {h: step for h, (step, _) in ingests.items()})
 
 
 def _record_commits(observed: list, facts: dict, steps: dict, restart: bool) -> None:
