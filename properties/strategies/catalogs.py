@@ -257,7 +257,7 @@ def draw_temporal_history(source: Choices, domain_name: str = "total") -> Histor
 def draw_expiration_history(source: Choices, domain_name: str = "total") -> History:
     """A table, a load generator, a constant, maybe a CDC source; views, MVs (refresh), indexes, subscribes;
     data, load-generator ticks, an offset, restarts and reads at wall-clock times."""
-    horizon = source.integer(4, 14)
+    horizon = source.integer(4, 10)
     actions = [Action("create_table", {"name": "t"}), Action("create_source", {"name": "g", "kind": "load_generator"}),
                Action("create_constant", {"name": "k", "rows": [draw_row(source, 0, 3)]})]
     if source.boolean(0.3):
@@ -276,7 +276,7 @@ def draw_expiration_history(source: Choices, domain_name: str = "total") -> Hist
         maintained.append(action.args["name"])
         if action.name == "create_mv":
             pool.append(action.args["name"])
-    actions.append(Action("set_offset", {"offset": source.integer(1, 8)}))
+    actions.append(Action("set_offset", {"offset": source.integer(1, 6)}))
     actions += _draw_feed(source, horizon, "c" in other)
     actions += _draw_restarts_and_reads(source, horizon, maintained, _offset(actions))
     return History(domain_name, tuple(actions))
@@ -334,4 +334,4 @@ def _draw_restarts_and_reads(source: Choices, horizon: int, names: list[str], of
         wall = source.integer(actions[0].args["wall"], horizon)
         return Action("read", {"name": source.choice(names), "wall": wall, "time": source.integer(0, wall + 2)})
 
-    return actions + repeat(source, read, 1, 8, 0.8)
+    return actions + repeat(source, read, 1, 5, 0.7)

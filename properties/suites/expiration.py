@@ -74,6 +74,13 @@ def observe(history: History) -> Observation:
     on, off = ex.Replica(offset, starts), ex.Replica(0, starts)
     maintained = [a.args["name"] for a in history.actions if a.name in MAINTAINED]
     observed: Observation = {}
+    diffs: dict = {}  # (name, replica expiration) -> diffs processed; reused across restarts and reads
+
+    def processed(name: str, replica_exp: Optional[int]) -> int:
+        if (name, replica_exp) not in diffs:
+            diffs[(name, replica_exp)] = ex.diffs_processed(catalog, feed, name, replica_exp)
+        return diffs[(name, replica_exp)]
+
     for step, action in enumerate(history.actions):
         a = action.args
         if action.name == "read":
@@ -88,8 +95,7 @@ def observe(history: History) -> Observation:
             for name in maintained:
                 flow = ex.render(catalog, name, replica_exp)
                 observed[(step, f"dataflow {name}")] = frozenset({(flow.until, flow.expiration)})
-                observed[(step, f"diffs {name}")] = frozenset({(
-                    ex.diffs_processed(catalog, feed, name, replica_exp), ex.diffs_processed(catalog, feed, name, None))})
+                observed[(step, f"diffs {name}")] = frozenset({(processed(name, replica_exp), processed(name, None))})
     return observed
 
 

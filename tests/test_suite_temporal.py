@@ -1,0 +1,81 @@
+"""The temporal suite: Spark's plans equal the model's; a retraction at `upper` is caught on both sides."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+import model.temporal as temporal
+from properties.implementations import ModelImplementation
+from properties.runner import run_suite
+from properties.suites import get_suite
+from properties.suites import temporal as suite
+from spark_impl import plan as spark_plan
+from spark_impl.implementation import SparkImplementation
+from tests.helpers import QUICK, write_and_replay
+
+TEMPORAL = get_suite("temporal")
+MODEL_SIDE = attrs.evolve(QUICK, spark_examples=QUICK.max_examples)  # planted impls are not named "model"
+
+
+def model_retracts_at_upper() -> ModelImplementation:
+    """Bug: the model's plans with the retraction at `upper` instead of `upper_exclusive`."""
+
+    class Impl(ModelImplementation):
+        def observe_temporal(self, domain, histories):
+            original = temporal.upper_exclusive
+            temporal.upper_exclusive = lambda op, bound: bound
+            try:
+                return [suite.observe(h) for h in histories]
+            finally:
+                temporal.upper_exclusive = original
+
+    return Impl()
+
+
+def spark_retracts_at_upper() -> SparkImplementation:
+    """Bug on the Spark side: `upper_exclusive` is the bound itself for `<=` too."""
+
+    class Impl(SparkImplementation):
+        def observe_temporal(self, domain, histories):
+            original = spark_plan.upper_exclusive
+            spark_plan.upper_exclusive = lambda op, bound: bound
+            try:
+                return spark_plan.observe_temporal(domain, histories)
+            finally:
+                spark_plan.upper_exclusive = original
+
+    return Impl()
+
+
+def test_suite_holds_on_the_model_and_reaches_every_hard_case():
+    result = run_suite(TEMPORAL, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=500), seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+def test_planted_model_side_retraction_at_upper_is_caught_small(tmp_path):
+    name = "tests.test_suite_temporal:model_retracts_at_upper"
+    failure = run_suite(TEMPORAL, model_retracts_at_upper(), name, MODEL_SIDE, seed=0).results[0].failure
+    assert failure is not None
+    assert len(failure.history.actions) <= 4, failure.history
+    assert write_and_replay(failure, tmp_path, name) == 1
+
+
+@pytest.mark.spark
+def test_spark_equals_model(spark_session):
+    profile = attrs.evolve(QUICK, spark_examples=6, screening_histories=400, screening_batch=400)
+    result = run_suite(TEMPORAL, SparkImplementation(), "spark", profile, seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+@pytest.mark.spark
+def test_planted_spark_side_retraction_at_upper_is_caught_small(spark_session, tmp_path):
+    name = "tests.test_suite_temporal:spark_retracts_at_upper"
+    profile = attrs.evolve(QUICK, spark_examples=10, batch_size=4)
+    failure = run_suite(TEMPORAL, spark_retracts_at_upper(), name, profile, seed=0).results[0].failure
+    assert failure is not None
+    assert len(failure.history.actions) <= 4, failure.history
+    assert write_and_replay(failure, tmp_path, name) == 1
+    assert write_and_replay(failure, tmp_path, "spark") == 0
