@@ -73,7 +73,7 @@ def test_spark_equals_model(spark_session):
 @pytest.mark.spark
 def test_planted_spark_side_retraction_at_upper_is_caught_small(spark_session, tmp_path):
     name = "tests.test_suite_temporal:spark_retracts_at_upper"
-    profile = attrs.evolve(QUICK, spark_examples=10, batch_size=4)
+    profile = attrs.evolve(QUICK, spark_examples=30)
     failure = run_suite(TEMPORAL, spark_retracts_at_upper(), name, profile, seed=0).results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 4, failure.history

@@ -36,6 +36,6 @@ def timed(fn: Callable[[], object]) -> float:
 
 def modules() -> list:
     """The capability benchmark modules, in print order."""
-    from properties.bench import collections, ingestion, ttl
+    from properties.bench import collections, expiration, ingestion, ttl
 
-    return [collections, ttl, ingestion]
+    return [collections, ttl, ingestion, expiration]

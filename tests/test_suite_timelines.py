@@ -1,0 +1,66 @@
+"""The timelines suite: multi-timeline dataflows are rejected naming their inputs; others run (model and Spark)."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from model.errors import TimelineError
+from properties.implementations import ModelImplementation
+from properties.runner import run_suite
+from properties.suites import get_suite
+from properties.suites import timelines as suite
+from spark_impl.implementation import SparkImplementation
+from tests.helpers import QUICK, write_and_replay
+
+TIMELINES = get_suite("timelines")
+
+
+def accepts_everything() -> ModelImplementation:
+    """Bug: the catalog never checks timelines (every dataflow runs)."""
+    import model.catalog as catalog
+
+    class Impl(ModelImplementation):
+        def observe_timelines(self, domain, histories):
+            original = catalog.single_timeline
+            catalog.single_timeline = lambda owner, timelines: None
+            try:
+                return [suite.observe(h) for h in histories]
+            finally:
+                catalog.single_timeline = original
+
+    return Impl()
+
+
+def test_suite_holds_on_the_model_and_reaches_every_hard_case():
+    result = run_suite(TIMELINES, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+def test_rejection_message_names_every_object():
+    from model.catalog import Catalog, Source, Table, View
+    from model.plan import Get, Join
+
+    c = Catalog().add(Table("t")).add(Source.create("c", "cdc")).add(View("v", Get("t")))
+    with pytest.raises(TimelineError) as error:
+        c.add(View("w", Join(Get("v"), Get("c"), ())))
+    assert suite.named_in_message(error.value) == {("t", "EpochMilliseconds()"), ("c", "External(name='c')")}
+
+
+def test_planted_missing_timeline_check_is_caught_small(tmp_path):
+    name = "tests.test_suite_timelines:accepts_everything"
+    only = attrs.evolve(TIMELINES, properties=(TIMELINES.property("multi_timeline_rejected_single_runs"),))
+    profile = attrs.evolve(QUICK, spark_examples=30, batch_size=2)  # planted impls are not "model"
+    failure = run_suite(only, accepts_everything(), name, profile, seed=0).results[0].failure
+    assert failure is not None
+    assert len(failure.history.actions) <= 4, failure.history
+    assert write_and_replay(failure, tmp_path, name) == 1
+
+
+@pytest.mark.spark
+def test_spark_equals_model(spark_session):
+    profile = attrs.evolve(QUICK, spark_examples=6, screening_histories=400, screening_batch=400)
+    result = run_suite(TIMELINES, SparkImplementation(), "spark", profile, seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
