@@ -76,9 +76,12 @@ def as_of(boundaries: DataFrame, updates: DataFrame, keys: list, value: str) -> 
     bucket = F.least((F.col(value) / F.col("width")).cast("long"), F.lit(BUCKETS + 1))
     rows = updates.join(F.broadcast(width), on=keys, how="left").withColumn("bucket", F.coalesce(bucket, F.lit(0)))
     rows = rows.withColumn("kind", F.lit(1)).withColumn("value", F.col(value)).drop("width")
-    following = Window.partitionBy(*keys, "bucket").orderBy("value", "kind", "bt").rowsBetween(1, Window.unboundedFollowing)
+    # The next boundary in (value, kind, bt) order, as the latest one in the reverse order: a frame
+    # growing from the partition's start is incremental, one running to its end is quadratic.
+    reverse = [F.desc("value"), F.desc("kind"), F.desc("bt")]
+    preceding = Window.partitionBy(*keys, "bucket").orderBy(*reverse).rowsBetween(Window.unboundedPreceding, -1)
     merged = rows.unionByName(bounds, allowMissingColumns=True)
-    within = merged.withColumn("within", F.first("bt", ignorenulls=True).over(following)).where(F.col("kind") == 1)
+    within = merged.withColumn("within", F.last("bt", ignorenulls=True).over(preceding)).where(F.col("kind") == 1)
     later = _later_buckets(finite.join(width, on=keys), keys)
     assigned = within.join(F.broadcast(later), on=[*keys, "bucket"], how="left").join(F.broadcast(closed), on=keys, how="left")
     into = F.coalesce(F.col("within"), F.col("after"), F.col("closed_at"))
@@ -151,11 +154,11 @@ def observe_reclock(domain: Any, histories: Sequence[Any]) -> list[dict]:
 def _observations(tc: TimeColumns, domain: Any, frames: dict) -> DataFrame:
     points, compactions = frames["points"], frames["compactions"]
     minimum = literal(tc.to_row(domain.minimum), tc.spark_type)
-    bindings = remap.mint(tc, frames["histories"], frames["mints"], minimum)
+    bindings = remap.mint(frames["histories"], frames["mints"], minimum)
     # Checkpointed: every observation reads the remap at its point, and a plan that
     # repeats its derivation ~8 times spends more time in analysis than in execution.
-    sinces = remap.since_at(points.select(*POINT), compactions).localCheckpoint()
-    at_points = remap.remap_at_points(bindings, sinces).localCheckpoint()
+    sinces = _fresh(remap.since_at(points.select(*POINT), compactions).localCheckpoint())
+    at_points = _fresh(remap.remap_at_points(bindings, sinces).localCheckpoint())
     reads = points.where(F.col("kind") == "read").select(*POINT, F.col("tick").alias("t"))
     read = frontier_at(at_points, reads).select(*POINT, F.lit("remap_at").alias("label"), F.explode("frontier").alias("from_time"))
     inverts = points.where(F.col("kind") == "invert").join(sinces, on=POINT)
@@ -179,6 +182,12 @@ def nullable(spark_type: T.DataType) -> T.DataType:
     if isinstance(spark_type, T.StructType):
         return T.StructType([T.StructField(f.name, nullable(f.dataType), True) for f in spark_type.fields])
     return spark_type
+
+
+def _fresh(frame: DataFrame) -> DataFrame:
+    """The same columns under new attribute ids: a checkpoint keeps its source's ids, which
+    later joins with other frames derived from that source cannot tell apart."""
+    return frame.select(*[F.col(c).alias(c) for c in frame.columns])
 
 
 def literal(row: Any, spark_type: T.DataType) -> Column:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from spark_impl.time_columns import TimeColumns
 
 OPEN = 2**62
 
@@ -34,7 +33,7 @@ def effective_mints(mints: DataFrame) -> DataFrame:
     return marked.where(F.col("advancing") & ~F.col("closed_before")).select("history_id", "step", "tick", "upper")
 
 
-def mint(tc: TimeColumns, histories: DataFrame, mints: DataFrame, minimum: Column) -> DataFrame:
+def mint(histories: DataFrame, mints: DataFrame, minimum: Column) -> DataFrame:
     """Bindings of every history: the initial `(minimum, 0, +1)`, then per effective mint the old
     upper's elements retracted and the new one's inserted at its tick."""
     effective = effective_mints(mints)
