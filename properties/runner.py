@@ -92,7 +92,11 @@ def run_suite(suite: Suite, impl: Any, impl_name: str, profile: Profile, seed: i
               domains: Optional[Sequence[str]] = None, progress: Optional[Progress] = None) -> SuiteResult:
     """Every property of `suite` on every domain, both lanes as the profile says."""
     if impl_name != "model":
-        profile = attrs.evolve(profile, max_examples=profile.spark_examples)
+        profile = attrs.evolve(
+            profile,
+            max_examples=max(1, round(profile.spark_examples / suite.spark_cost)),
+            screening_histories=round(profile.screening_histories / suite.spark_cost),
+        )
     getattr(impl, "prepare", lambda: None)()  # start Spark outside Hypothesis; fail fast without Java
     domains = tuple(domains or suite.domains)
     results = [

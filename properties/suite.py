@@ -62,6 +62,9 @@ class Suite:
     required_events: tuple = ()
     domains: tuple = DOMAIN_NAMES
     event_domains: dict = attrs.field(factory=dict)
+    # Against an implementation other than the model, example counts are divided by this
+    # (a suite whose every history costs several Spark jobs sets it > 1).
+    spark_cost: float = 1.0
 
     def required_in(self, domains: Sequence[str]) -> tuple:
         """The hard cases a run over `domains` must reach (some exist only in some domains)."""
