@@ -31,7 +31,7 @@ from pyspark.sql import types as T
 from model.domains import PARTITION_MAX, PartitionedTime  # shared value types
 from model.errors import CompactedRead, UnknownFault
 from spark_impl import frontiers
-from spark_impl.arrow import arrow_type
+from spark_impl.arrow import arrow_type, to_frame
 from spark_impl.durable_shard import DurableShard, temporary_root
 from spark_impl.session import spark
 from spark_impl.time_columns import TimeColumns, time_columns
@@ -152,14 +152,14 @@ class Broker:
         types = {"history_id": pa.int64(), "step": pa.int64(), "partition": pa.int64(), "offset": pa.int64(),
                  "data": pa.string(), "from_time": arrow_type(self.tc.spark_type)}
         table = pa.table({c: pa.array(v, type=types[c]) for c, v in self.rows.items()})
-        return spark().createDataFrame(table)
+        return to_frame(table)
 
     def starts(self, hids: Iterable[int]) -> DataFrame:
         rows = [(h, p, s) for h in hids for p, s in enumerate(self.start[h])]
         table = pa.table({"history_id": pa.array([r[0] for r in rows], pa.int64()),
                           "partition": pa.array([r[1] for r in rows], pa.int64()),
                           "start": pa.array([r[2] for r in rows], pa.int64())})
-        return spark().createDataFrame(table)
+        return to_frame(table)
 
 
 class Ingestion:
@@ -182,7 +182,7 @@ class Ingestion:
                           "from_time": pa.array([self.tc.to_row(self.broker.minimum())] * len(hids),
                                                 arrow_type(self.tc.spark_type)),
                           "into_time": pa.array([0] * len(hids), pa.int64()), "diff": pa.array([1] * len(hids), pa.int64())})
-        return spark().createDataFrame(table)
+        return to_frame(table)
 
     def _points(self, ts: dict) -> DataFrame:
         """`(history_id, t, since, minimum)` for each `hid -> t`."""
@@ -192,7 +192,7 @@ class Ingestion:
             "since": pa.array([self.remap.since(h)[0] for h in hids], pa.int64()),
             "minimum": pa.array([self.tc.to_row(self.broker.minimum())] * len(hids), arrow_type(self.tc.spark_type)),
         })
-        return spark().createDataFrame(table)
+        return to_frame(table)
 
     def records(self) -> DataFrame:
         """The upstream's records as a DataFrame, rebuilt when the broker has produced more."""
@@ -236,7 +236,7 @@ class Ingestion:
             "tick": pa.array([mints[h] for h, _ in uppers], pa.int64()),
             "new": pa.array([[self.tc.to_row(t) for t in u] for _, u in uppers], pa.list_(arrow_type(self.tc.spark_type))),
         })
-        wanted = spark().createDataFrame(table)
+        wanted = to_frame(table)
         latest = accumulate(self.remap.read(), ["history_id"]).withColumnRenamed("frontier", "old")
         both = wanted.join(latest, on="history_id")
         rows = both.select(
@@ -274,7 +274,7 @@ class Ingestion:
         """Records beyond the data shard's offset frontier, reclocked by the remap; compacted ones raise."""
         tc, remap = self.tc, self.remap.read()
         steps = step if isinstance(step, dict) else {h: step for h in hids}
-        visible = spark().createDataFrame(pa.table({"history_id": pa.array(hids, pa.int64()),
+        visible = to_frame(pa.table({"history_id": pa.array(hids, pa.int64()),
                                                     "visible": pa.array([steps[h] for h in hids], pa.int64())}))
         positions = frontier_at(remap, self._points({h: self.data.upper(h)[0] for h in hids}), before=True)
         records = self.records().join(visible, on="history_id").where(F.col("step") < F.col("visible")).join(
@@ -327,7 +327,7 @@ class Ingestion:
         """`R(t)` for t from each hid's since to its upper, one row per element, `n` holding `t`."""
         ts = [(h, t) for h, s in sinces.items() for t in range(s, self.remap.upper(h)[0])]
         table = pa.table({"history_id": pa.array([h for h, _ in ts], pa.int64()), "t": pa.array([t for _, t in ts], pa.int64())})
-        points = spark().createDataFrame(table).withColumn("since", F.lit(0).cast("long")).withColumn(
+        points = to_frame(table).withColumn("since", F.lit(0).cast("long")).withColumn(
             "minimum", F.lit(None).cast(self.tc.spark_type))
         return frontier_at(remap, points, before=False).select(
             "history_id", F.lit(label).alias("label"), F.explode("frontier").alias("time"),
@@ -385,7 +385,7 @@ class Ingestion:
     def _compact(self, sinces: dict) -> None:
         table = pa.table({"history_id": pa.array(sorted(sinces), pa.int64()),
                           "new_since": pa.array([sinces[h] for h in sorted(sinces)], pa.int64())})
-        advanced = self.remap.read().join(spark().createDataFrame(table), on="history_id", how="left").select(
+        advanced = self.remap.read().join(to_frame(table), on="history_id", how="left").select(
             "history_id", "from_time",
             F.when(F.col("new_since").isNull(), F.col("into_time")).otherwise(F.greatest("into_time", "new_since")).alias("into_time"),
             "diff")

@@ -31,7 +31,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from model.timeline import Counter, EpochMilliseconds, External, User  # value types only
-from spark_impl.session import spark
+from spark_impl.arrow import to_frame
 
 ROW = pa.list_(pa.int64())
 OPS = ("==", "!=", "<", "<=", ">", ">=")
@@ -183,9 +183,8 @@ def evaluate_queries(rows: pa.Table, queries: Sequence[Query]) -> Optional[DataF
     for q in queries:
         tables.add(q)
     tables.finish()
-    session = spark()
-    inputs, gets = session.createDataFrame(rows), session.createDataFrame(_table(tables.gets, GET_TYPES))
-    edges = session.createDataFrame(_table(tables.edges, EDGE_TYPES)) if tables.edges else None
+    inputs, gets = to_frame(rows), to_frame(_table(tables.gets, GET_TYPES))
+    edges = to_frame(_table(tables.edges, EDGE_TYPES)) if tables.edges else None
     level = (inputs.join(gets, on=["history_id", "name"]).where(F.col("step") < F.col("qstep"))
              .select("key", "node", "data", "time", "diff"))
     for i in range(1, tables.top() + 1):

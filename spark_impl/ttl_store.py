@@ -33,6 +33,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from model.errors import BadCompaction, ClockRegression, InvalidRow, InvalidTime, InvalidTtl, ModelError
+from spark_impl.arrow import to_frame
 from spark_impl.session import spark
 
 NEVER = 2**63 - 1
@@ -100,7 +101,7 @@ def compact_frame(rows: DataFrame, keys: Sequence[str]) -> DataFrame:
 def observe_ttl_compaction(domain: Any, histories: Sequence[Any]) -> list[dict]:
     """Every compaction's output rows, for a whole batch of histories, in one Spark job."""
     rows, compactions = _compaction_tables(histories)
-    joined = spark().createDataFrame(rows).join(spark().createDataFrame(compactions), on="history_id")
+    joined = to_frame(rows).join(to_frame(compactions), on="history_id")
     out = compact_frame(joined, ("history_id", "step")).select("history_id", "step", *ROW_COLUMNS).toArrow()
     observed = [
         {(step, "output"): set() for step, a in enumerate(h.actions) if a.name == "compact"} for h in histories
@@ -413,12 +414,12 @@ def read_snapshots(snapshots: Sequence[tuple], tag_names: tuple) -> DataFrame:
             for c, v in zip(tag_names + tuple(ROW_COLUMNS) + ("now",), tuple(tags) + tuple(row) + (now,)):
                 mem[c].append(v)
     mem_schema = pa.schema(tag_types + list(ROW_SCHEMA) + [("now", pa.int64())])
-    memory = spark().createDataFrame(pa.table(mem, schema=mem_schema))
+    memory = to_frame(pa.table(mem, schema=mem_schema))
     frames = [memory]
     paths = sorted({p for p in points["path"]})
     if paths:
         point_schema = pa.schema(tag_types + [("now", pa.int64()), ("path", pa.string())])
-        where = spark().createDataFrame(pa.table(points, schema=point_schema))
+        where = to_frame(pa.table(points, schema=point_schema))
         ssts = _union([spark().read.parquet(p).withColumn("path", F.lit(p)) for p in paths])
         frames.append(ssts.join(where, on="path").drop("path"))
     rows = newest_per_key(_union(frames), tag_names)

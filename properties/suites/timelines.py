@@ -166,6 +166,7 @@ SUITE = Suite(
                  draw=draw, check=check_rejections, events=events),
     ),
     default_impl="spark",
+    spark_cost=3.0,  # plans evaluated level by level: several joins per job
     required_events=(
         "multi-timeline dataflow rejected",
         "rejected through a view or MV",
