@@ -102,7 +102,7 @@ def draw_observation(source: Source, clock: _Clock) -> Action:
     kind = source.integer(0, 3)
     last = clock.tick + (MAX_STEP if clock.closed else 0)
     if kind == 0:
-        to = clock.tick if source.boolean(0.5) else source.integer(clock.since, max(clock.since, last))
+        to = max(clock.since, clock.tick) if source.boolean(0.5) else source.integer(clock.since, max(clock.since, last))
         clock.since = to
         return Action("compact", {"to": to})
     if kind == 1:

@@ -13,6 +13,7 @@ from typing import Iterator
 
 from model.antichain import Antichain
 from model.collection import Update
+from model.errors import ModelError
 from model.reclock import reclock
 from model.remap import INTO, Remap
 from properties.errors import BadHistory
@@ -75,7 +76,14 @@ def observe(history: History) -> Observation:
 
 
 def events(history: History) -> list[str]:
-    """Hard cases this history reaches."""
+    """Hard cases this history reaches (none for a history the model rejects)."""
+    try:
+        return _events(history)
+    except ModelError:
+        return []
+
+
+def _events(history: History) -> list[str]:
     found: set = set()
     ticks = set()
     seen_partitions: set = set()

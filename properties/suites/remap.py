@@ -26,11 +26,12 @@ Law = Callable[[Remap, list], Optional[str]]
 
 
 def _ticks(remap: Remap) -> list[int]:
-    """Readable IntoTimes to probe: since up to the upper (a few past the last step once closed)."""
+    """Readable IntoTimes to probe: since, every step and the tick after it, the last readable tick."""
     start = next(iter(remap.since))
     end = next(iter(remap.upper), None)
-    last = max([t for t, _ in remap.steps()] + [start])
-    return list(range(start, (last + 3) if end is None else end))
+    steps = [t for t, _ in remap.steps()]
+    probes = {start, *steps, *(t + 1 for t in steps)} | ({end - 1} if end is not None else set())
+    return sorted(t for t in probes if remap.readable(t))
 
 
 def minted_remaps_pass_and_mutants_fail(remap: Remap, updates: list) -> Optional[str]:
@@ -141,11 +142,11 @@ def inversion_bounds_later_updates(remap: Remap, updates: list) -> Optional[str]
 
 def events(history: History) -> list[str]:
     """The reclock suite's hard cases, plus an inversion at a binding time with an update assigned there."""
-    found = set(reclock_suite.events(history))
     try:
         remap, updates = reclock_suite.final_state(history)
     except ModelError:
-        return sorted(found)
+        return []
+    found = set(reclock_suite.events(history))
     binding_times = {b.into_time for b in remap.bindings if b.into_time > next(iter(remap.since))}
     if binding_times & {assign(remap, u.time) for u in updates}:
         found.add("inversion at a binding time that has updates")
