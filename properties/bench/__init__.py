@@ -36,6 +36,6 @@ def timed(fn: Callable[[], object]) -> float:
 
 def modules() -> list:
     """The capability benchmark modules, in print order."""
-    from properties.bench import collections, expiration, ingestion, ttl
+    from properties.bench import collections, expiration, ingestion, reclocking, ttl
 
-    return [collections, ttl, ingestion, expiration]
+    return [collections, ttl, ingestion, expiration, reclocking]
