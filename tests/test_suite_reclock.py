@@ -9,7 +9,7 @@ import pytest
 
 import model.reclock as reclock_module
 from properties.implementations import ModelImplementation
-from properties.runner import run_suite
+from properties.runner import run_suite, screening_lane
 from properties.suites import get_suite
 from properties.suites.reclock import observe
 from tests.helpers import QUICK, write_and_replay
@@ -75,9 +75,11 @@ def test_spark_equals_model_on_every_domain(spark_session):
 @pytest.mark.spark
 def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path):
     impl_name = "tests.test_suite_reclock:spark_mint_without_retraction"
-    profile = attrs.evolve(SPARK_QUICK, screening_histories=0)
-    result = run_suite(RECLOCK, spark_mint_without_retraction(), impl_name, profile, seed=0, domains=["total"])
-    failure = result.results[0].failure
+    # The screening lane: one Spark job finds it, delta debugging (one job per round) reduces it.
+    profile = attrs.evolve(SPARK_QUICK, screening_histories=64, screening_batch=64)
+    impl = spark_mint_without_retraction()
+    impl.prepare()
+    failure = screening_lane(RECLOCK, RECLOCK.properties[0], impl, impl_name, "total", profile, 0, None).failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history
     assert write_and_replay(failure, tmp_path, impl_name) == 1
