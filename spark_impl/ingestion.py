@@ -33,7 +33,6 @@ from model.errors import CompactedRead, UnknownFault
 from spark_impl import frontiers
 from spark_impl.arrow import arrow_type, to_frame
 from spark_impl.durable_shard import DurableShard, temporary_root
-from spark_impl.session import spark
 from spark_impl.time_columns import TimeColumns, time_columns
 
 INGEST_FAULTS = ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append")

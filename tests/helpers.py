@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 import attrs
 
@@ -18,3 +20,14 @@ def write_and_replay(cx, tmp_path: Path, impl: str) -> int:
     path = counterexample.write(cx, tmp_path)
     assert counterexample.read(path).history == cx.history
     return main(["replay", str(path), "--impl", impl])
+
+
+@contextmanager
+def patched(module: Any, name: str, value: Any) -> Iterator[None]:
+    """`module.name` replaced by `value` for the duration (planted bugs that swap one rule)."""
+    original = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)

@@ -6,12 +6,12 @@ file written against one replays on the CLI.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from model.antichain import Antichain
 from model.domains import Product
 from properties.implementations import ModelImplementation
+from tests.helpers import patched
 
 
 class LexicographicProduct(Product):
@@ -65,7 +65,7 @@ def model_keeps_zero_diffs() -> ModelImplementation:
 
     class Impl(ModelImplementation):
         def observe_collections(self, domain, histories):
-            with _patched(suite, "consolidate", _consolidate_keeping_zeros(collection.consolidate)):
+            with patched(suite, "consolidate", _consolidate_keeping_zeros(collection.consolidate)):
                 return [suite.observe(h) for h in histories]
 
     return Impl()
@@ -95,20 +95,12 @@ def spark_keeps_zero_diffs() -> Any:
 
     class Impl(SparkImplementation):
         def observe_collections(self, domain, histories):
-            with _patched(collections, "consolidate", consolidate):
+            with patched(collections, "consolidate", consolidate):
                 return collections.observe_collections(domain, histories)
 
     return Impl()
 
 
-@contextmanager
-def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
-    original = getattr(module, name)
-    setattr(module, name, value)
-    try:
-        yield
-    finally:
-        setattr(module, name, original)
 
 
 def spark_jvm_killed() -> Any:

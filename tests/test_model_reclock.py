@@ -15,6 +15,8 @@ from model.errors import InvalidTime
 from model.reclock import Reclocked, assign, reclock
 from model.remap import INTO, Remap
 
+from tests.reclocking_strategies import remaps, sources
+
 DOMAINS = [Total(), Product(Total(), Total()), Partitioned()]
 FAST = settings(max_examples=60, deadline=None)
 P = PartitionedTime
@@ -23,38 +25,6 @@ P = PartitionedTime
 def total(*times: int) -> Antichain:
     return Antichain.of(Total(), times)
 
-
-@st.composite
-def remaps(draw, domain):
-    """Minted remaps over advancing source uppers, some ticks not advancing, sometimes closed."""
-    frontier, offsets, tick, observed = Antichain.of(domain, [domain.minimum]), {}, 0, []
-    for _ in range(draw(st.integers(0, 6))):
-        if domain.name == "total":
-            frontier = total(next(iter(frontier)) + draw(st.integers(0, 4)))
-        elif domain.name == "partitioned":
-            p = draw(st.integers(0, min(len(offsets), 2)))
-            offsets[p] = offsets.get(p, 0) + draw(st.integers(0, 4))
-            frontier = Antichain.of(domain, domain.live_frontier(offsets))
-        else:
-            points = draw(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=3))
-            frontier = frontier.join(Antichain.of(domain, points))
-        tick += draw(st.integers(0, 3))
-        observed.append((frontier, tick))
-    if draw(st.booleans()):
-        observed.append((Antichain(domain), tick + 1))
-    return Remap.minted(domain, observed)
-
-
-def times(domain):
-    if domain.name == "total":
-        return st.integers(0, 20)
-    if domain.name == "partitioned":
-        return st.builds(P.point, st.integers(0, 3), st.integers(0, 14))
-    return st.tuples(st.integers(0, 8), st.integers(0, 8))
-
-
-def sources(domain):
-    return st.lists(st.builds(Update, st.sampled_from("abc"), times(domain), st.sampled_from([1, 1, 2, -1])), max_size=12)
 
 
 def test_updates_go_to_the_first_time_they_are_not_beyond():

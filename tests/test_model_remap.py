@@ -20,6 +20,8 @@ from model.errors import (
 from model.reclock import assign
 from model.remap import INTO, Binding, Remap, audit
 
+from tests.reclocking_strategies import remaps
+
 DOMAINS = [Total(), Product(Total(), Total()), Partitioned()]
 FAST = settings(max_examples=60, deadline=None)
 P = PartitionedTime
@@ -31,32 +33,6 @@ def into(*times: int) -> Antichain:
 
 def total(*times: int) -> Antichain:
     return Antichain.of(Total(), times)
-
-
-@st.composite
-def observations(draw, domain):
-    """Advancing source uppers with ticks (some not advancing), sometimes closing at the end."""
-    frontier, offsets, tick, result = Antichain.of(domain, [domain.minimum]), {}, 0, []
-    for _ in range(draw(st.integers(0, 6))):
-        if domain.name == "total":
-            frontier = total(next(iter(frontier)) + draw(st.integers(0, 4)))
-        elif domain.name == "partitioned":
-            p = draw(st.integers(0, min(len(offsets), 2)))
-            offsets[p] = offsets.get(p, 0) + draw(st.integers(0, 4))
-            frontier = Antichain.of(domain, domain.live_frontier(offsets))
-        else:
-            points = draw(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=3))
-            frontier = frontier.join(Antichain.of(domain, points))
-        tick += draw(st.integers(0, 3))
-        result.append((frontier, tick))
-    if draw(st.booleans()):
-        result.append((Antichain(domain), tick + 1))
-    return result
-
-
-@st.composite
-def remaps(draw, domain):
-    return Remap.minted(domain, draw(observations(domain)))
 
 
 def test_initial_remap_starts_at_the_minimum():

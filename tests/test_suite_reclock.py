@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 
 import attrs
 import pytest
@@ -12,20 +11,12 @@ from properties.implementations import ModelImplementation
 from properties.runner import run_suite, screening_lane
 from properties.suites import get_suite
 from properties.suites.reclock import observe
-from tests.helpers import QUICK, write_and_replay
+from tests.helpers import QUICK, write_and_replay, patched
 
 RECLOCK = get_suite("reclock")
 SPARK_QUICK = attrs.evolve(QUICK, spark_examples=2, batch_size=6, screening_histories=400, screening_batch=400)
 
 
-@contextmanager
-def _patched(module, name, value):
-    original = getattr(module, name)
-    setattr(module, name, value)
-    try:
-        yield
-    finally:
-        setattr(module, name, original)
 
 
 def model_off_by_one() -> ModelImplementation:
@@ -33,7 +24,7 @@ def model_off_by_one() -> ModelImplementation:
 
     class Impl(ModelImplementation):
         def observe_reclock(self, domain, histories):
-            with _patched(reclock_module, "reclockable_at", lambda frontier, time: not frontier.less_than(time)):
+            with patched(reclock_module, "reclockable_at", lambda frontier, time: not frontier.less_than(time)):
                 return [observe(h) for h in histories]
 
     return Impl()
@@ -48,7 +39,7 @@ def spark_mint_without_retraction():
 
     class Impl(SparkImplementation):
         def observe_reclock(self, domain, histories):
-            with _patched(remap, "retractions", lambda old, new: F.array_except(old, old)):
+            with patched(remap, "retractions", lambda old, new: F.array_except(old, old)):
                 return super().observe_reclock(domain, histories)
 
     return Impl()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import attrs
 import pytest
 
 import model.ingestion as ingestion
 import model.remap as remap
+from tests.helpers import patched
 from properties import counterexample
 from properties.cli import main as cli
 from properties.implementations import ModelImplementation
@@ -21,20 +21,12 @@ SUITE = get_suite("resumption")
 QUICK = attrs.evolve(PROFILES["ci"], max_examples=40, screening_histories=600, screening_batch=300)
 
 
-@contextmanager
-def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
-    original = getattr(module, name)
-    setattr(module, name, value)
-    try:
-        yield
-    finally:
-        setattr(module, name, original)
 
 
 def _broken(module: Any, name: str, value: Any) -> ModelImplementation:
     class Impl(ModelImplementation):
         def observe_ingestion(self, domain, histories):
-            with _patched(module, name, value):
+            with patched(module, name, value):
                 return [resumption.observe(h) for h in histories]
 
     return Impl()
@@ -95,7 +87,7 @@ def spark_join_of_uppers() -> Any:
 
     class Impl(SparkImplementation):
         def observe_ingestion(self, domain, histories):
-            with _patched(spark_ingestion, "combine_uppers", join):
+            with patched(spark_ingestion, "combine_uppers", join):
                 return spark_ingestion.observe_ingestion(domain, histories)
 
     return Impl()

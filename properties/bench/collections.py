@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from model.domains import parse_domain
 from properties.bench import Figure, timed
 from properties.source import RandomSource
 from properties.strategies.collections import draw_collection_history
@@ -15,7 +14,7 @@ UPDATES = 20
 def figures(scale: float) -> list[Figure]:
     from spark_impl.implementation import SparkImplementation
 
-    impl, domain = SparkImplementation(), parse_domain("total")
+    impl = SparkImplementation()
     check = differential(observe, "observe_collections")
     source = RandomSource(42)
     batch = max(100, int(10_000 * scale))

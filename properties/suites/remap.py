@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 import attrs
 
 from model.antichain import Antichain
-from model.collection import Update, advance_collection, at
+from model.collection import advance_collection, at
 from model.errors import ModelError, SinceRegression
 from model.reclock import assign, reclock
 from model.remap import INTO, Binding, Remap, audit
