@@ -17,7 +17,7 @@ from properties.suites import get_suite
 from tests.helpers import QUICK, write_and_replay
 
 EXPIRATION = get_suite("expiration")
-PROFILE = attrs.evolve(QUICK, spark_examples=60, batch_size=2, screening_histories=0)  # planted impls are not "model"
+PROFILE = attrs.evolve(QUICK, max_examples=60, batch_size=2, screening_histories=0)
 
 
 def _with_rule(rule: str, replacement) -> ModelImplementation:

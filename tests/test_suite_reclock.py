@@ -47,7 +47,7 @@ def spark_mint_without_retraction():
 
 def test_planted_model_side_assignment_bug_is_caught_small_and_replays(tmp_path):
     impl_name = "tests.test_suite_reclock:model_off_by_one"
-    result = run_suite(RECLOCK, model_off_by_one(), impl_name, attrs.evolve(QUICK, spark_examples=40), seed=0, domains=["total"])
+    result = run_suite(RECLOCK, model_off_by_one(), impl_name, QUICK, seed=0, domains=["total"])
     failure = result.results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history

@@ -15,7 +15,7 @@ from spark_impl.implementation import SparkImplementation
 from tests.helpers import QUICK, write_and_replay
 
 TEMPORAL = get_suite("temporal")
-MODEL_SIDE = attrs.evolve(QUICK, spark_examples=QUICK.max_examples)  # planted impls are not named "model"
+MODEL_SIDE = QUICK  # planted model-side implementations get max_examples
 
 
 def model_retracts_at_upper() -> ModelImplementation:
