@@ -17,7 +17,7 @@ def figures(scale: float) -> list[Figure]:
     impl = SparkImplementation()
     check = differential(observe, "observe_collections")
     source = RandomSource(42)
-    batch = max(100, int(10_000 * scale))
+    batch = max(100, int(20_000 * scale))
     draw = lambda n: [draw_collection_history(source, "total", min_updates=UPDATES, max_steps=10) for _ in range(n)]
     check(impl, draw(10))  # warm the session and the plan
     histories = draw(batch)
