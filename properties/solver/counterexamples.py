@@ -28,14 +28,8 @@ import attrs
 import z3
 
 from model import expiration as ex
-from model.catalog import (
-    Catalog, Constant, Feed, Index, MaterializedView, RefreshAt, RefreshEvery, Source, Subscribe, Table, View,
-    output_updates,
-)
-from model.collection import Update
+from model.catalog import Catalog, Feed, output_updates
 from model.errors import ModelError, ReplicaExpired
-from model.plan import Get, TemporalFilter, Union
-from model.temporal import MzNow
 from properties.counterexample import Counterexample
 from properties.history import Action, History
 from properties.solver import encoding as enc
@@ -64,62 +58,15 @@ class Scenario:
     dataflows: tuple
 
 
-def _decode_plan(r: dict):
-    """The model plan of a `get`/`union`/`temporal` record."""
-    if r["node"] == "get":
-        return Get(r["name"])
-    if r["node"] == "union":
-        return Union(tuple(_decode_plan(p) for p in r["inputs"]))
-    return TemporalFilter(_decode_plan(r["input"]), tuple(MzNow(op, c, o) for op, c, o in r["predicates"]))
-
-
-def _refresh(clauses: Optional[Sequence]) -> tuple:
-    return tuple(RefreshAt(c["at"]) if "at" in c else RefreshEvery(c["every"], c["aligned_to"]) for c in clauses or ())
-
-
-def _object(action: Action):
-    a, name = action.args, action.args.get("name")
-    if action.name == "create_table":
-        return Table(name)
-    if action.name == "create_source":
-        return Source.create(name, a["kind"])
-    if action.name == "create_constant":
-        return Constant(name, [tuple(r) for r in a.get("rows", [])])
-    if action.name == "create_view":
-        return View(name, _decode_plan(a["plan"]))
-    if action.name == "create_mv":
-        return MaterializedView(name, _decode_plan(a["plan"]), _refresh(a.get("refresh")))
-    if action.name == "create_index":
-        return Index(name, a["on"])
-    return Subscribe(name, _decode_plan(a["plan"]), a.get("up_to"))
-
-
-CREATE = ("create_table", "create_source", "create_constant", "create_view", "create_mv", "create_index",
-          "create_subscribe")
-
-
 def to_world(history: History) -> Scenario:
-    """The catalog, feed, replica and reads a scenario describes (model errors propagate)."""
-    catalog, updates, ticks = Catalog(), {}, {}
-    offset, starts, reads, dataflows = 0, [], [], []
-    for step, action in enumerate(history.actions):
-        a = action.args
-        if action.name in CREATE:
-            catalog = catalog.add(_object(action))
-            if action.name in ("create_mv", "create_index", "create_subscribe"):
-                dataflows.append(a["name"])
-        elif action.name == "insert":
-            updates.setdefault(a["table"], []).append(Update(tuple(a["row"]), a["time"], a["diff"]))
-        elif action.name == "tick":
-            ticks.setdefault(a["source"], []).append((a["wall"], a["reached"]))
-        elif action.name == "set_offset":
-            offset = a["offset"]
-        elif action.name == "restart":
-            starts.append(a["wall"])
-        elif action.name == "read":
-            reads.append((step, a["name"], a["wall"], a["time"]))
-    feed = Feed({k: tuple(v) for k, v in updates.items()}, {k: tuple(v) for k, v in ticks.items()})
-    return Scenario(catalog, feed, offset, tuple(starts), tuple(reads), tuple(dataflows))
+    """The catalog, feed and replica the expiration suite's `world` decodes, plus the reads (model errors propagate)."""
+    from properties.suites.expiration import MAINTAINED, world  # lazily: the suite registry imports this module
+
+    catalog, feed, offset, starts = world(history)
+    reads = tuple((step, a.args["name"], a.args["wall"], a.args["time"])
+                  for step, a in enumerate(history.actions) if a.name == "read")
+    dataflows = tuple(a.args["name"] for a in history.actions if a.name in MAINTAINED)
+    return Scenario(catalog, feed, offset, starts, reads, dataflows)
 
 
 def _read(world: Scenario, replica: ex.Replica, name: str, wall: int, time: int) -> frozenset:

@@ -56,10 +56,6 @@ def events(history: History) -> list[str]:
     return sorted(found)
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_collection_history(source, domain_name)
-
-
 SUITE = Suite(
     name="collections",
     doc="Update collections (consolidate, contents at a time, compaction) against the model.",
@@ -67,7 +63,7 @@ SUITE = Suite(
         Property(
             name="observations_match_model",
             doc="Every read and the final consolidated collection equal the model's.",
-            draw=draw,
+            draw=draw_collection_history,
             check=differential(observe, "observe_collections"),
             events=events,
         ),

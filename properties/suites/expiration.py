@@ -187,20 +187,16 @@ def diffs_metric(histories: Sequence[History]) -> tuple[int, int]:
     return with_e, without
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_expiration_history(source, domain_name)
-
-
 SUITE = Suite(
     name="expiration",
     doc="Reads are identical with dataflow expiration enabled and disabled, across restarts; until meets the expiration.",
     properties=(
         Property(name="reads_identical_with_and_without_expiration",
                  doc="Every read the replica serves is the same with the offset set and with 0 (across restarts).",
-                 draw=draw, check=intrinsic(_reads_identical), events=events),
+                 draw=draw_expiration_history, check=intrinsic(_reads_identical), events=events),
         Property(name="until_is_met_with_the_expiration",
                  doc="Every expiring dataflow's until is at or below its expiration; expiration never adds diffs.",
-                 draw=draw, check=intrinsic(_until_met), events=events),
+                 draw=draw_expiration_history, check=intrinsic(_until_met), events=events),
     ),
     default_impl="model",
     required_events=(

@@ -124,10 +124,6 @@ def _mint_events(before: Remap, after: Remap, args: dict, seen_partitions: set) 
     return found
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_reclock_history(source, domain_name)
-
-
 SUITE = Suite(
     name="reclock",
     doc="Remap minting, compaction, R(t), inversion and reclocked collections on Spark against the model.",
@@ -135,7 +131,7 @@ SUITE = Suite(
         Property(
             name="reclocking_matches_model",
             doc="Every R(t), inversion, reclocked collection, pending set and the final bindings equal the model's.",
-            draw=draw,
+            draw=draw_reclock_history,
             check=differential(observe, "observe_reclock"),
             events=events,
         ),

@@ -19,6 +19,7 @@ from model.errors import ModelError, SinceRegression
 from model.reclock import assign, reclock
 from model.remap import INTO, Binding, Remap, audit
 from properties.history import History
+from properties.strategies.reclocking import draw_reclock_history
 from properties.suite import Outcome, Property, Suite
 from properties.suites import reclock as reclock_suite
 
@@ -168,7 +169,7 @@ def law(fn: Law) -> Property:
             outcomes.append(Outcome(ok=broken is None, message=broken or "", step=None if broken is None else len(history.actions)))
         return outcomes
 
-    return Property(name=fn.__name__, doc=fn.__doc__ or fn.__name__, draw=reclock_suite.draw, check=check, events=events)
+    return Property(name=fn.__name__, doc=fn.__doc__ or fn.__name__, draw=draw_reclock_history, check=check, events=events)
 
 
 SUITE = Suite(

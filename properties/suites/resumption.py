@@ -223,10 +223,6 @@ def events(history: History) -> list[str]:
     return sorted(found)
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_ingestion_history(source, domain_name)
-
-
 FAULT_EVENTS = tuple(
     f"crash {f}"
     for f in ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append", "after_commit", "after_compaction")
@@ -240,14 +236,14 @@ SUITE = Suite(
             name="resumption_laws",
             doc="Nothing lost or duplicated vs the uninterrupted run; commits monotone and durable; "
             "restarts never need compacted offsets; remap compaction keeps R(t) from since on.",
-            draw=draw,
+            draw=draw_ingestion_history,
             check=check_laws,
             events=events,
         ),
         Property(
             name="observations_match_model",
             doc="The pipeline's commits, restarts and final shards equal the model's.",
-            draw=draw,
+            draw=draw_ingestion_history,
             check=differential(observe, "observe_ingestion"),
             events=events,
         ),

@@ -82,10 +82,6 @@ def events(history: History) -> list[str]:
     return sorted(found)
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_temporal_history(source, domain_name)
-
-
 SUITE = Suite(
     name="temporal",
     doc="Plans with temporal filters (and until) evaluated by the implementation equal the model's.",
@@ -93,7 +89,7 @@ SUITE = Suite(
         Property(
             name="plans_match_model",
             doc="Every query's consolidated output and diffs processed equal the model's, with and without until.",
-            draw=draw,
+            draw=draw_temporal_history,
             check=differential(observe, "observe_temporal"),
             events=events,
         ),

@@ -151,19 +151,15 @@ def events(history: History) -> list[str]:
     return sorted(found)
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_timelines_history(source, domain_name)
-
-
 SUITE = Suite(
     name="timelines",
     doc="Dataflows spanning several timelines are rejected before running, naming every input; others run.",
     properties=(
         Property(name="dataflows_match_model", doc="Rejections and outputs equal the model's.",
-                 draw=draw, check=differential(observe, "observe_timelines"), events=events),
+                 draw=draw_timelines_history, check=differential(observe, "observe_timelines"), events=events),
         Property(name="multi_timeline_rejected_single_runs",
                  doc="Rejected iff the inputs span 2+ timelines; the rejection names each input; others run.",
-                 draw=draw, check=check_rejections, events=events),
+                 draw=draw_timelines_history, check=check_rejections, events=events),
     ),
     default_impl="spark",
     spark_cost=3.0,  # plans evaluated level by level: several joins per job

@@ -238,10 +238,6 @@ def _newest_seq(store: TtlStore, key: bytes) -> int:
     return max(r.seq for r in (s.find(key) for s in store.manifest.sources) if r is not None)
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_ttl_history(source, domain_name)
-
-
 SUITE = Suite(
     name="ttl",
     doc="TTL store histories: every get and scan equals a store without compaction; no resurrection; no clock regression.",
@@ -249,7 +245,7 @@ SUITE = Suite(
         Property(
             name="reads_match_store_without_compaction",
             doc="After every step every get and scan (and every refused step) equals the reference's.",
-            draw=draw,
+            draw=draw_ttl_history,
             check=differential(observe, "observe_ttl"),
             events=events,
         ),

@@ -118,18 +118,14 @@ def events(history: History) -> list[str]:
     return sorted(found)
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_codec_history(source, domain_name)
-
-
 SUITE = Suite(
     name="ttl_codec",
     doc="TTL SST codec: round trip in v0 and v1, v0 read by the v1 reader, corruption always typed; model and spark_impl codecs agree.",
     properties=(
         Property("round_trip_and_corruption", "Rows come back equal; damaged bytes are always CorruptSst.",
-                 draw, check_laws, events),
+                 draw_codec_history, check_laws, events),
         Property("agrees_with_model", "Same bytes and same decodings as the model's codec.",
-                 draw, differential(observe, "observe_ttl_codec"), events),
+                 draw_codec_history, differential(observe, "observe_ttl_codec"), events),
     ),
     default_impl="spark",
     required_events=("format v0", "format v1", "corrupt of an encoded SST", "truncate of an encoded SST",

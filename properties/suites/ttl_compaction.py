@@ -73,10 +73,6 @@ def events(history: History) -> list[str]:
     return sorted(found)
 
 
-def draw(source, domain_name: str) -> History:
-    return draw_compaction_history(source, domain_name)
-
-
 SUITE = Suite(
     name="ttl_compaction",
     doc="TTL compaction (newest per key, TTL filter, tombstone rules) equals the model's compact_runs.",
@@ -84,7 +80,7 @@ SUITE = Suite(
         Property(
             name="compaction_matches_model",
             doc="Every compaction's output rows equal the model's.",
-            draw=draw,
+            draw=draw_compaction_history,
             check=differential(observe, "observe_ttl_compaction"),
             events=events,
         ),
