@@ -127,6 +127,24 @@ def differential(
     return check
 
 
+def observe_or_reject(impl: Any, method: str, histories: Sequence[History]) -> list:
+    """The implementation's observation of each history, or the `ModelError` it rejected it with.
+
+    One batched call; only when the batch is rejected, one call per history to find which.
+    """
+    try:
+        return _observe_by_domain(impl, method, histories)
+    except ModelError:
+        pass
+    out: list = []
+    for h in histories:
+        try:
+            out.append(_observe_by_domain(impl, method, [h])[0])
+        except ModelError as error:
+            out.append(error)
+    return out
+
+
 def _observe_by_domain(impl: Any, method: str, histories: Sequence[History]) -> list[Observation]:
     """One implementation call per domain present in the batch, results in batch order."""
     results: list = [None] * len(histories)

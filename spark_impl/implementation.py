@@ -8,6 +8,7 @@ Spark job. See `properties.implementations` for the protocol.
 from __future__ import annotations
 
 from spark_impl import collections
+from spark_impl import expiration
 from spark_impl import ingestion
 from spark_impl import plan as plan_eval
 from spark_impl import reclock
@@ -29,6 +30,7 @@ class SparkImplementation:
         restart()
 
     observe_collections = staticmethod(collections.observe_collections)
+    observe_expiration, observe_prove = staticmethod(expiration.observe_expiration), staticmethod(expiration.observe_prove)
     observe_ingestion = staticmethod(ingestion.observe_ingestion)
     observe_temporal, observe_timelines = staticmethod(plan_eval.observe_temporal), staticmethod(plan_eval.observe_timelines)
     observe_reclock = staticmethod(reclock.observe_reclock)

@@ -1,7 +1,11 @@
 """View plans evaluated on Spark DataFrames, a whole batch of different plans in one job.
 
 Plans arrive as the plain JSON records of `properties.strategies.catalogs`
-(`get`, `filter`, `project`, `union`, `join`, `temporal`). Every history has its
+(`get`, `filter`, `project`, `union`, `join`, `temporal`), plus two nodes the
+coordinator adds when it inlines a materialized view (`spark_impl.expiration`):
+`refresh{input, refresh}` moves each update to the schedule's next refresh at or
+after its time (dropping it when none is left) and `persisted{input}` evaluates its
+input without the reader's `until` (an MV's output is its own). Every history has its
 own plan, so plans are grouped by *shape*: `lift` moves each plan's parameters
 (names, columns, operators, constants) into slots `p0, p1, ...` of a per-query
 parameter row, leaving a tree of node kinds with slot numbers. Each shape becomes
@@ -72,15 +76,27 @@ def temporal_events(data: Column, time: Column, diff: Column, predicates: Column
     return F.filter(events, lambda e: nonempty & e["time"].isNotNull() & (until.isNull() | (e["time"] < until)))
 
 
+def next_refresh(clauses: Column, time: Column) -> Column:
+    """The first refresh of any clause at or after `time` (null when none is left).
+
+    A clause is `every` (with `aligned_to`: `time + (aligned_to - time) mod every`) or `at` (itself if not past).
+    """
+    def refresh(c: Column) -> Column:
+        return F.when(c["every"].isNotNull(), time + F.pmod(c["aligned_to"] - time, c["every"])).when(c["at"] >= time, c["at"])
+
+    return F.aggregate(clauses, F.lit(None).cast("long"), lambda acc, c: F.least(acc, refresh(c)))
+
+
 # ---------------------------------------------------------------- plans as node tables
 
 FILTER_PRED = pa.struct([("col", pa.int64()), ("op", pa.string()), ("val", pa.int64())])
 TEMPORAL_PRED = pa.struct([("op", pa.string()), ("col", pa.int64()), ("off", pa.int64())])
 ON_PAIR = pa.struct([("l", pa.int64()), ("r", pa.int64())])
+REFRESH_CLAUSE = pa.struct([("every", pa.int64()), ("aligned_to", pa.int64()), ("at", pa.int64())])
 EDGE_TYPES = {
     "key": pa.int64(), "child": pa.int64(), "parent": pa.int64(), "role": pa.string(), "level": pa.int64(),
     "kind": pa.string(), "fpreds": pa.list_(FILTER_PRED), "cols": pa.list_(pa.int64()), "on": pa.list_(ON_PAIR),
-    "tpreds": pa.list_(TEMPORAL_PRED), "until": pa.int64(),
+    "tpreds": pa.list_(TEMPORAL_PRED), "refresh": pa.list_(REFRESH_CLAUSE), "until": pa.int64(),
 }
 GET_TYPES = {"key": pa.int64(), "history_id": pa.int64(), "qstep": pa.int64(), "node": pa.int64(), "name": pa.string()}
 
@@ -110,7 +126,7 @@ class NodeTables:
         self.next_id = 0
 
     def add(self, q: Query) -> None:
-        node, level = self._visit(q, q.plan)
+        node, level = self._visit(q, q.plan, q.until)
         self.roots.append((q, node, level))
 
     def top(self) -> int:
@@ -125,8 +141,10 @@ class NodeTables:
         self.next_id += 1
         return self.next_id
 
-    def _visit(self, q: Query, plan: dict) -> tuple[int, int]:
+    def _visit(self, q: Query, plan: dict, until: Optional[int]) -> tuple[int, int]:
         kind = plan["node"]
+        if kind == "persisted":
+            return self._visit(q, plan["input"], None)
         if kind == "get":
             node = self._new()
             self.gets.append({"key": q.key, "history_id": q.history_id, "qstep": q.step, "node": node, "name": plan["name"]})
@@ -137,22 +155,22 @@ class NodeTables:
             children = [(plan["left"], "L"), (plan["right"], "R")]
         else:
             children = [(plan["input"], "L")]
-        visited = [(self._visit(q, p), role) for p, role in children]
+        visited = [(self._visit(q, p, until), role) for p, role in children]
         level = max(lv for (_, lv), _ in visited) + 1
         node = self._new()
         for (child, lv), role in visited:
-            self._edge(q, self._pad(q, child, lv, level - 1), node, role, level, plan)
+            self._edge(q, self._pad(q, child, lv, level - 1), node, role, level, plan, until)
         return node, level
 
     def _pad(self, q: Query, node: int, level: int, to: int) -> int:
         while level < to:
             parent = self._new()
             level += 1
-            self._edge(q, node, parent, "L", level, {"node": "pass"})
+            self._edge(q, node, parent, "L", level, {"node": "pass"}, None)
             node = parent
         return node
 
-    def _edge(self, q: Query, child: int, parent: int, role: str, level: int, plan: dict) -> None:
+    def _edge(self, q: Query, child: int, parent: int, role: str, level: int, plan: dict, until: Optional[int]) -> None:
         kind = plan["node"]
         self.edges.append({
             "key": q.key, "child": child, "parent": parent, "role": role, "level": level, "kind": kind,
@@ -160,7 +178,9 @@ class NodeTables:
             "cols": list(plan["columns"]) if kind == "project" else [],
             "on": [{"l": a, "r": b} for a, b in plan["on"]] if kind == "join" else [],
             "tpreds": [{"op": op, "col": c, "off": o} for op, c, o in plan["predicates"]] if kind == "temporal" else [],
-            "until": q.until,
+            "refresh": [{"every": c.get("every"), "aligned_to": c.get("aligned_to"), "at": c.get("at")}
+                        for c in plan.get("refresh") or ()] if kind == "refresh" else [],
+            "until": until,
         })
 
 
@@ -187,44 +207,58 @@ def evaluate_queries(rows: pa.Table, queries: Sequence[Query]) -> Optional[DataF
     edges = to_frame(_table(tables.edges, EDGE_TYPES)) if tables.edges else None
     level = (inputs.join(gets, on=["history_id", "name"]).where(F.col("step") < F.col("qstep"))
              .select("key", "node", "data", "time", "diff"))
+    columns = level_columns()
     for i in range(1, tables.top() + 1):
-        level = evaluate_level(level, edges.where(F.col("level") == i).withColumnRenamed("child", "node"))
+        level = evaluate_level(level, edges.where(F.col("level") == i).withColumnRenamed("child", "node"), columns)
     return level.select("key", "data", "time", "diff")
 
 
-def evaluate_level(below: DataFrame, edges: DataFrame) -> DataFrame:
+def level_columns() -> dict[str, Column]:
+    """The column expressions every level applies (built once per job: each costs a round trip to the JVM).
+
+    `jk`: a join parent's key of a row; `pairs`: a group's left rows crossed with its right rows (with one unit
+    row for other parents: times join, diffs multiply); `keep`: a filter's predicates; `data`: a projection;
+    `events`: the `(time, diff)` a row becomes (a temporal filter's two events, a refresh's move, or itself).
+    """
+    kind, data, time = F.col("kind"), F.col("data"), F.col("time")
+    is_join = kind == "join"
+    side = F.when(F.col("role") == "L", F.col("on")["l"]).otherwise(F.col("on")["r"])
+    unit = F.array(F.struct(F.array().cast("array<bigint>").alias("data"), F.lit(None).cast("long").alias("time"),
+                            F.lit(1).cast("long").alias("diff")))
+    rs = F.when(is_join, F.col("rs")).otherwise(unit)
+    refreshed = F.when(kind == "refresh", next_refresh(F.col("refresh"), time)).otherwise(time)
+    return {
+        "is_join": is_join,
+        "jk": F.when(is_join, F.transform(side, lambda c: column(data, c))),
+        "pairs": F.flatten(F.transform("ls", lambda l: F.transform(rs, lambda r: F.struct(
+            F.concat(l["data"], r["data"]).alias("data"), F.greatest(l["time"], r["time"]).alias("time"),
+            (l["diff"] * r["diff"]).alias("diff"))))),
+        "keep": (kind != "filter") | F.forall("fpreds", lambda p: compare(p["op"], column(data, p["col"]), p["val"])),
+        "data": F.when(kind == "project", F.transform("cols", lambda c: column(data, c))).otherwise(data),
+        "events": F.when(kind == "temporal", temporal_events(data, time, F.col("diff"), F.col("tpreds"), F.col("until")))
+                   .otherwise(F.filter(F.array(F.struct(refreshed.alias("time"), "diff")), lambda e: e["time"].isNotNull())),
+    }
+
+
+def evaluate_level(below: DataFrame, edges: DataFrame, c: dict[str, Column]) -> DataFrame:
     """The outputs of one level's nodes from the level below: one join, one grouping, one explode.
 
     Rows reach their parent; a join parent groups its left and right rows by join key and
     crosses them (times join, diffs multiply); every other parent keeps rows one by one
-    (each its own group) and applies its filter, projection or temporal filter.
+    (each its own group) and applies its filter, projection, temporal filter or refresh
+    (`c` is `level_columns()`).
     """
-    x = below.join(edges, on=["key", "node"])
-    is_join = F.col("kind") == "join"
-    side = F.when(F.col("role") == "L", F.col("on")["l"]).otherwise(F.col("on")["r"])
-    jk = F.when(is_join, F.transform(side, lambda c: column(F.col("data"), c)))
-    uid = F.when(~is_join, F.monotonically_increasing_id())
     row = F.struct("data", "time", "diff")
-    grouped = x.groupBy("key", "parent", jk.alias("jk"), uid.alias("uid")).agg(
-        *[F.first(c).alias(c) for c in ("kind", "fpreds", "cols", "tpreds", "until")],
+    grouped = below.join(edges, on=["key", "node"]).groupBy(
+        "key", "parent", c["jk"].alias("jk"), F.when(~c["is_join"], F.monotonically_increasing_id()).alias("uid")).agg(
+        *[F.first(name).alias(name) for name in ("kind", "fpreds", "cols", "tpreds", "refresh", "until")],
         F.collect_list(F.when(F.col("role") == "L", row)).alias("ls"),
         F.collect_list(F.when(F.col("role") == "R", row)).alias("rs"),
     )
-    unit = F.array(F.struct(F.array().cast("array<bigint>").alias("data"), F.lit(None).cast("long").alias("time"),
-                            F.lit(1).cast("long").alias("diff")))
-    rs = F.when(is_join, F.col("rs")).otherwise(unit)
-    pairs = F.flatten(F.transform("ls", lambda l: F.transform(rs, lambda r: F.struct(
-        F.concat(l["data"], r["data"]).alias("data"), F.greatest(l["time"], r["time"]).alias("time"),
-        (l["diff"] * r["diff"]).alias("diff")))))
-    out = grouped.select("key", F.col("parent").alias("node"), "kind", "fpreds", "cols", "tpreds", "until",
-                         F.explode(pairs).alias("u")).select("*", "u.data", "u.time", "u.diff").drop("u")
-    kind, data = F.col("kind"), F.col("data")
-    keep = F.forall("fpreds", lambda p: compare(p["op"], column(data, p["col"]), p["val"]))
-    out = out.where((kind != "filter") | keep)
-    out = out.withColumn("data", F.when(kind == "project", F.transform("cols", lambda c: column(data, c))).otherwise(data))
-    events = F.when(kind == "temporal", temporal_events(data, F.col("time"), F.col("diff"), F.col("tpreds"), F.col("until")))
-    events = events.otherwise(F.array(F.struct("time", "diff")))
-    return out.select("key", "node", "data", F.explode(events).alias("e")).select("key", "node", "data", "e.time", "e.diff")
+    out = grouped.select("key", F.col("parent").alias("node"), "kind", "fpreds", "cols", "tpreds", "refresh", "until",
+                         F.explode(c["pairs"]).alias("u")).select("*", "u.data", "u.time", "u.diff").drop("u")
+    out = out.where(c["keep"]).withColumn("data", c["data"])
+    return out.select("key", "node", "data", F.explode(c["events"]).alias("e")).select("key", "node", "data", "e.time", "e.diff")
 
 
 def consolidated_with_counts(updates: DataFrame) -> DataFrame:

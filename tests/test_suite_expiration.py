@@ -7,6 +7,7 @@ the suite's own `observe` run with one rule of `model.expiration` replaced.
 from __future__ import annotations
 
 import attrs
+import pytest
 
 from model import expiration as ex
 from properties.implementations import ModelImplementation
@@ -15,7 +16,8 @@ from properties.source import RandomSource
 from properties.suites import expiration as suite
 from properties.strategies.catalogs import draw_expiration_history
 from properties.suites import get_suite
-from tests.helpers import QUICK, write_and_replay
+from spark_impl.implementation import SparkImplementation
+from tests.helpers import QUICK, patched, write_and_replay
 
 EXPIRATION = get_suite("expiration")
 PROFILE = attrs.evolve(QUICK, max_examples=60, batch_size=2, screening_histories=0)
@@ -95,3 +97,42 @@ def test_planted_load_generator_given_an_expiration(tmp_path):
 
 def test_planted_none_combined_as_the_earliest_time(tmp_path):
     _caught("none_as_earliest", "reads_identical_with_and_without_expiration", 10, tmp_path)
+
+
+def spark_keeps_updates_past_the_last_refresh():
+    """Bug on the Spark side: an MV's update with no refresh left stays at its own time instead of vanishing."""
+    from pyspark.sql import functions as F
+
+    from spark_impl import plan
+    from spark_impl.implementation import SparkImplementation
+
+    original = plan.next_refresh
+
+    class Impl(SparkImplementation):
+        def observe_expiration(self, domain, histories):
+            with patched(plan, "next_refresh", lambda clauses, time: F.coalesce(original(clauses, time), time)):
+                return super().observe_expiration(domain, histories)
+
+    return Impl()
+
+
+@pytest.mark.spark
+def test_spark_equals_model(spark_session):
+    """The differential property (the intrinsic two follow from it and the model's own run above)."""
+    only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
+    profile = attrs.evolve(QUICK, spark_examples=3, screening_histories=900, screening_batch=900)
+    result = run_suite(only, SparkImplementation(), "spark", profile, seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+@pytest.mark.spark
+def test_planted_spark_bug_is_caught_small(spark_session, tmp_path):
+    name = "tests.test_suite_expiration:spark_keeps_updates_past_the_last_refresh"
+    only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
+    profile = attrs.evolve(QUICK, spark_examples=1, screening_histories=150, screening_batch=150)
+    failure = run_suite(only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0).results[0].failure
+    assert failure is not None
+    assert len(failure.history.actions) <= 8, failure.history
+    assert write_and_replay(failure, tmp_path, name) == 1
+    assert write_and_replay(failure, tmp_path, "spark") == 0

@@ -8,14 +8,14 @@ wall-clock times and reads `read{name, wall, time}`. The world is the model's
 (`model.catalog.Feed`, `upper_at`, `output_updates`); the history's order only
 matters for creation.
 
-**Implementation protocol.** This is a model-level property: the implementation
-under test is a set of expiration *rules*. The suite calls
-`impl.observe_expiration(domain, histories) -> list[Observation]`; the model
-implementation computes `observe` below with `model.expiration` as it is, and a
-broken implementation is the same `observe` run with one rule of
-`model.expiration` replaced (e.g. `step_one_tick`, `meet_until`,
-`round_up_to_refresh`, `source_bound`, `meet_bounds`; see
-`tests/test_suite_expiration.py`).
+**Implementation protocol.** The suite calls
+`impl.observe_expiration(domain, histories) -> list[Observation]`, one
+observation per history. The model computes `observe` below with
+`model.expiration` as it is; Spark (`spark_impl.expiration`) decides the
+renderings on the driver and evaluates the dataflows and reads in one job; a
+broken implementation is `observe` run with one rule of `model.expiration`
+replaced (e.g. `step_one_tick`, `meet_until`, `round_up_to_refresh`,
+`source_bound`, `meet_bounds`; see `tests/test_suite_expiration.py`).
 
 Observed, with the replica's offset and with offset 0 (expiration disabled):
 - `(step, "read with expiration")` / `(step, "read without")`: what the read
@@ -24,10 +24,12 @@ Observed, with the replica's offset and with offset 0 (expiration disabled):
 - `(step, "dataflow NAME")` at each restart: the rendered `(until, expiration)`.
 - `(step, "diffs NAME")` at each restart: `(diffs with expiration, without)`.
 
-Properties: `reads_identical_with_and_without_expiration` (the criterion) and
+Properties: `reads_identical_with_and_without_expiration` (the criterion),
 `until_is_met_with_the_expiration` (every expiring dataflow's `until` is at or
 below its expiration, so the diffs at or beyond it are dropped, and expiration
-never processes more diffs). Diffs processed are counted as events.
+never processes more diffs), and `observations_match_model` (the whole
+observation equals the model's: trivially on the model, the differential check
+for Spark). Diffs processed are counted as events.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from model.catalog import Feed
 from model.errors import ModelError, ReplicaExpired
 from properties.history import History
 from properties.strategies.catalogs import build_catalog, draw_expiration_history, insert_update
-from properties.suite import Observation, Outcome, Property, Suite
+from properties.suite import Observation, Outcome, Property, Suite, differential, observe_or_reject
 
 MAINTAINED = ("create_mv", "create_index", "create_subscribe")
 NOT_SERVED = frozenset({("not served",)})
@@ -128,18 +130,12 @@ def _until_met(history: History, obs: Observation) -> Optional[Outcome]:
 
 
 def intrinsic(judge: Callable[[History, Observation], Optional[Outcome]]):
-    """A batched check of the implementation's own observations (one call per history: rejections are per history)."""
+    """A batched check of the implementation's own observations (a rejection is per history)."""
 
     def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
-        outcomes = []
-        for h in histories:
-            try:
-                (obs,) = impl.observe_expiration(h.time_domain, [h])
-            except ModelError as error:
-                outcomes.append(Outcome.rejected(error))
-                continue
-            outcomes.append(judge(h, obs) or Outcome(ok=True))
-        return outcomes
+        observed = observe_or_reject(impl, "observe_expiration", histories)
+        return [Outcome.rejected(obs) if isinstance(obs, ModelError) else judge(h, obs) or Outcome(ok=True)
+                for h, obs in zip(histories, observed)]
 
     return check
 
@@ -197,8 +193,11 @@ SUITE = Suite(
         Property(name="until_is_met_with_the_expiration",
                  doc="Every expiring dataflow's until is at or below its expiration; expiration never adds diffs.",
                  draw=draw_expiration_history, check=intrinsic(_until_met), events=events),
+        Property(name="observations_match_model",
+                 doc="Reads, renderings and diffs processed equal the model's (for an implementation of its own, e.g. Spark).",
+                 draw=draw_expiration_history, check=differential(observe, "observe_expiration"), events=events),
     ),
-    default_impl="model",
+    default_impl="spark",
     required_events=(
         "a dataflow expires",
         "expiration dropped diffs",
@@ -209,4 +208,5 @@ SUITE = Suite(
         "read with data after a restart",
     ),
     domains=("total",),
+    spark_cost=3.0,  # plans evaluated level by level, as in the timelines suite
 )

@@ -1,0 +1,409 @@
+"""Dataflow expiration on Spark: the coordinator's decisions on the driver, the dataflows' data in one job.
+
+The coordinator (driver, catalog metadata only) decides, per dataflow and replica
+incarnation, its time dependence, its `expiration` (the bound at the replica's
+expiration, one tick on) and its `until` (met with the expiration), and the
+upper every object has at a wall-clock time. Spark (one job per batch) evaluates
+each dataflow under its `until` (`spark_impl.plan`, MVs inlined as
+`persisted(refresh(body))`), and from those updates the reads' contents, the
+number of diffs each dataflow processed, and the diffs kept at or beyond an
+expiration. Frontiers of the Total epoch timeline are `Optional[int]`: `None` is
+the empty frontier (closed; as a bound: none).
+
+Histories are the expiration suite's (`properties.strategies.catalogs`); the
+observations are those of `observe_expiration` (the expiration suite) and
+`observe_prove` (the solver's scenarios). Rules live in small functions
+(`step_one_tick`, `meet_until`, ...) so that a planted bug replaces one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Sequence
+
+import attrs
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from model.errors import (
+    DuplicateObject, InvalidReplica, ReplicaExpired, ReplicaNotRunning, TimelineError, UnknownObject, UpperRegression,
+)
+from model.timeline import EpochMilliseconds  # value type only
+from spark_impl import plan as plan_eval
+from spark_impl.arrow import to_frame
+
+EXPIRING = ("mv", "index", "subscribe")
+KINDS = {"create_table": "table", "create_source": "source", "create_constant": "constant", "create_view": "view",
+         "create_mv": "mv", "create_index": "index", "create_subscribe": "subscribe", "select": "select"}
+REPLICA_EXPIRED, NOT_SERVED = ("replica expired",), ("not served",)
+
+# ---------------------------------------------------------------- the catalog, as the coordinator holds it
+
+
+@attrs.frozen
+class Entry:
+    """A catalog object: its kind, the names it reads, its plan (over names) and its options."""
+
+    kind: str
+    inputs: tuple = ()
+    plan: Optional[dict] = None
+    refresh: tuple = ()
+    up_to: Optional[int] = None
+    epoch: bool = True
+    source_kind: Optional[str] = None
+
+
+@attrs.frozen
+class World:
+    """One history's catalog, source ticks, inserted rows, expiration offset and replica starts."""
+
+    catalog: dict
+    ticks: dict
+    rows: list
+    offset: int
+    starts: tuple
+
+
+def world(history: Any) -> World:
+    """The coordinator's view of a history; typed errors for unknown or duplicate names and regressing ticks."""
+    rejected, _, constants = plan_eval.plan_catalog(_checked_names(history))
+    if rejected:
+        step, named = min(rejected.items())
+        raise TimelineError(history.actions[step].args["name"], dict(named))
+    catalog, ticks, rows, offset, starts = {}, {}, [(name, row, 0, 1) for name, row in constants], 0, []
+    for action in history.actions:
+        a = action.args
+        if action.name in KINDS:
+            catalog[a["name"]] = _entry(action)
+        elif action.name == "insert":
+            rows.append((a["table"], list(a["row"]), a["time"], a["diff"]))
+        elif action.name == "tick":
+            ticks.setdefault(a["source"], []).append((a["wall"], a["reached"]))
+        elif action.name == "set_offset":
+            offset = a["offset"]
+        elif action.name == "restart":
+            starts.append(a["wall"])
+    for name, points in ticks.items():
+        _check_ticks(name, points)
+    _check_replica(offset, tuple(starts))
+    return World(catalog, ticks, rows, offset, tuple(starts))
+
+
+def _checked_names(history: Any) -> Any:
+    known: list[str] = []
+    for action in history.actions:
+        if action.name not in KINDS:
+            continue
+        name = action.args["name"]
+        if name in known:
+            raise DuplicateObject(name)
+        for read in _reads(action):
+            if read not in known:
+                raise UnknownObject(read, tuple(known))
+        known.append(name)
+    return history
+
+
+def _reads(action: Any) -> set[str]:
+    a = action.args
+    if action.name == "create_index":
+        return {a["on"]}
+    return plan_eval.reads(a["plan"]) if "plan" in a else set()
+
+
+def _entry(action: Any) -> Entry:
+    a, kind = action.args, KINDS[action.name]
+    if kind == "source":
+        return Entry(kind, epoch=isinstance(plan_eval.leaf_timeline(action), EpochMilliseconds), source_kind=a["kind"])
+    if kind in ("table", "constant"):
+        return Entry(kind)
+    return Entry(kind, tuple(sorted(_reads(action))), a.get("plan"), tuple(a.get("refresh") or ()), a.get("up_to"))
+
+
+def _check_replica(offset: int, starts: tuple) -> None:
+    if offset < 0:
+        raise InvalidReplica("offset", offset, "must be non-negative (0 disables expiration)")
+    if not starts or any(b <= a for a, b in zip(starts, starts[1:])):
+        raise InvalidReplica("starts", starts, "must be non-empty and strictly increasing")
+
+
+def _check_ticks(name: str, points: list) -> None:
+    for (w1, u1), (w2, u2) in zip(points, points[1:]):
+        if w2 < w1 or u2 < u1:
+            raise UpperRegression((name, w1, u1), (name, w2, u2))
+
+
+# ---------------------------------------------------------------- rules
+
+
+def meet(a: Optional[int], b: Optional[int]) -> Optional[int]:
+    """The meet of Total frontiers `{a}`, `{b}` (`None`: empty, the top); also how bounds combine."""
+    return b if a is None else a if b is None else min(a, b)
+
+
+def meet_bounds(a: Optional[int], b: Optional[int]) -> Optional[int]:
+    """How two time dependences combine: `None` is *no bound*, so any bound bounds the result."""
+    return meet(a, b)
+
+
+def next_refresh(schedule: tuple, time: int) -> Optional[int]:
+    """The first refresh of any clause at or after `time`; `None` when none is left."""
+    times = [time + (c["aligned_to"] - time) % c["every"] if "every" in c else c["at"] for c in schedule]
+    return min((t for t in times if t >= time), default=None)
+
+
+def refresh_bound(schedule: tuple, bound: Optional[int]) -> Optional[int]:
+    """An MV's bound: rounded up to its next refresh (no schedule: unchanged)."""
+    return bound if not schedule or bound is None else next_refresh(schedule, bound)
+
+
+def follows_wall_clock(entry: Entry) -> bool:
+    """Tables, and epoch sources but load generators, are complete up to the wall-clock time."""
+    return entry.kind == "table" or (entry.kind == "source" and entry.epoch and entry.source_kind != "load_generator")
+
+
+def leaf_bound(entry: Entry, wall: int) -> Optional[int]:
+    """A leaf's time dependence: the wall-clock time if it follows it; otherwise (may jump, or closed) none."""
+    return wall if follows_wall_clock(entry) else None
+
+
+def time_dependence(catalog: dict, name: str, wall: int) -> Optional[int]:
+    """How far `name`'s upper can be at wall-clock time `wall` (`None`: no bound), composed per kind."""
+    entry = catalog[name]
+    if not entry.inputs:
+        return leaf_bound(entry, wall)
+    met = None
+    for i in entry.inputs:
+        met = meet_bounds(met, time_dependence(catalog, i, wall))
+    if entry.kind == "mv":
+        return refresh_bound(entry.refresh, met)
+    return meet_bounds(met, entry.up_to) if entry.kind == "subscribe" else met
+
+
+def step_one_tick(time: int) -> int:
+    """The expiration is one tick past the bound: the bound itself may legitimately be reached."""
+    return time + 1
+
+
+def meet_until(until: Optional[int], expiration: Optional[int]) -> Optional[int]:
+    """A dataflow's `until` with its expiration: the earlier frontier."""
+    return meet(until, expiration)
+
+
+def render(catalog: dict, name: str, replica_exp: Optional[int]) -> tuple[Optional[int], Optional[int]]:
+    """`(until, expiration)` of `name`'s dataflow on a replica expiring at `replica_exp` (`None`: never)."""
+    entry = catalog[name]
+    until = entry.up_to if entry.kind == "subscribe" else None
+    expiration = None
+    if replica_exp is not None and entry.kind in EXPIRING:
+        bound = time_dependence(catalog, name, replica_exp)
+        expiration = None if bound is None else step_one_tick(bound)
+        if expiration is not None and until is not None and until <= expiration:
+            expiration = None
+    return meet_until(until, expiration), expiration
+
+
+def upper(w: World, name: str, wall: int) -> Optional[int]:
+    """How far `name` is complete at `wall`: leaves by the clock or their ticks; derived objects the inputs' meet."""
+    entry = w.catalog[name]
+    if entry.kind == "constant":
+        return None
+    if not entry.inputs:
+        if follows_wall_clock(entry):
+            return wall
+        reached = [u for t, u in w.ticks.get(name, ()) if t <= wall]
+        return reached[-1] if reached else 0
+    met = None
+    for i in entry.inputs:
+        met = meet(met, upper(w, i, wall))
+    if entry.kind == "mv" and entry.refresh:
+        return None if met is None else next_refresh(entry.refresh, met)
+    return meet(met, entry.up_to) if entry.kind == "subscribe" else met
+
+
+def replica_expiration(w: World, offset: int, wall: int) -> Optional[int]:
+    """The expiration of the incarnation running at `wall` (`None`: disabled); typed errors when none runs."""
+    started = [s for s in w.starts if s <= wall]
+    if not started:
+        raise ReplicaNotRunning(wall, w.starts[0])
+    expiration = None if offset == 0 else started[-1] + offset
+    if expiration is not None and wall > expiration:
+        raise ReplicaExpired(wall, started[-1], expiration)
+    return expiration
+
+
+def read_request(w: World, offset: int, name: str, wall: int, time: int) -> tuple:
+    """`(until, time)` to read from `name`'s output, or the reason there is nothing to read."""
+    try:
+        until, expiration = render(w.catalog, name, replica_expiration(w, offset, wall))
+    except ReplicaExpired:
+        return REPLICA_EXPIRED
+    up = upper(w, name, wall)
+    if expiration is not None and (up is None or up >= expiration or time >= expiration):
+        return NOT_SERVED  # the frontier is held at the expiration: the dataflow cannot serve this
+    if up is not None and up <= time:
+        return NOT_SERVED
+    return until, time
+
+
+# ---------------------------------------------------------------- dataflows as leaf plans
+
+
+def leaf_plan(catalog: dict, name: str) -> dict:
+    """`name`'s dataflow as one plan over leaves: views inlined, MVs read as `persisted(refresh(body))`."""
+    entry = catalog[name]
+    if entry.kind == "index":
+        return _import(catalog, entry.inputs[0])
+    body = _inline(catalog, entry.plan) if entry.plan is not None else {"node": "get", "name": name}
+    return {"node": "refresh", "input": body, "refresh": list(entry.refresh)} if entry.refresh else body
+
+
+def _import(catalog: dict, name: str) -> dict:
+    plan = leaf_plan(catalog, name)
+    return {"node": "persisted", "input": plan} if catalog[name].kind == "mv" else plan
+
+
+def _inline(catalog: dict, plan: dict) -> dict:
+    if plan["node"] == "get":
+        return _import(catalog, plan["name"])
+    out = {**plan, **{k: _inline(catalog, plan[k]) for k in ("input", "left", "right") if k in plan}}
+    if "inputs" in plan:
+        out["inputs"] = [_inline(catalog, p) for p in plan["inputs"]]
+    return out
+
+
+# ---------------------------------------------------------------- the batch job
+
+
+class Batch:
+    """Dataflows `(history, name, until)` to evaluate, and what to derive from their updates, for one job.
+
+    `read`, `count` and `beyond` return an id under which `run()` returns the result:
+    the contents at a time, the number of diffs processed, the diffs at/after a time.
+    """
+
+    def __init__(self, worlds: Sequence[World]) -> None:
+        self.worlds, self.keys, self.queries = worlds, {}, []
+        self.requests: dict[str, list] = {"read": [], "count": [], "beyond": []}
+
+    def _key(self, hid: int, name: str, until: Optional[int]) -> int:
+        if (hid, name, until) not in self.keys:
+            self.keys[(hid, name, until)] = len(self.queries)
+            self.queries.append(plan_eval.Query(len(self.queries), hid, 1, leaf_plan(self.worlds[hid].catalog, name), until))
+        return self.keys[(hid, name, until)]
+
+    def _request(self, tag: str, hid: int, name: str, until: Optional[int], time: Optional[int]) -> tuple:
+        self.requests[tag].append((self._key(hid, name, until), time))
+        return tag, len(self.requests[tag]) - 1
+
+    def read(self, hid: int, name: str, until: Optional[int], time: int) -> tuple:
+        return self._request("read", hid, name, until, time)
+
+    def count(self, hid: int, name: str, until: Optional[int]) -> tuple:
+        return self._request("count", hid, name, until, None)
+
+    def beyond(self, hid: int, name: str, until: Optional[int], time: int) -> tuple:
+        return self._request("beyond", hid, name, until, time)
+
+    def run(self) -> dict:
+        """`{id: frozenset}`: read -> `{(data, count)}`, count -> `{(n,)}`, beyond -> `{(time, diff)}`."""
+        results: dict = {(tag, i): set() for tag, reqs in self.requests.items() for i in range(len(reqs))}
+        rows = [(hid, 0, name, row, time, diff) for hid, w in enumerate(self.worlds) for name, row, time, diff in w.rows]
+        updates = plan_eval.evaluate_queries(plan_eval.rows_table(rows), self.queries)
+        if updates is not None:
+            for tag, rid, data, time, diff in _derived(updates, _requests_frame(self.requests)):
+                results[(tag, rid)].add((tuple(data), diff) if tag == "read" else (diff,) if tag == "count" else (time, diff))
+        for i in range(len(self.requests["count"])):
+            results[("count", i)] = results[("count", i)] or {(0,)}
+        return {k: frozenset(v) for k, v in results.items()}
+
+
+def _requests_frame(requests: dict) -> DataFrame:
+    tags, rids, keys, times = [], [], [], []
+    for tag, reqs in requests.items():
+        for rid, (key, time) in enumerate(reqs):
+            tags.append(tag), rids.append(rid), keys.append(key), times.append(time)
+    return to_frame(pa.table({"tag": pa.array(tags, pa.string()), "rid": pa.array(rids, pa.int64()),
+                              "key": pa.array(keys, pa.int64()), "at": pa.array(times, pa.int64())}))
+
+
+def _derived(updates: DataFrame, requests: DataFrame) -> Iterable[tuple]:
+    """`(tag, rid, data, time, diff)` rows: contents at a time, counts, distinct diffs at/after a time; one grouping."""
+    tag, time, diff = F.col("tag"), F.col("time"), F.col("diff")
+    wanted = (tag == "count") | ((tag == "read") & (time <= F.col("at"))) | ((tag == "beyond") & (time >= F.col("at")))
+    beyond = tag == "beyond"
+    grouped = (updates.join(requests, on="key").where(wanted)
+               .groupBy("tag", "rid", F.when(tag == "read", F.col("data")).alias("data"), F.when(beyond, time).alias("time"),
+                        F.when(beyond, diff).alias("each"))
+               .agg(F.sum(diff).alias("sum"), F.count(F.lit(1)).alias("n")))
+    value = F.when(tag == "read", F.col("sum")).when(tag == "count", F.col("n")).otherwise(F.col("each"))
+    table = grouped.where((tag != "read") | (F.col("sum") != 0)).select("tag", "rid", "data", "time", value.alias("diff")).toArrow()
+    return zip(*(table.column(c).to_pylist() for c in ("tag", "rid", "data", "time", "diff")))
+
+
+# ---------------------------------------------------------------- observations
+
+
+def _maintained(history: Any) -> list[str]:
+    return [a.args["name"] for a in history.actions if KINDS.get(a.name) in EXPIRING]
+
+
+def _read(batch: Batch, hid: int, offset: int, args: dict) -> Any:
+    request = read_request(batch.worlds[hid], offset, args["name"], args["wall"], args["time"])
+    return request if request in (REPLICA_EXPIRED, NOT_SERVED) else batch.read(hid, args["name"], *request)
+
+
+def observe_expiration(domain: Any, histories: Sequence[Any]) -> list[dict]:
+    """The expiration suite's observation: reads with/without expiration; renderings and diffs at each restart."""
+    batch = Batch([world(h) for h in histories])
+    pending = []
+    for hid, history in enumerate(histories):
+        w, maintained = batch.worlds[hid], _maintained(history)
+        for step, action in enumerate(history.actions):
+            a = action.args
+            if action.name == "read":
+                on = _read(batch, hid, w.offset, a)
+                if on != REPLICA_EXPIRED:
+                    pending += [(hid, step, "read with expiration", on), (hid, step, "read without", _read(batch, hid, 0, a))]
+            elif action.name == "restart":
+                replica_exp = None if w.offset == 0 else a["wall"] + w.offset
+                for name in maintained:
+                    until, expiration = render(w.catalog, name, replica_exp)
+                    pending.append((hid, step, f"dataflow {name}", frozenset({(until, expiration)})))
+                    counts = (batch.count(hid, name, until), batch.count(hid, name, render(w.catalog, name, None)[0]))
+                    pending.append((hid, step, f"diffs {name}", counts))
+    results = batch.run()
+    observed: list[dict] = [{} for _ in histories]
+    for hid, step, label, value in pending:
+        if label.startswith("diffs "):
+            value = frozenset({tuple(next(iter(results[c]))[0] for c in value)})
+        elif label.startswith("read"):
+            value = frozenset({NOT_SERVED}) if value == NOT_SERVED else frozenset(results[value])
+        observed[hid][(step, label)] = value
+    return observed
+
+
+def observe_prove(domain: Any, histories: Sequence[Any]) -> list[dict]:
+    """The solver scenarios' observation: each read with and without expiration, and the diffs kept beyond it."""
+    batch = Batch([world(h) for h in histories])
+    pending, beyond = [], []
+    for hid, history in enumerate(histories):
+        w = batch.worlds[hid]
+        for step, action in enumerate(history.actions):
+            if action.name == "read":
+                pending.append((hid, (step, "read"), _read(batch, hid, w.offset, action.args)))
+                pending.append((hid, (step, "read without expiration"), _read(batch, hid, 0, action.args)))
+        for start in w.starts:
+            for name in _maintained(history):
+                until, expiration = render(w.catalog, name, None if w.offset == 0 else start + w.offset)
+                if expiration is not None:
+                    beyond.append((hid, (name, start, expiration), batch.beyond(hid, name, until, expiration)))
+    results = batch.run()
+    observed: list[dict] = [{(len(h.actions), "diffs at or beyond the expiration"): frozenset()} for h in histories]
+    for hid, key, request in pending:
+        observed[hid][key] = frozenset({request}) if request in (REPLICA_EXPIRED, NOT_SERVED) else frozenset(
+            {("rows", tuple(sorted(results[request])))})
+    for hid, label, request in beyond:
+        end = (len(histories[hid].actions), "diffs at or beyond the expiration")
+        observed[hid][end] |= {(*label, time, diff) for time, diff in results[request]}
+    return observed
