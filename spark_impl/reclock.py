@@ -4,18 +4,16 @@ Three paths, by what the FromTime domain allows:
 
 - Total: a valid `R(t)` holds at most one element `u(t)` (`None` once closed), and
   `u` is monotone in `t`, so the update at `s` goes to the first step with
-  `u(t) > s`: an as-of join (`as_of`) of the updates against the step boundaries,
-  sorted by value. `u(t)` comes from running sums over the bindings, no per-step join.
+  `u(t) > s`: an as-of join (`spark_impl.as_of`) of the updates against the step
+  boundaries. `u(t)` comes from running sums over the bindings, no per-step join.
 - Partitioned, single-partition updates: per partition `p`, `u_p(t)` is the smallest
   offset of an element of `R(t)` covering `p` (monotone too), so the same as-of join
   keyed by partition.
 - Product, and Partitioned updates on a range of partitions: a join of each update
   with its point's steps under the general predicate "not beyond `R(t)`".
 
-The as-of join buckets values per key (`BUCKETS` ranges up to the largest finite
-boundary) so its window sorts run in parallel: within a bucket the next boundary
-comes from a window over the sorted rows, otherwise from the first boundary of a
-later bucket, otherwise from the step at which the source closed; none means pending.
+The as-of join never sorts the updates: the boundaries cut the values into
+intervals, indexed and broadcast, and each update looks its interval up.
 """
 
 from __future__ import annotations
@@ -28,12 +26,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from spark_impl import frontiers, remap
+from spark_impl.as_of import as_of
 from spark_impl.arrow import arrow_type
 from spark_impl.remap import frontier_at
 from spark_impl.session import spark
 from spark_impl.time_columns import TimeColumns, time_columns
 
-BUCKETS = 64
 POINT = ["history_id", "point"]
 
 
@@ -60,41 +58,6 @@ def total_boundaries(remap: DataFrame, sinces: DataFrame) -> DataFrame:
     running = Window.partitionBy(*POINT).orderBy("t").rowsBetween(Window.unboundedPreceding, 0)
     count, total = F.sum("s0").over(running), F.sum("s1").over(running)
     return per_step.select(*POINT, "t", F.when(count > 0, total).alias("bound"))
-
-
-def as_of(boundaries: DataFrame, updates: DataFrame, keys: list, value: str) -> DataFrame:
-    """`updates` with `into_time`: the first boundary `t` (same `keys`) whose `bound` is `> value`.
-
-    `boundaries` `(keys..., t, bound)` must be monotone: a larger `t` never has a
-    smaller bound; a null bound is infinite (the source closed).
-    """
-    finite = boundaries.where(F.col("bound").isNotNull())
-    width = finite.groupBy(*keys).agg((F.max("bound") / BUCKETS + 1).cast("long").alias("width"))
-    closed = boundaries.where(F.col("bound").isNull()).groupBy(*keys).agg(F.min("t").alias("closed_at"))
-    bounds = finite.join(width, on=keys).select(*keys, (F.col("bound") / F.col("width")).cast("long").alias("bucket"),
-                                                F.col("bound").alias("value"), F.lit(0).alias("kind"), F.col("t").alias("bt"))
-    bucket = F.least((F.col(value) / F.col("width")).cast("long"), F.lit(BUCKETS + 1))
-    rows = updates.join(F.broadcast(width), on=keys, how="left").withColumn("bucket", F.coalesce(bucket, F.lit(0)))
-    rows = rows.withColumn("kind", F.lit(1)).withColumn("value", F.col(value)).drop("width")
-    # The next boundary in (value, kind, bt) order, as the latest one in the reverse order: a frame
-    # growing from the partition's start is incremental, one running to its end is quadratic.
-    reverse = [F.desc("value"), F.desc("kind"), F.desc("bt")]
-    preceding = Window.partitionBy(*keys, "bucket").orderBy(*reverse).rowsBetween(Window.unboundedPreceding, -1)
-    merged = rows.unionByName(bounds, allowMissingColumns=True)
-    within = merged.withColumn("within", F.last("bt", ignorenulls=True).over(preceding)).where(F.col("kind") == 1)
-    later = _later_buckets(finite.join(width, on=keys), keys)
-    assigned = within.join(F.broadcast(later), on=[*keys, "bucket"], how="left").join(F.broadcast(closed), on=keys, how="left")
-    into = F.coalesce(F.col("within"), F.col("after"), F.col("closed_at"))
-    return assigned.withColumn("into_time", into).drop("within", "after", "closed_at", "bucket", "kind", "value", "bt")
-
-
-def _later_buckets(bounds: DataFrame, keys: list) -> DataFrame:
-    """Per key and bucket `0..BUCKETS`, the first boundary `t` in any later bucket (`after`)."""
-    bucketed = bounds.select(*keys, (F.col("bound") / F.col("width")).cast("long").alias("bucket"), "t")
-    firsts = bucketed.groupBy(*keys, "bucket").agg(F.min("t").alias("first"))
-    dense = bounds.select(*keys).distinct().select(*keys, F.explode(F.sequence(F.lit(0).cast("long"), F.lit(BUCKETS).cast("long"))).alias("bucket"))
-    later = Window.partitionBy(*keys).orderBy(F.desc("bucket")).rowsBetween(Window.unboundedPreceding, -1)
-    return dense.join(firsts, on=[*keys, "bucket"], how="left").select(*keys, "bucket", F.min("first").over(later).alias("after"))
 
 
 def assign_total(remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> DataFrame:
@@ -132,15 +95,13 @@ def assign(tc: TimeColumns, domain_name: str, remap: DataFrame, sinces: DataFram
 
 
 def reclocked_and_pending(assigned: DataFrame) -> DataFrame:
-    """Consolidated reclocked updates `(…, data, into_time, diff)` and pending ones `(…, data, time, diff)`."""
-    done = assigned.where(F.col("into_time").isNotNull()).groupBy(*POINT, "data", "into_time").agg(F.sum("diff").alias("diff"))
-    waiting = assigned.where(F.col("into_time").isNull()).groupBy(*POINT, "data", "time").agg(F.sum("diff").alias("diff"))
-    return (
-        done.where(F.col("diff") != 0).select(*POINT, F.lit("reclocked").alias("label"), "data", "into_time", "diff")
-        .unionByName(waiting.where(F.col("diff") != 0).select(*POINT, F.lit("pending").alias("label"), "data",
-                                                              F.col("time").alias("from_time"), "diff"),
-                     allowMissingColumns=True)
-    )
+    """Consolidated reclocked updates `(…, data, into_time, diff)` and pending ones `(…, data, from_time, diff)`,
+    in one aggregation: an assigned update is keyed by its `into_time`, a pending one by its own time."""
+    pending = F.col("into_time").isNull()
+    keyed = assigned.select(*POINT, "data", "into_time", F.when(pending, F.col("time")).alias("from_time"), "diff")
+    summed = keyed.groupBy(*POINT, "data", "into_time", "from_time").agg(F.sum("diff").alias("diff"))
+    label = F.when(F.col("into_time").isNull(), "pending").otherwise("reclocked")
+    return summed.where(F.col("diff") != 0).select(*POINT, label.alias("label"), "data", "into_time", "from_time", "diff")
 
 
 def observe_reclock(domain: Any, histories: Sequence[Any]) -> list[dict]:
