@@ -11,7 +11,7 @@ from spark_impl import collections
 from spark_impl import expiration
 from spark_impl import ingestion
 from spark_impl import plan as plan_eval
-from spark_impl import reclock
+from spark_impl import reclock, summary
 from spark_impl import ttl_codec, ttl_store
 from spark_impl.session import restart, spark
 
@@ -34,6 +34,7 @@ class SparkImplementation:
     observe_ingestion = staticmethod(ingestion.observe_ingestion)
     observe_temporal, observe_timelines = staticmethod(plan_eval.observe_temporal), staticmethod(plan_eval.observe_timelines)
     observe_reclock = staticmethod(reclock.observe_reclock)
+    observe_summary = staticmethod(summary.observe_summary)
     observe_ttl = staticmethod(ttl_store.observe_ttl)
     observe_ttl_compaction = staticmethod(ttl_store.observe_ttl_compaction)
     observe_ttl_codec = staticmethod(ttl_codec.observe_ttl_codec)

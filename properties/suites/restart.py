@@ -5,7 +5,8 @@ For the simple case (independent updates, every domain) and the transactional
 case (`product(D, total)`, ordered and unordered), the summaries after `it` of a
 restart fed only the records a seek to `R(it)` would read (those not covered by
 `R(it)`) equal the uninterrupted run's, also against the remap compacted to `it`.
-The ordered case also emits transactions in metadata order.
+The ordered case also emits transactions in metadata order. The *summary* suite
+holds an implementation's summaries and restarts against these.
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ from properties.suite import Outcome, Property, Suite
 
 def parse(history: History) -> tuple[Remap, list, int]:
     """The minted remap, the source records and the crash tick of a restart history."""
+    remap, records, crash = read(history)
+    if crash is None:
+        raise BadHistory("restart history: no crash action")
+    return remap, records, crash
+
+
+def read(history: History) -> tuple[Remap, list, Optional[int]]:
+    """`parse`, with None for a history without a crash (a reduced one: its run is still observable)."""
     domain = history.time_domain
     remap, records, crash = Remap.initial(domain), [], None
     for step, action in enumerate(history.actions):
@@ -41,27 +50,31 @@ def parse(history: History) -> tuple[Remap, list, int]:
             crash = args["tick"]
         else:
             raise BadHistory(f"restart history: unknown action {action.name!r} at step {step}")
-    if crash is None:
-        raise BadHistory("restart history: no crash action")
     return remap, records, crash
 
 
-def _summarizers(records: list) -> list:
+def summarizers(records: list) -> list:
+    """The model's summarizers for these records: `Independent`, or the ordered and unordered transactional ones."""
     if any(isinstance(r, (DataRecord, TxnRecord)) for r in records):
         return [Transactional(ordered=True), Transactional(ordered=False)]
     return [Independent()]
 
 
+def unread(remap: Remap, summarizer, crash: int, records: list) -> list:
+    """The records a seek to `R(crash)` reads: those `R(crash)` does not cover."""
+    frontier = remap.at(crash)
+    return [r for r in records if not summarizer.covers(frontier, r)]
+
+
 def restart_is_identical(remap: Remap, records: list, crash: int) -> Optional[str]:
     """After `it`, a restart from `R(it)` and the summary at `it` gives the run's summaries (compacted too)."""
-    frontier = remap.at(crash)
-    for summarizer in _summarizers(records):
+    for summarizer in summarizers(records):
         full = run(remap, summarizer, records)
         expected = tuple((t, s) for t, s in full if t > crash)
-        unread = [r for r in records if not summarizer.covers(frontier, r)]
+        seek = unread(remap, summarizer, crash, records)
         at_crash = summary_at(full, crash)
         for name, resumed_remap in (("remap", remap), ("remap compacted to it", remap.compact(Antichain.of(INTO, [crash])))):
-            resumed = restart(resumed_remap, summarizer, crash, at_crash, unread)
+            resumed = restart(resumed_remap, summarizer, crash, at_crash, seek)
             if resumed != expected:
                 return f"{summarizer!r} restarted at {crash} from {name}: {resumed} != uninterrupted {expected}"
     return None
@@ -93,10 +106,10 @@ def events(history: History) -> list[str]:
     if remap.upper.is_empty():
         found.add("source closed")
     latest = remap.latest()
-    for summarizer in _summarizers(records):
+    for summarizer in summarizers(records):
         if any(not summarizer.covers(latest, r) for r in records):
             found.add("records not yet covered")
-    if _summarizers(records)[0] != Independent():
+    if summarizers(records)[0] != Independent():
         found |= _transaction_events(remap, records, crash)
     return sorted(found)
 
@@ -111,11 +124,21 @@ def _transaction_events(remap: Remap, records: list, crash: int) -> set:
     return found
 
 
-def law(fn: Callable, transactional: bool) -> Property:
-    """A law over each drawn restart history."""
-
+def drawer(transactional: bool) -> Callable:
+    """A restart history's draw: simple, or transactional (data and metadata records)."""
     def draw(source, domain_name: str) -> History:
         return draw_restart_history(source, domain_name, transactional)
+
+    return draw
+
+
+def kind(transactional: bool) -> str:
+    """The prefix of a property's name."""
+    return "transactional" if transactional else "simple"
+
+
+def law(fn: Callable, transactional: bool) -> Property:
+    """A law over each drawn restart history."""
 
     def check(impl, histories: Sequence[History]) -> list[Outcome]:
         outcomes = []
@@ -128,8 +151,8 @@ def law(fn: Callable, transactional: bool) -> Property:
             outcomes.append(Outcome(ok=broken is None, message=broken or "", step=None if broken is None else len(history.actions) - 1))
         return outcomes
 
-    name = f"{'transactional' if transactional else 'simple'}_{fn.__name__}"
-    return Property(name=name, doc=fn.__doc__ or name, draw=draw, check=check, events=events)
+    name = f"{kind(transactional)}_{fn.__name__}"
+    return Property(name=name, doc=fn.__doc__ or name, draw=drawer(transactional), check=check, events=events)
 
 
 SUITE = Suite(

@@ -1,0 +1,98 @@
+"""The summary suite: Spark's practical-reclocking summaries and restarts equal the model's; planted Spark bugs are caught small."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from model.domains import parse_domain
+from properties.history import Action, History
+from properties.implementations import ModelImplementation
+from properties.runner import run_suite, screening_lane
+from properties.suites import get_suite
+from properties.suites.summary import observe
+from tests.helpers import QUICK, patched, write_and_replay
+
+SUMMARY = get_suite("summary")
+SPARK_QUICK = attrs.evolve(QUICK, spark_examples=2, batch_size=6, screening_histories=300, screening_batch=300)
+
+
+def test_the_model_agrees_with_itself_and_reaches_every_hard_case():
+    result = run_suite(SUMMARY, ModelImplementation(), "model", QUICK, seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+def _spark_with(rule: str, replacement):
+    from spark_impl import summary
+    from spark_impl.implementation import SparkImplementation
+
+    class Impl(SparkImplementation):
+        def observe_summary(self, domain, histories):
+            with patched(summary, rule, replacement):
+                return super().observe_summary(domain, histories)
+
+    return Impl()
+
+
+def spark_ordered_ignores_earlier():
+    """Bug on the Spark side: the ordered variant emits a complete transaction before an earlier incomplete one."""
+    return _spark_with("emission", lambda meta, steps, heads, head, variant: head["complete"])
+
+
+def spark_complete_one_record_short():
+    """Bug on the Spark side: a transaction counts as complete when all but one of its data records arrived."""
+    from pyspark.sql import functions as F
+
+    def complete_at(pool, head):
+        mine = F.filter(pool, lambda d: (d["kind"] == "data") & (d["txn"] == head["txn"]))
+        arrivals = F.array_sort(F.transform(mine, lambda d: d["arrival"]))
+        last = F.when(head["size"] <= 1, head["arrival"]).otherwise(F.get(arrivals, head["size"] - 2))
+        return F.when(last.isNotNull(), F.greatest(head["arrival"], last))
+
+    return _spark_with("complete_at", complete_at)
+
+
+@pytest.mark.spark
+def test_spark_equals_model_on_hand_written_histories(spark_session):
+    from spark_impl.summary import observe_summary
+
+    def mint(upper, tick):
+        return Action("mint", {"upper": tuple(upper), "tick": tick})
+
+    simple = History("total", (mint([2], 1), Action("update", {"data": "a", "time": 1, "diff": 1}),
+                               Action("update", {"data": "b", "time": 4, "diff": 1}), mint([5], 3), Action("crash", {"tick": 1})))
+    # t1 is complete at tick 2 but waits (ordered) for t0, whose second data record arrives at tick 3
+    txns = History("product(total,total)", (
+        Action("txn", {"txn": "t0", "size": 2, "time": (0, 0)}), Action("txn", {"txn": "t1", "size": 1, "time": (0, 1)}),
+        Action("data", {"txn": "t0", "payload": "t0:x", "time": (0, 0)}), Action("data", {"txn": "t1", "payload": "t1:y", "time": (1, 0)}),
+        Action("data", {"txn": "t0", "payload": "t0:z", "time": (3, 0)}),
+        mint([(2, 2)], 2), mint([(4, 2)], 3), Action("crash", {"tick": 2}),
+    ))
+    for history in (simple, txns):
+        assert observe_summary(parse_domain(history.domain), [history]) == [observe(history)]
+
+
+@pytest.mark.spark
+def test_spark_equals_model_on_every_domain(spark_session):
+    from spark_impl.implementation import SparkImplementation
+
+    result = run_suite(SUMMARY, SparkImplementation(), "spark", SPARK_QUICK, seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("bug", ["spark_ordered_ignores_earlier", "spark_complete_one_record_short"])
+def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path, bug):
+    impl_name = f"tests.test_suite_summary:{bug}"
+    # The screening lane: one Spark job finds it, delta debugging (one job per round) reduces it.
+    profile = attrs.evolve(SPARK_QUICK, screening_histories=200, screening_batch=200)
+    impl = globals()[bug]()
+    impl.prepare()
+    transactional = SUMMARY.property("transactional_summaries_match_model")
+    failure = screening_lane(SUMMARY, transactional, impl, impl_name, "total", profile, 0, None).failure
+    assert failure is not None
+    assert len(failure.history.actions) <= 4, failure.history
+    assert write_and_replay(failure, tmp_path, impl_name) == 1
+    assert write_and_replay(failure, tmp_path, "spark") == 0
