@@ -5,8 +5,8 @@ the source closed) cut the values into *intervals*: `[previous bound, bound)` go
 to step `t`. Every value lies in exactly one interval, or beyond the last finite
 bound (pending unless the source closed). The intervals are few (one per binding)
 and the values many (one per source update), so the intervals are indexed and
-broadcast, and each value looks its interval up by an equi-join; the values are
-never sorted or shuffled.
+broadcast, and each value looks its interval up by a hash join on one `long`; the
+values are never sorted or shuffled.
 
 The index is by *level*: an interval of length `L` is filed at level
 `k = ceil(log2 L)` under the one or two buckets `v >> k` it overlaps, so a bucket of
@@ -31,16 +31,37 @@ def as_of(boundaries: DataFrame, rows: DataFrame, keys: list, value: str) -> Dat
     """
     spans = intervals(boundaries, keys)
     probed = _probes(rows, _key_levels(spans, keys), keys, F.col(value))
-    # The index side's columns are renamed: both sides may descend from one frame.
-    index = spans.select(*[F.col(k).alias(f"cut_{k}") for k in keys], F.col("lo").alias("cut_lo"),
-                         F.col("hi").alias("cut_hi"), F.col("t").alias("into_time"), F.inline(filed(F.col("lo"), F.col("hi"))))
-    index = index.withColumnsRenamed({"level": "cut_level", "bucket": "cut_bucket"})
-    same = [F.col(k) == F.col(f"cut_{k}") for k in [*keys, "level", "bucket"]]
-    inside = F.coalesce(F.col("cut_lo") <= F.col(value), F.lit(True)) & F.coalesce(F.col(value) < F.col("cut_hi"), F.lit(True))
-    joined = probed.join(F.broadcast(index), on=[*same, inside], how="left")
+    index = _index(spans, keys)
+    v = F.col(value)
+    inside = F.coalesce(F.col("cut_lo") <= v, F.lit(True)) & F.coalesce(v < F.col("cut_hi"), F.lit(True))
+    on = [slot([*keys, "level", "bucket"]) == F.col("cut_slot"), *[_same(c) for c in [*keys, "level", "bucket"]], inside]
+    joined = probed.join(F.broadcast(index), on=on, how="left")
     # A value's probes at the levels where its interval is not filed find nothing; only a probe above every cut may.
     found = F.col("into_time").isNotNull() | (F.col("level") == -1) & (F.col("bucket") == ABOVE)
     return joined.where(found).drop("level", "bucket", *[c for c in index.columns if c.startswith("cut_")])
+
+
+def slot(columns: list) -> Column:
+    """The one `long` an index entry is hashed under: Spark keeps a single-`long` join key in a compact
+    map (`LongHashedRelation`), faster to probe at 100k entries than one keyed by several columns."""
+    return F.xxhash64(*columns)
+
+
+def _same(column: str) -> Column:
+    """`column` equal on both sides, written so that Spark checks it after the lookup instead of keying by it
+    (an equality would be taken as a join key); it makes a collision of `slot` harmless."""
+    mine, cut = F.col(column), F.col(f"cut_{column}")
+    return (mine <= cut) & (cut <= mine)
+
+
+def _index(spans: DataFrame, keys: list) -> DataFrame:
+    """The broadcast side: each interval once per place it is filed, with its `slot`, columns renamed `cut_*`
+    (both sides of the join may descend from one frame)."""
+    placed = spans.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
+    return placed.select(
+        slot([*keys, "level", "bucket"]).alias("cut_slot"), *[F.col(c).alias(f"cut_{c}") for c in [*keys, "level", "bucket"]],
+        F.col("lo").alias("cut_lo"), F.col("hi").alias("cut_hi"), F.col("t").alias("into_time"),
+    )
 
 
 def intervals(boundaries: DataFrame, keys: list) -> DataFrame:
@@ -61,7 +82,10 @@ def intervals(boundaries: DataFrame, keys: list) -> DataFrame:
 
 
 def level(lo: Column, hi: Column) -> Column:
-    """The level of a bounded interval `[lo, hi)`: `ceil(log2(hi - lo))`, so it overlaps at most two buckets."""
+    """The level of a bounded interval `[lo, hi)`: `ceil(log2(hi - lo))`, so it overlaps at most two buckets.
+
+    Needs `lo < hi` and `hi - lo` within a `long`: offsets are non-negative, so it is.
+    """
     return F.ceil(F.log2(hi - lo)).cast("int")
 
 

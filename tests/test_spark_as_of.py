@@ -50,3 +50,14 @@ def test_every_value_gets_exactly_the_first_step_above_it(spark_session):
 @given(st.lists(st.tuples(st.sampled_from(sorted(BOUNDARIES)), st.integers(0, 20) | st.integers(0, 2**41)), min_size=1, max_size=50))
 def test_random_values_agree_with_the_oracle(spark_session, rows):
     assert assigned(spark_session, rows) == expected(rows)
+
+
+def test_a_slot_collision_changes_nothing(spark_session, monkeypatch):
+    """Every entry hashed to one slot: the columns re-checked after the lookup still pick the one interval."""
+    from pyspark.sql import functions as F
+
+    from spark_impl import as_of
+
+    monkeypatch.setattr(as_of, "slot", lambda columns: F.lit(0).cast("long"))
+    rows = [(k, v) for k in [*BOUNDARIES, "no boundaries"] for v in EDGES]
+    assert assigned(spark_session, rows) == expected(rows)

@@ -45,3 +45,13 @@ def test_spark_reclocking_equals_the_model_on_hand_written_histories(spark_sessi
 
     histories = [History(domain_name, tuple(actions)) for actions in HISTORIES[domain_name]]
     assert observe_reclock(parse_domain(domain_name), histories) == [observe(h) for h in histories]
+
+
+def test_the_bench_job_reclocks_every_update_to_its_tick():
+    """The benchmark measures real work: each offset `s` goes to tick `s // 100 + 1`, none pending."""
+    from properties.bench.reclocking import reclock_job
+
+    rows = reclock_job(1_000).select("label", "into_time", "diff").collect()
+    assert sorted(r["into_time"] for r in rows) == sorted(s // 100 + 1 for s in range(1_000))
+    assert {r["label"] for r in rows} == {"reclocked"}
+    assert {r["diff"] for r in rows} == {1}
