@@ -14,7 +14,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_impl import frontiers
-from spark_impl.arrow import arrow_type, to_frame
+from spark_impl.arrow import append_row, arrow_type, to_frame
 from spark_impl.time_columns import TimeColumns, time_columns
 
 KEYS = ("history_id", "step")
@@ -84,7 +84,7 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
     for hid, history in enumerate(histories):
         for step, action in enumerate(history.actions):
             _add_action(tc, columns, hid, step, action)
-        _append(columns["points"], history_id=hid, step=len(history.actions), read_time=None)
+        append_row(columns["points"], history_id=hid, step=len(history.actions), read_time=None)
     time = arrow_type(tc.spark_type)
     types = {"history_id": pa.int64(), "step": pa.int64(), "data": pa.string(), "diff": pa.int64(),
              "time": time, "read_time": time, "since": pa.list_(time)}
@@ -97,18 +97,14 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
 def _add_action(tc: TimeColumns, columns: dict, hid: int, step: int, action: Any) -> None:
     args = action.args
     if action.name == "update":
-        _append(columns["updates"], history_id=hid, step=step, data=args["data"], time=tc.to_row(args["time"]), diff=args["diff"])
+        append_row(columns["updates"], history_id=hid, step=step, data=args["data"], time=tc.to_row(args["time"]), diff=args["diff"])
     elif action.name == "read":
-        _append(columns["points"], history_id=hid, step=step, read_time=tc.to_row(args["time"]))
+        append_row(columns["points"], history_id=hid, step=step, read_time=tc.to_row(args["time"]))
     elif action.name == "compact":
-        _append(columns["compactions"], history_id=hid, step=step, since=[tc.to_row(t) for t in args["since"]])
+        append_row(columns["compactions"], history_id=hid, step=step, since=[tc.to_row(t) for t in args["since"]])
     else:
         raise ValueError(f"collections history: unknown action {action.name!r} at step {step}")
 
-
-def _append(table: dict[str, list], **values: Any) -> None:
-    for col, value in values.items():
-        table[col].append(value)
 
 
 def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:

@@ -27,7 +27,7 @@ from pyspark.sql import types as T
 
 from spark_impl import frontiers, remap
 from spark_impl.as_of import as_of
-from spark_impl.arrow import arrow_type
+from spark_impl.arrow import append_row, arrow_type
 from spark_impl.remap import frontier_at
 from spark_impl.session import spark
 from spark_impl.time_columns import TimeColumns, time_columns
@@ -170,7 +170,7 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
         cols["histories"]["history_id"].append(hid)
         for step, action in enumerate(history.actions):
             _add_action(tc, cols, hid, step, action)
-        _append(cols["points"], history_id=hid, point=len(history.actions), kind="end", tick=None, closed=False)
+        append_row(cols["points"], history_id=hid, point=len(history.actions), kind="end", tick=None, closed=False)
     time = arrow_type(tc.spark_type)
     types = {"history_id": pa.int64(), "step": pa.int64(), "point": pa.int64(), "tick": pa.int64(), "to": pa.int64(),
              "data": pa.string(), "diff": pa.int64(), "kind": pa.string(), "closed": pa.bool_(),
@@ -181,21 +181,17 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
 def _add_action(tc: TimeColumns, cols: dict, hid: int, step: int, action: Any) -> None:
     args = action.args
     if action.name == "mint":
-        _append(cols["mints"], history_id=hid, step=step, tick=args["tick"], upper=[tc.to_row(t) for t in args["upper"]])
+        append_row(cols["mints"], history_id=hid, step=step, tick=args["tick"], upper=[tc.to_row(t) for t in args["upper"]])
     elif action.name == "update":
-        _append(cols["updates"], history_id=hid, step=step, data=args["data"], time=tc.to_row(args["time"]), diff=args["diff"])
+        append_row(cols["updates"], history_id=hid, step=step, data=args["data"], time=tc.to_row(args["time"]), diff=args["diff"])
     elif action.name == "compact":
-        _append(cols["compactions"], history_id=hid, step=step, to=args["to"])
+        append_row(cols["compactions"], history_id=hid, step=step, to=args["to"])
     elif action.name in ("read", "invert", "reclock"):
         closed = bool(args.get("closed", False))
-        _append(cols["points"], history_id=hid, point=step, kind=action.name, tick=args.get("tick"), closed=closed)
+        append_row(cols["points"], history_id=hid, point=step, kind=action.name, tick=args.get("tick"), closed=closed)
     else:
         raise ValueError(f"reclock history: unknown action {action.name!r} at step {step}")
 
-
-def _append(table: dict, **values: Any) -> None:
-    for col, value in values.items():
-        table[col].append(value)
 
 
 def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:

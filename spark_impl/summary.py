@@ -33,7 +33,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_impl import remap
-from spark_impl.arrow import arrow_type, to_frame
+from spark_impl.arrow import append_row, arrow_type, to_frame
 from spark_impl.collections import consolidate
 from spark_impl.reclock import POINT, literal, not_beyond, nullable, steps
 from spark_impl.remap import frontier_at
@@ -198,12 +198,12 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
         for step, action in enumerate(history.actions):
             args = action.args
             if action.name == "mint":
-                _append(cols["mints"], history_id=hid, step=step, tick=args["tick"], upper=[tc.to_row(t) for t in args["upper"]])
+                append_row(cols["mints"], history_id=hid, step=step, tick=args["tick"], upper=[tc.to_row(t) for t in args["upper"]])
             elif action.name == "crash":
                 crash = args["tick"]
             else:
                 records.append(_record(tc, step, action))
-        _append(cols["histories"], history_id=hid, point=len(history.actions), it=crash, records=records)
+        append_row(cols["histories"], history_id=hid, point=len(history.actions), it=crash, records=records)
     types = {"history_id": pa.int64(), "point": pa.int64(), "it": pa.int64(), "records": pa.list_(record),
              "step": pa.int64(), "tick": pa.int64(), "upper": pa.list_(time)}
     return {name: pa.table({c: pa.array(v, type=types[c]) for c, v in table.items()}) for name, table in cols.items()}
@@ -219,10 +219,6 @@ def _record(tc: TimeColumns, step: int, action: Any) -> dict:
     return {"step": step, "kind": action.name, "txn": args.get("txn"), "data": payload, "size": args.get("size"),
             "time": tc.to_row(args["time"]), "diff": diff}
 
-
-def _append(table: dict, **values: Any) -> None:
-    for col, value in values.items():
-        table[col].append(value)
 
 
 def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
