@@ -40,7 +40,7 @@ from spark_impl.remap import frontier_at
 from spark_impl.time_columns import TimeColumns, time_columns
 
 RUN = ["history_id", "run", "variant"]
-RECORD = ("step", "kind", "txn", "data", "size", "time", "diff")
+RECORD = ("kind", "txn", "data", "size", "time", "diff")
 VARIANTS = ("independent", "ordered", "unordered")
 
 
@@ -147,7 +147,7 @@ def summaries(runs: DataFrame) -> DataFrame:
     out = F.concat("initial", published(F.filter("pool", lambda r: r["released"] <= t)))
     output = consolidate(at.select(*RUN, "t", F.inline(out)), [*RUN, "t"]).withColumnRenamed("time", "into_time")
     held = F.filter("pool", lambda r: (r["arrival"] <= t) & ~F.coalesce(r["released"] <= t, F.lit(False)))
-    temp = at.select(*RUN, "t", F.inline(held)).groupBy(*RUN, "t", *RECORD[1:6]).agg(F.count("*").alias("count"))
+    temp = at.select(*RUN, "t", F.inline(held)).groupBy(*RUN, "t", *RECORD[:-1]).agg(F.count("*").alias("count"))
     return output.withColumn("part", F.lit("output")).unionByName(temp.withColumn("part", F.lit("temp")), allowMissingColumns=True)
 
 
@@ -187,7 +187,7 @@ def _observations(domain: Any, tc: TimeColumns, frames: dict) -> DataFrame:
 def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.Table]:
     """`histories` (`history_id, point, it`: the last crash tick, `records`: every source record) and `mints`."""
     time = arrow_type(tc.spark_type)
-    record = pa.struct([("step", pa.int64()), ("kind", pa.string()), ("txn", pa.string()), ("data", pa.string()),
+    record = pa.struct([("kind", pa.string()), ("txn", pa.string()), ("data", pa.string()),
                         ("size", pa.int64()), ("time", time), ("diff", pa.int64())])
     cols: dict[str, dict[str, list]] = {
         "histories": {"history_id": [], "point": [], "it": [], "records": []},
@@ -216,7 +216,7 @@ def _record(tc: TimeColumns, step: int, action: Any) -> dict:
         raise ValueError(f"restart history: unknown action {action.name!r} at step {step}")
     payload = args.get("payload") if action.name == "data" else args.get("data")
     diff = args.get("diff", 1) if action.name != "txn" else None
-    return {"step": step, "kind": action.name, "txn": args.get("txn"), "data": payload, "size": args.get("size"),
+    return {"kind": action.name, "txn": args.get("txn"), "data": payload, "size": args.get("size"),
             "time": tc.to_row(args["time"]), "diff": diff}
 
 
