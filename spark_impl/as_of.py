@@ -34,7 +34,8 @@ def as_of(boundaries: DataFrame, rows: DataFrame, keys: list, value: str) -> Dat
     index = _index(spans, keys)
     v = F.col(value)
     inside = F.coalesce(F.col("cut_lo") <= v, F.lit(True)) & F.coalesce(v < F.col("cut_hi"), F.lit(True))
-    on = [slot([*keys, "level", "bucket"]) == F.col("cut_slot"), *[_same(c) for c in [*keys, "level", "bucket"]], inside]
+    placed = [*keys, "level", "bucket"]
+    on = [slot(placed) == F.col("cut_slot"), *[_same(c) for c in placed], inside]
     joined = probed.join(F.broadcast(index), on=on, how="left")
     # A value's probes at the levels where its interval is not filed find nothing; only a probe above every cut may.
     found = F.col("into_time").isNotNull() | (F.col("level") == -1) & (F.col("bucket") == ABOVE)
@@ -57,9 +58,10 @@ def _same(column: str) -> Column:
 def _index(spans: DataFrame, keys: list) -> DataFrame:
     """The broadcast side: each interval once per place it is filed, with its `slot`, columns renamed `cut_*`
     (both sides of the join may descend from one frame)."""
-    placed = spans.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
-    return placed.select(
-        slot([*keys, "level", "bucket"]).alias("cut_slot"), *[F.col(c).alias(f"cut_{c}") for c in [*keys, "level", "bucket"]],
+    entries = spans.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
+    placed = [*keys, "level", "bucket"]
+    return entries.select(
+        slot(placed).alias("cut_slot"), *[F.col(c).alias(f"cut_{c}") for c in placed],
         F.col("lo").alias("cut_lo"), F.col("hi").alias("cut_hi"), F.col("t").alias("into_time"),
     )
 

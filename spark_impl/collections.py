@@ -106,7 +106,6 @@ def _add_action(tc: TimeColumns, columns: dict, hid: int, step: int, action: Any
         raise ValueError(f"collections history: unknown action {action.name!r} at step {step}")
 
 
-
 def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
     observed: list[dict] = [_empty_observation(h) for h in histories]
     cols = {name: rows.column(name).to_pylist() for name in rows.column_names}

@@ -193,7 +193,6 @@ def _add_action(tc: TimeColumns, cols: dict, hid: int, step: int, action: Any) -
         raise ValueError(f"reclock history: unknown action {action.name!r} at step {step}")
 
 
-
 def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
     observed = [_empty_observation(h) for h in histories]
     cols = {name: rows.column(name).to_pylist() for name in rows.column_names}

@@ -220,7 +220,6 @@ def _record(tc: TimeColumns, step: int, action: Any) -> dict:
             "time": tc.to_row(args["time"]), "diff": diff}
 
 
-
 def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
     observed = [_empty_observation(h) for h in histories]
     cols = {name: rows.column(name).to_pylist() for name in rows.column_names}

@@ -6,9 +6,9 @@ upper advances by 100 offsets a tick (its 2N/100 bindings are minted once and ke
 as the job's input, like the updates; minting is its own figure). The reclocking
 job accumulates `R` per IntoTime, assigns every update by the as-of join and
 consolidates the reclocked collection; the baseline sorts the same update rows by
-time. Both are written to Spark's `noop` sink under the same settings, each run once
-untimed, then in turns; each figure is the best of `REPEATS` runs (this machine's run-to-run noise is
-~20%).
+time. Both are written to Spark's `noop` sink under the same settings, each run
+once untimed, then in turns; each figure is the best of `REPEATS` runs (this
+machine's run-to-run noise is ~20%).
 """
 
 from __future__ import annotations
