@@ -14,7 +14,7 @@ is the top.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import attrs
 
@@ -222,4 +222,3 @@ class MutableAntichain:
     def support(self) -> int:
         """How many distinct times are stored (the compactness measure)."""
         return len(self._counts)
-

@@ -18,7 +18,8 @@ EpochMilliseconds()
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Union as AnyOf
+from collections.abc import Mapping
+from typing import Union as AnyOf
 
 import attrs
 
@@ -26,11 +27,21 @@ from model.antichain import Antichain
 from model.collection import Update
 from model.domains import Total
 from model.errors import (
-    DuplicateObject, InvalidDependency, InvalidRefresh, InvalidSourceOption, UnknownObject, UpperRegression,
+    DuplicateObject,
+    InvalidDependency,
+    InvalidRefresh,
+    InvalidSourceOption,
+    UnknownObject,
+    UpperRegression,
 )
 from model.plan import evaluate, plan_inputs
 from model.timeline import (
-    SOURCE_KINDS, EpochMilliseconds, Timeline, is_epoch, single_timeline, source_timeline,
+    SOURCE_KINDS,
+    EpochMilliseconds,
+    Timeline,
+    is_epoch,
+    single_timeline,
+    source_timeline,
 )
 
 TIME = Total()
@@ -78,12 +89,12 @@ class RefreshAt:
 
     at: int = attrs.field(validator=_non_negative)
 
-    def round_up(self, time: int) -> Optional[int]:
+    def round_up(self, time: int) -> int | None:
         """`at` if it is at or after `time`, else `None` (no refresh left)."""
         return self.at if self.at >= time else None
 
 
-def next_refresh(schedule: tuple, time: int) -> Optional[int]:
+def next_refresh(schedule: tuple, time: int) -> int | None:
     """The first refresh of any clause at or after `time`; `None` when no clause has one left.
 
     >>> next_refresh((RefreshAt(5), RefreshEvery(100, 0)), 6), next_refresh((RefreshAt(5),), 6)
@@ -211,7 +222,7 @@ class Subscribe:
 
     name: str
     plan: object
-    up_to: Optional[int] = None
+    up_to: int | None = None
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -240,7 +251,7 @@ READABLE = (Source, Table, Constant, View, MaterializedView)
 DATAFLOWS = (View, MaterializedView, Index, Subscribe, Select)
 
 
-def object_timeline(obj) -> Optional[Timeline]:
+def object_timeline(obj) -> Timeline | None:
     """The timeline an object brings by itself: sources theirs, tables epoch, others none.
 
     >>> object_timeline(Table("t")), object_timeline(Constant("c"))
@@ -303,7 +314,7 @@ class Catalog:
         """
         return tuple(sorted(self._closure(self.get(name).inputs)))
 
-    def timeline_of(self, name: str) -> Optional[Timeline]:
+    def timeline_of(self, name: str) -> Timeline | None:
         """The object's timeline: its own, or its inputs' single one; `None` when only constants feed it.
 
         >>> Catalog().add(Constant("k")).add(Index("i", "k")).timeline_of("i") is None
@@ -404,7 +415,7 @@ def upper_at(catalog: Catalog, feed: Feed, name: str, wall: int) -> Antichain:
     return met
 
 
-def output_updates(catalog: Catalog, feed: Feed, name: str, until: Optional[int] = None) -> list[Update]:
+def output_updates(catalog: Catalog, feed: Feed, name: str, until: int | None = None) -> list[Update]:
     """The updates `name`'s dataflow produces under `until` (not consolidated).
 
     Views are inlined (the reader's `until` applies inside them); an MV read by
@@ -431,7 +442,7 @@ def output_updates(catalog: Catalog, feed: Feed, name: str, until: Optional[int]
     return updates
 
 
-def _import(catalog: Catalog, feed: Feed, name: str, until: Optional[int]) -> list[Update]:
+def _import(catalog: Catalog, feed: Feed, name: str, until: int | None) -> list[Update]:
     persisted = isinstance(catalog.get(name), MaterializedView)
     return output_updates(catalog, feed, name, None if persisted else until)
 
@@ -439,4 +450,3 @@ def _import(catalog: Catalog, feed: Feed, name: str, until: Optional[int]) -> li
 def _at_refreshes(schedule: tuple, updates: list[Update]) -> list[Update]:
     moved = ((u, next_refresh(schedule, u.time)) for u in updates)
     return [Update(u.data, r, u.diff) for u, r in moved if r is not None]
-

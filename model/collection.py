@@ -13,7 +13,8 @@ made after `consolidate`, never on row order.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import attrs
 

@@ -21,7 +21,8 @@ times on disjoint intervals have no upper bound. `meet` always exists.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -40,7 +41,7 @@ class Domain(Protocol):
 
     def le(self, a: Time, b: Time) -> bool: ...
     def lt(self, a: Time, b: Time) -> bool: ...
-    def join(self, a: Time, b: Time) -> Optional[Time]: ...
+    def join(self, a: Time, b: Time) -> Time | None: ...
     def meet(self, a: Time, b: Time) -> Time: ...
     def validate(self, value: Any) -> Time: ...
     def encode(self, value: Time) -> Any: ...
@@ -120,7 +121,7 @@ class Product:
     def lt(self, x: tuple, y: tuple) -> bool:
         return x != y and self.le(x, y)
 
-    def join(self, x: tuple, y: tuple) -> Optional[tuple]:
+    def join(self, x: tuple, y: tuple) -> tuple | None:
         first, second = self.a.join(x[0], y[0]), self.b.join(x[1], y[1])
         return None if first is None or second is None else (first, second)
 
@@ -200,7 +201,7 @@ class Partitioned:
     def lt(self, a: PartitionedTime, b: PartitionedTime) -> bool:
         return a != b and self.le(a, b)
 
-    def join(self, a: PartitionedTime, b: PartitionedTime) -> Optional[PartitionedTime]:
+    def join(self, a: PartitionedTime, b: PartitionedTime) -> PartitionedTime | None:
         lo, hi = max(a.lo, b.lo), min(a.hi, b.hi)
         return PartitionedTime(lo, hi, max(a.offset, b.offset)) if lo <= hi else None
 
@@ -260,7 +261,9 @@ def parse_domain(name: Any) -> Domain:
         match = re.fullmatch(r"product\((.*)\)", name)
         if match:
             for split in _top_level_commas(match.group(1)):
-                return Product(parse_domain(match.group(1)[:split]), parse_domain(match.group(1)[split + 1 :]))
+                return Product(
+                    parse_domain(match.group(1)[:split]), parse_domain(match.group(1)[split + 1 :])
+                )
     raise UnknownDomain(name)
 
 

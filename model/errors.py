@@ -34,9 +34,7 @@ class NotAnAntichain(ModelError):
 
     def __init__(self, elements: object, smaller: object, larger: object):
         self.elements, self.smaller, self.larger = elements, smaller, larger
-        super().__init__(
-            f"not an antichain: {elements!r} has {smaller!r} <= {larger!r}"
-        )
+        super().__init__(f"not an antichain: {elements!r} has {smaller!r} <= {larger!r}")
 
 
 class NegativeMultiplicity(ModelError):
@@ -300,7 +298,9 @@ class UnknownPartition(ModelError):
 
     def __init__(self, partition: object, known: int):
         self.partition, self.known = partition, known
-        super().__init__(f"unknown partition {partition!r}: the log has partitions 0..{known - 1} and may add {known}")
+        super().__init__(
+            f"unknown partition {partition!r}: the log has partitions 0..{known - 1} and may add {known}"
+        )
 
 
 class UnknownFault(ModelError):

@@ -23,15 +23,23 @@ Dataflow(name='m', until=122, expiration=122)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import reduce
-from typing import Iterable, Optional
 
 import attrs
 
 from model.antichain import Antichain
 from model.catalog import (
-    Catalog, Feed, Index, MaterializedView, Source, Subscribe, Table,
-    next_refresh, output_updates, upper_at,
+    Catalog,
+    Feed,
+    Index,
+    MaterializedView,
+    Source,
+    Subscribe,
+    Table,
+    next_refresh,
+    output_updates,
+    upper_at,
 )
 from model.collection import at
 from model.domains import Total
@@ -44,7 +52,7 @@ EXPIRING = (MaterializedView, Index, Subscribe)
 # ---------------------------------------------------------------- 1. arithmetic
 
 
-def replica_expiration(start: int, offset: int) -> Optional[int]:
+def replica_expiration(start: int, offset: int) -> int | None:
     """`start + offset`, fixed for the replica's life; `None` when `offset == 0` (disabled).
 
     >>> replica_expiration(100, 21), replica_expiration(100, 0)
@@ -53,7 +61,7 @@ def replica_expiration(start: int, offset: int) -> Optional[int]:
     return None if offset == 0 else start + offset
 
 
-def frontier_meet(a: Optional[int], b: Optional[int]) -> Optional[int]:
+def frontier_meet(a: int | None, b: int | None) -> int | None:
     """The meet of Total frontiers `{a}` and `{b}`, `None` being the empty frontier (the top).
 
     >>> frontier_meet(3, 5), frontier_meet(None, 5), frontier_meet(None, None)
@@ -66,7 +74,7 @@ def frontier_meet(a: Optional[int], b: Optional[int]) -> Optional[int]:
     return min(a, b)
 
 
-def meet_bounds(a: Optional[int], b: Optional[int]) -> Optional[int]:
+def meet_bounds(a: int | None, b: int | None) -> int | None:
     """Combines two time dependences: `None` is *no bound*, so any bound bounds the result.
 
     >>> meet_bounds(None, 7), meet_bounds(4, 7)
@@ -75,7 +83,7 @@ def meet_bounds(a: Optional[int], b: Optional[int]) -> Optional[int]:
     return frontier_meet(a, b)
 
 
-def meet_inputs(bounds: Iterable[Optional[int]]) -> Optional[int]:
+def meet_inputs(bounds: Iterable[int | None]) -> int | None:
     """An object's bound from its inputs' (its upper is their meet); `None` iff every input has none.
 
     >>> meet_inputs([None, 9, 4]), meet_inputs([None]), meet_inputs([])
@@ -84,7 +92,7 @@ def meet_inputs(bounds: Iterable[Optional[int]]) -> Optional[int]:
     return reduce(meet_bounds, bounds, None)
 
 
-def source_bound(kind: str, epoch: bool, wall: int) -> Optional[int]:
+def source_bound(kind: str, epoch: bool, wall: int) -> int | None:
     """A source's bound at wall-clock time `wall`: `wall` in the epoch timeline, `None` for load generators.
 
     Load generators may jump ahead; non-epoch timelines are not comparable to wall time.
@@ -95,7 +103,7 @@ def source_bound(kind: str, epoch: bool, wall: int) -> Optional[int]:
     return wall if epoch and kind != "load_generator" else None
 
 
-def round_up_to_refresh(schedule: tuple, bound: Optional[int]) -> Optional[int]:
+def round_up_to_refresh(schedule: tuple, bound: int | None) -> int | None:
     """A refresh schedule's bound: the next refresh at or after `bound`; `None` if none is left.
 
     An empty schedule (refresh on every change) leaves the bound unchanged.
@@ -109,7 +117,7 @@ def round_up_to_refresh(schedule: tuple, bound: Optional[int]) -> Optional[int]:
     return next_refresh(schedule, bound)
 
 
-def subscribe_bound(bound: Optional[int], up_to: Optional[int]) -> Optional[int]:
+def subscribe_bound(bound: int | None, up_to: int | None) -> int | None:
     """A subscribe's bound: its inputs' met with its `UP TO` (`None`: no `UP TO`).
 
     >>> subscribe_bound(50, 20), subscribe_bound(None, 20), subscribe_bound(50, None)
@@ -127,7 +135,7 @@ def step_one_tick(time: int) -> int:
     return time + 1
 
 
-def dataflow_expiration(bound: Optional[int], until: Optional[int]) -> Optional[int]:
+def dataflow_expiration(bound: int | None, until: int | None) -> int | None:
     """The bound at the replica expiration, stepped one tick; `None` if no bound or `until` is at/below it.
 
     >>> dataflow_expiration(121, None), dataflow_expiration(None, None), dataflow_expiration(121, 122)
@@ -141,7 +149,7 @@ def dataflow_expiration(bound: Optional[int], until: Optional[int]) -> Optional[
     return expiration
 
 
-def meet_until(until: Optional[int], expiration: Optional[int]) -> Optional[int]:
+def meet_until(until: int | None, expiration: int | None) -> int | None:
     """`until.meet(expiration)` as frontiers: the earlier one, `None` (empty) being the top.
 
     >>> meet_until(None, 122), meet_until(300, 122), meet_until(300, None)
@@ -153,7 +161,7 @@ def meet_until(until: Optional[int], expiration: Optional[int]) -> Optional[int]
 # ---------------------------------------------------------------- 2. catalog walking
 
 
-def leaf_bound(obj, wall: int) -> Optional[int]:
+def leaf_bound(obj, wall: int) -> int | None:
     """The bound of a table (wall-clock time), source (`source_bound`) or constant (none).
 
     >>> from model.catalog import Constant
@@ -167,7 +175,7 @@ def leaf_bound(obj, wall: int) -> Optional[int]:
     return None
 
 
-def object_bound(obj, input_bounds: list[Optional[int]]) -> Optional[int]:
+def object_bound(obj, input_bounds: list[int | None]) -> int | None:
     """A derived object's bound from its inputs' bounds, per kind (the compositional step).
 
     >>> from model.catalog import RefreshEvery
@@ -183,7 +191,7 @@ def object_bound(obj, input_bounds: list[Optional[int]]) -> Optional[int]:
     return met
 
 
-def time_dependence(catalog: Catalog, name: str, wall: int) -> Optional[int]:
+def time_dependence(catalog: Catalog, name: str, wall: int) -> int | None:
     """How far `name`'s upper can be at wall-clock time `wall`; `None`: no bound.
 
     >>> from model.catalog import View
@@ -198,7 +206,7 @@ def time_dependence(catalog: Catalog, name: str, wall: int) -> Optional[int]:
     return object_bound(obj, [time_dependence(catalog, i, wall) for i in obj.inputs])
 
 
-def dataflow_until(obj) -> Optional[int]:
+def dataflow_until(obj) -> int | None:
     """The `until` a dataflow has without expiration: a subscribe's `UP TO`, else none.
 
     >>> from model.plan import Get
@@ -219,11 +227,11 @@ class Dataflow:
     """
 
     name: str
-    until: Optional[int]
-    expiration: Optional[int]
+    until: int | None
+    expiration: int | None
 
 
-def render(catalog: Catalog, name: str, replica_exp: Optional[int]) -> Dataflow:
+def render(catalog: Catalog, name: str, replica_exp: int | None) -> Dataflow:
     """`name`'s dataflow on a replica expiring at `replica_exp`; only MVs, indexes and subscribes expire.
 
     >>> from model.catalog import Select
@@ -276,7 +284,7 @@ class Replica:
             raise ReplicaNotRunning(wall, self.starts[0])
         return started[-1]
 
-    def expiration_at(self, wall: int) -> Optional[int]:
+    def expiration_at(self, wall: int) -> int | None:
         """The running incarnation's replica expiration; `ReplicaExpired` once `wall` passes it.
 
         >>> Replica(10, (0,)).expiration_at(10), Replica(0, (0,)).expiration_at(10**9)
@@ -306,7 +314,7 @@ def check_not_expired(flow: Dataflow, upper: Antichain, time: int) -> None:
         raise DataflowExpired(flow.name, time, e, upper)
 
 
-def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> Optional[dict]:
+def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> dict | None:
     """What a read of `name` at `time`, issued at wall-clock time `wall`, returns.
 
     The contents at `time` if `time` is complete (before the upper), `None` if not
@@ -327,7 +335,7 @@ def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, 
     return at(TIME, output_updates(catalog, feed, name, flow.until), time)
 
 
-def served(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> Optional[dict]:
+def served(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> dict | None:
     """`serve`, with a `DataflowExpired` read reported as not served (`None`).
 
     The success criterion: equal for every read with the offset set and with 0.
@@ -342,7 +350,7 @@ def served(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int,
         return None
 
 
-def diffs_processed(catalog: Catalog, feed: Feed, name: str, replica_exp: Optional[int]) -> int:
+def diffs_processed(catalog: Catalog, feed: Feed, name: str, replica_exp: int | None) -> int:
     """How many diffs `name`'s dataflow produces on a replica expiring at `replica_exp`.
 
     >>> from model.collection import Update
@@ -354,4 +362,3 @@ def diffs_processed(catalog: Catalog, feed: Feed, name: str, replica_exp: Option
     (2, 1)
     """
     return len(output_updates(catalog, feed, name, render(catalog, name, replica_exp).until))
-

@@ -22,8 +22,6 @@ time: `combine_uppers`, `compaction_target`.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import attrs
 
 from model.antichain import Antichain
@@ -80,7 +78,7 @@ class Pipeline:
 
     upstream: Upstream
     durable: Durable
-    reader: Optional[Reader]
+    reader: Reader | None
 
     @classmethod
     def start(cls, domain: Domain) -> Pipeline:
@@ -131,7 +129,7 @@ def compaction_target(durable: Durable) -> Antichain:
     return timestamp_resumption(durable)
 
 
-def remap_since(remap: Remap, target: Antichain) -> Optional[Antichain]:
+def remap_since(remap: Remap, target: Antichain) -> Antichain | None:
     """The remap's new since for `target`: one tick before it, or None when that would not advance.
 
     Choice (as Materialize's step-back): since = target - 1, not target, so the
@@ -150,7 +148,7 @@ def remap_since(remap: Remap, target: Antichain) -> Optional[Antichain]:
     return Antichain.of(INTO, [t - 1])
 
 
-def _check_fault(fault: Optional[str], allowed: tuple) -> None:
+def _check_fault(fault: str | None, allowed: tuple) -> None:
     if fault is not None and fault not in allowed:
         raise UnknownFault(fault, allowed)
 
@@ -159,7 +157,7 @@ def _crash(pipeline: Pipeline, **changes) -> Pipeline:
     return attrs.evolve(pipeline, reader=None, **changes)
 
 
-def ingest(pipeline: Pipeline, tick: int, fault: Optional[str] = None) -> Pipeline:
+def ingest(pipeline: Pipeline, tick: int, fault: str | None = None) -> Pipeline:
     """Reads new records, mints at `tick`, appends remap then data shard; crashes at `fault` if named.
 
     A crashed pipeline does nothing. A tick not beyond the remap's upper mints
@@ -191,7 +189,7 @@ def ingest(pipeline: Pipeline, tick: int, fault: Optional[str] = None) -> Pipeli
     return attrs.evolve(pipeline, durable=durable, reader=Reader(upper, reclocked.pending))
 
 
-def checkpoint(pipeline: Pipeline, fault: Optional[str] = None) -> Pipeline:
+def checkpoint(pipeline: Pipeline, fault: str | None = None) -> Pipeline:
     """Commits the offset resumption frontier upstream, then compacts the remap (`remap_since`).
 
     >>> from model.domains import Total

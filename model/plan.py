@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 import typing
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 import attrs
 
@@ -26,8 +26,12 @@ from model.errors import ColumnOutOfRange, InvalidPlan, UnknownObject
 from model.temporal import MzNow, temporal_filter  # noqa: F401 (MzNow: the doctests build filters with it)
 
 COMPARISONS = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt,
-    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 
 
@@ -83,7 +87,7 @@ class Filter:
     [Update(data=(2,), time=0, diff=1)]
     """
 
-    input: "Plan"
+    input: Plan
     predicates: tuple = attrs.field(converter=tuple)
 
 
@@ -95,7 +99,7 @@ class Project:
     [Update(data=(2, 2), time=0, diff=1)]
     """
 
-    input: "Plan"
+    input: Plan
     columns: tuple = attrs.field(converter=tuple)
 
 
@@ -118,8 +122,8 @@ class Join:
     [Update(data=(1, 1), time=0, diff=4)]
     """
 
-    left: "Plan"
-    right: "Plan"
+    left: Plan
+    right: Plan
     on: tuple = attrs.field(converter=tuple)
 
 
@@ -131,7 +135,7 @@ class TemporalFilter:
     [Update(data=(5,), time=5, diff=1)]
     """
 
-    input: "Plan"
+    input: Plan
     predicates: tuple = attrs.field(converter=tuple, validator=_non_empty)
 
 
@@ -156,7 +160,7 @@ def plan_inputs(plan) -> tuple[str, ...]:
     raise InvalidPlan(plan, "not a plan node")
 
 
-def evaluate(plan, inputs: Mapping[str, list[Update]], until: Optional[int] = None) -> list[Update]:
+def evaluate(plan, inputs: Mapping[str, list[Update]], until: int | None = None) -> list[Update]:
     """The plan's output updates (not consolidated: their count is the diffs processed).
 
     `until` reaches the temporal filters: diffs they produce at or after it are dropped.
@@ -173,8 +177,10 @@ def evaluate(plan, inputs: Mapping[str, list[Update]], until: Optional[int] = No
         case Filter(input, predicates):
             return [u for u in evaluate(input, inputs, until) if all(p.holds(u.data) for p in predicates)]
         case Project(input, columns):
-            return [Update(tuple(_column(u.data, c) for c in columns), u.time, u.diff)
-                    for u in evaluate(input, inputs, until)]
+            return [
+                Update(tuple(_column(u.data, c) for c in columns), u.time, u.diff)
+                for u in evaluate(input, inputs, until)
+            ]
         case Union(parts):
             return [u for p in parts for u in evaluate(p, inputs, until)]
         case Join(left, right, on):
@@ -197,4 +203,3 @@ def join_updates(left: list[Update], right: list[Update], on: tuple) -> list[Upd
         for b in right
         if all(_column(a.data, lc) == _column(b.data, rc) for lc, rc in on)
     ]
-

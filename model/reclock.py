@@ -21,7 +21,7 @@ Reclocked(updates=(Update(data='a', time=10, diff=1), Update(data='b', time=20, 
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import attrs
 
@@ -41,7 +41,7 @@ def reclockable_at(frontier: Antichain, time: Time) -> bool:
     return not frontier.less_equal(time)
 
 
-def first_step(steps: list[tuple[int, Antichain]], time: Time) -> Optional[int]:
+def first_step(steps: list[tuple[int, Antichain]], time: Time) -> int | None:
     """The first IntoTime of `steps` (`Remap.steps()`) whose frontier `time` is reclockable at; None if none.
 
     >>> from model.domains import Total
@@ -51,7 +51,7 @@ def first_step(steps: list[tuple[int, Antichain]], time: Time) -> Optional[int]:
     return next((t for t, frontier in steps if reclockable_at(frontier, time)), None)
 
 
-def assign(remap: Remap, time: Time) -> Optional[int]:
+def assign(remap: Remap, time: Time) -> int | None:
     """The IntoTime a source update at `time` is reclocked to; None while it is pending.
 
     >>> from model.domains import Total

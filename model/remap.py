@@ -29,7 +29,7 @@ call time, so a test may replace it: `retractions` and `insertions` (minting),
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import attrs
 
@@ -78,7 +78,7 @@ class Violation:
         return f"{self.kind}: {self.detail}{named}"
 
 
-def _only(frontier: Antichain) -> Optional[int]:
+def _only(frontier: Antichain) -> int | None:
     """The element of a Total frontier, None when it is empty (closed)."""
     return next(iter(frontier), None)
 
@@ -128,7 +128,7 @@ class Remap:
 
     @classmethod
     def build(
-        cls, domain: Domain, bindings: Iterable[Binding], upper: Antichain, since: Optional[Antichain] = None
+        cls, domain: Domain, bindings: Iterable[Binding], upper: Antichain, since: Antichain | None = None
     ) -> Remap:
         """A remap from raw bindings (consolidated first); `InvalidRemap` naming every violation.
 
@@ -372,9 +372,15 @@ def _malformed(remap: Remap) -> list[Violation]:
     found = []
     since, upper = list(remap.since), list(remap.upper)
     if len(since) != 1 or len(upper) > 1:
-        found.append(Violation("frontiers", f"since {remap.since!r} must have one time, upper {remap.upper!r} at most one"))
+        found.append(
+            Violation(
+                "frontiers", f"since {remap.since!r} must have one time, upper {remap.upper!r} at most one"
+            )
+        )
     elif remap.upper.less_equal(since[0]):
-        found.append(Violation("frontiers", f"since {remap.since!r} is not strictly before upper {remap.upper!r}"))
+        found.append(
+            Violation("frontiers", f"since {remap.since!r} is not strictly before upper {remap.upper!r}")
+        )
     for b in remap.bindings:
         reason = _binding_error(remap.domain, b)
         if reason:
@@ -382,7 +388,7 @@ def _malformed(remap: Remap) -> list[Violation]:
     return found
 
 
-def _binding_error(domain: Domain, b: object) -> Optional[str]:
+def _binding_error(domain: Domain, b: object) -> str | None:
     if not isinstance(b, Binding):
         return f"{b!r} is not a Binding"
     try:
@@ -427,7 +433,7 @@ def _accumulation(remap: Remap) -> list[Violation]:
     found: list[Violation] = []
     counts: Counter = Counter()
     inserted: dict = {}
-    previous: Optional[Antichain] = None
+    previous: Antichain | None = None
     by_time: dict = {}
     for b in remap.bindings:
         by_time.setdefault(b.into_time, []).append(b)
@@ -467,7 +473,9 @@ def _comparable(domain: Domain, current: Antichain, touched: set, inserted: dict
     return found
 
 
-def _regression(domain: Domain, previous: Antichain, current: Antichain, inserted: dict, t: int) -> list[Violation]:
+def _regression(
+    domain: Domain, previous: Antichain, current: Antichain, inserted: dict, t: int
+) -> list[Violation]:
     """Elements of `R(t)` not beyond the previous `R`: named with a previous element they fall behind."""
     found = []
     for e in current.sorted():
@@ -489,4 +497,8 @@ def _closure(remap: Remap) -> list[Violation]:
     if empty is None or remap.upper.is_empty():
         return []
     named = tuple(b for b in remap.bindings if b.into_time == empty)
-    return [Violation("closure", f"R({empty}) is empty (source closed) but the remap's upper is {remap.upper!r}", named)]
+    return [
+        Violation(
+            "closure", f"R({empty}) is empty (source closed) but the remap's upper is {remap.upper!r}", named
+        )
+    ]

@@ -12,7 +12,7 @@ valid only at times beyond `since` and not beyond `upper`.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 

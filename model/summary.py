@@ -34,7 +34,8 @@ Replaceable rules (module-level, looked up at call time): `complete_txns`,
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -286,7 +287,9 @@ def restart(remap: Remap, summarizer: Summarizer, it: int, summary: Summary, rec
     ((9, Summary(output=(Update(data='a', time=5, diff=1), Update(data='b', time=9, diff=1)), temp=())),)
     """
     frontier = remap.at(it)
-    unread = tuple(r for r in summarizer.validate(remap.domain, records) if not summarizer.covers(frontier, r))
+    unread = tuple(
+        r for r in summarizer.validate(remap.domain, records) if not summarizer.covers(frontier, r)
+    )
     later = [(t, f) for t, f in remap.steps() if t > it]
     return _fold(remap, summarizer, later, summary, unread)
 

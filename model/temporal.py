@@ -13,7 +13,7 @@ Diffs at or beyond the dataflow's `until` are dropped here, where they are produ
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import attrs
 
@@ -58,7 +58,7 @@ def upper_exclusive(op: str, bound: int) -> int:
     return bound + 1 if op == "<=" else bound
 
 
-def validity(time: int, row: tuple, predicates: Iterable[MzNow]) -> tuple[int, Optional[int]]:
+def validity(time: int, row: tuple, predicates: Iterable[MzNow]) -> tuple[int, int | None]:
     """`(start, end)`: the row inserted at `time` is valid in `[start, end)`; `end=None` is forever.
 
     `start` is the max of `time` and every lower bound; `end` the min of every
@@ -77,7 +77,7 @@ def validity(time: int, row: tuple, predicates: Iterable[MzNow]) -> tuple[int, O
     return start, end
 
 
-def before_until(time: int, until: Optional[int]) -> bool:
+def before_until(time: int, until: int | None) -> bool:
     """Whether a diff at `time` is kept under `until` (`None`: no until, everything kept).
 
     >>> before_until(9, 10), before_until(10, 10), before_until(10, None)
@@ -87,7 +87,7 @@ def before_until(time: int, until: Optional[int]) -> bool:
 
 
 def interval_updates(
-    data: tuple, diff: int, start: int, end: Optional[int], until: Optional[int]
+    data: tuple, diff: int, start: int, end: int | None, until: int | None
 ) -> list[Update]:
     """`+diff` at `start` and `-diff` at `end`, nothing if `[start, end)` is empty, none at/after `until`.
 
@@ -100,7 +100,9 @@ def interval_updates(
     return [Update(data, t, d) for t, d in times if before_until(t, until)]
 
 
-def temporal_filter(predicates: Iterable[MzNow], updates: Iterable[Update], until: Optional[int]) -> list[Update]:
+def temporal_filter(
+    predicates: Iterable[MzNow], updates: Iterable[Update], until: int | None
+) -> list[Update]:
     """Every update replaced by the updates of its validity interval (linear: retractions too).
 
     The contents at time `t` are the input's contents at `t` restricted to rows

@@ -14,7 +14,8 @@ EpochMilliseconds()
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Union
 
 import attrs
 
@@ -69,7 +70,7 @@ class User:
 Timeline = Union[EpochMilliseconds, Counter, External, User]
 
 
-def is_epoch(timeline: Optional[Timeline]) -> bool:
+def is_epoch(timeline: Timeline | None) -> bool:
     """Whether `timeline` is EpochMilliseconds (the only one comparable to wall-clock time).
 
     >>> is_epoch(EpochMilliseconds()), is_epoch(User("x")), is_epoch(None)
@@ -82,9 +83,9 @@ def source_timeline(
     kind: str,
     name: str,
     *,
-    timeline: Optional[str] = None,
+    timeline: str | None = None,
     epoch_ms_timeline: bool = False,
-    consistency_topic: Optional[tuple[str, str]] = None,
+    consistency_topic: tuple[str, str] | None = None,
 ) -> Timeline:
     """The timeline of a source of `kind` called `name`, given its `WITH` options.
 
@@ -111,8 +112,11 @@ def source_timeline(
 def _check_source_options(kind, timeline, epoch_ms_timeline, consistency_topic) -> None:
     if kind not in SOURCE_KINDS:
         raise InvalidSourceOption(kind, "kind", f"expected one of {', '.join(SOURCE_KINDS)}")
-    given = {"timeline": timeline, "epoch_ms_timeline": epoch_ms_timeline or None,
-             "consistency_topic": consistency_topic}
+    given = {
+        "timeline": timeline,
+        "epoch_ms_timeline": epoch_ms_timeline or None,
+        "consistency_topic": consistency_topic,
+    }
     named = sorted(k for k, v in given.items() if v is not None)
     if len(named) > 1:
         raise InvalidSourceOption(kind, named, "these options are mutually exclusive")
@@ -122,7 +126,7 @@ def _check_source_options(kind, timeline, epoch_ms_timeline, consistency_topic) 
         raise InvalidSourceOption(kind, "consistency_topic", "only a kafka source takes it")
 
 
-def single_timeline(owner: str, timelines: Mapping[str, Optional[Timeline]]) -> Optional[Timeline]:
+def single_timeline(owner: str, timelines: Mapping[str, Timeline | None]) -> Timeline | None:
     """The one timeline of `owner`'s inputs (`None` if none has one); else a `TimelineError`.
 
     `timelines` maps every transitive input to its timeline (`None` for constants).

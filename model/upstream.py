@@ -16,8 +16,6 @@ needs a deleted record is a typed error (`CompactedRead`), never an empty read.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import attrs
 
 from model.antichain import Antichain
@@ -42,7 +40,7 @@ class Upstream:
     domain: Domain
     partitions: tuple = ()
     start: tuple = ()
-    committed: Optional[Antichain] = None
+    committed: Antichain | None = None
 
     @classmethod
     def empty(cls, domain: Domain) -> Upstream:
@@ -77,7 +75,9 @@ class Upstream:
         grows = self.domain.name != "total" and partition == n
         if not isinstance(partition, int) or not (0 <= partition < n or grows):
             raise UnknownPartition(partition, n)
-        parts, start = (self.partitions + ((),), self.start + (0,)) if grows else (self.partitions, self.start)
+        parts, start = (
+            (self.partitions + ((),), self.start + (0,)) if grows else (self.partitions, self.start)
+        )
         updated = parts[:partition] + (parts[partition] + (data,),) + parts[partition + 1 :]
         return attrs.evolve(self, partitions=updated, start=start)
 
@@ -101,7 +101,9 @@ class Upstream:
         [Update(data='a', time=0, diff=1)]
         """
         return [
-            Update(data, self.time_of(p, o), 1) for p, part in enumerate(self.partitions) for o, data in enumerate(part)
+            Update(data, self.time_of(p, o), 1)
+            for p, part in enumerate(self.partitions)
+            for o, data in enumerate(part)
         ]
 
     def read(self, frontier: Antichain) -> list[Update]:
@@ -138,12 +140,14 @@ class Upstream:
         """
         start = []
         for p, (first, part) in enumerate(zip(self.start, self.partitions)):
-            kept = next((o for o in range(len(part)) if self.committed.less_equal(self.time_of(p, o))), len(part))
+            kept = next(
+                (o for o in range(len(part)) if self.committed.less_equal(self.time_of(p, o))), len(part)
+            )
             start.append(max(first, kept))
         return attrs.evolve(self, start=tuple(start))
 
 
-def needed_offset(domain: Domain, frontier: Antichain, partition: int) -> Optional[int]:
+def needed_offset(domain: Domain, frontier: Antichain, partition: int) -> int | None:
     """The first offset of `partition` a reader at `frontier` still needs; None if it needs none.
 
     The smallest offset of a frontier element covering the partition (an LSN log's

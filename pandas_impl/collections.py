@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -20,7 +21,9 @@ class PandasCollections:
 
 
 def _observe(ord_: Order, history: Any) -> dict:
-    frame = pd.DataFrame({"data": pd.Series(dtype=object), "time": pd.Series(dtype=object), "diff": pd.Series(dtype="int64")})
+    frame = pd.DataFrame(
+        {"data": pd.Series(dtype=object), "time": pd.Series(dtype=object), "diff": pd.Series(dtype="int64")}
+    )
     observed: dict = {}
     for step, action in enumerate(history.actions):
         args = action.args
@@ -34,7 +37,9 @@ def _observe(ord_: Order, history: Any) -> dict:
         elif action.name == "compact":
             frame["time"] = [_advance(ord_, t, args["since"]) for t in frame["time"]]
     sums = frame.groupby(["data", "time"], sort=False)["diff"].sum() if len(frame) else {}
-    observed[(len(history.actions), "final")] = frozenset((d, t, int(n)) for (d, t), n in dict(sums).items() if n != 0)
+    observed[(len(history.actions), "final")] = frozenset(
+        (d, t, int(n)) for (d, t), n in dict(sums).items() if n != 0
+    )
     return observed
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -12,7 +13,7 @@ from model.domains import PartitionedTime  # a shared value type
 @attrs.frozen
 class Order:
     le: Callable[[Any, Any], bool]
-    join: Callable[[Any, Any], Optional[Any]]
+    join: Callable[[Any, Any], Any | None]
     meet: Callable[[Any, Any], Any]
 
 
@@ -24,7 +25,7 @@ def order(domain: Any) -> Order:
         return Order(_p_le, _p_join, _p_meet)
     first, second = order(domain.a), order(domain.b)
 
-    def join(x: tuple, y: tuple) -> Optional[tuple]:
+    def join(x: tuple, y: tuple) -> tuple | None:
         a, b = first.join(x[0], y[0]), second.join(x[1], y[1])
         return None if a is None or b is None else (a, b)
 
@@ -39,7 +40,7 @@ def _p_le(a: PartitionedTime, b: PartitionedTime) -> bool:
     return a.lo <= b.lo and b.hi <= a.hi and a.offset <= b.offset
 
 
-def _p_join(a: PartitionedTime, b: PartitionedTime) -> Optional[PartitionedTime]:
+def _p_join(a: PartitionedTime, b: PartitionedTime) -> PartitionedTime | None:
     lo, hi = max(a.lo, b.lo), min(a.hi, b.hi)
     return PartitionedTime(lo, hi, max(a.offset, b.offset)) if lo <= hi else None
 

@@ -11,13 +11,13 @@ import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import attrs
 
 from model.errors import ModelError
-
 from properties import config as config_module
 from properties import counterexample, report
 from properties.errors import HarnessError
@@ -73,13 +73,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = verbs.add_parser("check", help="run property suites")
     check.add_argument("--suite", action="append", help="suite to run (repeatable; default all)")
-    check.add_argument("--domain", action="append", type=domain_name, help="time domain to run over (repeatable; default each suite's)")
+    check.add_argument(
+        "--domain",
+        action="append",
+        type=domain_name,
+        help="time domain to run over (repeatable; default each suite's)",
+    )
     _run_options(check, default_profile=None)
 
-    verify = verbs.add_parser("verify", help="pre-merge gate: every suite (ci), every proof, the regression corpus")
+    verify = verbs.add_parser(
+        "verify", help="pre-merge gate: every suite (ci), every proof, the regression corpus"
+    )
     _run_options(verify, default_profile="ci")
-    verify.add_argument("--corpus", type=Path, help="regression corpus of counterexample files (default: counterexamples/)")
-    verify.add_argument("--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds")
+    verify.add_argument(
+        "--corpus", type=Path, help="regression corpus of counterexample files (default: counterexamples/)"
+    )
+    verify.add_argument(
+        "--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds"
+    )
 
     from properties.solver.cli import add_parser as add_prove
 
@@ -88,41 +99,73 @@ def build_parser() -> argparse.ArgumentParser:
     replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
     replay.add_argument("file", type=Path)
     replay.add_argument("--impl", help="override the implementation recorded in the file")
-    replay.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the counterexample (needs the plot extra)")
+    replay.add_argument(
+        "--plot", type=Path, metavar="FILE.png", help="also draw the counterexample (needs the plot extra)"
+    )
 
     verbs.add_parser("list", help="suites and their properties")
 
     bench = verbs.add_parser("bench", help="side-by-side throughput figures")
     bench.add_argument("--json", type=Path, help="also write the figures as JSON")
-    bench.add_argument("--scale", type=positive_float, default=1.0, help="fraction of the issue-sized workloads")
+    bench.add_argument(
+        "--scale", type=positive_float, default=1.0, help="fraction of the issue-sized workloads"
+    )
     return parser
 
 
-def _run_options(verb: argparse.ArgumentParser, default_profile: Optional[str]) -> None:
-    verb.add_argument("--profile", choices=sorted(PROFILES), default=default_profile,
-                      help="dev, ci or thorough (default: [tool.frontier-harness] profile, else dev)")
+def _run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> None:
+    verb.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default=default_profile,
+        help="dev, ci or thorough (default: [tool.frontier-harness] profile, else dev)",
+    )
     verb.add_argument("--seed", type=non_negative_int, default=0)
-    verb.add_argument("--max-examples", type=non_negative_int, help="Hypothesis examples for suites checked against the model")
-    verb.add_argument("--spark-examples", type=non_negative_int, help="Hypothesis examples for suites checked against an implementation")
-    verb.add_argument("--screening", type=non_negative_int, help="histories the screening lane checks per property and domain")
+    verb.add_argument(
+        "--max-examples",
+        type=non_negative_int,
+        help="Hypothesis examples for suites checked against the model",
+    )
+    verb.add_argument(
+        "--spark-examples",
+        type=non_negative_int,
+        help="Hypothesis examples for suites checked against an implementation",
+    )
+    verb.add_argument(
+        "--screening",
+        type=non_negative_int,
+        help="histories the screening lane checks per property and domain",
+    )
     verb.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
-    verb.add_argument("--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)")
+    verb.add_argument(
+        "--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)"
+    )
     verb.add_argument("--junit", type=Path, help="write JUnit XML here")
 
 
 def _profile(args: argparse.Namespace, config: Any) -> Profile:
     profile = config.profile(args.profile or config.get("profile"))
-    overrides = {"max_examples": args.max_examples, "spark_examples": args.spark_examples,
-                 "screening_histories": args.screening}
+    overrides = {
+        "max_examples": args.max_examples,
+        "spark_examples": args.spark_examples,
+        "screening_histories": args.screening,
+    }
     return attrs.evolve(profile, seed=args.seed, **{k: v for k, v in overrides.items() if v is not None})
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     out = report.console()
     try:
         args = build_parser().parse_args(argv)
         _configure_spark(args)
-        verbs = {"check": _check, "verify": _verify, "replay": _replay, "prove": _prove, "list": _list, "bench": _bench}
+        verbs = {
+            "check": _check,
+            "verify": _verify,
+            "replay": _replay,
+            "prove": _prove,
+            "list": _list,
+            "bench": _bench,
+        }
         return verbs[args.verb](args, out)
     except InfrastructureError as exc:
         out.print(f"[bold]infrastructure:[/] {exc}", markup=True, soft_wrap=True)
@@ -150,7 +193,9 @@ def _check(args: argparse.Namespace, out) -> int:
     return OK if all(r.passed for r in results) else FAILED
 
 
-def _run_suites(args: argparse.Namespace, out, config: Any, suites: list, domains: Optional[list]) -> tuple[list, dict]:
+def _run_suites(
+    args: argparse.Namespace, out, config: Any, suites: list, domains: list | None
+) -> tuple[list, dict]:
     """Runs `suites`, prints and writes each counterexample; returns the results and the files written."""
     from properties.implementations import load_implementation
     from properties.runner import run_suite
@@ -173,14 +218,19 @@ def _run_suites(args: argparse.Namespace, out, config: Any, suites: list, domain
             result = run_suite(suite, impl, impl_name, profile, args.seed, domains, progress)
         results.append(result)
         failed = sum(not r.passed for r in result.results)
-        out.print(f"{suite.name}: {counts['n']} histories in {time.perf_counter() - started:.1f}s, "
-                  f"{failed} failed", markup=False)
+        out.print(
+            f"{suite.name}: {counts['n']} histories in {time.perf_counter() - started:.1f}s, {failed} failed",
+            markup=False,
+        )
         for r in result.results:
             if r.failure is not None:
                 path = counterexample.write(r.failure, directory)
                 written[(suite.name, r.property, r.domain)] = path
                 out.print(report.counterexample_table(r.failure))
-                out.print(f"counterexample written to {path}; replay with: frontier-harness replay {path}", markup=False)
+                out.print(
+                    f"counterexample written to {path}; replay with: frontier-harness replay {path}",
+                    markup=False,
+                )
     return results, written
 
 
@@ -199,7 +249,11 @@ def _verify(args: argparse.Namespace, out) -> int:
     out.print(summary_table(results, proofs, corpus))
     if args.junit:
         write_junit(args.junit, results, written, proofs, corpus)
-    if not all(r.passed for r in results) or prove_exit(proofs) == FAILED or any(not c.passed for c in corpus):
+    if (
+        not all(r.passed for r in results)
+        or prove_exit(proofs) == FAILED
+        or any(not c.passed for c in corpus)
+    ):
         return FAILED
     return INFRA if prove_exit(proofs) == INFRA else OK
 

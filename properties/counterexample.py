@@ -15,7 +15,7 @@ import hashlib
 import json
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Optional
+from typing import Any
 
 import attrs
 from itf_py import State, Trace, trace_from_json, trace_to_json
@@ -37,8 +37,8 @@ class Counterexample:
     history: History
     impl: str
     message: str = ""
-    step: Optional[int] = None
-    seed: Optional[int] = None
+    step: int | None = None
+    seed: int | None = None
     lane: str = "shrinking"
     model_said: Any = None
     impl_said: Any = None
@@ -77,11 +77,17 @@ def to_itf(cx: Counterexample) -> dict:
     states = [
         State(
             meta={"index": i},
-            values={"step": i, "action": record["action"], "args": SimpleNamespace(**_without_none(record["args"]))},
+            values={
+                "step": i,
+                "action": record["action"],
+                "args": SimpleNamespace(**_without_none(record["args"])),
+            },
         )
         for i, record in enumerate(cx.history.to_json())
     ]
-    return trace_to_json(Trace(meta=meta, params=[], vars=["step", "action", "args"], states=states, loop=None))
+    return trace_to_json(
+        Trace(meta=meta, params=[], vars=["step", "action", "args"], states=states, loop=None)
+    )
 
 
 def _without_none(args: dict) -> dict:
@@ -128,10 +134,16 @@ def from_itf(raw: Any, path: Any = "<trace>") -> Counterexample:
         raise CounterexampleFormatError(path, "states", str(exc)) from exc
     step = meta.get("divergence_step")
     return Counterexample(
-        suite=meta["suite"], property=meta["property"], history=history, impl=meta["impl"],
-        message=str(meta.get("message", "")), step=step if isinstance(step, int) else None,
-        seed=meta.get("seed") if isinstance(meta.get("seed"), int) else None, lane=str(meta.get("lane", "")),
-        model_said=meta.get("model"), impl_said=meta.get("implementation"),
+        suite=meta["suite"],
+        property=meta["property"],
+        history=history,
+        impl=meta["impl"],
+        message=str(meta.get("message", "")),
+        step=step if isinstance(step, int) else None,
+        seed=meta.get("seed") if isinstance(meta.get("seed"), int) else None,
+        lane=str(meta.get("lane", "")),
+        model_said=meta.get("model"),
+        impl_said=meta.get("implementation"),
     )
 
 
@@ -142,14 +154,20 @@ def _meta(raw: Any, path: Any) -> dict:
     if not isinstance(meta, dict):
         raise CounterexampleFormatError(path, "#meta", "missing or not an object")
     if meta.get("format") != FORMAT:
-        raise CounterexampleFormatError(path, "#meta.format", f"expected {FORMAT!r}, got {meta.get('format')!r}")
+        raise CounterexampleFormatError(
+            path, "#meta.format", f"expected {FORMAT!r}, got {meta.get('format')!r}"
+        )
     if meta.get("format_version") != FORMAT_VERSION:
         raise CounterexampleFormatError(
-            path, "#meta.format_version", f"unsupported version {meta.get('format_version')!r} (this reader knows {FORMAT_VERSION})"
+            path,
+            "#meta.format_version",
+            f"unsupported version {meta.get('format_version')!r} (this reader knows {FORMAT_VERSION})",
         )
     for field in REQUIRED_META:
         if not isinstance(meta.get(field), str):
-            raise CounterexampleFormatError(path, f"#meta.{field}", f"missing or not a string: {meta.get(field)!r}")
+            raise CounterexampleFormatError(
+                path, f"#meta.{field}", f"missing or not a string: {meta.get(field)!r}"
+            )
     if not isinstance(raw.get("states"), list):
         raise CounterexampleFormatError(path, "states", "missing or not a list")
     return meta

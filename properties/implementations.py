@@ -21,7 +21,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from model.antichain import Antichain, advance_by
 from model.domains import Domain, parse_domain
@@ -67,5 +68,7 @@ def load_implementation(spec: str) -> Any:
     try:
         factory = getattr(importlib.import_module(module_name), factory_name)
     except (ImportError, AttributeError) as exc:
-        raise ImplementationError(f"--impl {spec!r}: cannot load {factory_name!r} from {module_name!r}: {exc}") from exc
+        raise ImplementationError(
+            f"--impl {spec!r}: cannot load {factory_name!r} from {module_name!r}: {exc}"
+        ) from exc
     return factory()

@@ -2,32 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 from xml.etree import ElementTree as ET
 
 from properties.runner import SuiteResult
 
 
-def write_junit(path: Path, results: Sequence[SuiteResult], counterexamples: dict,
-                proofs: Sequence = (), corpus: Sequence = ()) -> None:
+def write_junit(
+    path: Path,
+    results: Sequence[SuiteResult],
+    counterexamples: dict,
+    proofs: Sequence = (),
+    corpus: Sequence = (),
+) -> None:
     """`counterexamples` maps (suite, property, domain) to the written file; proofs and corpus from `verify`."""
     root = ET.Element("testsuites", name="frontier-harness")
     for suite in results:
         node = ET.SubElement(root, "testsuite", name=suite.suite, tests=str(len(suite.results)))
         for r in suite.results:
-            case = ET.SubElement(node, "testcase", classname=suite.suite, name=f"{r.property}[{r.domain}]",
-                                 time=f"{r.seconds:.3f}")
+            case = ET.SubElement(
+                node,
+                "testcase",
+                classname=suite.suite,
+                name=f"{r.property}[{r.domain}]",
+                time=f"{r.seconds:.3f}",
+            )
             if r.failure is not None:
                 failure = ET.SubElement(case, "failure", message=r.failure.message)
-                failure.text = f"counterexample: {counterexamples.get((suite.suite, r.property, r.domain), '')}"
+                failure.text = (
+                    f"counterexample: {counterexamples.get((suite.suite, r.property, r.domain), '')}"
+                )
         for missing in suite.missing_events:
             case = ET.SubElement(node, "testcase", classname=suite.suite, name=f"reaches: {missing}")
             ET.SubElement(case, "failure", message=f"the generator never produced: {missing}")
     if proofs:
         node = ET.SubElement(root, "testsuite", name="prove", tests=str(len(proofs)))
         for proof in proofs:
-            case = ET.SubElement(node, "testcase", classname="prove", name=proof.obligation.name, time=f"{proof.seconds:.3f}")
+            case = ET.SubElement(
+                node, "testcase", classname="prove", name=proof.obligation.name, time=f"{proof.seconds:.3f}"
+            )
             if proof.status != "proved":
                 ET.SubElement(case, "failure", message=f"obligation {proof.status}")
     if corpus:

@@ -9,7 +9,7 @@ observed at each step; the first divergence is marked.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from properties.counterexample import Counterexample
 from properties.errors import HarnessError
@@ -46,8 +46,15 @@ def _history_panel(ax: Any, cx: Counterexample) -> None:
             elif key in FRONTIER_ARGS and value is not None:
                 for time in value:
                     ax.hlines(_scalar(time), step - 0.4, step + 0.4, color="tab:orange", linewidth=2)
-        ax.annotate(action.name, (step, 0), textcoords="offset points", xytext=(0, -14), ha="center", fontsize=7,
-                    annotation_clip=False)
+        ax.annotate(
+            action.name,
+            (step, 0),
+            textcoords="offset points",
+            xytext=(0, -14),
+            ha="center",
+            fontsize=7,
+            annotation_clip=False,
+        )
     ax.set_ylabel("time (offset / first coordinate)")
     ax.set_title("history: points are times, bars are frontier elements", fontsize=9)
 
@@ -67,7 +74,7 @@ def _outputs_panel(ax: Any, cx: Counterexample, outcome: Outcome) -> None:
     ax.legend(fontsize=8)
 
 
-def _rows_at(observation: Optional[dict], step: int) -> int:
+def _rows_at(observation: dict | None, step: int) -> int:
     if not isinstance(observation, dict):
         return 0
     return sum(len(rows) for (s, _label), rows in observation.items() if s == step)

@@ -36,10 +36,32 @@ class Profile:
 
 
 PROFILES = {
-    "dev": Profile("dev", max_examples=30, spark_examples=8, batch_size=8, screening_histories=500, screening_batch=500, derandomize=False),
-    "ci": Profile("ci", max_examples=60, spark_examples=15, batch_size=8, screening_histories=2000, screening_batch=2000, derandomize=True),
+    "dev": Profile(
+        "dev",
+        max_examples=30,
+        spark_examples=8,
+        batch_size=8,
+        screening_histories=500,
+        screening_batch=500,
+        derandomize=False,
+    ),
+    "ci": Profile(
+        "ci",
+        max_examples=60,
+        spark_examples=15,
+        batch_size=8,
+        screening_histories=2000,
+        screening_batch=2000,
+        derandomize=True,
+    ),
     "thorough": Profile(
-        "thorough", max_examples=1000, spark_examples=200, batch_size=12, screening_histories=100_000, screening_batch=20_000,
-        derandomize=False, database=".frontier-harness/examples",
+        "thorough",
+        max_examples=1000,
+        spark_examples=200,
+        batch_size=12,
+        screening_histories=100_000,
+        screening_batch=20_000,
+        derandomize=False,
+        database=".frontier-harness/examples",
     ),
 }

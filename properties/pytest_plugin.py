@@ -11,8 +11,8 @@ A failure writes the counterexample file and fails the test with its table.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 import attrs
 import pytest
@@ -35,7 +35,9 @@ class Harness:
     seed: int
     out: Path
 
-    def check(self, suite_name: str, impl: Optional[str] = None, domains: Optional[Sequence[str]] = None) -> None:
+    def check(
+        self, suite_name: str, impl: str | None = None, domains: Sequence[str] | None = None
+    ) -> None:
         from properties.implementations import load_implementation
         from properties.runner import run_suite
         from properties.suites import get_suite
@@ -52,7 +54,9 @@ class Harness:
                 console.print(report.counterexample_table(failures[0]))
             pytest.fail(f"{captured.get()}\ncounterexample: {path}", pytrace=False)
         if result.missing_events:
-            pytest.fail(f"{suite_name}: the generator never reached {list(result.missing_events)}", pytrace=False)
+            pytest.fail(
+                f"{suite_name}: the generator never reached {list(result.missing_events)}", pytrace=False
+            )
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ reducing a screening-lane failure costs a few jobs, not hundreds.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from properties.history import History
 

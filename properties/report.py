@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -20,19 +21,29 @@ def results_table(results: Sequence[SuiteResult]) -> Table:
     for suite in results:
         for r in suite.results:
             verdict = "[green]held[/]" if r.passed else "[red]FAILED[/]"
-            table.add_row(suite.suite, r.property, r.domain, str(r.examples), str(len(r.events)),
-                          f"{r.seconds:.1f}", verdict)
+            table.add_row(
+                suite.suite,
+                r.property,
+                r.domain,
+                str(r.examples),
+                str(len(r.events)),
+                f"{r.seconds:.1f}",
+                verdict,
+            )
         for missing in suite.missing_events:
             table.add_row(suite.suite, "(non-vacuity)", "", "", "", "", f"[red]never reached: {missing}[/]")
     return table
 
 
-def counterexample_table(cx: Counterexample, outcome: Optional[Outcome] = None) -> Table:
+def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> Table:
     """The steps, what each side observed at each, and the first divergence marked."""
     expected = render_observation(outcome.expected if outcome else cx.model_said)
     actual = render_observation(outcome.actual if outcome else cx.impl_said)
     step = outcome.step if outcome else cx.step
-    table = Table(title=f"{cx.suite}.{cx.property} on {cx.domain} ({cx.impl})", caption=(outcome.message if outcome else cx.message))
+    table = Table(
+        title=f"{cx.suite}.{cx.property} on {cx.domain} ({cx.impl})",
+        caption=(outcome.message if outcome else cx.message),
+    )
     for column in ("step", "action", "args", "model", "implementation", ""):
         table.add_column(column)
     records = cx.history.to_json()
@@ -49,8 +60,11 @@ def counterexample_table(cx: Counterexample, outcome: Optional[Outcome] = None) 
 def _at_step(rendered: Any, step: int) -> str:
     if not isinstance(rendered, dict):
         return ""
-    return "; ".join(f"{key.split(' ', 1)[1]}: {', '.join(rows) or '{}'}" for key, rows in rendered.items()
-                     if key.split(" ", 1)[0] == str(step))
+    return "; ".join(
+        f"{key.split(' ', 1)[1]}: {', '.join(rows) or '{}'}"
+        for key, rows in rendered.items()
+        if key.split(" ", 1)[0] == str(step)
+    )
 
 
 def _args(args: dict) -> str:

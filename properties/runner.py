@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import hypothesis
@@ -44,7 +45,7 @@ class PropertyResult:
     seconds: float
     events: Counter
     invalid: int = 0
-    failure: Optional[Counterexample] = None
+    failure: Counterexample | None = None
 
     @property
     def passed(self) -> bool:
@@ -85,11 +86,20 @@ def _blame(prop: Property, impl: Any, histories: Sequence[History], exc: Excepti
     """An implementation that raised on valid input fails; in a batch, each history is tried alone."""
     if len(histories) > 1:
         return [o for h in histories for o in check_batch(prop, impl, [h])]
-    return [Outcome(ok=False, message=f"implementation raised {type(exc).__name__}: {str(exc)[:500]}", step=0)]
+    return [
+        Outcome(ok=False, message=f"implementation raised {type(exc).__name__}: {str(exc)[:500]}", step=0)
+    ]
 
 
-def run_suite(suite: Suite, impl: Any, impl_name: str, profile: Profile, seed: int,
-              domains: Optional[Sequence[str]] = None, progress: Optional[Progress] = None) -> SuiteResult:
+def run_suite(
+    suite: Suite,
+    impl: Any,
+    impl_name: str,
+    profile: Profile,
+    seed: int,
+    domains: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> SuiteResult:
     """Every property of `suite` on every domain, both lanes as the profile says."""
     if not _runs_at_model_speed(impl):
         profile = attrs.evolve(
@@ -116,8 +126,16 @@ def _runs_at_model_speed(impl: Any) -> bool:
     return isinstance(impl, ModelImplementation)
 
 
-def run_property(suite: Suite, prop: Property, impl: Any, impl_name: str, domain: str, profile: Profile,
-                 seed: int, progress: Optional[Progress] = None) -> PropertyResult:
+def run_property(
+    suite: Suite,
+    prop: Property,
+    impl: Any,
+    impl_name: str,
+    domain: str,
+    profile: Profile,
+    seed: int,
+    progress: Progress | None = None,
+) -> PropertyResult:
     """The shrinking lane, then (if it passed) the screening lane."""
     started = time.perf_counter()
     shrunk = shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress)
@@ -125,8 +143,14 @@ def run_property(suite: Suite, prop: Property, impl: Any, impl_name: str, domain
         return attrs.evolve(shrunk, seconds=time.perf_counter() - started)
     screened = screening_lane(suite, prop, impl, impl_name, domain, profile, seed, progress)
     return PropertyResult(
-        suite.name, prop.name, domain, shrunk.examples + screened.examples, time.perf_counter() - started,
-        shrunk.events + screened.events, shrunk.invalid + screened.invalid, screened.failure,
+        suite.name,
+        prop.name,
+        domain,
+        shrunk.examples + screened.examples,
+        time.perf_counter() - started,
+        shrunk.events + screened.events,
+        shrunk.invalid + screened.invalid,
+        screened.failure,
     )
 
 
@@ -173,8 +197,16 @@ def shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress
     if "failure" in found:
         history, outcome = found["failure"]
         failure = _counterexample(suite, prop, impl_name, history, outcome, seed, "shrinking")
-    return PropertyResult(suite.name, prop.name, domain, tally["examples"], time.perf_counter() - started,
-                          events, tally["invalid"], failure)
+    return PropertyResult(
+        suite.name,
+        prop.name,
+        domain,
+        tally["examples"],
+        time.perf_counter() - started,
+        events,
+        tally["invalid"],
+        failure,
+    )
 
 
 def _hypothesis_settings(profile: Profile) -> settings:
@@ -210,13 +242,24 @@ def screening_lane(suite, prop, impl, impl_name, domain, profile, seed, progress
             progress(f"{suite.name}.{prop.name}[{domain}] screening", count)
         bad = next((h for h, o in zip(histories, outcomes) if not o.ok), None)
         if bad is not None:
-            return PropertyResult(suite.name, prop.name, domain, checked, time.perf_counter() - started, events,
-                                  invalid, reduce_failure(suite, prop, impl, impl_name, bad, seed))
-    return PropertyResult(suite.name, prop.name, domain, checked, time.perf_counter() - started, events, invalid)
+            return PropertyResult(
+                suite.name,
+                prop.name,
+                domain,
+                checked,
+                time.perf_counter() - started,
+                events,
+                invalid,
+                reduce_failure(suite, prop, impl, impl_name, bad, seed),
+            )
+    return PropertyResult(
+        suite.name, prop.name, domain, checked, time.perf_counter() - started, events, invalid
+    )
 
 
-def reduce_failure(suite: Suite, prop: Property, impl: Any, impl_name: str, history: History,
-                   seed: Optional[int]) -> Counterexample:
+def reduce_failure(
+    suite: Suite, prop: Property, impl: Any, impl_name: str, history: History, seed: int | None
+) -> Counterexample:
     """Delta-debugs a failing history with the implementation in the loop; the minimal one's counterexample."""
     from properties.reduce import reduce_history
 
@@ -230,6 +273,14 @@ def reduce_failure(suite: Suite, prop: Property, impl: Any, impl_name: str, hist
 
 def _counterexample(suite, prop, impl_name, history, outcome: Outcome, seed, lane) -> Counterexample:
     return Counterexample(
-        suite=suite.name, property=prop.name, history=history, impl=impl_name, message=outcome.message,
-        step=outcome.step, seed=seed, lane=lane, model_said=outcome.expected, impl_said=outcome.actual,
+        suite=suite.name,
+        property=prop.name,
+        history=history,
+        impl=impl_name,
+        message=outcome.message,
+        step=outcome.step,
+        seed=seed,
+        lane=lane,
+        model_said=outcome.expected,
+        impl_said=outcome.actual,
     )

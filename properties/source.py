@@ -12,7 +12,8 @@ True
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
@@ -27,7 +28,9 @@ class Source(Protocol):
     def choice(self, options: Sequence[T]) -> T: ...
 
 
-def repeat(source: Source, draw_one: Callable[[], T], min_size: int, max_size: int, p_more: float = 0.8) -> list[T]:
+def repeat(
+    source: Source, draw_one: Callable[[], T], min_size: int, max_size: int, p_more: float = 0.8
+) -> list[T]:
     """A list drawn element by element with a "one more?" coin, so shrinking deletes elements.
 
     >>> len(repeat(RandomSource(1), lambda: 0, 2, 4)) in (2, 3, 4)

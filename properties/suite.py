@@ -10,7 +10,8 @@ generator must reach (counted from `Property.events`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import attrs
 
@@ -31,7 +32,7 @@ class Outcome:
     message: str = ""
     expected: Any = None
     actual: Any = None
-    step: Optional[int] = None
+    step: int | None = None
     invalid: bool = False
 
     @classmethod
@@ -68,7 +69,9 @@ class Suite:
 
     def required_in(self, domains: Sequence[str]) -> tuple:
         """The hard cases a run over `domains` must reach (some exist only in some domains)."""
-        return tuple(e for e in self.required_events if set(self.event_domains.get(e, domains)) & set(domains))
+        return tuple(
+            e for e in self.required_events if set(self.event_domains.get(e, domains)) & set(domains)
+        )
 
     def property(self, name: str) -> Property:
         from properties.errors import UnknownSuite
@@ -76,7 +79,9 @@ class Suite:
         for prop in self.properties:
             if prop.name == name:
                 return prop
-        raise UnknownSuite(f"suite {self.name!r} has no property {name!r}: {[p.name for p in self.properties]}")
+        raise UnknownSuite(
+            f"suite {self.name!r} has no property {name!r}: {[p.name for p in self.properties]}"
+        )
 
 
 def compare(expected: Observation, actual: Observation) -> Outcome:
@@ -120,8 +125,7 @@ def differential(
         valid = [h for h, e in zip(histories, expected) if not isinstance(e, ModelError)]
         observed = iter(_observe_by_domain(impl, impl_method, valid))
         return [
-            Outcome.rejected(e) if isinstance(e, ModelError) else compare(e, next(observed))
-            for e in expected
+            Outcome.rejected(e) if isinstance(e, ModelError) else compare(e, next(observed)) for e in expected
         ]
 
     return check

@@ -8,8 +8,8 @@ fails while it still reproduces, or when it can no longer be read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import attrs
 from rich.table import Table
@@ -40,7 +40,9 @@ def _replay(path: Path) -> CorpusResult:
 
     try:
         cx = counterexample.read(path)
-        outcome = check_batch(get_suite(cx.suite).property(cx.property), load_implementation(cx.impl), [cx.history])[0]
+        outcome = check_batch(
+            get_suite(cx.suite).property(cx.property), load_implementation(cx.impl), [cx.history]
+        )[0]
     except HarnessError as exc:
         return CorpusResult(path, False, f"unreadable: {exc}")
     return CorpusResult(path, outcome.ok, "holds" if outcome.ok else f"still fails: {outcome.message}")
@@ -59,8 +61,12 @@ def summary_table(results: Sequence[SuiteResult], proofs: Sequence, corpus: Sequ
             detail += f"; never reached: {', '.join(suite.missing_events)}"
         table.add_row("suite", suite.suite, detail, _verdict(suite.passed))
     for proof in proofs:
-        table.add_row("proof", proof.obligation.name, f"{len(proof.verdicts)} cases, {proof.seconds:.2f}s",
-                      _verdict(proof.status == "proved", proof.status.upper()))
+        table.add_row(
+            "proof",
+            proof.obligation.name,
+            f"{len(proof.verdicts)} cases, {proof.seconds:.2f}s",
+            _verdict(proof.status == "proved", proof.status.upper()),
+        )
     for item in corpus:
         table.add_row("corpus", item.path.name, item.message, _verdict(item.passed))
     if not corpus:

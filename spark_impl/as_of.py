@@ -61,8 +61,11 @@ def _index(spans: DataFrame, keys: list) -> DataFrame:
     entries = spans.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
     placed = [*keys, "level", "bucket"]
     return entries.select(
-        slot(placed).alias("cut_slot"), *[F.col(c).alias(f"cut_{c}") for c in placed],
-        F.col("lo").alias("cut_lo"), F.col("hi").alias("cut_hi"), F.col("t").alias("into_time"),
+        slot(placed).alias("cut_slot"),
+        *[F.col(c).alias(f"cut_{c}") for c in placed],
+        F.col("lo").alias("cut_lo"),
+        F.col("hi").alias("cut_hi"),
+        F.col("t").alias("into_time"),
     )
 
 
@@ -76,7 +79,10 @@ def intervals(boundaries: DataFrame, keys: list) -> DataFrame:
     order = Window.partitionBy(*keys).orderBy("t")
     earlier = order.rowsBetween(Window.unboundedPreceding, -1)
     marked = boundaries.select(
-        *keys, "t", F.col("bound").alias("hi"), F.lag("bound").over(order).alias("lo"),
+        *keys,
+        "t",
+        F.col("bound").alias("hi"),
+        F.lag("bound").over(order).alias("lo"),
         F.coalesce(F.max(F.col("bound").isNull().cast("int")).over(earlier), F.lit(0)).alias("closed_before"),
     )
     nonempty = F.col("lo").isNull() | F.col("hi").isNull() | (F.col("lo") < F.col("hi"))
@@ -102,8 +108,12 @@ def filed(lo: Column, hi: Column) -> Column:
     buckets = F.sequence(shift(lo, k), shift(hi - 1, k))
     bounded = F.transform(buckets, lambda b: F.struct(k.alias("level"), b.alias("bucket")))
     below, above = _edge(BELOW), _edge(ABOVE)
-    return (F.when(lo.isNull() & hi.isNull(), F.concat(below, above)).when(lo.isNull(), below)
-            .when(hi.isNull(), above).otherwise(bounded))
+    return (
+        F.when(lo.isNull() & hi.isNull(), F.concat(below, above))
+        .when(lo.isNull(), below)
+        .when(hi.isNull(), above)
+        .otherwise(bounded)
+    )
 
 
 def _edge(bucket: int) -> Column:
@@ -116,10 +126,15 @@ def _key_levels(spans: DataFrame, keys: list) -> DataFrame:
     level -1; `first` and `last` are the key's first and last cut (the bounded intervals lie between)."""
     bounded = F.col("lo").isNotNull() & F.col("hi").isNotNull()
     levels = spans.groupBy(*keys).agg(
-        F.least(F.min("lo"), F.min("hi")).alias("first"), F.greatest(F.max("lo"), F.max("hi")).alias("last"),
-        F.array_union(F.array(F.lit(-1)), F.collect_set(F.when(bounded, level(F.col("lo"), F.col("hi"))))).alias("levels"),
+        F.least(F.min("lo"), F.min("hi")).alias("first"),
+        F.greatest(F.max("lo"), F.max("hi")).alias("last"),
+        F.array_union(
+            F.array(F.lit(-1)), F.collect_set(F.when(bounded, level(F.col("lo"), F.col("hi"))))
+        ).alias("levels"),
     )
-    return levels.select(*[F.col(k).alias(f"key_{k}") for k in keys], "first", "last", F.explode("levels").alias("level"))
+    return levels.select(
+        *[F.col(k).alias(f"key_{k}") for k in keys], "first", "last", F.explode("levels").alias("level")
+    )
 
 
 def _probes(rows: DataFrame, key_levels: DataFrame, keys: list, value: Column) -> DataFrame:
@@ -133,4 +148,8 @@ def _probes(rows: DataFrame, key_levels: DataFrame, keys: list, value: Column) -
     probed = rows.join(F.broadcast(key_levels), on=[*same, (F.col("level") == -1) == outside], how="left")
     edge = F.when(above, F.lit(ABOVE)).otherwise(F.lit(BELOW)).cast("long")
     bucket = F.when(F.col("level") == -1, edge).otherwise(shift(value, F.col("level")))
-    return probed.select(*rows.columns, F.coalesce(F.col("level"), F.lit(-1)).alias("level"), F.coalesce(bucket, F.lit(ABOVE)).alias("bucket"))
+    return probed.select(
+        *rows.columns,
+        F.coalesce(F.col("level"), F.lit(-1)).alias("level"),
+        F.coalesce(bucket, F.lit(ABOVE)).alias("bucket"),
+    )

@@ -7,7 +7,8 @@ whole batch of collection histories (updates, reads, compactions; see
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
@@ -22,11 +23,7 @@ KEYS = ("history_id", "step")
 
 def consolidate(updates: DataFrame, keys: Sequence[str] = ("history_id",)) -> DataFrame:
     """Sums diffs per `(keys..., data, time)` and drops zero sums."""
-    return (
-        updates.groupBy(*keys, "data", "time")
-        .agg(F.sum("diff").alias("diff"))
-        .where(F.col("diff") != 0)
-    )
+    return updates.groupBy(*keys, "data", "time").agg(F.sum("diff").alias("diff")).where(F.col("diff") != 0)
 
 
 def contents_at(tc: TimeColumns, updates: DataFrame, reads: DataFrame, keys: Sequence[str]) -> DataFrame:
@@ -50,8 +47,10 @@ def observe_collections(domain: Any, histories: Sequence[Any]) -> list[dict]:
 
 
 def _observations(tc: TimeColumns, frames: dict[str, DataFrame]) -> DataFrame:
-    compactions = frames["compactions"].groupBy("history_id").agg(
-        F.array_sort(F.collect_list(F.struct("step", "since"))).alias("compactions")
+    compactions = (
+        frames["compactions"]
+        .groupBy("history_id")
+        .agg(F.array_sort(F.collect_list(F.struct("step", "since"))).alias("compactions"))
     )
     points = frames["points"]
     seen = (
@@ -64,7 +63,9 @@ def _observations(tc: TimeColumns, frames: dict[str, DataFrame]) -> DataFrame:
         F.coalesce(F.col("compactions"), F.array().cast(compactions.schema["compactions"].dataType)),
         lambda c: (c["step"] > F.col("step")) & (c["step"] < F.col("point")),
     )
-    state = seen.select("history_id", "point", "data", advance_through(tc, F.col("time"), between).alias("time"), "diff")
+    state = seen.select(
+        "history_id", "point", "data", advance_through(tc, F.col("time"), between).alias("time"), "diff"
+    )
     state = state.withColumnRenamed("point", "step")
     finals = points.where(F.col("read_time").isNull()).select("history_id", "step")
     final = consolidate(state.join(finals, on=list(KEYS)), KEYS)
@@ -86,8 +87,15 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
             _add_action(tc, columns, hid, step, action)
         append_row(columns["points"], history_id=hid, step=len(history.actions), read_time=None)
     time = arrow_type(tc.spark_type)
-    types = {"history_id": pa.int64(), "step": pa.int64(), "data": pa.string(), "diff": pa.int64(),
-             "time": time, "read_time": time, "since": pa.list_(time)}
+    types = {
+        "history_id": pa.int64(),
+        "step": pa.int64(),
+        "data": pa.string(),
+        "diff": pa.int64(),
+        "time": time,
+        "read_time": time,
+        "since": pa.list_(time),
+    }
     return {
         name: pa.table({col: pa.array(values, type=types[col]) for col, values in cols.items()})
         for name, cols in columns.items()
@@ -97,11 +105,20 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
 def _add_action(tc: TimeColumns, columns: dict, hid: int, step: int, action: Any) -> None:
     args = action.args
     if action.name == "update":
-        append_row(columns["updates"], history_id=hid, step=step, data=args["data"], time=tc.to_row(args["time"]), diff=args["diff"])
+        append_row(
+            columns["updates"],
+            history_id=hid,
+            step=step,
+            data=args["data"],
+            time=tc.to_row(args["time"]),
+            diff=args["diff"],
+        )
     elif action.name == "read":
         append_row(columns["points"], history_id=hid, step=step, read_time=tc.to_row(args["time"]))
     elif action.name == "compact":
-        append_row(columns["compactions"], history_id=hid, step=step, since=[tc.to_row(t) for t in args["since"]])
+        append_row(
+            columns["compactions"], history_id=hid, step=step, since=[tc.to_row(t) for t in args["since"]]
+        )
     else:
         raise ValueError(f"collections history: unknown action {action.name!r} at step {step}")
 
@@ -109,7 +126,9 @@ def _add_action(tc: TimeColumns, columns: dict, hid: int, step: int, action: Any
 def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
     observed: list[dict] = [_empty_observation(h) for h in histories]
     cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
-    for hid, step, data, time, diff in zip(cols["history_id"], cols["step"], cols["data"], cols["time"], cols["diff"]):
+    for hid, step, data, time, diff in zip(
+        cols["history_id"], cols["step"], cols["data"], cols["time"], cols["diff"]
+    ):
         obs = observed[hid]
         if time is None:
             obs[(step, "read")].add((data, diff))

@@ -26,8 +26,8 @@ import json
 import os
 import tempfile
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
 
 import attrs
 from pyspark.sql import DataFrame
@@ -85,7 +85,7 @@ def write_manifest_file(directory: Path, name: str, text: str) -> None:
         os.close(dir_fd)
 
 
-def _read_manifest(path: Path) -> Optional[Manifest]:
+def _read_manifest(path: Path) -> Manifest | None:
     names = sorted(p.name for p in path.glob("manifest-*.json"))
     if not names:
         return None
@@ -97,7 +97,9 @@ def _read_manifest(path: Path) -> Optional[Manifest]:
         record["files"] = tuple(record["files"])
         return Manifest(**record)
     except (ValueError, KeyError, TypeError) as exc:
-        raise PartialShard(path, f"manifest {current.name} is unreadable ({exc}); refusing to touch the shard") from None
+        raise PartialShard(
+            path, f"manifest {current.name} is unreadable ({exc}); refusing to touch the shard"
+        ) from None
 
 
 class DurableShard:
@@ -119,7 +121,8 @@ class DurableShard:
             raise cls_(path, f"directory {what}")
         if (manifest.source, manifest.kind) != (source, kind):
             raise ShardFromAnotherSource(
-                path, f"written for source {manifest.source!r} kind {manifest.kind!r}, not {source!r} kind {kind!r}"
+                path,
+                f"written for source {manifest.source!r} kind {manifest.kind!r}, not {source!r} kind {kind!r}",
             )
         return cls(path, manifest)
 
@@ -148,7 +151,11 @@ class DurableShard:
         """Every row of every listed part (parts a crash left unlisted are not data)."""
         if not self.manifest.files:
             return spark().createDataFrame([], self.schema)
-        return spark().read.schema(self.schema).parquet(*[str(self.path / "parts" / f) for f in self.manifest.files])
+        return (
+            spark()
+            .read.schema(self.schema)
+            .parquet(*[str(self.path / "parts" / f) for f in self.manifest.files])
+        )
 
     def write_part(self, rows: DataFrame) -> str:
         """Writes `rows` as a new Parquet part; unlisted until a manifest names it. Returns its name."""
@@ -156,12 +163,16 @@ class DurableShard:
         rows.select(*self.schema.fieldNames()).write.parquet(str(self.path / "parts" / name))
         return name
 
-    def append(self, rows: Optional[DataFrame], expected: Mapping[int, list], new: Mapping[int, list]) -> DurableShard:
+    def append(
+        self, rows: DataFrame | None, expected: Mapping[int, list], new: Mapping[int, list]
+    ) -> DurableShard:
         """Compare-and-set append: `rows` added and each key's upper moved from `expected` to `new`."""
         current = self.refresh()
         for key, upper in expected.items():
             if current.upper(key) != list(upper):
-                raise UpperMismatch(self.path, f"history {key}: expected upper {list(upper)}, found {current.upper(key)}")
+                raise UpperMismatch(
+                    self.path, f"history {key}: expected upper {list(upper)}, found {current.upper(key)}"
+                )
         files = current.manifest.files + ((self.write_part(rows),) if rows is not None else ())
         uppers = {**current.manifest.upper, **{str(k): list(v) for k, v in new.items()}}
         return current._commit(attrs.evolve(current.manifest, files=files, upper=uppers))
@@ -181,5 +192,7 @@ class DurableShard:
         try:
             write_manifest_file(self.path, _manifest_name(manifest.version), manifest.to_json())
         except FileExistsError:
-            raise UpperMismatch(self.path, f"manifest version {manifest.version} was written by another writer") from None
+            raise UpperMismatch(
+                self.path, f"manifest version {manifest.version} was written by another writer"
+            ) from None
         return DurableShard(self.path, manifest)

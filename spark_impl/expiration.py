@@ -18,7 +18,8 @@ observations are those of `observe_expiration` (the expiration suite) and
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 import pyarrow as pa
@@ -26,15 +27,29 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from model.errors import (
-    DuplicateObject, InvalidReplica, ReplicaExpired, ReplicaNotRunning, TimelineError, UnknownObject, UpperRegression,
+    DuplicateObject,
+    InvalidReplica,
+    ReplicaExpired,
+    ReplicaNotRunning,
+    TimelineError,
+    UnknownObject,
+    UpperRegression,
 )
 from model.timeline import EpochMilliseconds  # value type only
 from spark_impl import plan as plan_eval
 from spark_impl.arrow import to_frame
 
 EXPIRING = ("mv", "index", "subscribe")
-KINDS = {"create_table": "table", "create_source": "source", "create_constant": "constant", "create_view": "view",
-         "create_mv": "mv", "create_index": "index", "create_subscribe": "subscribe", "select": "select"}
+KINDS = {
+    "create_table": "table",
+    "create_source": "source",
+    "create_constant": "constant",
+    "create_view": "view",
+    "create_mv": "mv",
+    "create_index": "index",
+    "create_subscribe": "subscribe",
+    "select": "select",
+}
 REPLICA_EXPIRED, NOT_SERVED = ("replica expired",), ("not served",)
 
 # ---------------------------------------------------------------- the catalog, as the coordinator holds it
@@ -46,11 +61,11 @@ class Entry:
 
     kind: str
     inputs: tuple = ()
-    plan: Optional[dict] = None
+    plan: dict | None = None
     refresh: tuple = ()
-    up_to: Optional[int] = None
+    up_to: int | None = None
     epoch: bool = True
-    source_kind: Optional[str] = None
+    source_kind: str | None = None
 
 
 @attrs.frozen
@@ -114,10 +129,14 @@ def _reads(action: Any) -> set[str]:
 def _entry(action: Any) -> Entry:
     a, kind = action.args, KINDS[action.name]
     if kind == "source":
-        return Entry(kind, epoch=isinstance(plan_eval.leaf_timeline(action), EpochMilliseconds), source_kind=a["kind"])
+        return Entry(
+            kind, epoch=isinstance(plan_eval.leaf_timeline(action), EpochMilliseconds), source_kind=a["kind"]
+        )
     if kind in ("table", "constant"):
         return Entry(kind)
-    return Entry(kind, tuple(sorted(_reads(action))), a.get("plan"), tuple(a.get("refresh") or ()), a.get("up_to"))
+    return Entry(
+        kind, tuple(sorted(_reads(action))), a.get("plan"), tuple(a.get("refresh") or ()), a.get("up_to")
+    )
 
 
 def _check_replica(offset: int, starts: tuple) -> None:
@@ -136,38 +155,40 @@ def _check_ticks(name: str, points: list) -> None:
 # ---------------------------------------------------------------- rules
 
 
-def meet(a: Optional[int], b: Optional[int]) -> Optional[int]:
+def meet(a: int | None, b: int | None) -> int | None:
     """The meet of Total frontiers `{a}`, `{b}` (`None`: empty, the top); also how bounds combine."""
     return b if a is None else a if b is None else min(a, b)
 
 
-def meet_bounds(a: Optional[int], b: Optional[int]) -> Optional[int]:
+def meet_bounds(a: int | None, b: int | None) -> int | None:
     """How two time dependences combine: `None` is *no bound*, so any bound bounds the result."""
     return meet(a, b)
 
 
-def next_refresh(schedule: tuple, time: int) -> Optional[int]:
+def next_refresh(schedule: tuple, time: int) -> int | None:
     """The first refresh of any clause at or after `time`; `None` when none is left."""
     times = [time + (c["aligned_to"] - time) % c["every"] if "every" in c else c["at"] for c in schedule]
     return min((t for t in times if t >= time), default=None)
 
 
-def refresh_bound(schedule: tuple, bound: Optional[int]) -> Optional[int]:
+def refresh_bound(schedule: tuple, bound: int | None) -> int | None:
     """An MV's bound: rounded up to its next refresh (no schedule: unchanged)."""
     return bound if not schedule or bound is None else next_refresh(schedule, bound)
 
 
 def follows_wall_clock(entry: Entry) -> bool:
     """Tables, and epoch sources but load generators, are complete up to the wall-clock time."""
-    return entry.kind == "table" or (entry.kind == "source" and entry.epoch and entry.source_kind != "load_generator")
+    return entry.kind == "table" or (
+        entry.kind == "source" and entry.epoch and entry.source_kind != "load_generator"
+    )
 
 
-def leaf_bound(entry: Entry, wall: int) -> Optional[int]:
+def leaf_bound(entry: Entry, wall: int) -> int | None:
     """A leaf's time dependence: the wall-clock time if it follows it; otherwise (may jump, or closed) none."""
     return wall if follows_wall_clock(entry) else None
 
 
-def time_dependence(catalog: dict, name: str, wall: int) -> Optional[int]:
+def time_dependence(catalog: dict, name: str, wall: int) -> int | None:
     """How far `name`'s upper can be at wall-clock time `wall` (`None`: no bound), composed per kind."""
     entry = catalog[name]
     if not entry.inputs:
@@ -185,12 +206,12 @@ def step_one_tick(time: int) -> int:
     return time + 1
 
 
-def meet_until(until: Optional[int], expiration: Optional[int]) -> Optional[int]:
+def meet_until(until: int | None, expiration: int | None) -> int | None:
     """A dataflow's `until` with its expiration: the earlier frontier."""
     return meet(until, expiration)
 
 
-def render(catalog: dict, name: str, replica_exp: Optional[int]) -> tuple[Optional[int], Optional[int]]:
+def render(catalog: dict, name: str, replica_exp: int | None) -> tuple[int | None, int | None]:
     """`(until, expiration)` of `name`'s dataflow on a replica expiring at `replica_exp` (`None`: never)."""
     entry = catalog[name]
     until = entry.up_to if entry.kind == "subscribe" else None
@@ -203,7 +224,7 @@ def render(catalog: dict, name: str, replica_exp: Optional[int]) -> tuple[Option
     return meet_until(until, expiration), expiration
 
 
-def upper(w: World, name: str, wall: int) -> Optional[int]:
+def upper(w: World, name: str, wall: int) -> int | None:
     """How far `name` is complete at `wall`: leaves by the clock or their ticks; derived objects the inputs' meet."""
     entry = w.catalog[name]
     if entry.kind == "constant":
@@ -221,7 +242,7 @@ def upper(w: World, name: str, wall: int) -> Optional[int]:
     return meet(met, entry.up_to) if entry.kind == "subscribe" else met
 
 
-def replica_expiration(w: World, offset: int, wall: int) -> Optional[int]:
+def replica_expiration(w: World, offset: int, wall: int) -> int | None:
     """The expiration of the incarnation running at `wall` (`None`: disabled); typed errors when none runs."""
     started = [s for s in w.starts if s <= wall]
     if not started:
@@ -286,33 +307,41 @@ class Batch:
         self.worlds, self.keys, self.queries = worlds, {}, []
         self.requests: dict[str, list] = {"read": [], "count": [], "beyond": []}
 
-    def _key(self, hid: int, name: str, until: Optional[int]) -> int:
+    def _key(self, hid: int, name: str, until: int | None) -> int:
         if (hid, name, until) not in self.keys:
             self.keys[(hid, name, until)] = len(self.queries)
-            self.queries.append(plan_eval.Query(len(self.queries), hid, 1, leaf_plan(self.worlds[hid].catalog, name), until))
+            self.queries.append(
+                plan_eval.Query(len(self.queries), hid, 1, leaf_plan(self.worlds[hid].catalog, name), until)
+            )
         return self.keys[(hid, name, until)]
 
-    def _request(self, tag: str, hid: int, name: str, until: Optional[int], time: Optional[int]) -> tuple:
+    def _request(self, tag: str, hid: int, name: str, until: int | None, time: int | None) -> tuple:
         self.requests[tag].append((self._key(hid, name, until), time))
         return tag, len(self.requests[tag]) - 1
 
-    def read(self, hid: int, name: str, until: Optional[int], time: int) -> tuple:
+    def read(self, hid: int, name: str, until: int | None, time: int) -> tuple:
         return self._request("read", hid, name, until, time)
 
-    def count(self, hid: int, name: str, until: Optional[int]) -> tuple:
+    def count(self, hid: int, name: str, until: int | None) -> tuple:
         return self._request("count", hid, name, until, None)
 
-    def beyond(self, hid: int, name: str, until: Optional[int], time: int) -> tuple:
+    def beyond(self, hid: int, name: str, until: int | None, time: int) -> tuple:
         return self._request("beyond", hid, name, until, time)
 
     def run(self) -> dict:
         """`{id: frozenset}`: read -> `{(data, count)}`, count -> `{(n,)}`, beyond -> `{(time, diff)}`."""
         results: dict = {(tag, i): set() for tag, reqs in self.requests.items() for i in range(len(reqs))}
-        rows = [(hid, 0, name, row, time, diff) for hid, w in enumerate(self.worlds) for name, row, time, diff in w.rows]
+        rows = [
+            (hid, 0, name, row, time, diff)
+            for hid, w in enumerate(self.worlds)
+            for name, row, time, diff in w.rows
+        ]
         updates = plan_eval.evaluate_queries(plan_eval.rows_table(rows), self.queries)
         if updates is not None:
             for tag, rid, data, time, diff in _derived(updates, _requests_frame(self.requests)):
-                results[(tag, rid)].add((tuple(data), diff) if tag == "read" else (diff,) if tag == "count" else (time, diff))
+                results[(tag, rid)].add(
+                    (tuple(data), diff) if tag == "read" else (diff,) if tag == "count" else (time, diff)
+                )
         for i in range(len(self.requests["count"])):
             results[("count", i)] = results[("count", i)] or {(0,)}
         return {k: frozenset(v) for k, v in results.items()}
@@ -323,21 +352,45 @@ def _requests_frame(requests: dict) -> DataFrame:
     for tag, reqs in requests.items():
         for rid, (key, time) in enumerate(reqs):
             tags.append(tag), rids.append(rid), keys.append(key), times.append(time)
-    return to_frame(pa.table({"tag": pa.array(tags, pa.string()), "rid": pa.array(rids, pa.int64()),
-                              "key": pa.array(keys, pa.int64()), "at": pa.array(times, pa.int64())}))
+    return to_frame(
+        pa.table(
+            {
+                "tag": pa.array(tags, pa.string()),
+                "rid": pa.array(rids, pa.int64()),
+                "key": pa.array(keys, pa.int64()),
+                "at": pa.array(times, pa.int64()),
+            }
+        )
+    )
 
 
 def _derived(updates: DataFrame, requests: DataFrame) -> Iterable[tuple]:
     """`(tag, rid, data, time, diff)` rows: contents at a time, counts, distinct diffs at/after a time; one grouping."""
     tag, time, diff = F.col("tag"), F.col("time"), F.col("diff")
-    wanted = (tag == "count") | ((tag == "read") & (time <= F.col("at"))) | ((tag == "beyond") & (time >= F.col("at")))
+    wanted = (
+        (tag == "count")
+        | ((tag == "read") & (time <= F.col("at")))
+        | ((tag == "beyond") & (time >= F.col("at")))
+    )
     beyond = tag == "beyond"
-    grouped = (updates.join(requests, on="key").where(wanted)
-               .groupBy("tag", "rid", F.when(tag == "read", F.col("data")).alias("data"), F.when(beyond, time).alias("time"),
-                        F.when(beyond, diff).alias("each"))
-               .agg(F.sum(diff).alias("sum"), F.count(F.lit(1)).alias("n")))
+    grouped = (
+        updates.join(requests, on="key")
+        .where(wanted)
+        .groupBy(
+            "tag",
+            "rid",
+            F.when(tag == "read", F.col("data")).alias("data"),
+            F.when(beyond, time).alias("time"),
+            F.when(beyond, diff).alias("each"),
+        )
+        .agg(F.sum(diff).alias("sum"), F.count(F.lit(1)).alias("n"))
+    )
     value = F.when(tag == "read", F.col("sum")).when(tag == "count", F.col("n")).otherwise(F.col("each"))
-    table = grouped.where((tag != "read") | (F.col("sum") != 0)).select("tag", "rid", "data", "time", value.alias("diff")).toArrow()
+    table = (
+        grouped.where((tag != "read") | (F.col("sum") != 0))
+        .select("tag", "rid", "data", "time", value.alias("diff"))
+        .toArrow()
+    )
     return zip(*(table.column(c).to_pylist() for c in ("tag", "rid", "data", "time", "diff")))
 
 
@@ -364,13 +417,19 @@ def observe_expiration(domain: Any, histories: Sequence[Any]) -> list[dict]:
             if action.name == "read":
                 on = _read(batch, hid, w.offset, a)
                 if on != REPLICA_EXPIRED:
-                    pending += [(hid, step, "read with expiration", on), (hid, step, "read without", _read(batch, hid, 0, a))]
+                    pending += [
+                        (hid, step, "read with expiration", on),
+                        (hid, step, "read without", _read(batch, hid, 0, a)),
+                    ]
             elif action.name == "restart":
                 replica_exp = None if w.offset == 0 else a["wall"] + w.offset
                 for name in maintained:
                     until, expiration = render(w.catalog, name, replica_exp)
                     pending.append((hid, step, f"dataflow {name}", frozenset({(until, expiration)})))
-                    counts = (batch.count(hid, name, until), batch.count(hid, name, render(w.catalog, name, None)[0]))
+                    counts = (
+                        batch.count(hid, name, until),
+                        batch.count(hid, name, render(w.catalog, name, None)[0]),
+                    )
                     pending.append((hid, step, f"diffs {name}", counts))
     results = batch.run()
     observed: list[dict] = [{} for _ in histories]
@@ -397,12 +456,19 @@ def observe_prove(domain: Any, histories: Sequence[Any]) -> list[dict]:
             for name in _maintained(history):
                 until, expiration = render(w.catalog, name, None if w.offset == 0 else start + w.offset)
                 if expiration is not None:
-                    beyond.append((hid, (name, start, expiration), batch.beyond(hid, name, until, expiration)))
+                    beyond.append(
+                        (hid, (name, start, expiration), batch.beyond(hid, name, until, expiration))
+                    )
     results = batch.run()
-    observed: list[dict] = [{(len(h.actions), "diffs at or beyond the expiration"): frozenset()} for h in histories]
+    observed: list[dict] = [
+        {(len(h.actions), "diffs at or beyond the expiration"): frozenset()} for h in histories
+    ]
     for hid, key, request in pending:
-        observed[hid][key] = frozenset({request}) if request in (REPLICA_EXPIRED, NOT_SERVED) else frozenset(
-            {("rows", tuple(sorted(results[request])))})
+        observed[hid][key] = (
+            frozenset({request})
+            if request in (REPLICA_EXPIRED, NOT_SERVED)
+            else frozenset({("rows", tuple(sorted(results[request])))})
+        )
     for hid, label, request in beyond:
         end = (len(histories[hid].actions), "diffs at or beyond the expiration")
         observed[hid][end] |= {(*label, time, diff) for time, diff in results[request]}

@@ -7,12 +7,8 @@ Spark job. See `properties.implementations` for the protocol.
 
 from __future__ import annotations
 
-from spark_impl import collections
-from spark_impl import expiration
-from spark_impl import ingestion
+from spark_impl import collections, expiration, ingestion, reclock, summary, ttl_codec, ttl_store
 from spark_impl import plan as plan_eval
-from spark_impl import reclock, summary
-from spark_impl import ttl_codec, ttl_store
 from spark_impl.session import restart, spark
 
 
@@ -30,9 +26,15 @@ class SparkImplementation:
         restart()
 
     observe_collections = staticmethod(collections.observe_collections)
-    observe_expiration, observe_prove = staticmethod(expiration.observe_expiration), staticmethod(expiration.observe_prove)
+    observe_expiration, observe_prove = (
+        staticmethod(expiration.observe_expiration),
+        staticmethod(expiration.observe_prove),
+    )
     observe_ingestion = staticmethod(ingestion.observe_ingestion)
-    observe_temporal, observe_timelines = staticmethod(plan_eval.observe_temporal), staticmethod(plan_eval.observe_timelines)
+    observe_temporal, observe_timelines = (
+        staticmethod(plan_eval.observe_temporal),
+        staticmethod(plan_eval.observe_timelines),
+    )
     observe_reclock = staticmethod(reclock.observe_reclock)
     observe_summary = staticmethod(summary.observe_summary)
     observe_ttl = staticmethod(ttl_store.observe_ttl)

@@ -27,7 +27,8 @@ over the leaves, which Spark then evaluates.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import pyarrow as pa
@@ -51,7 +52,14 @@ def upper_exclusive(op: Column, bound: Column) -> Column:
 def compare(op: Column, a: Column, b: Column) -> Column:
     """`a op b` for an operator held in a column."""
     result = F.lit(False)
-    for name, holds in (("==", a == b), ("!=", a != b), ("<", a < b), ("<=", a <= b), (">", a > b), (">=", a >= b)):
+    for name, holds in (
+        ("==", a == b),
+        ("!=", a != b),
+        ("<", a < b),
+        ("<=", a <= b),
+        (">", a > b),
+        (">=", a >= b),
+    ):
         result = F.when(op == name, holds).otherwise(result)
     return result
 
@@ -68,12 +76,23 @@ def temporal_events(data: Column, time: Column, diff: Column, predicates: Column
     events at or after `until` (null: none) are dropped.
     """
     bound = lambda p: column(data, p["col"]) + p["off"]  # noqa: E731
-    start = F.aggregate(predicates, time, lambda acc, p: F.when(p["op"] == ">=", F.greatest(acc, bound(p))).otherwise(acc))
-    end = F.aggregate(predicates, F.lit(None).cast("long"),
-                      lambda acc, p: F.when(p["op"] != ">=", F.least(acc, upper_exclusive(p["op"], bound(p)))).otherwise(acc))
-    events = F.array(F.struct(start.alias("time"), diff.alias("diff")), F.struct(end.alias("time"), (-diff).alias("diff")))
+    start = F.aggregate(
+        predicates, time, lambda acc, p: F.when(p["op"] == ">=", F.greatest(acc, bound(p))).otherwise(acc)
+    )
+    end = F.aggregate(
+        predicates,
+        F.lit(None).cast("long"),
+        lambda acc, p: F.when(p["op"] != ">=", F.least(acc, upper_exclusive(p["op"], bound(p)))).otherwise(
+            acc
+        ),
+    )
+    events = F.array(
+        F.struct(start.alias("time"), diff.alias("diff")), F.struct(end.alias("time"), (-diff).alias("diff"))
+    )
     nonempty = end.isNull() | (end > start)
-    return F.filter(events, lambda e: nonempty & e["time"].isNotNull() & (until.isNull() | (e["time"] < until)))
+    return F.filter(
+        events, lambda e: nonempty & e["time"].isNotNull() & (until.isNull() | (e["time"] < until))
+    )
 
 
 def next_refresh(clauses: Column, time: Column) -> Column:
@@ -81,8 +100,11 @@ def next_refresh(clauses: Column, time: Column) -> Column:
 
     A clause is `every` (with `aligned_to`: `time + (aligned_to - time) mod every`) or `at` (itself if not past).
     """
+
     def refresh(c: Column) -> Column:
-        return F.when(c["every"].isNotNull(), time + F.pmod(c["aligned_to"] - time, c["every"])).when(c["at"] >= time, c["at"])
+        return F.when(c["every"].isNotNull(), time + F.pmod(c["aligned_to"] - time, c["every"])).when(
+            c["at"] >= time, c["at"]
+        )
 
     return F.aggregate(clauses, F.lit(None).cast("long"), lambda acc, c: F.least(acc, refresh(c)))
 
@@ -94,11 +116,26 @@ TEMPORAL_PRED = pa.struct([("op", pa.string()), ("col", pa.int64()), ("off", pa.
 ON_PAIR = pa.struct([("l", pa.int64()), ("r", pa.int64())])
 REFRESH_CLAUSE = pa.struct([("every", pa.int64()), ("aligned_to", pa.int64()), ("at", pa.int64())])
 EDGE_TYPES = {
-    "key": pa.int64(), "child": pa.int64(), "parent": pa.int64(), "role": pa.string(), "level": pa.int64(),
-    "kind": pa.string(), "fpreds": pa.list_(FILTER_PRED), "cols": pa.list_(pa.int64()), "on": pa.list_(ON_PAIR),
-    "tpreds": pa.list_(TEMPORAL_PRED), "refresh": pa.list_(REFRESH_CLAUSE), "until": pa.int64(),
+    "key": pa.int64(),
+    "child": pa.int64(),
+    "parent": pa.int64(),
+    "role": pa.string(),
+    "level": pa.int64(),
+    "kind": pa.string(),
+    "fpreds": pa.list_(FILTER_PRED),
+    "cols": pa.list_(pa.int64()),
+    "on": pa.list_(ON_PAIR),
+    "tpreds": pa.list_(TEMPORAL_PRED),
+    "refresh": pa.list_(REFRESH_CLAUSE),
+    "until": pa.int64(),
 }
-GET_TYPES = {"key": pa.int64(), "history_id": pa.int64(), "qstep": pa.int64(), "node": pa.int64(), "name": pa.string()}
+GET_TYPES = {
+    "key": pa.int64(),
+    "history_id": pa.int64(),
+    "qstep": pa.int64(),
+    "node": pa.int64(),
+    "name": pa.string(),
+}
 
 
 @attrs.frozen
@@ -109,7 +146,7 @@ class Query:
     history_id: int
     step: int
     plan: dict
-    until: Optional[int] = None
+    until: int | None = None
 
 
 class NodeTables:
@@ -141,13 +178,21 @@ class NodeTables:
         self.next_id += 1
         return self.next_id
 
-    def _visit(self, q: Query, plan: dict, until: Optional[int]) -> tuple[int, int]:
+    def _visit(self, q: Query, plan: dict, until: int | None) -> tuple[int, int]:
         kind = plan["node"]
         if kind == "persisted":
             return self._visit(q, plan["input"], None)
         if kind == "get":
             node = self._new()
-            self.gets.append({"key": q.key, "history_id": q.history_id, "qstep": q.step, "node": node, "name": plan["name"]})
+            self.gets.append(
+                {
+                    "key": q.key,
+                    "history_id": q.history_id,
+                    "qstep": q.step,
+                    "node": node,
+                    "name": plan["name"],
+                }
+            )
             return node, 0
         if kind == "union":
             children = [(p, "L") for p in plan["inputs"]]
@@ -170,18 +215,35 @@ class NodeTables:
             node = parent
         return node
 
-    def _edge(self, q: Query, child: int, parent: int, role: str, level: int, plan: dict, until: Optional[int]) -> None:
+    def _edge(
+        self, q: Query, child: int, parent: int, role: str, level: int, plan: dict, until: int | None
+    ) -> None:
         kind = plan["node"]
-        self.edges.append({
-            "key": q.key, "child": child, "parent": parent, "role": role, "level": level, "kind": kind,
-            "fpreds": [{"col": c, "op": op, "val": v} for c, op, v in plan["predicates"]] if kind == "filter" else [],
-            "cols": list(plan["columns"]) if kind == "project" else [],
-            "on": [{"l": a, "r": b} for a, b in plan["on"]] if kind == "join" else [],
-            "tpreds": [{"op": op, "col": c, "off": o} for op, c, o in plan["predicates"]] if kind == "temporal" else [],
-            "refresh": [{"every": c.get("every"), "aligned_to": c.get("aligned_to"), "at": c.get("at")}
-                        for c in plan.get("refresh") or ()] if kind == "refresh" else [],
-            "until": until,
-        })
+        self.edges.append(
+            {
+                "key": q.key,
+                "child": child,
+                "parent": parent,
+                "role": role,
+                "level": level,
+                "kind": kind,
+                "fpreds": [{"col": c, "op": op, "val": v} for c, op, v in plan["predicates"]]
+                if kind == "filter"
+                else [],
+                "cols": list(plan["columns"]) if kind == "project" else [],
+                "on": [{"l": a, "r": b} for a, b in plan["on"]] if kind == "join" else [],
+                "tpreds": [{"op": op, "col": c, "off": o} for op, c, o in plan["predicates"]]
+                if kind == "temporal"
+                else [],
+                "refresh": [
+                    {"every": c.get("every"), "aligned_to": c.get("aligned_to"), "at": c.get("at")}
+                    for c in plan.get("refresh") or ()
+                ]
+                if kind == "refresh"
+                else [],
+                "until": until,
+            }
+        )
 
 
 def _table(records: list[dict], types: dict) -> pa.Table:
@@ -195,7 +257,7 @@ def rows_table(rows: Sequence[tuple]) -> pa.Table:
     return pa.table({n: pa.array([r[i] for r in rows], type=t) for i, (n, t) in enumerate(zip(names, types))})
 
 
-def evaluate_queries(rows: pa.Table, queries: Sequence[Query]) -> Optional[DataFrame]:
+def evaluate_queries(rows: pa.Table, queries: Sequence[Query]) -> DataFrame | None:
     """Every query's output updates `(key, data, time, diff)`, not consolidated, in one pipeline of `top` levels."""
     if not queries:
         return None
@@ -205,11 +267,16 @@ def evaluate_queries(rows: pa.Table, queries: Sequence[Query]) -> Optional[DataF
     tables.finish()
     inputs, gets = to_frame(rows), to_frame(_table(tables.gets, GET_TYPES))
     edges = to_frame(_table(tables.edges, EDGE_TYPES)) if tables.edges else None
-    level = (inputs.join(gets, on=["history_id", "name"]).where(F.col("step") < F.col("qstep"))
-             .select("key", "node", "data", "time", "diff"))
+    level = (
+        inputs.join(gets, on=["history_id", "name"])
+        .where(F.col("step") < F.col("qstep"))
+        .select("key", "node", "data", "time", "diff")
+    )
     columns = level_columns()
     for i in range(1, tables.top() + 1):
-        level = evaluate_level(level, edges.where(F.col("level") == i).withColumnRenamed("child", "node"), columns)
+        level = evaluate_level(
+            level, edges.where(F.col("level") == i).withColumnRenamed("child", "node"), columns
+        )
     return level.select("key", "data", "time", "diff")
 
 
@@ -223,20 +290,39 @@ def level_columns() -> dict[str, Column]:
     kind, data, time = F.col("kind"), F.col("data"), F.col("time")
     is_join = kind == "join"
     side = F.when(F.col("role") == "L", F.col("on")["l"]).otherwise(F.col("on")["r"])
-    unit = F.array(F.struct(F.array().cast("array<bigint>").alias("data"), F.lit(None).cast("long").alias("time"),
-                            F.lit(1).cast("long").alias("diff")))
+    unit = F.array(
+        F.struct(
+            F.array().cast("array<bigint>").alias("data"),
+            F.lit(None).cast("long").alias("time"),
+            F.lit(1).cast("long").alias("diff"),
+        )
+    )
     rs = F.when(is_join, F.col("rs")).otherwise(unit)
     refreshed = F.when(kind == "refresh", next_refresh(F.col("refresh"), time)).otherwise(time)
     return {
         "is_join": is_join,
         "jk": F.when(is_join, F.transform(side, lambda c: column(data, c))),
-        "pairs": F.flatten(F.transform("ls", lambda l: F.transform(rs, lambda r: F.struct(
-            F.concat(l["data"], r["data"]).alias("data"), F.greatest(l["time"], r["time"]).alias("time"),
-            (l["diff"] * r["diff"]).alias("diff"))))),
-        "keep": (kind != "filter") | F.forall("fpreds", lambda p: compare(p["op"], column(data, p["col"]), p["val"])),
+        "pairs": F.flatten(
+            F.transform(
+                "ls",
+                lambda l: F.transform(
+                    rs,
+                    lambda r: F.struct(
+                        F.concat(l["data"], r["data"]).alias("data"),
+                        F.greatest(l["time"], r["time"]).alias("time"),
+                        (l["diff"] * r["diff"]).alias("diff"),
+                    ),
+                ),
+            )
+        ),
+        "keep": (kind != "filter")
+        | F.forall("fpreds", lambda p: compare(p["op"], column(data, p["col"]), p["val"])),
         "data": F.when(kind == "project", F.transform("cols", lambda c: column(data, c))).otherwise(data),
-        "events": F.when(kind == "temporal", temporal_events(data, time, F.col("diff"), F.col("tpreds"), F.col("until")))
-                   .otherwise(F.filter(F.array(F.struct(refreshed.alias("time"), "diff")), lambda e: e["time"].isNotNull())),
+        "events": F.when(
+            kind == "temporal", temporal_events(data, time, F.col("diff"), F.col("tpreds"), F.col("until"))
+        ).otherwise(
+            F.filter(F.array(F.struct(refreshed.alias("time"), "diff")), lambda e: e["time"].isNotNull())
+        ),
     }
 
 
@@ -249,29 +335,63 @@ def evaluate_level(below: DataFrame, edges: DataFrame, c: dict[str, Column]) -> 
     (`c` is `level_columns()`).
     """
     row = F.struct("data", "time", "diff")
-    grouped = below.join(edges, on=["key", "node"]).groupBy(
-        "key", "parent", c["jk"].alias("jk"), F.when(~c["is_join"], F.monotonically_increasing_id()).alias("uid")).agg(
-        *[F.first(name).alias(name) for name in ("kind", "fpreds", "cols", "tpreds", "refresh", "until")],
-        F.collect_list(F.when(F.col("role") == "L", row)).alias("ls"),
-        F.collect_list(F.when(F.col("role") == "R", row)).alias("rs"),
+    grouped = (
+        below.join(edges, on=["key", "node"])
+        .groupBy(
+            "key",
+            "parent",
+            c["jk"].alias("jk"),
+            F.when(~c["is_join"], F.monotonically_increasing_id()).alias("uid"),
+        )
+        .agg(
+            *[F.first(name).alias(name) for name in ("kind", "fpreds", "cols", "tpreds", "refresh", "until")],
+            F.collect_list(F.when(F.col("role") == "L", row)).alias("ls"),
+            F.collect_list(F.when(F.col("role") == "R", row)).alias("rs"),
+        )
     )
-    out = grouped.select("key", F.col("parent").alias("node"), "kind", "fpreds", "cols", "tpreds", "refresh", "until",
-                         F.explode(c["pairs"]).alias("u")).select("*", "u.data", "u.time", "u.diff").drop("u")
+    out = (
+        grouped.select(
+            "key",
+            F.col("parent").alias("node"),
+            "kind",
+            "fpreds",
+            "cols",
+            "tpreds",
+            "refresh",
+            "until",
+            F.explode(c["pairs"]).alias("u"),
+        )
+        .select("*", "u.data", "u.time", "u.diff")
+        .drop("u")
+    )
     out = out.where(c["keep"]).withColumn("data", c["data"])
-    return out.select("key", "node", "data", F.explode(c["events"]).alias("e")).select("key", "node", "data", "e.time", "e.diff")
+    return out.select("key", "node", "data", F.explode(c["events"]).alias("e")).select(
+        "key", "node", "data", "e.time", "e.diff"
+    )
 
 
 def consolidated_with_counts(updates: DataFrame) -> DataFrame:
     """Per key: the consolidated updates (`n` null) and one row with the number of diffs processed (`n`)."""
-    merged = (updates.groupBy("key", "data", "time").agg(F.sum("diff").alias("diff"))
-              .where(F.col("diff") != 0).withColumn("n", F.lit(None).cast("long")))
+    merged = (
+        updates.groupBy("key", "data", "time")
+        .agg(F.sum("diff").alias("diff"))
+        .where(F.col("diff") != 0)
+        .withColumn("n", F.lit(None).cast("long"))
+    )
     counts = updates.groupBy("key").agg(F.count(F.lit(1)).alias("n"))
     nothing = F.lit(None)
-    return merged.unionByName(counts.select("key", nothing.cast("array<bigint>").alias("data"),
-                                            nothing.cast("long").alias("time"), nothing.cast("long").alias("diff"), "n"))
+    return merged.unionByName(
+        counts.select(
+            "key",
+            nothing.cast("array<bigint>").alias("data"),
+            nothing.cast("long").alias("time"),
+            nothing.cast("long").alias("diff"),
+            "n",
+        )
+    )
 
 
-def _read(frame: Optional[DataFrame]) -> dict[int, tuple[set, int]]:
+def _read(frame: DataFrame | None) -> dict[int, tuple[set, int]]:
     """`{key: (set of (data, time, diff), diffs processed)}` from `consolidated_with_counts`."""
     if frame is None:
         return {}
@@ -359,7 +479,13 @@ def plan_catalog(history: Any) -> tuple[dict, dict, list]:
             timelines[a["name"]] = leaf_timeline(action)
             rows += [(a["name"], list(r)) for r in a.get("rows", ())]
             continue
-        if action.name == "insert" or action.name not in ("create_view", "create_mv", "create_subscribe", "select", "create_index"):
+        if action.name == "insert" or action.name not in (
+            "create_view",
+            "create_mv",
+            "create_subscribe",
+            "select",
+            "create_index",
+        ):
             continue
         plan = {"node": "get", "name": a["on"]} if action.name == "create_index" else a["plan"]
         body = inline(plan, defined)
@@ -382,8 +508,11 @@ def observe_timelines(domain: Any, histories: Sequence[Any]) -> list[dict]:
         obs.update({(step, "created"): frozenset({(name,)}) for step, (name, _) in accepted.items()})
         observed.append(obs)
         rows += [(hid, 0, name, row, 0, 1) for name, row in constants]
-        rows += [(hid, 0, a.args["table"], list(a.args["row"]), a.args["time"], a.args["diff"])
-                 for a in history.actions if a.name == "insert"]
+        rows += [
+            (hid, 0, a.args["table"], list(a.args["row"]), a.args["time"], a.args["diff"])
+            for a in history.actions
+            if a.name == "insert"
+        ]
         for step, (name, body) in accepted.items():
             queries.append(Query(len(queries), hid, 1, body))
             names.append((hid, len(history.actions), name))

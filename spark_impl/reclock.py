@@ -18,7 +18,8 @@ intervals, indexed and broadcast, and each update looks its interval up.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
@@ -26,8 +27,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from spark_impl import frontiers, remap
-from spark_impl.as_of import as_of
 from spark_impl.arrow import append_row, arrow_type
+from spark_impl.as_of import as_of
 from spark_impl.remap import frontier_at
 from spark_impl.session import spark
 from spark_impl.time_columns import TimeColumns, time_columns
@@ -51,10 +52,23 @@ def total_boundaries(remap: DataFrame, sinces: DataFrame) -> DataFrame:
 
     Relies on the remap law that `R(t)` has at most one element, with multiplicity 1.
     """
-    weighted = remap.select(*POINT, F.col("into_time").alias("t"), (F.col("diff") * F.col("from_time")).alias("s1"),
-                            F.col("diff").alias("s0"))
-    starts = sinces.select(*POINT, F.col("since").alias("t"), F.lit(0).cast("long").alias("s1"), F.lit(0).cast("long").alias("s0"))
-    per_step = weighted.unionByName(starts).groupBy(*POINT, "t").agg(F.sum("s1").alias("s1"), F.sum("s0").alias("s0"))
+    weighted = remap.select(
+        *POINT,
+        F.col("into_time").alias("t"),
+        (F.col("diff") * F.col("from_time")).alias("s1"),
+        F.col("diff").alias("s0"),
+    )
+    starts = sinces.select(
+        *POINT,
+        F.col("since").alias("t"),
+        F.lit(0).cast("long").alias("s1"),
+        F.lit(0).cast("long").alias("s0"),
+    )
+    per_step = (
+        weighted.unionByName(starts)
+        .groupBy(*POINT, "t")
+        .agg(F.sum("s1").alias("s1"), F.sum("s0").alias("s0"))
+    )
     running = Window.partitionBy(*POINT).orderBy("t").rowsBetween(Window.unboundedPreceding, 0)
     count, total = F.sum("s0").over(running), F.sum("s1").over(running)
     return per_step.select(*POINT, "t", F.when(count > 0, total).alias("bound"))
@@ -68,7 +82,11 @@ def assign_total(remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> Dat
 def assign_partitioned(tc: TimeColumns, remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> DataFrame:
     """Partitioned FromTime: single-partition updates by a per-partition as-of join, ranges by the predicate."""
     single = F.col("time")["lo"] == F.col("time")["hi"]
-    points = updates.where(single).withColumn("part", F.col("time")["lo"]).withColumn("offset", F.col("time")["offset"])
+    points = (
+        updates.where(single)
+        .withColumn("part", F.col("time")["lo"])
+        .withColumn("offset", F.col("time")["offset"])
+    )
     at_steps = frontier_at(remap, steps(remap, sinces))
     parts = points.select(*POINT, "part").distinct()
     covering = lambda f: (f["lo"] <= F.col("part")) & (F.col("part") <= f["hi"])
@@ -85,7 +103,9 @@ def assign_general(tc: TimeColumns, at_steps: DataFrame, updates: DataFrame) -> 
     return candidates.groupBy(*updates.columns).agg(first.alias("into_time"))
 
 
-def assign(tc: TimeColumns, domain_name: str, remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> DataFrame:
+def assign(
+    tc: TimeColumns, domain_name: str, remap: DataFrame, sinces: DataFrame, updates: DataFrame
+) -> DataFrame:
     """Each update `(history_id, point, step, data, time, diff)` with its `into_time`, per the domain's path."""
     if domain_name == "total":
         return assign_total(remap, sinces, updates)
@@ -98,10 +118,14 @@ def reclocked_and_pending(assigned: DataFrame) -> DataFrame:
     """Consolidated reclocked updates `(…, data, into_time, diff)` and pending ones `(…, data, from_time, diff)`,
     in one aggregation: an assigned update is keyed by its `into_time`, a pending one by its own time."""
     pending = F.col("into_time").isNull()
-    keyed = assigned.select(*POINT, "data", "into_time", F.when(pending, F.col("time")).alias("from_time"), "diff")
+    keyed = assigned.select(
+        *POINT, "data", "into_time", F.when(pending, F.col("time")).alias("from_time"), "diff"
+    )
     summed = keyed.groupBy(*POINT, "data", "into_time", "from_time").agg(F.sum("diff").alias("diff"))
     label = F.when(F.col("into_time").isNull(), "pending").otherwise("reclocked")
-    return summed.where(F.col("diff") != 0).select(*POINT, label.alias("label"), "data", "into_time", "from_time", "diff")
+    return summed.where(F.col("diff") != 0).select(
+        *POINT, label.alias("label"), "data", "into_time", "from_time", "diff"
+    )
 
 
 def observe_reclock(domain: Any, histories: Sequence[Any]) -> list[dict]:
@@ -121,18 +145,27 @@ def _observations(tc: TimeColumns, domain: Any, frames: dict) -> DataFrame:
     sinces = _fresh(remap.since_at(points.select(*POINT), compactions).localCheckpoint())
     at_points = _fresh(remap.remap_at_points(bindings, sinces).localCheckpoint())
     reads = points.where(F.col("kind") == "read").select(*POINT, F.col("tick").alias("t"))
-    read = frontier_at(at_points, reads).select(*POINT, F.lit("remap_at").alias("label"), F.explode("frontier").alias("from_time"))
+    read = frontier_at(at_points, reads).select(
+        *POINT, F.lit("remap_at").alias("label"), F.explode("frontier").alias("from_time")
+    )
     inverts = points.where(F.col("kind") == "invert").join(sinces, on=POINT)
-    inverts = inverts.select(*POINT, remap.inversion_time(F.col("tick"), F.col("closed"), F.col("since")).alias("t"))
+    inverts = inverts.select(
+        *POINT, remap.inversion_time(F.col("tick"), F.col("closed"), F.col("since")).alias("t")
+    )
     inverted = frontier_at(at_points, inverts).select(
-        *POINT, F.lit("inverted").alias("label"),
-        F.explode(F.when(F.col("t").isNull(), F.array(minimum)).otherwise(F.col("frontier"))).alias("from_time"),
+        *POINT,
+        F.lit("inverted").alias("label"),
+        F.explode(F.when(F.col("t").isNull(), F.array(minimum)).otherwise(F.col("frontier"))).alias(
+            "from_time"
+        ),
     )
     targets = points.where(F.col("kind").isin("reclock", "end")).select(*POINT)
     updates = frames["updates"].join(targets, on="history_id").where(F.col("step") < F.col("point"))
     clocked = reclocked_and_pending(assign(tc, domain.name, at_points, sinces, updates))
     ends = points.where(F.col("kind") == "end").select(*POINT)
-    final = at_points.join(ends, on=POINT).select(*POINT, F.lit("bindings").alias("label"), "from_time", "into_time", "diff")
+    final = at_points.join(ends, on=POINT).select(
+        *POINT, F.lit("bindings").alias("label"), "from_time", "into_time", "diff"
+    )
     rows = read.unionByName(inverted, allowMissingColumns=True).unionByName(clocked, allowMissingColumns=True)
     rows = rows.unionByName(final, allowMissingColumns=True)
     return rows.withColumn("from_time", F.col("from_time").cast(nullable(tc.spark_type)))
@@ -170,25 +203,55 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
         cols["histories"]["history_id"].append(hid)
         for step, action in enumerate(history.actions):
             _add_action(tc, cols, hid, step, action)
-        append_row(cols["points"], history_id=hid, point=len(history.actions), kind="end", tick=None, closed=False)
+        append_row(
+            cols["points"], history_id=hid, point=len(history.actions), kind="end", tick=None, closed=False
+        )
     time = arrow_type(tc.spark_type)
-    types = {"history_id": pa.int64(), "step": pa.int64(), "point": pa.int64(), "tick": pa.int64(), "to": pa.int64(),
-             "data": pa.string(), "diff": pa.int64(), "kind": pa.string(), "closed": pa.bool_(),
-             "time": time, "upper": pa.list_(time)}
-    return {name: pa.table({c: pa.array(v, type=types[c]) for c, v in table.items()}) for name, table in cols.items()}
+    types = {
+        "history_id": pa.int64(),
+        "step": pa.int64(),
+        "point": pa.int64(),
+        "tick": pa.int64(),
+        "to": pa.int64(),
+        "data": pa.string(),
+        "diff": pa.int64(),
+        "kind": pa.string(),
+        "closed": pa.bool_(),
+        "time": time,
+        "upper": pa.list_(time),
+    }
+    return {
+        name: pa.table({c: pa.array(v, type=types[c]) for c, v in table.items()})
+        for name, table in cols.items()
+    }
 
 
 def _add_action(tc: TimeColumns, cols: dict, hid: int, step: int, action: Any) -> None:
     args = action.args
     if action.name == "mint":
-        append_row(cols["mints"], history_id=hid, step=step, tick=args["tick"], upper=[tc.to_row(t) for t in args["upper"]])
+        append_row(
+            cols["mints"],
+            history_id=hid,
+            step=step,
+            tick=args["tick"],
+            upper=[tc.to_row(t) for t in args["upper"]],
+        )
     elif action.name == "update":
-        append_row(cols["updates"], history_id=hid, step=step, data=args["data"], time=tc.to_row(args["time"]), diff=args["diff"])
+        append_row(
+            cols["updates"],
+            history_id=hid,
+            step=step,
+            data=args["data"],
+            time=tc.to_row(args["time"]),
+            diff=args["diff"],
+        )
     elif action.name == "compact":
         append_row(cols["compactions"], history_id=hid, step=step, to=args["to"])
     elif action.name in ("read", "invert", "reclock"):
         closed = bool(args.get("closed", False))
-        append_row(cols["points"], history_id=hid, point=step, kind=action.name, tick=args.get("tick"), closed=closed)
+        append_row(
+            cols["points"], history_id=hid, point=step, kind=action.name, tick=args.get("tick"), closed=closed
+        )
     else:
         raise ValueError(f"reclock history: unknown action {action.name!r} at step {step}")
 
@@ -197,7 +260,13 @@ def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[d
     observed = [_empty_observation(h) for h in histories]
     cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
     for hid, point, label, data, from_time, into, diff in zip(
-        cols["history_id"], cols["point"], cols["label"], cols["data"], cols["from_time"], cols["into_time"], cols["diff"]
+        cols["history_id"],
+        cols["point"],
+        cols["label"],
+        cols["data"],
+        cols["from_time"],
+        cols["into_time"],
+        cols["diff"],
     ):
         if label in ("remap_at", "inverted"):
             value = tc.from_row(from_time)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-
 OPEN = 2**62
 
 
@@ -27,10 +26,14 @@ def effective_mints(mints: DataFrame) -> DataFrame:
     A tick not beyond the upper is skipped; an empty upper closes the remap, after which every tick is skipped.
     """
     before = Window.partitionBy("history_id").orderBy("step").rowsBetween(Window.unboundedPreceding, -1)
-    advancing = mints.withColumn("advancing", F.col("tick") > F.coalesce(F.max("tick").over(before), F.lit(0)))
+    advancing = mints.withColumn(
+        "advancing", F.col("tick") > F.coalesce(F.max("tick").over(before), F.lit(0))
+    )
     closing = (F.col("advancing") & (F.size("upper") == 0)).cast("int")
     marked = advancing.withColumn("closed_before", F.coalesce(F.max(closing).over(before), F.lit(0)) > 0)
-    return marked.where(F.col("advancing") & ~F.col("closed_before")).select("history_id", "step", "tick", "upper")
+    return marked.where(F.col("advancing") & ~F.col("closed_before")).select(
+        "history_id", "step", "tick", "upper"
+    )
 
 
 def mint(histories: DataFrame, mints: DataFrame, minimum: Column) -> DataFrame:
@@ -39,12 +42,27 @@ def mint(histories: DataFrame, mints: DataFrame, minimum: Column) -> DataFrame:
     effective = effective_mints(mints)
     previous = F.lag("upper").over(Window.partitionBy("history_id").orderBy("step"))
     paired = effective.withColumn("old", F.coalesce(previous, F.array(minimum)))
-    retracted = paired.select("history_id", "step", F.explode(retractions(F.col("old"), F.col("upper"))).alias("from_time"),
-                              F.col("tick").alias("into_time"), F.lit(-1).alias("diff"))
-    inserted = paired.select("history_id", "step", F.explode(insertions(F.col("old"), F.col("upper"))).alias("from_time"),
-                             F.col("tick").alias("into_time"), F.lit(1).alias("diff"))
-    initial = histories.select("history_id", F.lit(-1).alias("step"), minimum.alias("from_time"),
-                               F.lit(0).cast("long").alias("into_time"), F.lit(1).alias("diff"))
+    retracted = paired.select(
+        "history_id",
+        "step",
+        F.explode(retractions(F.col("old"), F.col("upper"))).alias("from_time"),
+        F.col("tick").alias("into_time"),
+        F.lit(-1).alias("diff"),
+    )
+    inserted = paired.select(
+        "history_id",
+        "step",
+        F.explode(insertions(F.col("old"), F.col("upper"))).alias("from_time"),
+        F.col("tick").alias("into_time"),
+        F.lit(1).alias("diff"),
+    )
+    initial = histories.select(
+        "history_id",
+        F.lit(-1).alias("step"),
+        minimum.alias("from_time"),
+        F.lit(0).cast("long").alias("into_time"),
+        F.lit(1).alias("diff"),
+    )
     return initial.unionByName(retracted).unionByName(inserted)
 
 
@@ -63,7 +81,9 @@ def since_at(points: DataFrame, compactions: DataFrame) -> DataFrame:
     compacted = compactions.select(F.col("history_id").alias("compacted"), "step", "to")
     before = (F.col("history_id") == F.col("compacted")) & (F.col("step") < F.col("point"))
     earlier = points.select("history_id", "point").join(compacted, on=before, how="left")
-    return earlier.groupBy("history_id", "point").agg(F.coalesce(F.max("to"), F.lit(0)).cast("long").alias("since"))
+    return earlier.groupBy("history_id", "point").agg(
+        F.coalesce(F.max("to"), F.lit(0)).cast("long").alias("since")
+    )
 
 
 def compact(bindings: DataFrame, keys: list) -> DataFrame:
@@ -95,7 +115,10 @@ def presence(remap: DataFrame) -> DataFrame:
     by_element = Window.partitionBy("history_id", "point", "from_time").orderBy("into_time")
     counted = remap.groupBy("history_id", "point", "from_time", "into_time").agg(F.sum("diff").alias("diff"))
     counted = counted.select(
-        "history_id", "point", "from_time", F.col("into_time").alias("start"),
+        "history_id",
+        "point",
+        "from_time",
+        F.col("into_time").alias("start"),
         F.sum("diff").over(by_element.rowsBetween(Window.unboundedPreceding, 0)).alias("count"),
         F.coalesce(F.lead("into_time").over(by_element), F.lit(OPEN)).alias("end"),
     )
@@ -110,7 +133,9 @@ def frontier_at(remap: DataFrame, times: DataFrame) -> DataFrame:
     """
     inside = (F.col("start") <= F.col("t")) & (F.col("t") < F.col("end"))
     joined = times.join(presence(remap), on=["history_id", "point"], how="left")
-    return joined.groupBy(*times.columns).agg(F.collect_list(F.when(inside, F.col("from_time"))).alias("frontier"))
+    return joined.groupBy(*times.columns).agg(
+        F.collect_list(F.when(inside, F.col("from_time"))).alias("frontier")
+    )
 
 
 def inversion_time(tick: Column, closed: Column, since: Column) -> Column:

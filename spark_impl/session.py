@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Optional
 
 from spark_impl.errors import JavaMissing, SparkUnavailable
 
@@ -27,7 +26,9 @@ INTERPRETED = {
 _session = None
 
 
-def configure(master: Optional[str] = None, remote: Optional[str] = None, shuffle_partitions: Optional[int] = None) -> None:
+def configure(
+    master: str | None = None, remote: str | None = None, shuffle_partitions: int | None = None
+) -> None:
     """Chooses where the session runs; only before it has started."""
     for key, value in (("master", master), ("remote", remote), ("shuffle_partitions", shuffle_partitions)):
         if value is not None:
@@ -36,7 +37,11 @@ def configure(master: Optional[str] = None, remote: Optional[str] = None, shuffl
 
 def user_conf() -> dict:
     """`FRONTIER_HARNESS_SPARK_CONF="k=v,k=v"`: Spark settings applied last (e.g. codegen back on for a cluster)."""
-    pairs = [item.split("=", 1) for item in os.environ.get("FRONTIER_HARNESS_SPARK_CONF", "").split(",") if item.strip()]
+    pairs = [
+        item.split("=", 1)
+        for item in os.environ.get("FRONTIER_HARNESS_SPARK_CONF", "").split(",")
+        if item.strip()
+    ]
     if bad := [p[0] for p in pairs if len(p) != 2]:
         from spark_impl.errors import SparkConfError
 

@@ -26,7 +26,8 @@ after `it`.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
@@ -66,8 +67,13 @@ def covered(domain: Any, tc: TimeColumns, frontier: Column, record: Column) -> C
 def arrived(domain: Any, tc: TimeColumns, steps_: Column, records: Column) -> Column:
     """`records` with `arrival`, the first step of `steps_` (`array<struct<t, frontier>>`) whose `R(t)`
     covers the record; the records no step covers are in no summary and left out."""
+
     def first(record: Column) -> Column:
-        return F.array_min(F.transform(F.filter(steps_, lambda s: covered(domain, tc, s["frontier"], record)), lambda s: s["t"]))
+        return F.array_min(
+            F.transform(
+                F.filter(steps_, lambda s: covered(domain, tc, s["frontier"], record)), lambda s: s["t"]
+            )
+        )
 
     with_arrival = F.transform(records, lambda r: r.withField("arrival", first(r)))
     return F.filter(with_arrival, lambda r: r["arrival"].isNotNull())
@@ -90,9 +96,15 @@ def complete_at(pool: Column, head: Column) -> Column:
 def emission(meta: TimeColumns, steps_: Column, heads: Column, head: Column, variant: Column) -> Column:
     """The first step at which `head`'s transaction is emittable: complete, and in the `ordered` variant
     so is every arrived transaction (of `heads`) whose metadata time is `<=` its own."""
+
     def earlier_complete(t: Column) -> Column:
-        return F.forall(heads, lambda e: ~((e["arrival"] <= t) & meta.le(e["meta"], head["meta"]))
-                        | F.coalesce(e["complete"] <= t, F.lit(False)))
+        return F.forall(
+            heads,
+            lambda e: (
+                ~((e["arrival"] <= t) & meta.le(e["meta"], head["meta"]))
+                | F.coalesce(e["complete"] <= t, F.lit(False))
+            ),
+        )
 
     ordered = F.array_min(F.filter(steps_, lambda t: (head["complete"] <= t) & earlier_complete(t)))
     return F.when(variant == "ordered", ordered).otherwise(head["complete"])
@@ -104,10 +116,22 @@ def released(domain: Any, runs: DataFrame) -> DataFrame:
     if not is_transactional(domain):
         return runs.withColumn("pool", F.transform("pool", lambda r: r.withField("released", r["arrival"])))
     pool, variant = F.col("pool"), F.col("variant")
-    heads = F.transform(F.filter(pool, lambda r: r["kind"] == "txn"), lambda m: F.struct(
-        m["txn"].alias("txn"), m["time"]["b"].alias("meta"), m["arrival"].alias("arrival"), complete_at(pool, m).alias("complete")))
+    heads = F.transform(
+        F.filter(pool, lambda r: r["kind"] == "txn"),
+        lambda m: F.struct(
+            m["txn"].alias("txn"),
+            m["time"]["b"].alias("meta"),
+            m["arrival"].alias("arrival"),
+            complete_at(pool, m).alias("complete"),
+        ),
+    )
     with_heads = runs.withColumn("heads", heads)
-    emitted = F.transform("heads", lambda h: h.withField("emitted", emission(time_columns(domain.b), F.col("steps"), F.col("heads"), h, variant)))
+    emitted = F.transform(
+        "heads",
+        lambda h: h.withField(
+            "emitted", emission(time_columns(domain.b), F.col("steps"), F.col("heads"), h, variant)
+        ),
+    )
     with_emitted = with_heads.withColumn("heads", emitted)
 
     def release(r: Column) -> Column:
@@ -122,11 +146,19 @@ def restarted(domain: Any, tc: TimeColumns, runs: DataFrame) -> DataFrame:
     initial output, its temp at `it`, and the records `R(it)` (`seek`) does not cover, arriving anew."""
     it, pool = F.col("it"), F.col("pool")
     later = F.filter("frontiers", lambda s: s["t"] > it)
-    unread = F.filter(read_by(F.col("variant"), F.col("records")), lambda r: ~covered(domain, tc, F.col("seek"), r))
+    unread = F.filter(
+        read_by(F.col("variant"), F.col("records")), lambda r: ~covered(domain, tc, F.col("seek"), r)
+    )
     kept = F.filter(pool, lambda r: (r["arrival"] <= it) & ~F.coalesce(r["released"] <= it, F.lit(False)))
     fresh = arrived(domain, tc, later, unread)
     return runs.where(it.isNotNull()).select(
-        *RUN[:1], F.lit("restarted").alias("run"), *RUN[2:], "records", "frontiers", "seek", "it",
+        *RUN[:1],
+        F.lit("restarted").alias("run"),
+        *RUN[2:],
+        "records",
+        "frontiers",
+        "seek",
+        "it",
         F.transform(later, lambda s: s["t"]).alias("steps"),
         F.concat("initial", published(F.filter(pool, lambda r: r["released"] <= it))).alias("initial"),
         F.concat(F.transform(kept, lambda r: r.dropFields("released")), fresh).alias("pool"),
@@ -136,7 +168,10 @@ def restarted(domain: Any, tc: TimeColumns, runs: DataFrame) -> DataFrame:
 def published(pool: Column) -> Column:
     """The output updates of `pool`'s released payloads (updates and data records): `(data, time, diff)`, at their release step."""
     payloads = F.filter(pool, lambda r: r["kind"] != "txn")
-    return F.transform(payloads, lambda r: F.struct(r["data"].alias("data"), r["released"].alias("time"), r["diff"].alias("diff")))
+    return F.transform(
+        payloads,
+        lambda r: F.struct(r["data"].alias("data"), r["released"].alias("time"), r["diff"].alias("diff")),
+    )
 
 
 def summaries(runs: DataFrame) -> DataFrame:
@@ -145,10 +180,16 @@ def summaries(runs: DataFrame) -> DataFrame:
     at = runs.select(*RUN, F.explode("steps").alias("t"), "pool", "initial")
     t = F.col("t")
     out = F.concat("initial", published(F.filter("pool", lambda r: r["released"] <= t)))
-    output = consolidate(at.select(*RUN, "t", F.inline(out)), [*RUN, "t"]).withColumnRenamed("time", "into_time")
+    output = consolidate(at.select(*RUN, "t", F.inline(out)), [*RUN, "t"]).withColumnRenamed(
+        "time", "into_time"
+    )
     held = F.filter("pool", lambda r: (r["arrival"] <= t) & ~F.coalesce(r["released"] <= t, F.lit(False)))
-    temp = at.select(*RUN, "t", F.inline(held)).groupBy(*RUN, "t", *RECORD[:-1]).agg(F.count("*").alias("count"))
-    return output.withColumn("part", F.lit("output")).unionByName(temp.withColumn("part", F.lit("temp")), allowMissingColumns=True)
+    temp = (
+        at.select(*RUN, "t", F.inline(held)).groupBy(*RUN, "t", *RECORD[:-1]).agg(F.count("*").alias("count"))
+    )
+    return output.withColumn("part", F.lit("output")).unionByName(
+        temp.withColumn("part", F.lit("temp")), allowMissingColumns=True
+    )
 
 
 def observe_summary(domain: Any, histories: Sequence[Any]) -> list[dict]:
@@ -162,33 +203,55 @@ def observe_summary(domain: Any, histories: Sequence[Any]) -> list[dict]:
 def _observations(domain: Any, tc: TimeColumns, frames: dict) -> DataFrame:
     histories = frames["histories"]
     points = histories.select(*POINT)
-    bindings = remap.mint(points.select("history_id"), frames["mints"], literal(tc.to_row(domain.minimum), tc.spark_type))
+    bindings = remap.mint(
+        points.select("history_id"), frames["mints"], literal(tc.to_row(domain.minimum), tc.spark_type)
+    )
     sinces = points.withColumn("since", F.lit(0).cast("long"))  # restart histories never compact
     at_points = remap.remap_at_points(bindings, sinces)
     at_steps = frontier_at(at_points, steps(at_points, sinces))
-    by_history = at_steps.groupBy("history_id").agg(F.array_sort(F.collect_list(F.struct("t", "frontier"))).alias("frontiers"))
-    seeks = frontier_at(at_points, histories.where(F.col("it").isNotNull()).select(*POINT, F.col("it").alias("t")))
-    inputs = histories.join(by_history, on="history_id").join(seeks.select("history_id", F.col("frontier").alias("seek")),
-                                                              on="history_id", how="left")
+    by_history = at_steps.groupBy("history_id").agg(
+        F.array_sort(F.collect_list(F.struct("t", "frontier"))).alias("frontiers")
+    )
+    seeks = frontier_at(
+        at_points, histories.where(F.col("it").isNotNull()).select(*POINT, F.col("it").alias("t"))
+    )
+    inputs = histories.join(by_history, on="history_id").join(
+        seeks.select("history_id", F.col("frontier").alias("seek")), on="history_id", how="left"
+    )
     variant = F.explode(F.array(*map(F.lit, VARIANTS))).alias("variant")
-    runs = inputs.select("history_id", F.lit("run").alias("run"), variant, "records", "frontiers", "seek", "it")
+    runs = inputs.select(
+        "history_id", F.lit("run").alias("run"), variant, "records", "frontiers", "seek", "it"
+    )
     runs = runs.select(
-        "*", F.transform("frontiers", lambda s: s["t"]).alias("steps"),
+        "*",
+        F.transform("frontiers", lambda s: s["t"]).alias("steps"),
         arrived(domain, tc, F.col("frontiers"), read_by(F.col("variant"), F.col("records"))).alias("pool"),
         F.array().cast("array<struct<data: string, time: bigint, diff: bigint>>").alias("initial"),
     )
     run = released(domain, runs)
     again = released(domain, restarted(domain, tc, run))
-    stepped = by_history.select("history_id", F.inline(F.transform("frontiers", lambda s: F.struct(s["t"].alias("t")))))
-    rows = stepped.withColumn("part", F.lit("steps")).unionByName(summaries(run.unionByName(again)), allowMissingColumns=True)
+    stepped = by_history.select(
+        "history_id", F.inline(F.transform("frontiers", lambda s: F.struct(s["t"].alias("t"))))
+    )
+    rows = stepped.withColumn("part", F.lit("steps")).unionByName(
+        summaries(run.unionByName(again)), allowMissingColumns=True
+    )
     return rows.withColumn("time", F.col("time").cast(nullable(tc.spark_type)))
 
 
 def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.Table]:
     """`histories` (`history_id, point, it`: the last crash tick, `records`: every source record) and `mints`."""
     time = arrow_type(tc.spark_type)
-    record = pa.struct([("kind", pa.string()), ("txn", pa.string()), ("data", pa.string()),
-                        ("size", pa.int64()), ("time", time), ("diff", pa.int64())])
+    record = pa.struct(
+        [
+            ("kind", pa.string()),
+            ("txn", pa.string()),
+            ("data", pa.string()),
+            ("size", pa.int64()),
+            ("time", time),
+            ("diff", pa.int64()),
+        ]
+    )
     cols: dict[str, dict[str, list]] = {
         "histories": {"history_id": [], "point": [], "it": [], "records": []},
         "mints": {"history_id": [], "step": [], "tick": [], "upper": []},
@@ -198,15 +261,31 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
         for step, action in enumerate(history.actions):
             args = action.args
             if action.name == "mint":
-                append_row(cols["mints"], history_id=hid, step=step, tick=args["tick"], upper=[tc.to_row(t) for t in args["upper"]])
+                append_row(
+                    cols["mints"],
+                    history_id=hid,
+                    step=step,
+                    tick=args["tick"],
+                    upper=[tc.to_row(t) for t in args["upper"]],
+                )
             elif action.name == "crash":
                 crash = args["tick"]
             else:
                 records.append(_record(tc, step, action))
         append_row(cols["histories"], history_id=hid, point=len(history.actions), it=crash, records=records)
-    types = {"history_id": pa.int64(), "point": pa.int64(), "it": pa.int64(), "records": pa.list_(record),
-             "step": pa.int64(), "tick": pa.int64(), "upper": pa.list_(time)}
-    return {name: pa.table({c: pa.array(v, type=types[c]) for c, v in table.items()}) for name, table in cols.items()}
+    types = {
+        "history_id": pa.int64(),
+        "point": pa.int64(),
+        "it": pa.int64(),
+        "records": pa.list_(record),
+        "step": pa.int64(),
+        "tick": pa.int64(),
+        "upper": pa.list_(time),
+    }
+    return {
+        name: pa.table({c: pa.array(v, type=types[c]) for c, v in table.items()})
+        for name, table in cols.items()
+    }
 
 
 def _record(tc: TimeColumns, step: int, action: Any) -> dict:
@@ -216,15 +295,37 @@ def _record(tc: TimeColumns, step: int, action: Any) -> dict:
         raise ValueError(f"restart history: unknown action {action.name!r} at step {step}")
     payload = args.get("payload") if action.name == "data" else args.get("data")
     diff = args.get("diff", 1) if action.name != "txn" else None
-    return {"kind": action.name, "txn": args.get("txn"), "data": payload, "size": args.get("size"),
-            "time": tc.to_row(args["time"]), "diff": diff}
+    return {
+        "kind": action.name,
+        "txn": args.get("txn"),
+        "data": payload,
+        "size": args.get("size"),
+        "time": tc.to_row(args["time"]),
+        "diff": diff,
+    }
 
 
 def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
     observed = [_empty_observation(h) for h in histories]
     cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
-    names = ("history_id", "run", "variant", "part", "t", "kind", "txn", "data", "size", "time", "into_time", "diff", "count")
-    for hid, run, variant, part, t, kind, txn, data, size, time, into, diff, count in zip(*(cols[c] for c in names)):
+    names = (
+        "history_id",
+        "run",
+        "variant",
+        "part",
+        "t",
+        "kind",
+        "txn",
+        "data",
+        "size",
+        "time",
+        "into_time",
+        "diff",
+        "count",
+    )
+    for hid, run, variant, part, t, kind, txn, data, size, time, into, diff, count in zip(
+        *(cols[c] for c in names)
+    ):
         end = len(histories[hid].actions)
         if part == "steps":
             observed[hid][(end, "steps")].add((t,))
@@ -244,5 +345,7 @@ def _empty_observation(history: Any) -> dict:
     variants = VARIANTS[1:] if {"data", "txn"} & names else VARIANTS[:1]
     runs = ("", "restarted ") if "crash" in names else ("",)
     end = len(history.actions)
-    labels = ["steps"] + [f"{run}{variant} {part}" for run in runs for variant in variants for part in ("output", "temp")]
+    labels = ["steps"] + [
+        f"{run}{variant} {part}" for run in runs for variant in variants for part in ("output", "temp")
+    ]
     return {(end, label): set() for label in labels}

@@ -14,7 +14,8 @@ Frontiers are `array<time>` columns; see `spark_impl.frontiers`.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 from pyspark.sql import Column
@@ -99,7 +100,9 @@ def _product(first: TimeColumns, second: TimeColumns) -> TimeColumns:
         spark_type=spark_type,
         le=lambda x, y: first.le(x["a"], y["a"]) & second.le(x["b"], y["b"]),
         join=join,
-        meet=lambda x, y: F.struct(first.meet(x["a"], y["a"]).alias("a"), second.meet(x["b"], y["b"]).alias("b")),
+        meet=lambda x, y: F.struct(
+            first.meet(x["a"], y["a"]).alias("a"), second.meet(x["b"], y["b"]).alias("b")
+        ),
         to_row=lambda t: {"a": first.to_row(t[0]), "b": second.to_row(t[1])},
         from_row=lambda r: (first.from_row(r["a"]), second.from_row(r["b"])),
     )

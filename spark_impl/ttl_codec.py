@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from model.errors import CorruptSst, InvalidRow
 
@@ -45,9 +46,14 @@ def encode_sst(rows: Sequence[Row], created: int, version: int = 1) -> bytes:
     feats = features(rows, version)
     stamps = [r[3] for r in rows if r[3] is not None]
     lo, hi = (min(stamps), max(stamps)) if stamps else (created, created)
-    head = b"TSST" + struct.pack(">IB", version, len(feats)) + bytes(feats) + HEADER.pack(created, lo, hi, len(rows))
+    head = (
+        b"TSST"
+        + struct.pack(">IB", version, len(feats))
+        + bytes(feats)
+        + HEADER.pack(created, lo, hi, len(rows))
+    )
     out = [head, struct.pack(">I", zlib.crc32(head))]
-    previous: Optional[bytes] = None
+    previous: bytes | None = None
     for row in rows:
         if previous is not None and row[0] <= previous:
             raise InvalidRow("key order", row[0], f"not after the previous key {previous!r}")
@@ -75,7 +81,9 @@ def _row(row: Row, feats: tuple[int, ...], version: int) -> bytes:
             raise InvalidRow("timestamps", (create_ts, expire_ts), "format v0 carries no timestamps")
         if value is not None and len(value) == V0_TOMBSTONE:
             raise InvalidRow("value length", len(value), "format v0 reserves this length for tombstones")
-        return out + (struct.pack(">I", V0_TOMBSTONE) if value is None else struct.pack(">I", len(value)) + value)
+        return out + (
+            struct.pack(">I", V0_TOMBSTONE) if value is None else struct.pack(">I", len(value)) + value
+        )
     if (TIMESTAMP in feats) != (create_ts is not None):
         raise InvalidRow("create_ts", create_ts, f"does not match row features {feats}")
     out += bytes([1 if value is None else 0])
@@ -102,7 +110,7 @@ class _Cursor:
     def fields(self, fmt: str) -> tuple:
         return struct.unpack(fmt, self.bytes(struct.calcsize(fmt)))
 
-    def fail(self, reason: str, offset: Optional[int] = None) -> Any:
+    def fail(self, reason: str, offset: int | None = None) -> Any:
         raise CorruptSst(self.name, self.at if offset is None else offset, reason)
 
 
@@ -134,11 +142,17 @@ def _header(cur: _Cursor) -> tuple[dict, int]:
         cur.fail(f"unknown format_version {version}", 4)
     if (version == 0 and feats) or any(f > TTL for f in feats) or list(feats) != sorted(set(feats)):
         cur.fail(f"bad row_features {list(feats)}", 9)
-    meta = {"format_version": version, "row_features": feats, "creation_timestamp": created, "min_ts": lo, "max_ts": hi}
+    meta = {
+        "format_version": version,
+        "row_features": feats,
+        "creation_timestamp": created,
+        "min_ts": lo,
+        "max_ts": hi,
+    }
     return meta, count
 
 
-def _read_row(cur: _Cursor, meta: dict, previous: Optional[bytes]) -> Row:
+def _read_row(cur: _Cursor, meta: dict, previous: bytes | None) -> Row:
     start = cur.at
     (seq, klen) = cur.fields(">QH")
     key = cur.bytes(klen)
@@ -172,8 +186,15 @@ def _observe(history: Any) -> dict:
         a = action.args
         if action.name == "row":
             value = a.get("value")
-            rows.append((bytes.fromhex(a["key"]), None if value is None else bytes.fromhex(value), a["seq"],
-                         a.get("create"), a["expire"]))
+            rows.append(
+                (
+                    bytes.fromhex(a["key"]),
+                    None if value is None else bytes.fromhex(value),
+                    a["seq"],
+                    a.get("create"),
+                    a["expire"],
+                )
+            )
         elif action.name == "encode":
             try:
                 data = encode_sst(rows, a["created"], a["version"])
@@ -200,6 +221,15 @@ def _decoded(data: bytes) -> frozenset:
         meta, rows = decode_sst("sst", data)
     except CorruptSst as error:
         return frozenset({(type(error).__name__,)})
-    head = ("meta", meta["format_version"], tuple(meta["row_features"]), meta["creation_timestamp"],
-            meta["min_ts"], meta["max_ts"])
-    return frozenset({head} | {(i, k.hex(), None if v is None else v.hex(), s, c, e) for i, (k, v, s, c, e) in enumerate(rows)})
+    head = (
+        "meta",
+        meta["format_version"],
+        tuple(meta["row_features"]),
+        meta["creation_timestamp"],
+        meta["min_ts"],
+        meta["max_ts"],
+    )
+    return frozenset(
+        {head}
+        | {(i, k.hex(), None if v is None else v.hex(), s, c, e) for i, (k, v, s, c, e) in enumerate(rows)}
+    )

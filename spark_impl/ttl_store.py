@@ -24,8 +24,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -38,10 +39,16 @@ from spark_impl.session import spark
 
 NEVER = 2**63 - 1
 TOMBSTONE = 1
-ROW_SCHEMA = pa.schema([
-    ("key", pa.binary()), ("value", pa.binary()), ("seq", pa.int64()), ("flags", pa.int32()),
-    ("create_ts", pa.int64()), ("expire_ts", pa.int64()),
-])
+ROW_SCHEMA = pa.schema(
+    [
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+        ("seq", pa.int64()),
+        ("flags", pa.int32()),
+        ("create_ts", pa.int64()),
+        ("expire_ts", pa.int64()),
+    ]
+)
 ROW_COLUMNS = tuple(ROW_SCHEMA.names)
 
 
@@ -78,7 +85,10 @@ def ttl_filter(rows: DataFrame) -> DataFrame:
     expired = expired_for_compaction(F.col("flags"), F.col("expire_ts"), F.col("now"))
     return (
         rows.withColumn("_expired", expired)
-        .withColumn("flags", F.when(F.col("_expired"), F.col("flags").bitwiseOR(F.lit(TOMBSTONE))).otherwise(F.col("flags")))
+        .withColumn(
+            "flags",
+            F.when(F.col("_expired"), F.col("flags").bitwiseOR(F.lit(TOMBSTONE))).otherwise(F.col("flags")),
+        )
         .withColumn("value", F.when(F.col("_expired"), F.lit(None).cast("binary")).otherwise(F.col("value")))
         .withColumn("expire_ts", F.when(F.col("_expired"), F.lit(NEVER)).otherwise(F.col("expire_ts")))
         .drop("_expired")
@@ -104,7 +114,8 @@ def observe_ttl_compaction(domain: Any, histories: Sequence[Any]) -> list[dict]:
     joined = to_frame(rows).join(to_frame(compactions), on="history_id")
     out = compact_frame(joined, ("history_id", "step")).select("history_id", "step", *ROW_COLUMNS).toArrow()
     observed = [
-        {(step, "output"): set() for step, a in enumerate(h.actions) if a.name == "compact"} for h in histories
+        {(step, "output"): set() for step, a in enumerate(h.actions) if a.name == "compact"}
+        for h in histories
     ]
     for r in out.to_pylist():
         observed[r["history_id"]][(r["step"], "output")].add(_row_tuple(r))
@@ -124,10 +135,18 @@ def _compaction_tables(histories: Sequence[Any]) -> tuple[pa.Table, pa.Table]:
             a = action.args
             if action.name == "row":
                 value = a.get("value")
-                for col, v in zip(("history_id",) + ROW_COLUMNS, (
-                    hid, a["key"].encode(), None if value is None else value.encode(), a["seq"],
-                    TOMBSTONE if value is None else 0, a["create"], a["expire"],
-                )):
+                for col, v in zip(
+                    ("history_id",) + ROW_COLUMNS,
+                    (
+                        hid,
+                        a["key"].encode(),
+                        None if value is None else value.encode(),
+                        a["seq"],
+                        TOMBSTONE if value is None else 0,
+                        a["create"],
+                        a["expire"],
+                    ),
+                ):
                     rows[col].append(v)
             elif action.name == "compact":
                 for col, v in zip(comps, (hid, step, a["now"], a["last"])):
@@ -135,7 +154,9 @@ def _compaction_tables(histories: Sequence[Any]) -> tuple[pa.Table, pa.Table]:
             else:
                 raise ValueError(f"ttl_compaction history: unknown action {action.name!r} at step {step}")
     row_schema = pa.schema([("history_id", pa.int64())] + list(ROW_SCHEMA))
-    comp_schema = pa.schema([("history_id", pa.int64()), ("step", pa.int64()), ("now", pa.int64()), ("last", pa.bool_())])
+    comp_schema = pa.schema(
+        [("history_id", pa.int64()), ("step", pa.int64()), ("now", pa.int64()), ("last", pa.bool_())]
+    )
     return pa.table(rows, schema=row_schema), pa.table(comps, schema=comp_schema)
 
 
@@ -146,7 +167,7 @@ def _check_i64(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value <= NEVER
 
 
-def expire_ts_for(now: int, ttl: Optional[int], expire_at: Optional[int]) -> int:
+def expire_ts_for(now: int, ttl: int | None, expire_at: int | None) -> int:
     """`now + ttl` (saturating at never), or `expire_at`, or never; bad TTLs are `InvalidTtl`."""
     if ttl is not None and expire_at is not None:
         raise InvalidTtl((ttl, expire_at), "give either a ttl or an absolute expire_at, not both")
@@ -178,8 +199,14 @@ def _write_json_atomically(path: Path, data: Any) -> None:
 
 def _row_record(row: tuple) -> dict:
     key, value, seq, flags, create_ts, expire_ts = row
-    return {"key": key.hex(), "value": None if value is None else value.hex(), "seq": seq, "flags": flags,
-            "create_ts": create_ts, "expire_ts": expire_ts}
+    return {
+        "key": key.hex(),
+        "value": None if value is None else value.hex(),
+        "seq": seq,
+        "flags": flags,
+        "create_ts": create_ts,
+        "expire_ts": expire_ts,
+    }
 
 
 def _row_from_record(r: dict) -> tuple:
@@ -199,14 +226,28 @@ EMPTY_MANIFEST = {"l0": [], "runs": [], "timestamp": None, "last_seq": 0, "next_
 class SparkTtlStore:
     """One store in `root`. Mutable: the clock floor, the memtable, the current WAL segment."""
 
-    def __init__(self, root: Path, clock: Callable[[], int], default_ttl: Optional[int], interval: Optional[int],
-                 manifest: dict, floor: Optional[int], memtable: dict, segment: int):
+    def __init__(
+        self,
+        root: Path,
+        clock: Callable[[], int],
+        default_ttl: int | None,
+        interval: int | None,
+        manifest: dict,
+        floor: int | None,
+        memtable: dict,
+        segment: int,
+    ):
         self.root, self.clock, self.default_ttl, self.interval = root, clock, default_ttl, interval
         self.manifest, self.floor, self.memtable, self.segment = manifest, floor, memtable, segment
 
     @classmethod
-    def open(cls, root: Path, clock: Callable[[], int], default_ttl: Optional[int] = None,
-             interval: Optional[int] = None) -> SparkTtlStore:
+    def open(
+        cls,
+        root: Path,
+        clock: Callable[[], int],
+        default_ttl: int | None = None,
+        interval: int | None = None,
+    ) -> SparkTtlStore:
         """Opens (or creates) the store: replays every WAL segment, seeds the clock floor from the
         manifest's timestamp AND every replayed segment's largest timestamp."""
         root = Path(root)
@@ -241,7 +282,9 @@ class SparkTtlStore:
     def last_seq(self) -> int:
         return max((r[2] for r in self.memtable.values()), default=self.manifest["last_seq"])
 
-    def put(self, key: bytes, value: bytes, ttl: Optional[int] = None, *, expire_at: Optional[int] = None) -> None:
+    def put(
+        self, key: bytes, value: bytes, ttl: int | None = None, *, expire_at: int | None = None
+    ) -> None:
         """Writes `value`; `ttl` (default: the store's) or absolute `expire_at`; a re-put replaces the TTL."""
         _check_sizes(key, value)
         now = self.now()
@@ -272,8 +315,12 @@ class SparkTtlStore:
         path.mkdir()
         pq.write_table(rows_table(list(self.memtable.values())), path / "part-0.parquet")
         meta = _meta(name, path, now, list(self.memtable.values()))
-        self._commit(l0=[meta] + self.manifest["l0"], timestamp=now, last_seq=self.last_seq,
-                     next_sst=self.manifest["next_sst"] + 1)
+        self._commit(
+            l0=[meta] + self.manifest["l0"],
+            timestamp=now,
+            last_seq=self.last_seq,
+            next_sst=self.manifest["next_sst"] + 1,
+        )
         for seg in (self.root / "wal").glob("*.jsonl"):
             seg.unlink()
         self.memtable, self.segment = {}, self.segment + 1
@@ -301,16 +348,36 @@ class SparkTtlStore:
         name = f"sst-{self.manifest['next_sst']}"
         path = self.root / "sst" / name
         out.orderBy("key").coalesce(1).write.parquet(str(path))
-        stats = spark().read.parquet(str(path)).agg(
-            F.count(F.lit(1)).alias("rows"), F.min("create_ts").alias("min_ts"), F.max("create_ts").alias("max_ts"),
-            F.max((F.col("expire_ts") != F.lit(NEVER)).cast("int")).alias("has_ttl"),
-        ).toArrow().to_pylist()[0]
+        stats = (
+            spark()
+            .read.parquet(str(path))
+            .agg(
+                F.count(F.lit(1)).alias("rows"),
+                F.min("create_ts").alias("min_ts"),
+                F.max("create_ts").alias("max_ts"),
+                F.max((F.col("expire_ts") != F.lit(NEVER)).cast("int")).alias("has_ttl"),
+            )
+            .toArrow()
+            .to_pylist()[0]
+        )
         made = []
         if stats["rows"]:
-            made = [{"name": name, "path": str(path), "creation_timestamp": now, "min_ts": stats["min_ts"],
-                     "max_ts": stats["max_ts"], "has_ttl": bool(stats["has_ttl"]), "rows": stats["rows"]}]
-        self._commit(l0=sources[: min(i, n_l0)], runs=sources[n_l0:i] + made + sources[j + 1 :],
-                     next_sst=self.manifest["next_sst"] + 1)
+            made = [
+                {
+                    "name": name,
+                    "path": str(path),
+                    "creation_timestamp": now,
+                    "min_ts": stats["min_ts"],
+                    "max_ts": stats["max_ts"],
+                    "has_ttl": bool(stats["has_ttl"]),
+                    "rows": stats["rows"],
+                }
+            ]
+        self._commit(
+            l0=sources[: min(i, n_l0)],
+            runs=sources[n_l0:i] + made + sources[j + 1 :],
+            next_sst=self.manifest["next_sst"] + 1,
+        )
 
     def periodic_compact(self) -> tuple[str, ...]:
         """Compacts the span of SSTs with TTL rows created more than `interval` ms before compaction's now."""
@@ -318,7 +385,9 @@ class SparkTtlStore:
         if self.interval is None or now is None:
             return ()
         sources, n_l0 = self.sources, len(self.manifest["l0"])
-        picked = [k for k, s in enumerate(sources) if s["has_ttl"] and now - s["creation_timestamp"] > self.interval]
+        picked = [
+            k for k, s in enumerate(sources) if s["has_ttl"] and now - s["creation_timestamp"] > self.interval
+        ]
         if not picked:
             return ()
         i, j = picked[0], picked[-1]
@@ -341,13 +410,13 @@ class SparkTtlStore:
         """What a read at now sees: `(now, SST paths, memtable rows)`; reads the clock."""
         return self.now(), tuple(s["path"] for s in self.sources), tuple(self.memtable.values())
 
-    def get(self, key: bytes) -> Optional[bytes]:
+    def get(self, key: bytes) -> bytes | None:
         """The value of `key`'s newest version at now, None if it is a tombstone or expired."""
         rows = read_snapshots([((0,), self.snapshot())], ("point",)).where(F.col("key") == F.lit(key))
         found = rows.select("value").toArrow().column("value").to_pylist()
         return found[0] if found else None
 
-    def scan(self, start: Optional[bytes] = None, end: Optional[bytes] = None) -> list[tuple[bytes, bytes]]:
+    def scan(self, start: bytes | None = None, end: bytes | None = None) -> list[tuple[bytes, bytes]]:
         """Visible `(key, value)` pairs with `start <= key < end`, in key order."""
         rows = read_snapshots([((0,), self.snapshot())], ("point",))
         if start is not None:
@@ -370,8 +439,15 @@ def _check_sizes(key: Any, value: Any) -> None:
 
 def _meta(name: str, path: Path, created: int, rows: Sequence[tuple]) -> dict:
     stamps = [r[4] for r in rows]
-    return {"name": name, "path": str(path), "creation_timestamp": created, "min_ts": min(stamps),
-            "max_ts": max(stamps), "has_ttl": any(r[5] != NEVER for r in rows), "rows": len(rows)}
+    return {
+        "name": name,
+        "path": str(path),
+        "creation_timestamp": created,
+        "min_ts": min(stamps),
+        "max_ts": max(stamps),
+        "has_ttl": any(r[5] != NEVER for r in rows),
+        "rows": len(rows),
+    }
 
 
 def _span(sources: Sequence[dict], n_l0: int, names: Sequence[str]) -> tuple[int, int]:
@@ -423,7 +499,9 @@ def read_snapshots(snapshots: Sequence[tuple], tag_names: tuple) -> DataFrame:
         ssts = _union([spark().read.parquet(p).withColumn("path", F.lit(p)) for p in paths])
         frames.append(ssts.join(where, on="path").drop("path"))
     rows = newest_per_key(_union(frames), tag_names)
-    return rows.where(visible(F.col("flags"), F.col("expire_ts"), F.col("now"))).select(*tag_names, "key", "value")
+    return rows.where(visible(F.col("flags"), F.col("expire_ts"), F.col("now"))).select(
+        *tag_names, "key", "value"
+    )
 
 
 # --- the batched store histories ----------------------------------------------------------------
@@ -445,14 +523,16 @@ def observe_ttl(domain: Any, histories: Sequence[Any]) -> list[dict]:
         found = dict(visible_rows.get((hid, step), []))
         observed[hid][(step, "get")] = frozenset((k, _text(found.get(k.encode()))) for k in KEYS)
         scan = sorted(found.items())
-        observed[hid][(step, "scan")] = frozenset((i, k.decode(), v.decode()) for i, (k, v) in enumerate(scan))
+        observed[hid][(step, "scan")] = frozenset(
+            (i, k.decode(), v.decode()) for i, (k, v) in enumerate(scan)
+        )
     return observed
 
 
 KEYS = ("a", "b", "c")
 
 
-def _text(value: Optional[bytes]) -> Optional[str]:
+def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode()
 
 
@@ -480,15 +560,21 @@ def _run_history(root: Path, hid: int, history: Any, observed: dict, snapshots: 
             observed[(step, "get")] = observed[(step, "scan")] = frozenset({(type(error).__name__,)})
 
 
-def _apply(store: SparkTtlStore, root: Path, user: _UserClock, opts: dict, name: str, args: dict) -> SparkTtlStore:
+def _apply(
+    store: SparkTtlStore, root: Path, user: _UserClock, opts: dict, name: str, args: dict
+) -> SparkTtlStore:
     if name == "put":
-        store.put(args["key"].encode(), args["value"].encode(), args.get("ttl"), expire_at=args.get("expire_at"))
+        store.put(
+            args["key"].encode(), args["value"].encode(), args.get("ttl"), expire_at=args.get("expire_at")
+        )
     elif name == "delete":
         store.delete(args["key"].encode())
     elif name == "flush":
         store.flush()
     elif name == "compact":
-        names = _compaction_names(store.source_names(), len(store.manifest["l0"]), args["start"], args["length"])
+        names = _compaction_names(
+            store.source_names(), len(store.manifest["l0"]), args["start"], args["length"]
+        )
         if names:
             store.compact(names)
     elif name == "periodic":

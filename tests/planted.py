@@ -101,8 +101,6 @@ def spark_keeps_zero_diffs() -> Any:
     return Impl()
 
 
-
-
 def spark_jvm_killed() -> Any:
     """Infrastructure, not a bug: SIGKILLs the Spark JVM before every job."""
     return _jvm_killer(times=None)

@@ -46,4 +46,6 @@ def times(domain):
 
 def sources(domain, diffs=(1, 1, 2, -1)):
     """Up to 12 source updates at `times(domain)`."""
-    return st.lists(st.builds(Update, st.sampled_from("abc"), times(domain), st.sampled_from(diffs)), max_size=12)
+    return st.lists(
+        st.builds(Update, st.sampled_from("abc"), times(domain), st.sampled_from(diffs)), max_size=12
+    )

@@ -18,8 +18,14 @@ def test_list_names_every_suite(capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["check", "--suite", "nope"], ["check", "--profile", "weird"], ["replay", "/no/such/file.itf.json"],
-     ["frobnicate"], ["check", "--seed", "x"], ["check", "--impl", "no_such_module:factory", "--suite", "collections"]],
+    [
+        ["check", "--suite", "nope"],
+        ["check", "--profile", "weird"],
+        ["replay", "/no/such/file.itf.json"],
+        ["frobnicate"],
+        ["check", "--seed", "x"],
+        ["check", "--impl", "no_such_module:factory", "--suite", "collections"],
+    ],
 )
 def test_bad_input_exits_2_with_one_line(argv, capsys):
     assert main(argv) == 2
@@ -36,13 +42,32 @@ def test_check_laws_passes_and_is_deterministic(capsys):
 
 
 def _verdicts(out: str) -> list[str]:
-    return [line.split("│")[1:4] and "".join(line.split("│")[1:5] + line.split("│")[-2:-1]) for line in out.splitlines() if "held" in line or "FAILED" in line]
+    return [
+        line.split("│")[1:4] and "".join(line.split("│")[1:5] + line.split("│")[-2:-1])
+        for line in out.splitlines()
+        if "held" in line or "FAILED" in line
+    ]
 
 
 def test_planted_failure_exits_1_and_writes_a_replayable_file(tmp_path, capsys):
     out = tmp_path / "cx"
-    code = main(["check", "--suite", "collections", "--domain", "total", "--profile", "dev",
-                 "--impl", "tests.planted:model_keeps_zero_diffs", "--out", str(out), "--junit", str(tmp_path / "j.xml")])
+    code = main(
+        [
+            "check",
+            "--suite",
+            "collections",
+            "--domain",
+            "total",
+            "--profile",
+            "dev",
+            "--impl",
+            "tests.planted:model_keeps_zero_diffs",
+            "--out",
+            str(out),
+            "--junit",
+            str(tmp_path / "j.xml"),
+        ]
+    )
     assert code == 1
     files = list(out.glob("*.itf.json"))
     assert len(files) == 1 and "<failure" in (tmp_path / "j.xml").read_text()
@@ -54,9 +79,22 @@ def test_missing_java_is_infrastructure_exit_3(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_REMOTE")}
     env["PATH"] = os.path.dirname(sys.executable)
     proc = subprocess.run(
-        [sys.executable, "-m", "properties.cli", "check", "--suite", "collections", "--profile", "dev",
-         "--out", str(tmp_path)],
-        env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "properties.cli",
+            "check",
+            "--suite",
+            "collections",
+            "--profile",
+            "dev",
+            "--out",
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.strip()]

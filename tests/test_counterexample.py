@@ -16,11 +16,14 @@ from properties.history import Action, History
 
 
 def _example() -> Counterexample:
-    history = History("partitioned", (
-        Action("update", {"data": "a", "time": PartitionedTime(0, 0, 3), "diff": 1}),
-        Action("compact", {"since": (PartitionedTime(0, 5, 1),)}),
-        Action("read", {"time": PartitionedTime(0, 0, 4)}),
-    ))
+    history = History(
+        "partitioned",
+        (
+            Action("update", {"data": "a", "time": PartitionedTime(0, 0, 3), "diff": 1}),
+            Action("compact", {"since": (PartitionedTime(0, 5, 1),)}),
+            Action("read", {"time": PartitionedTime(0, 0, 4)}),
+        ),
+    )
     return Counterexample("collections", "observations_match_model", history, "spark", "read differs", 2, 7)
 
 

@@ -67,8 +67,12 @@ def _save(path: Path, broker) -> None:
 def _run(root: Path, kill_after: float | None) -> bool:
     """Runs the worker; SIGKILLs its process group after `kill_after` s. True if it finished on its own."""
     proc = subprocess.Popen(
-        [sys.executable, __file__, str(root)], cwd=Path(__file__).parent.parent,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, text=True,
+        [sys.executable, __file__, str(root)],
+        cwd=Path(__file__).parent.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        text=True,
     )
     try:
         proc.wait(timeout=kill_after)
@@ -96,8 +100,12 @@ def _data_counts(root: Path) -> Counter:
     manifest = json.loads(sorted(shard.glob("manifest-*.json"))[-1].read_text())
     counts: Counter = Counter()
     for part in manifest["files"]:
-        for data, diff in zip(*(pq.read_table(shard / "parts" / part, columns=["data", "diff"]).column(c).to_pylist()
-                                for c in ("data", "diff"))):
+        for data, diff in zip(
+            *(
+                pq.read_table(shard / "parts" / part, columns=["data", "diff"]).column(c).to_pylist()
+                for c in ("data", "diff")
+            )
+        ):
             counts[data] += diff
     return counts
 
@@ -105,7 +113,12 @@ def _data_counts(root: Path) -> Counter:
 @pytest.mark.slow
 @pytest.mark.spark
 def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
-    rng, started, kills, trials = random.Random(int(os.environ.get("CRASH_SEED", "7"))), time.monotonic(), 0, 0
+    rng, started, kills, trials = (
+        random.Random(int(os.environ.get("CRASH_SEED", "7"))),
+        time.monotonic(),
+        0,
+        0,
+    )
     progress: list = []
     while kills < MAX_KILLS and time.monotonic() - started < TIME_BUDGET_S / 2:
         trials += 1
@@ -117,9 +130,14 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
     assert _run(tmp_path, kill_after=None)
     counts = _data_counts(tmp_path)
     expected = Counter({f"r{i}": 1 for i in range(RECORDS) if i // RATE <= LAST_TICK})
-    assert counts == expected, {"lost": sorted(set(expected) - set(counts)), "dup": sorted(d for d, n in counts.items() if n > 1)}
-    print(f"crash test: {trials} runs, {kills} SIGKILLs, {sum(counts.values())} updates checked "
-          f"(each exactly once) in {time.monotonic() - started:.0f} s; (data, remap) uppers at each kill: {progress}")
+    assert counts == expected, {
+        "lost": sorted(set(expected) - set(counts)),
+        "dup": sorted(d for d, n in counts.items() if n > 1),
+    }
+    print(
+        f"crash test: {trials} runs, {kills} SIGKILLs, {sum(counts.values())} updates checked "
+        f"(each exactly once) in {time.monotonic() - started:.0f} s; (data, remap) uppers at each kill: {progress}"
+    )
 
 
 if __name__ == "__main__":

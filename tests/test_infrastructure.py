@@ -12,9 +12,25 @@ pytestmark = pytest.mark.spark
 
 def _check(impl: str, out) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "properties.cli", "check", "--suite", "collections", "--domain", "total",
-         "--profile", "dev", "--impl", impl, "--out", str(out)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "properties.cli",
+            "check",
+            "--suite",
+            "collections",
+            "--domain",
+            "total",
+            "--profile",
+            "dev",
+            "--impl",
+            impl,
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 

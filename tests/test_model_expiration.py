@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model import expiration as ex
 from model.antichain import Antichain
 from model.catalog import (
-    Catalog, Constant, Feed, Index, MaterializedView, RefreshAt, RefreshEvery, Select, Source,
-    Subscribe, Table, View, upper_at,
+    Catalog,
+    Constant,
+    Feed,
+    Index,
+    MaterializedView,
+    RefreshAt,
+    RefreshEvery,
+    Select,
+    Source,
+    Subscribe,
+    Table,
+    View,
+    upper_at,
 )
 from model.collection import Update
 from model.domains import Total
@@ -82,14 +94,33 @@ def test_until_after_meet_is_never_later_than_before(bound, wall, until):
 
 
 def test_time_dependence_per_kind():
-    c = (base().add(Source.create("d", "cdc")).add(View("v", last_n(5)))
-         .add(View("u", Union((Get("t"), Get("g"))))).add(View("gk", Union((Get("g"), Get("k")))))
-         .add(MaterializedView("r", Get("t"), (RefreshEvery(10, 0),)))
-         .add(MaterializedView("once", Get("t"), (RefreshAt(4),)))
-         .add(Subscribe("s", Get("t"), up_to=3)).add(Index("i", "u")))
-    bound = {n: ex.time_dependence(c, n, 7) for n in ("t", "g", "k", "d", "v", "u", "gk", "r", "once", "s", "i")}
-    assert bound == {"t": 7, "g": None, "k": None, "d": None, "v": 7, "u": 7, "gk": None,
-                     "r": 10, "once": None, "s": 3, "i": 7}
+    c = (
+        base()
+        .add(Source.create("d", "cdc"))
+        .add(View("v", last_n(5)))
+        .add(View("u", Union((Get("t"), Get("g")))))
+        .add(View("gk", Union((Get("g"), Get("k")))))
+        .add(MaterializedView("r", Get("t"), (RefreshEvery(10, 0),)))
+        .add(MaterializedView("once", Get("t"), (RefreshAt(4),)))
+        .add(Subscribe("s", Get("t"), up_to=3))
+        .add(Index("i", "u"))
+    )
+    bound = {
+        n: ex.time_dependence(c, n, 7) for n in ("t", "g", "k", "d", "v", "u", "gk", "r", "once", "s", "i")
+    }
+    assert bound == {
+        "t": 7,
+        "g": None,
+        "k": None,
+        "d": None,
+        "v": 7,
+        "u": 7,
+        "gk": None,
+        "r": 10,
+        "once": None,
+        "s": 3,
+        "i": 7,
+    }
 
 
 def test_only_mvs_indexes_and_subscribes_expire():
@@ -127,20 +158,37 @@ def scenarios(draw):
         inputs = draw(st.lists(st.sampled_from(["t", "g", "k", "v"]), min_size=1, max_size=3, unique=True))
         plan = Union(tuple(Project(Get(n), (0,)) for n in inputs))
         if draw(st.booleans()):
-            plan = TemporalFilter(plan, (MzNow(draw(st.sampled_from(["<=", "<", ">="])), 0, draw(st.integers(-2, 6))),))
-        refresh = draw(st.sampled_from([(), (RefreshEvery(draw(st.integers(1, 6)), draw(st.integers(0, 6))),),
-                                        (RefreshAt(draw(st.integers(0, 2 * horizon))),)]))
+            plan = TemporalFilter(
+                plan, (MzNow(draw(st.sampled_from(["<=", "<", ">="])), 0, draw(st.integers(-2, 6))),)
+            )
+        refresh = draw(
+            st.sampled_from(
+                [
+                    (),
+                    (RefreshEvery(draw(st.integers(1, 6)), draw(st.integers(0, 6))),),
+                    (RefreshAt(draw(st.integers(0, 2 * horizon))),),
+                ]
+            )
+        )
         c = c.add(MaterializedView(f"m{i}", plan, refresh))
         names.append(f"m{i}")
     c = c.add(Index("iv", "v")).add(Index(f"i{names[0]}", names[0]))
     c = c.add(Subscribe("s", Get("v"), up_to=draw(st.one_of(st.none(), st.integers(0, 2 * horizon)))))
     names += ["iv", f"i{names[0]}", "s"]
-    rows = st.builds(lambda t, d, diff: Update((t + d,), t, diff), st.integers(0, horizon), st.integers(-3, 3),
-                     st.sampled_from([1, 1, -1, 2]))
-    ticks = sorted(draw(st.lists(st.tuples(st.integers(0, horizon), st.integers(0, 3 * horizon)), max_size=4)))
+    rows = st.builds(
+        lambda t, d, diff: Update((t + d,), t, diff),
+        st.integers(0, horizon),
+        st.integers(-3, 3),
+        st.sampled_from([1, 1, -1, 2]),
+    )
+    ticks = sorted(
+        draw(st.lists(st.tuples(st.integers(0, horizon), st.integers(0, 3 * horizon)), max_size=4))
+    )
     ticks = tuple((w, max(u for _, u in ticks[: i + 1])) for i, (w, _) in enumerate(ticks))
-    feed = Feed({"t": tuple(draw(st.lists(rows, max_size=6))), "g": tuple(draw(st.lists(rows, max_size=3)))},
-                {"g": ticks})
+    feed = Feed(
+        {"t": tuple(draw(st.lists(rows, max_size=6))), "g": tuple(draw(st.lists(rows, max_size=3)))},
+        {"g": ticks},
+    )
     offset = draw(st.integers(1, 8))
     starts = [draw(st.integers(0, 3))]
     while starts[-1] + offset < horizon:
@@ -154,7 +202,7 @@ def differences(catalog, feed, offset, starts, names, horizon):
     found = []
     for name in names:
         for wall in range(starts[0], horizon + 1):
-            for time in range(0, wall + 3):
+            for time in range(wall + 3):
                 a = ex.served(catalog, feed, on, name, wall, time)
                 b = ex.served(catalog, feed, off, name, wall, time)
                 if a != b:
@@ -247,7 +295,14 @@ def test_planted_no_one_tick_step(monkeypatch):
 
 
 def test_planted_refresh_schedule_ignored(monkeypatch):
-    scenario = (base().add(MaterializedView("m", Get("t"), (RefreshEvery(10, 0),))), Feed(), 5, (0,), ["m"], 5)
+    scenario = (
+        base().add(MaterializedView("m", Get("t"), (RefreshEvery(10, 0),))),
+        Feed(),
+        5,
+        (0,),
+        ["m"],
+        5,
+    )
     assert_caught(monkeypatch, "round_up_to_refresh", lambda schedule, bound: bound, scenario)
 
 
@@ -270,7 +325,9 @@ def test_planted_until_joined_instead_of_met(monkeypatch):
     """A join leaves `until` unchanged: no read differs, but no retraction is dropped either."""
     c, feed, *_ = seed_scenario()
     assert ex.diffs_processed(c, feed, "m", 21) < ex.diffs_processed(c, feed, "m", None)
-    monkeypatch.setattr(ex, "meet_until", lambda until, e: None if until is None or e is None else max(until, e))
+    monkeypatch.setattr(
+        ex, "meet_until", lambda until, e: None if until is None or e is None else max(until, e)
+    )
     assert ex.diffs_processed(c, feed, "m", 21) == ex.diffs_processed(c, feed, "m", None)
 
 

@@ -10,7 +10,13 @@ from model.antichain import Antichain, MutableAntichain
 from model.collection import Update
 from model.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product, Total, parse_domain
 from model.errors import (
-    InvalidTime, NegativeMultiplicity, NotAnAntichain, ReadNotValid, SinceRegression, UnknownDomain, UpperRegression,
+    InvalidTime,
+    NegativeMultiplicity,
+    NotAnAntichain,
+    ReadNotValid,
+    SinceRegression,
+    UnknownDomain,
+    UpperRegression,
 )
 from model.shard import Shard
 
@@ -48,7 +54,9 @@ def test_non_antichain_frontier_is_rejected_naming_the_pair():
 def test_live_partitioned_frontier_is_an_antichain():
     frontier = Partitioned().live_frontier({0: 5, 1: 0})
     assert Antichain.checked(Partitioned(), frontier).sorted() == [
-        PartitionedTime(0, 0, 5), PartitionedTime(1, 1, 0), PartitionedTime(2, PARTITION_MAX, 0)
+        PartitionedTime(0, 0, 5),
+        PartitionedTime(1, 1, 0),
+        PartitionedTime(2, PARTITION_MAX, 0),
     ]
 
 

@@ -127,10 +127,14 @@ def test_compaction_steps_back_one_tick_so_restart_inverts_correctly():
 
 def test_compacting_to_the_resumption_frontier_itself_would_need_compacted_offsets(monkeypatch):
     # The reclocking author's warning, reproduced: since = T makes source_upper_at(T) = {minimum}.
-    monkeypatch.setattr(ingestion, "remap_since", lambda remap, target: target if target != remap.since else None)
+    monkeypatch.setattr(
+        ingestion, "remap_since", lambda remap, target: target if target != remap.since else None
+    )
     p = ingest(produce(Pipeline.start(Total()), "a"), 4)
     p = checkpoint(restart(ingest(produce(p, "b"), 6, "after_remap_append")))
-    assert p.durable.remap.since == Antichain.of(INTO, [5]) and p.upstream.committed == Antichain.of(Total(), [1])
+    assert p.durable.remap.since == Antichain.of(INTO, [5]) and p.upstream.committed == Antichain.of(
+        Total(), [1]
+    )
     p = attrs.evolve(p, upstream=p.upstream.compact())
     with pytest.raises(CompactedRead):
         restart(p)

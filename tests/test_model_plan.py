@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model.collection import Update, at, consolidate
 from model.domains import Total
@@ -15,8 +16,16 @@ from model.temporal import MzNow
 
 T = Total()
 FAST = settings(max_examples=150, deadline=None, database=None)
-updates = st.lists(st.builds(lambda a, b, t, d: Update((a, b), t, d), st.integers(0, 3), st.integers(0, 3),
-                             st.integers(0, 6), st.integers(-2, 2).filter(bool)), max_size=6)
+updates = st.lists(
+    st.builds(
+        lambda a, b, t, d: Update((a, b), t, d),
+        st.integers(0, 3),
+        st.integers(0, 3),
+        st.integers(0, 6),
+        st.integers(-2, 2).filter(bool),
+    ),
+    max_size=6,
+)
 times = st.integers(0, 7)
 
 
@@ -42,26 +51,34 @@ def test_union_adds_and_join_multiplies(left, right, time):
     inputs = {"a": left, "b": right}
     union = Counter(at(T, left, time))
     union.update(at(T, right, time))
-    assert contents(Union((Get("a"), Get("b"))), inputs, time) == {r: n for r, n in sorted(union.items()) if n}
+    assert contents(Union((Get("a"), Get("b"))), inputs, time) == {
+        r: n for r, n in sorted(union.items()) if n
+    }
     joined = Counter()
     for x, m in at(T, left, time).items():
         for y, n in at(T, right, time).items():
             if x[0] == y[1]:
                 joined[x + y] += m * n
-    assert contents(Join(Get("a"), Get("b"), ((0, 1),)), inputs, time) == {r: n for r, n in sorted(joined.items()) if n}
+    assert contents(Join(Get("a"), Get("b"), ((0, 1),)), inputs, time) == {
+        r: n for r, n in sorted(joined.items()) if n
+    }
 
 
 @FAST
 @given(updates, updates, updates)
 def test_join_is_bilinear(a, b, c):
     left = evaluate(Join(Union((Get("a"), Get("b"))), Get("c"), ((0, 0),)), {"a": a, "b": b, "c": c})
-    right = evaluate(Union((Join(Get("a"), Get("c"), ((0, 0),)), Join(Get("b"), Get("c"), ((0, 0),)))),
-                     {"a": a, "b": b, "c": c})
+    right = evaluate(
+        Union((Join(Get("a"), Get("c"), ((0, 0),)), Join(Get("b"), Get("c"), ((0, 0),)))),
+        {"a": a, "b": b, "c": c},
+    )
     assert consolidate(T, left) == consolidate(T, right)
 
 
 def test_join_time_is_the_later_and_diffs_multiply():
-    out = evaluate(Join(Get("a"), Get("b"), ((0, 0),)), {"a": [Update((1, 0), 5, -2)], "b": [Update((1, 9), 2, 3)]})
+    out = evaluate(
+        Join(Get("a"), Get("b"), ((0, 0),)), {"a": [Update((1, 0), 5, -2)], "b": [Update((1, 9), 2, 3)]}
+    )
     assert out == [Update((1, 0, 1, 9), 5, -6)]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import model.reclock as reclock_module
 from model.antichain import Antichain
@@ -14,7 +15,6 @@ from model.domains import Partitioned, PartitionedTime, Product, Total
 from model.errors import InvalidTime
 from model.reclock import Reclocked, assign, reclock
 from model.remap import INTO, Remap
-
 from tests.reclocking_strategies import remaps, sources
 
 DOMAINS = [Total(), Product(Total(), Total()), Partitioned()]
@@ -24,7 +24,6 @@ P = PartitionedTime
 
 def total(*times: int) -> Antichain:
     return Antichain.of(Total(), times)
-
 
 
 def test_updates_go_to_the_first_time_they_are_not_beyond():
@@ -46,7 +45,14 @@ def test_nothing_is_reclockable_at_the_initial_remap_and_everything_once_closed(
 def test_product_update_is_complete_once_no_frontier_element_is_below_it():
     d = Product(Total(), Total())
     r = Remap.minted(d, [(Antichain.of(d, [(3, 0), (0, 2)]), 1), (Antichain.of(d, [(3, 2)]), 2)])
-    assert [assign(r, s) for s in [(0, 0), (1, 1), (2, 5), (3, 0), (3, 2), (4, 9)]] == [1, 1, 2, 2, None, None]
+    assert [assign(r, s) for s in [(0, 0), (1, 1), (2, 5), (3, 0), (3, 2), (4, 9)]] == [
+        1,
+        1,
+        2,
+        2,
+        None,
+        None,
+    ]
 
 
 def test_source_times_are_validated():
@@ -92,7 +98,9 @@ def test_every_update_is_assigned_once_or_pending(domain, data):
     assert all(latest.less_equal(u.time) for u in got.pending)
     for u in source:
         t = assign(r, u.time)
-        assert t is None or (not r.at(t).less_equal(u.time) and all(r.at(s).less_equal(u.time) for s, _ in r.steps() if s < t))
+        assert t is None or (
+            not r.at(t).less_equal(u.time) and all(r.at(s).less_equal(u.time) for s, _ in r.steps() if s < t)
+        )
 
 
 @pytest.mark.parametrize("domain", DOMAINS, ids=lambda d: d.name)
@@ -140,7 +148,10 @@ def test_partition_assignment_ignores_other_partitions(histories, offsets):
 
 def test_partition_update_stays_put_when_only_another_partition_moves():
     d = Partitioned()
-    base = [(Antichain.of(d, d.live_frontier({0: 4})), 1), (Antichain.of(d, d.live_frontier({0: 4, 1: 2})), 2)]
+    base = [
+        (Antichain.of(d, d.live_frontier({0: 4})), 1),
+        (Antichain.of(d, d.live_frontier({0: 4, 1: 2})), 2),
+    ]
     moved = Remap.minted(d, base + [(Antichain.of(d, d.live_frontier({0: 4, 1: 9})), 3)])
     assert assign(Remap.minted(d, base), P.point(0, 3)) == assign(moved, P.point(0, 3)) == 1
     assert assign(moved, P.point(1, 5)) == 3 and assign(moved, P.point(2, 0)) is None
@@ -148,7 +159,9 @@ def test_partition_update_stays_put_when_only_another_partition_moves():
 
 def test_planted_assignment_with_frontier_le_is_caught(monkeypatch):
     monkeypatch.setattr(
-        reclock_module, "reclockable_at", lambda frontier, time: frontier.le(Antichain.of(frontier.domain, [time]))
+        reclock_module,
+        "reclockable_at",
+        lambda frontier, time: frontier.le(Antichain.of(frontier.domain, [time])),
     )
     r = Remap.minted(Total(), [(total(3), 2)])
     assert not contents_hold(r, [Update("a", 1, 1)])

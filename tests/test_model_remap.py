@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import model.remap as remap_module
 from model.antichain import Antichain
@@ -19,7 +20,6 @@ from model.errors import (
 )
 from model.reclock import assign
 from model.remap import INTO, Binding, Remap, audit
-
 from tests.reclocking_strategies import remaps
 
 DOMAINS = [Total(), Product(Total(), Total()), Partitioned()]
@@ -79,7 +79,10 @@ def test_partitioned_mint_touches_only_the_changed_partition():
     d = Partitioned()
     r = Remap.minted(d, [(Antichain.of(d, d.live_frontier({0: 3, 1: 2})), 1)])
     r = r.mint(Antichain.of(d, d.live_frontier({0: 3, 1: 5})), 2)
-    assert [b for b in r.bindings if b.into_time == 2] == [Binding(P(1, 1, 2), 2, -1), Binding(P(1, 1, 5), 2, 1)]
+    assert [b for b in r.bindings if b.into_time == 2] == [
+        Binding(P(1, 1, 2), 2, -1),
+        Binding(P(1, 1, 5), 2, 1),
+    ]
 
 
 @pytest.mark.parametrize("domain", DOMAINS, ids=lambda d: d.name)
@@ -132,7 +135,11 @@ def test_closure_violations_both_ways():
 
 
 def test_malformed_bindings_are_reported_not_crashed_on():
-    found = audit(attrs.evolve(Remap.initial(Partitioned()), bindings=(Binding((0, 0), 0, 1), Binding(P(0, 9, 0), -1, 0))))
+    found = audit(
+        attrs.evolve(
+            Remap.initial(Partitioned()), bindings=(Binding((0, 0), 0, 1), Binding(P(0, 9, 0), -1, 0))
+        )
+    )
     assert [v.kind for v in found] == ["malformed", "malformed"]
 
 
@@ -149,7 +156,14 @@ def test_regressing_or_duplicated_mutations_are_caught(domain, data):
     last = r.steps()[-1][0]
     regress = Binding(domain.minimum, last, 1)
     if not r.latest().is_empty() and regress not in r.bindings and not r.upper.is_empty():
-        assert audit(attrs.evolve(r, bindings=tuple(sorted(r.bindings + (regress,), key=lambda b: (b.into_time, domain.key(b.from_time))))))
+        assert audit(
+            attrs.evolve(
+                r,
+                bindings=tuple(
+                    sorted(r.bindings + (regress,), key=lambda b: (b.into_time, domain.key(b.from_time)))
+                ),
+            )
+        )
 
 
 def test_planted_mint_without_retraction_is_caught(monkeypatch):
@@ -212,7 +226,7 @@ def test_compaction_keeps_every_readable_accumulation(domain, data):
 
 def test_inversion_is_strictly_before_the_frontier():
     r = Remap.minted(Total(), [(total(3), 2), (total(8), 5)])
-    assert [r.source_upper_at(into(t)) for t in range(0, 7)] == [total(t) for t in (0, 0, 0, 3, 3, 3, 8)]
+    assert [r.source_upper_at(into(t)) for t in range(7)] == [total(t) for t in (0, 0, 0, 3, 3, 3, 8)]
 
 
 def test_inversion_at_or_below_since_is_the_minimum():
@@ -254,5 +268,7 @@ def test_every_later_assigned_update_is_beyond_the_inversion(domain, data):
 
 def test_planted_inversion_with_le_is_caught(monkeypatch):
     r = Remap.minted(Total(), [(total(3), 2)])
-    monkeypatch.setattr(remap_module, "binding_before", lambda into_time, frontier: not frontier.less_than(into_time))
+    monkeypatch.setattr(
+        remap_module, "binding_before", lambda into_time, frontier: not frontier.less_than(into_time)
+    )
     assert not inversion_holds(r, [0, 1, 2])

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import model.summary as summary_module
 from model.antichain import Antichain
@@ -24,7 +25,6 @@ from model.summary import (
     run,
     summary_at,
 )
-
 from tests.reclocking_strategies import remaps
 from tests.reclocking_strategies import sources as shared_sources
 
@@ -56,7 +56,10 @@ def transactions(draw):
     k = draw(st.integers(1, 6))
     data_uppers = sorted(draw(st.lists(st.integers(0, 11), min_size=k, max_size=k)))
     txn_uppers = sorted(draw(st.lists(st.integers(0, 7), min_size=k, max_size=k)))
-    observed = [(combined_upper(total(a), total(b)), 2 * i + 1) for i, (a, b) in enumerate(zip(data_uppers, txn_uppers))]
+    observed = [
+        (combined_upper(total(a), total(b)), 2 * i + 1)
+        for i, (a, b) in enumerate(zip(data_uppers, txn_uppers))
+    ]
     if draw(st.booleans()):
         observed.append((combined_upper(total(), total()), 2 * k + 1))
     return Remap.minted(PAIR, observed), draw(st.permutations(records))
@@ -70,7 +73,11 @@ def restarts_agree(r, summarizer, records) -> bool:
             continue
         later = tuple((t, s) for t, s in full if t > it)
         unread = [x for x in records if not summarizer.covers(r.at(it), x)]
-        for remap, given_records in ((r, records), (r, unread), (r.compact(Antichain.of(INTO, [it])), unread)):
+        for remap, given_records in (
+            (r, records),
+            (r, unread),
+            (r.compact(Antichain.of(INTO, [it])), unread),
+        ):
             if restart(remap, summarizer, it, summary_at(full, it), given_records) != later:
                 return False
     return True
@@ -137,11 +144,18 @@ def test_transaction_waits_for_its_metadata_and_all_its_data():
 
 def test_ordered_variant_holds_a_complete_transaction_behind_an_incomplete_earlier_one():
     r = Remap.minted(PAIR, [(combined_upper(total(1), total(2)), 1), (combined_upper(total(2), total(2)), 2)])
-    records = [TxnRecord("a", 1, 0), TxnRecord("b", 1, 1), DataRecord("a", "a:0", 1), DataRecord("b", "b:0", 0)]
+    records = [
+        TxnRecord("a", 1, 0),
+        TxnRecord("b", 1, 1),
+        DataRecord("a", "a:0", 1),
+        DataRecord("b", "b:0", 0),
+    ]
     unordered = run(r, Transactional(ordered=False), records)
     ordered = run(r, Transactional(ordered=True), records)
     assert unordered[1][1].output == (Update("b:0", 1, 1),)
-    assert ordered[1][1] == Summary((), (DataRecord("b", "b:0", 0), TxnRecord("a", 1, 0), TxnRecord("b", 1, 1)))
+    assert ordered[1][1] == Summary(
+        (), (DataRecord("b", "b:0", 0), TxnRecord("a", 1, 0), TxnRecord("b", 1, 1))
+    )
     assert ordered[2][1].output == (Update("a:0", 2, 1), Update("b:0", 2, 1))
 
 
@@ -162,14 +176,20 @@ def expected_output(r, records, ordered, t) -> set:
     metas = [x for x in covered if isinstance(x, TxnRecord)]
     have = {m.txn: sum(1 for x in covered if isinstance(x, DataRecord) and x.txn == m.txn) for m in metas}
     complete = {m.txn for m in metas if have[m.txn] == m.size}
-    ok = {m.txn for m in metas if m.txn in complete and (not ordered or all(e.txn in complete for e in metas if e.time <= m.time))}
+    ok = {
+        m.txn
+        for m in metas
+        if m.txn in complete and (not ordered or all(e.txn in complete for e in metas if e.time <= m.time))
+    }
     return {x.payload for x in covered if isinstance(x, DataRecord) and x.txn in ok}
 
 
 def outputs_match(r, records, ordered) -> bool:
     for t, summary in run(r, Transactional(ordered), records):
         published = at(INTO, summary.output, t)
-        if set(published) != expected_output(r, records, ordered, t) or any(n != 1 for n in published.values()):
+        if set(published) != expected_output(r, records, ordered, t) or any(
+            n != 1 for n in published.values()
+        ):
             return False
         covered = {x for x in records if Transactional().covers(r.at(t), x)}
         published_txns = {x.txn for x in covered if isinstance(x, DataRecord) and x.payload in published}
@@ -196,7 +216,12 @@ def test_transactional_restart_gives_identical_summaries(ordered, history):
 
 def test_planted_emission_before_an_earlier_incomplete_transaction_is_caught(monkeypatch):
     r = Remap.minted(PAIR, [(combined_upper(total(1), total(2)), 1)])
-    records = [TxnRecord("a", 1, 0), TxnRecord("b", 1, 1), DataRecord("a", "a:0", 1), DataRecord("b", "b:0", 0)]
+    records = [
+        TxnRecord("a", 1, 0),
+        TxnRecord("b", 1, 1),
+        DataRecord("a", "a:0", 1),
+        DataRecord("b", "b:0", 0),
+    ]
     assert outputs_match(r, records, ordered=True)
     monkeypatch.setattr(summary_module, "earlier_complete", lambda record, pool, complete, domain: True)
     assert not outputs_match(r, records, ordered=True)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import model.temporal as temporal
 from model.collection import Update, at, consolidate
@@ -15,10 +16,20 @@ T = Total()
 DAY = 24 * 60 * 60 * 1000
 FAST = settings(max_examples=200, deadline=None, database=None)
 
-predicates = st.lists(st.builds(MzNow, st.sampled_from([">=", "<=", "<"]), st.just(0), st.integers(-5, 5)),
-                      min_size=1, max_size=3)
-updates = st.lists(st.builds(lambda v, t, d: Update((v,), t, d), st.integers(0, 12), st.integers(0, 12),
-                             st.integers(-2, 2).filter(bool)), max_size=8)
+predicates = st.lists(
+    st.builds(MzNow, st.sampled_from([">=", "<=", "<"]), st.just(0), st.integers(-5, 5)),
+    min_size=1,
+    max_size=3,
+)
+updates = st.lists(
+    st.builds(
+        lambda v, t, d: Update((v,), t, d),
+        st.integers(0, 12),
+        st.integers(0, 12),
+        st.integers(-2, 2).filter(bool),
+    ),
+    max_size=8,
+)
 
 
 def valid_at(predicate: MzNow, row: tuple, now: int) -> bool:
@@ -44,7 +55,9 @@ def test_interval_cases():
     assert temporal_filter((MzNow("<", 0, 0),), row, None) == [Update((10,), 3, 1), Update((10,), 10, -1)]
     assert temporal_filter((MzNow("<", 0, -8),), row, None) == []  # ends before it is inserted
     assert temporal_filter((MzNow(">=", 0, 0), MzNow("<=", 0, 0)), row, None) == [
-        Update((10,), 10, 1), Update((10,), 11, -1)]
+        Update((10,), 10, 1),
+        Update((10,), 11, -1),
+    ]
     assert temporal_filter((MzNow(">=", 0, 0), MzNow("<", 0, 0)), row, None) == []  # empty interval
 
 
@@ -66,7 +79,8 @@ def test_until_drops_only_diffs_at_or_after_it(preds, ups, until):
 @given(predicates, updates, updates)
 def test_linear(preds, a, b):
     assert consolidate(T, temporal_filter(preds, a + b, None)) == consolidate(
-        T, temporal_filter(preds, a, None) + temporal_filter(preds, b, None))
+        T, temporal_filter(preds, a, None) + temporal_filter(preds, b, None)
+    )
 
 
 def test_planted_retraction_at_upper_is_caught(monkeypatch):

@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model.catalog import (
-    Catalog, Constant, Index, MaterializedView, RefreshAt, RefreshEvery, Select, Source, Subscribe, Table, View,
+    Catalog,
+    Constant,
+    Index,
+    MaterializedView,
+    RefreshAt,
+    RefreshEvery,
+    Select,
+    Source,
+    Subscribe,
+    Table,
+    View,
 )
 from model.errors import (
-    DuplicateObject, InvalidDependency, InvalidRefresh, InvalidSourceOption, TimelineError, UnknownObject,
+    DuplicateObject,
+    InvalidDependency,
+    InvalidRefresh,
+    InvalidSourceOption,
+    TimelineError,
+    UnknownObject,
 )
 from model.plan import Get, Join, Union
 from model.timeline import Counter, EpochMilliseconds, External, User, source_timeline
@@ -26,12 +42,15 @@ def test_source_timelines():
     assert source_timeline("cdc", "c", timeline="mine") == User("mine")
 
 
-@pytest.mark.parametrize("kind, options, named", [
-    ("kafka", {"epoch_ms_timeline": True}, "epoch_ms_timeline"),
-    ("cdc", {"consistency_topic": ("b", "t")}, "consistency_topic"),
-    ("cdc", {"timeline": "x", "epoch_ms_timeline": True}, "epoch_ms_timeline', 'timeline"),
-    ("mysql", {}, "kind"),
-])
+@pytest.mark.parametrize(
+    "kind, options, named",
+    [
+        ("kafka", {"epoch_ms_timeline": True}, "epoch_ms_timeline"),
+        ("cdc", {"consistency_topic": ("b", "t")}, "consistency_topic"),
+        ("cdc", {"timeline": "x", "epoch_ms_timeline": True}, "epoch_ms_timeline', 'timeline"),
+        ("mysql", {}, "kind"),
+    ],
+)
 def test_bad_source_options(kind, options, named):
     with pytest.raises(InvalidSourceOption, match=named):
         source_timeline(kind, "s", **options)
@@ -39,30 +58,51 @@ def test_bad_source_options(kind, options, named):
 
 def sources() -> Catalog:
     c = Catalog().add(Table("t")).add(Constant("k", [(1,)]))
-    for source in (Source.create("c1", "cdc"), Source.create("c2", "cdc"), Source.create("e", "cdc", epoch_ms_timeline=True),
-                   Source.create("d", "kafka", consistency_topic=("b", "x")),
-                   Source.create("u1", "cdc", timeline="shared"), Source.create("u2", "kafka", timeline="shared")):
+    for source in (
+        Source.create("c1", "cdc"),
+        Source.create("c2", "cdc"),
+        Source.create("e", "cdc", epoch_ms_timeline=True),
+        Source.create("d", "kafka", consistency_topic=("b", "x")),
+        Source.create("u1", "cdc", timeline="shared"),
+        Source.create("u2", "kafka", timeline="shared"),
+    ):
         c = c.add(source)
     return c
 
 
-@pytest.mark.parametrize("make", [
-    lambda plan: View("x", plan), lambda plan: MaterializedView("x", plan), lambda plan: Subscribe("x", plan),
-    lambda plan: Select("x", plan),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda plan: View("x", plan),
+        lambda plan: MaterializedView("x", plan),
+        lambda plan: Subscribe("x", plan),
+        lambda plan: Select("x", plan),
+    ],
+)
 def test_every_dataflow_kind_is_checked(make):
     with pytest.raises(TimelineError) as error:
         sources().add(make(Join(Get("t"), Get("c1"), ())))
-    assert str(error.value) == (f"{MESSAGE}: 'x' depends on 'c1' (External(name='c1')), 't' (EpochMilliseconds())")
+    assert str(error.value) == (
+        f"{MESSAGE}: 'x' depends on 'c1' (External(name='c1')), 't' (EpochMilliseconds())"
+    )
     assert error.value.timelines == {"c1": External("c1"), "t": EpochMilliseconds()}
 
 
 def test_joinable_groups():
     c = sources()
-    for name, inputs in {"self": ["c1", "c1"], "epoch": ["t", "e", "k"], "user": ["u1", "u2"], "only_k": ["k"]}.items():
+    for name, inputs in {
+        "self": ["c1", "c1"],
+        "epoch": ["t", "e", "k"],
+        "user": ["u1", "u2"],
+        "only_k": ["k"],
+    }.items():
         c = c.add(View(name, Union(tuple(Get(i) for i in inputs))))
     assert [c.timeline_of(n) for n in ("self", "epoch", "user", "only_k")] == [
-        External("c1"), EpochMilliseconds(), User("shared"), None]
+        External("c1"),
+        EpochMilliseconds(),
+        User("shared"),
+        None,
+    ]
     with pytest.raises(TimelineError, match="'c1'.*'c2'"):
         c.add(View("two_cdc", Union((Get("c1"), Get("c2")))))
 

@@ -42,7 +42,9 @@ def v1_rows(draw, max_size=6):
 @st.composite
 def v0_rows(draw):
     keys = sorted(draw(st.sets(st.binary(max_size=6), max_size=6)))
-    return [Row(k, draw(st.none() | st.binary(max_size=8)), draw(st.integers(0, 2**64 - 1)), None) for k in keys]
+    return [
+        Row(k, draw(st.none() | st.binary(max_size=8)), draw(st.integers(0, 2**64 - 1)), None) for k in keys
+    ]
 
 
 @settings(max_examples=300, deadline=None)
@@ -67,7 +69,12 @@ def _frame(seq: int, row: bytes) -> bytes:
 
 
 def _header(version: int, features: bytes, created: int, lo: int, hi: int, count: int) -> bytes:
-    head = b"TSST" + struct.pack(">IB", version, len(features)) + features + struct.pack(">qqqI", created, lo, hi, count)
+    head = (
+        b"TSST"
+        + struct.pack(">IB", version, len(features))
+        + features
+        + struct.pack(">qqqI", created, lo, hi, count)
+    )
     return head + struct.pack(">I", zlib.crc32(head))
 
 
@@ -124,7 +131,9 @@ SAMPLE = [
 ]
 
 
-@pytest.mark.parametrize("version,rows", [(1, SAMPLE), (0, [Row(b"a", b"x", 1, None), Row(b"b", None, 2, None)])])
+@pytest.mark.parametrize(
+    "version,rows", [(1, SAMPLE), (0, [Row(b"a", b"x", 1, None), Row(b"b", None, 2, None)])]
+)
 def test_every_truncation_is_a_typed_error_naming_sst_and_offset(version, rows):
     data = encode_sst(rows, 12, format_version=version)
     for cut in range(len(data)):
@@ -136,7 +145,9 @@ def test_every_truncation_is_a_typed_error_naming_sst_and_offset(version, rows):
         decode_sst("sst-7", data + b"\x00")
 
 
-@pytest.mark.parametrize("version,rows", [(1, SAMPLE), (0, [Row(b"a", b"x", 1, None), Row(b"b", None, 2, None)])])
+@pytest.mark.parametrize(
+    "version,rows", [(1, SAMPLE), (0, [Row(b"a", b"x", 1, None), Row(b"b", None, 2, None)])]
+)
 def test_every_single_byte_corruption_is_a_typed_error(version, rows):
     data = encode_sst(rows, 12, format_version=version)
     for pos in range(len(data)):

@@ -85,7 +85,9 @@ def first_divergence(actions, options=StoreOptions()):
             return step, "resurrected", back, gone
         gone |= {k for k in KEYS if got[k] is None}
         for run in store.manifest.runs:
-            if any(not r.is_tombstone and is_expired(r.expire_ts, run.info.creation_timestamp) for r in run.rows):
+            if any(
+                not r.is_tombstone and is_expired(r.expire_ts, run.info.creation_timestamp) for r in run.rows
+            ):
                 return step, "expired value kept by compaction", run.name, run.info.creation_timestamp
     return None
 
@@ -104,25 +106,75 @@ COMPACT_NEWEST = {"op": "compact", "start": 0, "length": 0}  # L0 (all of it) or
 
 BOUNDARY = [put("a", ttl=5), tick(4), FLUSH, tick(1), put("b"), FLUSH, COMPACT_ALL, tick(1)]
 TOMBSTONE_OVER_LOWER_RUN = [
-    put("a", "old"), FLUSH, COMPACT_ALL,
-    {"op": "delete", "key": "a"}, FLUSH, COMPACT_NEWEST, COMPACT_ALL,
+    put("a", "old"),
+    FLUSH,
+    COMPACT_ALL,
+    {"op": "delete", "key": "a"},
+    FLUSH,
+    COMPACT_NEWEST,
+    COMPACT_ALL,
 ]
 EXPIRED_OVER_LOWER_RUN = [
-    put("a", "old"), FLUSH, COMPACT_ALL,
-    put("a", "new", ttl=2), FLUSH, tick(2), put("b"), FLUSH, COMPACT_NEWEST, COMPACT_ALL,
+    put("a", "old"),
+    FLUSH,
+    COMPACT_ALL,
+    put("a", "new", ttl=2),
+    FLUSH,
+    tick(2),
+    put("b"),
+    FLUSH,
+    COMPACT_NEWEST,
+    COMPACT_ALL,
 ]
 CRASH_WITH_UNFLUSHED_WAL = [
-    put("a", ttl=3), FLUSH, put("b", ttl=1), {"op": "delete", "key": "a"}, CRASH,
-    tick(1), CRASH, put("c"), FLUSH, COMPACT_ALL, tick(5), CRASH,
+    put("a", ttl=3),
+    FLUSH,
+    put("b", ttl=1),
+    {"op": "delete", "key": "a"},
+    CRASH,
+    tick(1),
+    CRASH,
+    put("c"),
+    FLUSH,
+    COMPACT_ALL,
+    tick(5),
+    CRASH,
 ]
 DEFAULT_VS_EXPLICIT = [put("a", ttl=10), put("b"), tick(3), FLUSH, COMPACT_ALL, tick(5)]
 REPUT_REPLACES_TTL = [
-    put("a", ttl=2), FLUSH, tick(1), put("a", "again"), tick(5),
-    put("b", ttl=100), FLUSH, put("b", ttl=1), tick(1), put("c"), FLUSH, COMPACT_ALL,
+    put("a", ttl=2),
+    FLUSH,
+    tick(1),
+    put("a", "again"),
+    tick(5),
+    put("b", ttl=100),
+    FLUSH,
+    put("b", ttl=1),
+    tick(1),
+    put("c"),
+    FLUSH,
+    COMPACT_ALL,
 ]
-PERIODIC_HISTORY = [put("a", ttl=1), FLUSH, tick(3), put("b"), FLUSH, PERIODIC, tick(3), put("c"), FLUSH, PERIODIC]
+PERIODIC_HISTORY = [
+    put("a", ttl=1),
+    FLUSH,
+    tick(3),
+    put("b"),
+    FLUSH,
+    PERIODIC,
+    tick(3),
+    put("c"),
+    FLUSH,
+    PERIODIC,
+]
 ABSOLUTE_AND_NEVER = [
-    put("a", expire_at=3), put("b", ttl=I64_MAX), tick(3), FLUSH, COMPACT_ALL, put("a", "back"), tick(1),
+    put("a", expire_at=3),
+    put("b", ttl=I64_MAX),
+    tick(3),
+    FLUSH,
+    COMPACT_ALL,
+    put("a", "back"),
+    tick(1),
 ]
 
 HISTORIES = {
@@ -153,19 +205,25 @@ def test_planted_lt_in_reads_is_caught(monkeypatch):
 
 
 def test_planted_lt_in_the_compaction_filter_is_caught(monkeypatch):
-    monkeypatch.setattr(lsm, "expired_for_compaction", lambda r, now: not r.is_tombstone and r.expire_ts < now)
+    monkeypatch.setattr(
+        lsm, "expired_for_compaction", lambda r, now: not r.is_tombstone and r.expire_ts < now
+    )
     history = [put("a", ttl=5), put("b"), tick(5), FLUSH, COMPACT_NEWEST]
     assert first_divergence(history)[1] == "expired value kept by compaction"
 
 
 def test_planted_drop_of_expired_values_resurrects_the_older_version(monkeypatch):
-    monkeypatch.setattr(lsm, "ttl_filter", lambda rows, now: tuple(r for r in rows if not lsm.expired_for_compaction(r, now)))
+    monkeypatch.setattr(
+        lsm, "ttl_filter", lambda rows, now: tuple(r for r in rows if not lsm.expired_for_compaction(r, now))
+    )
     step, what, got, _ = first_divergence(EXPIRED_OVER_LOWER_RUN)
     assert what == "get" and got[b"a"] == b"old"
 
 
 def test_planted_tombstone_drop_in_a_non_last_run_resurrects(monkeypatch):
-    monkeypatch.setattr(lsm, "drop_tombstones", lambda rows, is_last_run: tuple(r for r in rows if not r.is_tombstone))
+    monkeypatch.setattr(
+        lsm, "drop_tombstones", lambda rows, is_last_run: tuple(r for r in rows if not r.is_tombstone)
+    )
     step, what, got, _ = first_divergence(TOMBSTONE_OVER_LOWER_RUN)
     assert (step, what, got[b"a"]) == (5, "get", b"old")
 
@@ -185,8 +243,12 @@ writes = st.one_of(
     st.builds(lambda k: {"op": "delete", "key": k}, keys),
     st.builds(tick, st.integers(0, 2)),
 )
-compact = st.builds(lambda s, n: {"op": "compact", "start": s, "length": n}, st.integers(0, 3), st.integers(0, 3))
-ends = st.one_of(st.just([]), st.just([FLUSH]), compact.map(lambda c: [FLUSH, c]), st.just([PERIODIC]), st.just([CRASH]))
+compact = st.builds(
+    lambda s, n: {"op": "compact", "start": s, "length": n}, st.integers(0, 3), st.integers(0, 3)
+)
+ends = st.one_of(
+    st.just([]), st.just([FLUSH]), compact.map(lambda c: [FLUSH, c]), st.just([PERIODIC]), st.just([CRASH])
+)
 # a history is blocks of a few writes and ticks, each ended by a flush, a compaction, a crash...
 histories = st.lists(st.tuples(st.lists(writes, max_size=3), ends), max_size=8).map(
     lambda blocks: [a for block, end in blocks for a in block + end]

@@ -22,8 +22,13 @@ from tests.helpers import QUICK
 
 
 def test_the_worked_example_holds(tmp_path):
-    result = run_suite(get_suite("collections"), load_implementation("pandas_impl:factory"), "pandas_impl:factory",
-                       attrs.evolve(QUICK, screening_histories=500), seed=0)
+    result = run_suite(
+        get_suite("collections"),
+        load_implementation("pandas_impl:factory"),
+        "pandas_impl:factory",
+        attrs.evolve(QUICK, screening_histories=500),
+        seed=0,
+    )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
 
 
@@ -34,7 +39,9 @@ def test_fixture_passes_and_fails(frontier_harness):
 
 
 def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.frontier-harness]\ncorpus = "cx"\n[tool.frontier-harness.profiles.ci]\nspark_examples = 3\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.frontier-harness]\ncorpus = "cx"\n[tool.frontier-harness.profiles.ci]\nspark_examples = 3\n'
+    )
     config = load(tmp_path)
     assert config.get("corpus") == "cx" and config.profile("ci").spark_examples == 3
     (tmp_path / "pyproject.toml").write_text("[tool.frontier-harness.profiles.ci]\nbogus = 1\n")
@@ -45,8 +52,14 @@ def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
 def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):
     from properties.verify import replay_corpus
 
-    result = run_suite(get_suite("collections"), planted.model_keeps_zero_diffs(), "tests.planted:model_keeps_zero_diffs",
-                       QUICK, seed=3, domains=["total"])
+    result = run_suite(
+        get_suite("collections"),
+        planted.model_keeps_zero_diffs(),
+        "tests.planted:model_keeps_zero_diffs",
+        QUICK,
+        seed=3,
+        domains=["total"],
+    )
     path = counterexample.write(result.results[0].failure, tmp_path)
     assert [c.passed for c in replay_corpus(tmp_path)] == [False]
     raw = json.loads(path.read_text())
@@ -58,8 +71,14 @@ def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):
 
 
 def test_replay_plot_draws_a_png(tmp_path):
-    result = run_suite(get_suite("collections"), planted.model_keeps_zero_diffs(), "tests.planted:model_keeps_zero_diffs",
-                       QUICK, seed=3, domains=["total"])
+    result = run_suite(
+        get_suite("collections"),
+        planted.model_keeps_zero_diffs(),
+        "tests.planted:model_keeps_zero_diffs",
+        QUICK,
+        seed=3,
+        domains=["total"],
+    )
     path = counterexample.write(result.results[0].failure, tmp_path)
     png = tmp_path / "cx.png"
     assert main(["replay", str(path), "--plot", str(png)]) == 1
@@ -70,7 +89,8 @@ NOT_INT = st.text(string.printable, max_size=6).filter(lambda t: not t.strip().l
 NEGATIVE = st.integers(max_value=-1).map(str)
 NOT_POSITIVE = st.sampled_from(["0", "-1", "nan", "inf", "-inf", "1e999", "", "x"])
 NOT_A_NAME = st.text(string.ascii_letters + "(),:", min_size=1, max_size=8).filter(
-    lambda t: t not in ("dev", "ci", "thorough", "total", "partitioned", "laws"))
+    lambda t: t not in ("dev", "ci", "thorough", "total", "partitioned", "laws")
+)
 # flag -> (verbs that take it, bad values for it)
 BAD = {
     "--seed": (["check", "verify"], NOT_INT | NEGATIVE),
@@ -104,8 +124,12 @@ def test_fuzzed_counterexample_files_exit_2(tmp_path_factory, how, cut, data):
     good = json.dumps(counterexample.to_itf(_example()))
     bad = {
         "truncate": lambda: good[: cut % len(good)],
-        "retype": lambda: json.dumps({**json.loads(good), "states": data.draw(st.sampled_from([1, "s", None, {}]))}),
-        "version": lambda: json.dumps({**json.loads(good), "#meta": {**json.loads(good)["#meta"], "format_version": cut}}),
+        "retype": lambda: json.dumps(
+            {**json.loads(good), "states": data.draw(st.sampled_from([1, "s", None, {}]))}
+        ),
+        "version": lambda: json.dumps(
+            {**json.loads(good), "#meta": {**json.loads(good)["#meta"], "format_version": cut}}
+        ),
         "garbage": lambda: data.draw(st.text(max_size=40)),
     }[how]()
     if bad == good:
@@ -139,5 +163,9 @@ def _example():
     from properties.counterexample import Counterexample
     from properties.history import Action, History
 
-    return Counterexample("collections", "observations_match_model",
-                          History("total", (Action("update", {"data": "a", "time": 1, "diff": 1}),)), "model")
+    return Counterexample(
+        "collections",
+        "observations_match_model",
+        History("total", (Action("update", {"data": "a", "time": 1, "diff": 1}),)),
+        "model",
+    )

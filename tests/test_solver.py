@@ -11,12 +11,13 @@ from contextlib import contextmanager
 import attrs
 import pytest
 import z3
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model import expiration as ex
 from model.antichain import Antichain
 from model.catalog import RefreshAt, RefreshEvery, next_refresh, upper_at
-from model.domains import Partitioned, PartitionedTime, Product, PARTITION_MAX
+from model.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product
 from model.errors import DataflowExpired
 from properties import counterexample
 from properties.implementations import ModelImplementation
@@ -30,7 +31,9 @@ from tests.test_model_expiration import scenarios
 FAST = settings(max_examples=150, deadline=None, database=None)
 OPT = st.one_of(st.none(), st.integers(0, 40))
 TIME = st.integers(0, 40)
-CLAUSE = st.one_of(st.builds(RefreshEvery, st.integers(1, 9), st.integers(0, 12)), st.builds(RefreshAt, st.integers(0, 40)))
+CLAUSE = st.one_of(
+    st.builds(RefreshEvery, st.integers(1, 9), st.integers(0, 12)), st.builds(RefreshAt, st.integers(0, 40))
+)
 SCHEDULE = st.lists(CLAUSE, max_size=3).map(tuple)
 
 
@@ -46,7 +49,9 @@ def z(rule: str, *args):
 @FAST
 @given(TIME, st.integers(0, 9), OPT, OPT)
 def test_arithmetic_rules_equal_the_model(start, offset, a, b):
-    assert z("replica_expiration", z3.IntVal(start), z3.IntVal(offset)) == ex.replica_expiration(start, offset)
+    assert z("replica_expiration", z3.IntVal(start), z3.IntVal(offset)) == ex.replica_expiration(
+        start, offset
+    )
     assert z("frontier_meet", lift(a), lift(b)) == ex.frontier_meet(a, b)
     assert z("meet_bounds", lift(a), lift(b)) == ex.meet_bounds(a, b)
     assert z("subscribe_bound", lift(a), lift(b)) == ex.subscribe_bound(a, b)
@@ -134,8 +139,13 @@ def test_product_encoding_equals_the_model(x, y):
     assert tuple(z3.simplify(v).as_long() for v in ob.product_meet(x, y)) == d.meet(x, y)
 
 
-PTIME = st.builds(lambda lo, width, off, top: PartitionedTime(lo, PARTITION_MAX if top else lo + width, off),
-                  st.integers(0, 6), st.integers(0, 6), st.integers(0, 9), st.booleans())
+PTIME = st.builds(
+    lambda lo, width, off, top: PartitionedTime(lo, PARTITION_MAX if top else lo + width, off),
+    st.integers(0, 6),
+    st.integers(0, 6),
+    st.integers(0, 9),
+    st.booleans(),
+)
 
 
 @FAST
@@ -182,19 +192,29 @@ def _earliest(a, b):
 PLANTED = {
     "refresh_not_rounded": (
         {"round_up_to_refresh": lambda rules, schedule, bound: bound},
-        ("round_up_to_refresh", lambda schedule, bound: bound), "time-dependence"),
+        ("round_up_to_refresh", lambda schedule, bound: bound),
+        "time-dependence",
+    ),
     "load_generator_expires": (
         {"source_bound": lambda rules, lg, epoch, wall: ite(epoch, some(wall), NONE)},
-        ("source_bound", lambda kind, epoch, wall: wall if epoch else None), "time-dependence"),
+        ("source_bound", lambda kind, epoch, wall: wall if epoch else None),
+        "time-dependence",
+    ),
     "none_is_earliest": (
         {"meet_bounds": lambda rules, a, b: _earliest_opt(a, b)},
-        ("meet_bounds", _earliest), "time-dependence"),
+        ("meet_bounds", _earliest),
+        "time-dependence",
+    ),
     "until_joined": (
         {"meet_until": lambda rules, until, e: _max_opt(until, e)},
-        ("meet_until", lambda until, e: None if until is None or e is None else max(until, e)), "frontier-hold"),
+        ("meet_until", lambda until, e: None if until is None or e is None else max(until, e)),
+        "frontier-hold",
+    ),
     "no_one_tick_step": (
         {"step_one_tick": lambda rules, t: t},
-        ("step_one_tick", lambda t: t), "frontier-hold"),
+        ("step_one_tick", lambda t: t),
+        "frontier-hold",
+    ),
 }
 
 
@@ -261,7 +281,10 @@ def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
 # The same bugs planted in Spark's coordinator rules (spark_impl.expiration): name -> (rule, replacement).
 SPARK_PLANTED = {
     "refresh_not_rounded": ("refresh_bound", lambda schedule, bound: bound),
-    "load_generator_expires": ("leaf_bound", lambda entry, wall: wall if entry.kind == "table" or entry.epoch else None),
+    "load_generator_expires": (
+        "leaf_bound",
+        lambda entry, wall: wall if entry.kind == "table" or entry.epoch else None,
+    ),
     "none_is_earliest": ("meet_bounds", _earliest),
     "until_joined": ("meet_until", PLANTED["until_joined"][1][1]),
     "no_one_tick_step": ("step_one_tick", lambda t: t),
@@ -306,8 +329,12 @@ def test_refutations_replay_on_spark(spark_session, tmp_path):
     for bug, r in realized.items():
         [outcome] = cx.check(_spark_planted(bug), [r.counterexample.history])
         assert not outcome.ok and outcome.step == r.outcome.step, (bug, outcome.message, r.outcome.message)
-    path = counterexample.write(attrs.evolve(realized["refresh_not_rounded"].counterexample,
-                                             impl="tests.test_solver:spark_refresh_not_rounded"), tmp_path)
+    path = counterexample.write(
+        attrs.evolve(
+            realized["refresh_not_rounded"].counterexample, impl="tests.test_solver:spark_refresh_not_rounded"
+        ),
+        tmp_path,
+    )
     assert main(["replay", str(path)]) == 1
     assert main(["replay", str(path), "--impl", "spark"]) == 0
 
@@ -325,10 +352,13 @@ def test_a_planted_bug_breaks_the_encodings_equality_with_the_model(bug):
 def _rule_differs(rule, a, b):
     if rule == "round_up_to_refresh":
         schedule = (RefreshEvery(10, 0),)
-        return b is not None and ex.round_up_to_refresh(schedule, b) != z(rule, (enc.clause(schedule[0]),), lift(b))
+        return b is not None and ex.round_up_to_refresh(schedule, b) != z(
+            rule, (enc.clause(schedule[0]),), lift(b)
+        )
     if rule == "source_bound":
         return b is not None and ex.source_bound("load_generator", True, b) != z(
-            rule, z3.BoolVal(True), z3.BoolVal(True), z3.IntVal(b))
+            rule, z3.BoolVal(True), z3.BoolVal(True), z3.IntVal(b)
+        )
     if rule == "step_one_tick":
         return b is not None and ex.step_one_tick(b) != z(rule, z3.IntVal(b)).as_long()
     return getattr(ex, rule)(a, b) != z(rule, lift(a), lift(b))
@@ -362,8 +392,12 @@ def test_prove_verb_exit_codes_and_json(tmp_path):
     out = tmp_path / "proved.json"
     assert solver_cli.run(_args("--json", str(out)), _console()) == 0
     assert {o["status"] for o in json.loads(out.read_text())["obligations"]} == {"proved"}
-    assert solver_cli.run(_args("--obligation", "time-dependence", "--skew", "1", "--out", str(tmp_path)),
-                          _console()) == 1
+    assert (
+        solver_cli.run(
+            _args("--obligation", "time-dependence", "--skew", "1", "--out", str(tmp_path)), _console()
+        )
+        == 1
+    )
 
 
 def test_a_give_up_is_reported_as_such_never_as_proved(tmp_path):
@@ -375,8 +409,13 @@ def test_a_give_up_is_reported_as_such_never_as_proved(tmp_path):
 
 def test_a_planted_bug_through_the_verb_writes_a_counterexample(tmp_path):
     rules = attrs.evolve(FAITHFUL, **PLANTED["refresh_not_rounded"][0])
-    code = solver_cli.run(_args("--obligation", "time-dependence", "--out", str(tmp_path)), _console(), rules,
-                          _planted_impl("refresh_not_rounded"), "tests.test_solver:refresh_not_rounded")
+    code = solver_cli.run(
+        _args("--obligation", "time-dependence", "--out", str(tmp_path)),
+        _console(),
+        rules,
+        _planted_impl("refresh_not_rounded"),
+        "tests.test_solver:refresh_not_rounded",
+    )
     assert code == 1
     [written] = list(tmp_path.glob("prove-*.itf.json"))
     assert counterexample.read(written).impl == "tests.test_solver:refresh_not_rounded"

@@ -17,7 +17,9 @@ BOUNDARIES = {
     # intervals across a bucket edge of their level: [3, 6) at level 2, [6, 13) at level 3
     "straddling": [(0, 3), (1, 6), (2, 13)],
 }
-EDGES = sorted({v for bounds in BOUNDARIES.values() for _, b in bounds if b is not None for v in (b - 1, b, b + 1)} | {0})
+EDGES = sorted(
+    {v for bounds in BOUNDARIES.values() for _, b in bounds if b is not None for v in (b - 1, b, b + 1)} | {0}
+)
 
 
 def first_above(bounds: list, value: int):
@@ -30,9 +32,12 @@ def assigned(spark, rows: list) -> dict:
 
     from spark_impl.as_of import as_of
 
-    boundaries = spark.createDataFrame([(k, t, b) for k, bounds in BOUNDARIES.items() for t, b in bounds],
-                                       "key string, t long, bound long")
-    values = spark.createDataFrame(rows, "key string, v long").withColumn("id", F.monotonically_increasing_id())
+    boundaries = spark.createDataFrame(
+        [(k, t, b) for k, bounds in BOUNDARIES.items() for t, b in bounds], "key string, t long, bound long"
+    )
+    values = spark.createDataFrame(rows, "key string, v long").withColumn(
+        "id", F.monotonically_increasing_id()
+    )
     out = as_of(boundaries, values, ["key"], "v").select("key", "v", "into_time").collect()
     return sorted((r.key, r.v, r.into_time) for r in out)
 
@@ -47,7 +52,13 @@ def test_every_value_gets_exactly_the_first_step_above_it(spark_session):
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(sorted(BOUNDARIES)), st.integers(0, 20) | st.integers(0, 2**41)), min_size=1, max_size=50))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(sorted(BOUNDARIES)), st.integers(0, 20) | st.integers(0, 2**41)),
+        min_size=1,
+        max_size=50,
+    )
+)
 def test_random_values_agree_with_the_oracle(spark_session, rows):
     assert assigned(spark_session, rows) == expected(rows)
 

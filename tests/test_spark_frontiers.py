@@ -34,12 +34,19 @@ CASES = [
 def test_beyond_and_advance_by(spark_session, domain, time, frontier, beyond, advanced):
     tc = time_columns(domain)
     t = arrow_type(tc.spark_type)
-    table = pa.table({"t": pa.array([tc.to_row(time)], t), "f": pa.array([[tc.to_row(x) for x in frontier]], pa.list_(t))})
-    row = spark_session.createDataFrame(table).select(
-        frontiers.beyond(tc, F.col("f"), F.col("t")).alias("beyond"),
-        frontiers.advance_by(tc, F.col("t"), F.col("f")).alias("advanced"),
-        frontiers.minimal(tc, F.concat(F.col("f"), F.array(F.col("t")))).alias("minimal"),
-    ).toArrow().to_pylist()[0]
+    table = pa.table(
+        {"t": pa.array([tc.to_row(time)], t), "f": pa.array([[tc.to_row(x) for x in frontier]], pa.list_(t))}
+    )
+    row = (
+        spark_session.createDataFrame(table)
+        .select(
+            frontiers.beyond(tc, F.col("f"), F.col("t")).alias("beyond"),
+            frontiers.advance_by(tc, F.col("t"), F.col("f")).alias("advanced"),
+            frontiers.minimal(tc, F.concat(F.col("f"), F.array(F.col("t")))).alias("minimal"),
+        )
+        .toArrow()
+        .to_pylist()[0]
+    )
     assert row["beyond"] is beyond
     assert tc.from_row(row["advanced"]) == advanced
     expected_minimal = set(frontier) if beyond else {x for x in frontier if not domain.le(time, x)} | {time}
@@ -50,8 +57,23 @@ def test_beyond_and_advance_by(spark_session, domain, time, frontier, beyond, ad
 def test_collections_suite_passes_on_spark_connect(tmp_path):
     """`SparkSession.builder.remote("local[2]")`: the same pipeline through Spark Connect."""
     proc = subprocess.run(
-        [sys.executable, "-m", "properties.cli", "--remote", "local[2]", "check", "--suite", "collections",
-         "--profile", "dev", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "SPARK_REMOTE": ""},
+        [
+            sys.executable,
+            "-m",
+            "properties.cli",
+            "--remote",
+            "local[2]",
+            "check",
+            "--suite",
+            "collections",
+            "--profile",
+            "dev",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "SPARK_REMOTE": ""},
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

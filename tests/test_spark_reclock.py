@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from model.domains import PARTITION_MAX, PartitionedTime as P, parse_domain
+from model.domains import PARTITION_MAX, parse_domain
+from model.domains import PartitionedTime as P
 from properties.history import Action, History
 from properties.suites.reclock import observe
 
@@ -22,19 +23,47 @@ def update(data, time, diff=1):
 HISTORIES = {
     "total": [
         # boundary: an update at the new upper stays pending; a skipped tick; inversion at a binding time
-        [mint([3], 2), update("a", 2), update("b", 3), mint([9], 1), Action("invert", {"tick": 2}),
-         Action("invert", {"tick": 3}), Action("read", {"tick": 2})],
+        [
+            mint([3], 2),
+            update("a", 2),
+            update("b", 3),
+            mint([9], 1),
+            Action("invert", {"tick": 2}),
+            Action("invert", {"tick": 3}),
+            Action("read", {"tick": 2}),
+        ],
         # compaction to a binding time, then closing the source assigns everything pending
-        [mint([2], 1), mint([5], 3), update("a", 0), update("b", 4), Action("compact", {"to": 3}), Action("reclock", {}),
-         update("c", 7), mint([], 4), Action("invert", {"closed": True})],
+        [
+            mint([2], 1),
+            mint([5], 3),
+            update("a", 0),
+            update("b", 4),
+            Action("compact", {"to": 3}),
+            Action("reclock", {}),
+            update("c", 7),
+            mint([], 4),
+            Action("invert", {"closed": True}),
+        ],
     ],
     "partitioned": [
         # a new partition appears; an update on partition 0 must not move when partition 1 changes
-        [mint([P(0, 0, 2), P(1, PARTITION_MAX, 0)], 1), update("a", P(0, 0, 1)), update("b", P(1, 1, 0)),
-         mint([P(0, 0, 2), P(1, 1, 3), P(2, PARTITION_MAX, 0)], 2), update("c", P(0, 2, 1)), Action("read", {"tick": 2})],
+        [
+            mint([P(0, 0, 2), P(1, PARTITION_MAX, 0)], 1),
+            update("a", P(0, 0, 1)),
+            update("b", P(1, 1, 0)),
+            mint([P(0, 0, 2), P(1, 1, 3), P(2, PARTITION_MAX, 0)], 2),
+            update("c", P(0, 2, 1)),
+            Action("read", {"tick": 2}),
+        ],
     ],
     "product(total,total)": [
-        [mint([(2, 0), (0, 2)], 1), update("a", (1, 1)), update("b", (2, 2)), mint([(3, 3)], 2), Action("invert", {"tick": 2})],
+        [
+            mint([(2, 0), (0, 2)], 1),
+            update("a", (1, 1)),
+            update("b", (2, 2)),
+            mint([(3, 3)], 2),
+            Action("invert", {"tick": 2}),
+        ],
     ],
 }
 

@@ -82,8 +82,13 @@ def test_codec_errors_are_typed_and_name_sst_and_offset():
 
 
 def test_the_codec_suite_holds_for_the_spark_impl_codec():
-    result = run_suite(get_suite("ttl_codec"), SparkImplementation(), "spark",
-                       attrs.evolve(QUICK, spark_examples=40, screening_histories=1000), seed=0)
+    result = run_suite(
+        get_suite("ttl_codec"),
+        SparkImplementation(),
+        "spark",
+        attrs.evolve(QUICK, spark_examples=40, screening_histories=1000),
+        seed=0,
+    )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
 
 
@@ -96,21 +101,21 @@ def test_store_files_reads_and_reopen(spark_session, tmp_path):
     store = ttl_store.SparkTtlStore.open(tmp_path, clock)
     store.put(b"a", b"old")
     store.flush()
-    store.compact(store.source_names())                  # the last run holds a=old
+    store.compact(store.source_names())  # the last run holds a=old
     clock.ms = 3
     store.put(b"a", b"new", 2)
     store.flush()
     clock.ms = 5
     store.put(b"b", b"x")
-    store.flush()                                        # compaction's now is 5: a=new expired
-    store.compact(store.source_names()[:2])              # both L0 SSTs, not the last run
+    store.flush()  # compaction's now is 5: a=new expired
+    store.compact(store.source_names()[:2])  # both L0 SSTs, not the last run
     assert store.get(b"a") is None and store.scan() == [(b"b", b"x")]
     run = store.manifest["runs"][0]
     assert run["has_ttl"] is False and run["creation_timestamp"] == 5
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert [s["name"] for s in manifest["runs"]] == ["sst-4", "sst-1"]
     clock.ms = 8
-    store.put(b"c", b"y", expire_at=20)                  # unflushed: only in the WAL
+    store.put(b"c", b"y", expire_at=20)  # unflushed: only in the WAL
     store = ttl_store.SparkTtlStore.open(tmp_path, clock)
     assert store.floor == 8 and store.scan(b"b") == [(b"b", b"x"), (b"c", b"y")]
     clock.ms = 7
@@ -121,17 +126,29 @@ def test_store_files_reads_and_reopen(spark_session, tmp_path):
 
 
 SCENARIOS = [
-    [("put", {"key": "a", "value": "old"}), ("flush", {}), ("compact", {"start": 0, "length": 99}),
-     ("put", {"key": "a", "value": "new", "ttl": 1}), ("flush", {}), ("tick", {"ms": 1}),
-     ("put", {"key": "b", "value": "x"}), ("flush", {}), ("compact", {"start": 0, "length": 0}),
-     ("delete", {"key": "b"}), ("crash", {"ms": 0}), ("periodic", {})],
+    [
+        ("put", {"key": "a", "value": "old"}),
+        ("flush", {}),
+        ("compact", {"start": 0, "length": 99}),
+        ("put", {"key": "a", "value": "new", "ttl": 1}),
+        ("flush", {}),
+        ("tick", {"ms": 1}),
+        ("put", {"key": "b", "value": "x"}),
+        ("flush", {}),
+        ("compact", {"start": 0, "length": 0}),
+        ("delete", {"key": "b"}),
+        ("crash", {"ms": 0}),
+        ("periodic", {}),
+    ],
 ]
 
 
 @pytest.mark.spark
 def test_the_spark_store_equals_the_reference_on_the_hard_scenario(spark_session):
-    histories = [History("total", (Action("open", {"interval": 0}),) + tuple(Action(n, a) for n, a in s))
-                 for s in SCENARIOS]
+    histories = [
+        History("total", (Action("open", {"interval": 0}),) + tuple(Action(n, a) for n, a in s))
+        for s in SCENARIOS
+    ]
     for history, observed in zip(histories, ttl_store.observe_ttl(None, histories)):
         outcome = compare(ttl.observe(history), observed)
         assert outcome.ok, outcome.message
@@ -139,8 +156,13 @@ def test_the_spark_store_equals_the_reference_on_the_hard_scenario(spark_session
 
 @pytest.mark.spark
 def test_spark_compaction_equals_the_model(spark_session):
-    result = run_suite(get_suite("ttl_compaction"), SparkImplementation(), "spark",
-                       attrs.evolve(QUICK, spark_examples=4, screening_histories=1000, screening_batch=1000), seed=0)
+    result = run_suite(
+        get_suite("ttl_compaction"),
+        SparkImplementation(),
+        "spark",
+        attrs.evolve(QUICK, spark_examples=4, screening_histories=1000, screening_batch=1000),
+        seed=0,
+    )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -149,7 +171,13 @@ def test_spark_compaction_equals_the_model(spark_session):
 def test_planted_spark_lt_in_compaction_filter_is_caught_small_and_replays(spark_session, tmp_path):
     impl_name = "tests.test_spark_ttl:spark_lt_in_compaction_filter"
     suite = get_suite("ttl_compaction")
-    result = run_suite(suite, spark_lt_in_compaction_filter(), impl_name, attrs.evolve(QUICK, spark_examples=6, batch_size=4), seed=0)
+    result = run_suite(
+        suite,
+        spark_lt_in_compaction_filter(),
+        impl_name,
+        attrs.evolve(QUICK, spark_examples=6, batch_size=4),
+        seed=0,
+    )
     failure = result.results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history

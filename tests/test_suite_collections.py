@@ -16,7 +16,9 @@ COLLECTIONS = get_suite("collections")
 
 def test_planted_model_side_bug_keeping_zero_diffs_is_caught_small(tmp_path):
     impl_name = "tests.planted:model_keeps_zero_diffs"
-    result = run_suite(COLLECTIONS, planted.model_keeps_zero_diffs(), impl_name, QUICK, seed=3, domains=["total"])
+    result = run_suite(
+        COLLECTIONS, planted.model_keeps_zero_diffs(), impl_name, QUICK, seed=3, domains=["total"]
+    )
     failure = result.results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history
@@ -26,7 +28,9 @@ def test_planted_model_side_bug_keeping_zero_diffs_is_caught_small(tmp_path):
 def test_screening_lane_finds_and_reduces_the_planted_bug():
     profile = attrs.evolve(QUICK, screening_histories=3000, screening_batch=1000)
     prop = COLLECTIONS.properties[0]
-    result = screening_lane(COLLECTIONS, prop, planted.model_keeps_zero_diffs(), "planted", "partitioned", profile, 0, None)
+    result = screening_lane(
+        COLLECTIONS, prop, planted.model_keeps_zero_diffs(), "planted", "partitioned", profile, 0, None
+    )
     assert result.failure is not None, "the screening lane never found the planted bug"
     assert result.failure.lane == "screening"
     assert len(result.failure.history.actions) <= 3, result.failure.history
@@ -34,7 +38,9 @@ def test_screening_lane_finds_and_reduces_the_planted_bug():
 
 @pytest.mark.spark
 def test_spark_equals_model_on_every_domain(spark_session):
-    result = run_suite(COLLECTIONS, SparkImplementation(), "spark", attrs.evolve(QUICK, screening_histories=500), seed=0)
+    result = run_suite(
+        COLLECTIONS, SparkImplementation(), "spark", attrs.evolve(QUICK, screening_histories=500), seed=0
+    )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -42,7 +48,9 @@ def test_spark_equals_model_on_every_domain(spark_session):
 @pytest.mark.spark
 def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path):
     impl_name = "tests.planted:spark_keeps_zero_diffs"
-    result = run_suite(COLLECTIONS, planted.spark_keeps_zero_diffs(), impl_name, QUICK, seed=0, domains=["total"])
+    result = run_suite(
+        COLLECTIONS, planted.spark_keeps_zero_diffs(), impl_name, QUICK, seed=0, domains=["total"]
+    )
     failure = result.results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history

@@ -13,8 +13,8 @@ from model import expiration as ex
 from properties.implementations import ModelImplementation
 from properties.runner import run_suite
 from properties.source import RandomSource
-from properties.suites import expiration as suite
 from properties.strategies.catalogs import draw_expiration_history
+from properties.suites import expiration as suite
 from properties.suites import get_suite
 from spark_impl.implementation import SparkImplementation
 from tests.helpers import QUICK, patched, write_and_replay
@@ -57,7 +57,9 @@ def none_as_earliest() -> ModelImplementation:
 
 
 def test_suite_holds_on_the_model_and_reaches_every_hard_case():
-    result = run_suite(EXPIRATION, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0)
+    result = run_suite(
+        EXPIRATION, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0
+    )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -110,7 +112,9 @@ def spark_keeps_updates_past_the_last_refresh():
 
     class Impl(SparkImplementation):
         def observe_expiration(self, domain, histories):
-            with patched(plan, "next_refresh", lambda clauses, time: F.coalesce(original(clauses, time), time)):
+            with patched(
+                plan, "next_refresh", lambda clauses, time: F.coalesce(original(clauses, time), time)
+            ):
                 return super().observe_expiration(domain, histories)
 
     return Impl()
@@ -131,7 +135,9 @@ def test_planted_spark_bug_is_caught_small(spark_session, tmp_path):
     name = "tests.test_suite_expiration:spark_keeps_updates_past_the_last_refresh"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
     profile = attrs.evolve(QUICK, spark_examples=1, screening_histories=150, screening_batch=150)
-    failure = run_suite(only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0).results[0].failure
+    failure = (
+        run_suite(only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0).results[0].failure
+    )
     assert failure is not None
     assert len(failure.history.actions) <= 8, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import attrs
 import pytest
 
@@ -11,12 +10,12 @@ from properties.implementations import ModelImplementation
 from properties.runner import run_suite, screening_lane
 from properties.suites import get_suite
 from properties.suites.reclock import observe
-from tests.helpers import QUICK, write_and_replay, patched
+from tests.helpers import QUICK, patched, write_and_replay
 
 RECLOCK = get_suite("reclock")
-SPARK_QUICK = attrs.evolve(QUICK, spark_examples=2, batch_size=6, screening_histories=400, screening_batch=400)
-
-
+SPARK_QUICK = attrs.evolve(
+    QUICK, spark_examples=2, batch_size=6, screening_histories=400, screening_batch=400
+)
 
 
 def model_off_by_one() -> ModelImplementation:
@@ -24,7 +23,9 @@ def model_off_by_one() -> ModelImplementation:
 
     class Impl(ModelImplementation):
         def observe_reclock(self, domain, histories):
-            with patched(reclock_module, "reclockable_at", lambda frontier, time: not frontier.less_than(time)):
+            with patched(
+                reclock_module, "reclockable_at", lambda frontier, time: not frontier.less_than(time)
+            ):
                 return [observe(h) for h in histories]
 
     return Impl()
@@ -70,7 +71,9 @@ def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_p
     profile = attrs.evolve(SPARK_QUICK, screening_histories=64, screening_batch=64)
     impl = spark_mint_without_retraction()
     impl.prepare()
-    failure = screening_lane(RECLOCK, RECLOCK.properties[0], impl, impl_name, "total", profile, 0, None).failure
+    failure = screening_lane(
+        RECLOCK, RECLOCK.properties[0], impl, impl_name, "total", profile, 0, None
+    ).failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history
     assert write_and_replay(failure, tmp_path, impl_name) == 1

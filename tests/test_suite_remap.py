@@ -32,23 +32,53 @@ def _caught(prop: str, domain: str, max_actions: int, tmp_path) -> None:
 
 PLANTED = {
     # the assignment uses "R(t) <= s" (frontier order) instead of "s not beyond R(t)"
-    "assign_uses_frontier_le": (reclock_module, "reclockable_at",
-                                lambda frontier, time: frontier.le(Antichain.of(frontier.domain, [time])),
-                                "reclocked_iff_not_beyond", 3),
+    "assign_uses_frontier_le": (
+        reclock_module,
+        "reclockable_at",
+        lambda frontier, time: frontier.le(Antichain.of(frontier.domain, [time])),
+        "reclocked_iff_not_beyond",
+        3,
+    ),
     # the assignment is off by one at the boundary: strict "<" of an element instead of "<="
-    "assign_off_by_one": (reclock_module, "reclockable_at", lambda frontier, time: not frontier.less_than(time),
-                          "reclocked_iff_not_beyond", 3),
+    "assign_off_by_one": (
+        reclock_module,
+        "reclockable_at",
+        lambda frontier, time: not frontier.less_than(time),
+        "reclocked_iff_not_beyond",
+        3,
+    ),
     # inversion counts bindings with into <= t instead of into < t
-    "inversion_includes_t": (remap_module, "binding_before", lambda into, frontier: any(into <= f for f in frontier),
-                             "inversion_bounds_later_updates", 3),
+    "inversion_includes_t": (
+        remap_module,
+        "binding_before",
+        lambda into, frontier: any(into <= f for f in frontier),
+        "inversion_bounds_later_updates",
+        3,
+    ),
     # compaction does not consolidate
-    "compaction_without_consolidation": (remap_module, "consolidate_bindings", lambda domain, bindings: tuple(bindings),
-                                         "compaction_commutes", 3),
+    "compaction_without_consolidation": (
+        remap_module,
+        "consolidate_bindings",
+        lambda domain, bindings: tuple(bindings),
+        "compaction_commutes",
+        3,
+    ),
     # compaction lets since go back
-    "since_goes_back": (remap_module, "check_since", lambda current, requested: None, "compaction_commutes", 3),
+    "since_goes_back": (
+        remap_module,
+        "check_since",
+        lambda current, requested: None,
+        "compaction_commutes",
+        3,
+    ),
     # minting forgets to retract the old upper
-    "mint_without_retraction": (remap_module, "retractions", lambda old, new, tick: [],
-                                "minted_remaps_pass_and_mutants_fail", 2),
+    "mint_without_retraction": (
+        remap_module,
+        "retractions",
+        lambda old, new, tick: [],
+        "minted_remaps_pass_and_mutants_fail",
+        2,
+    ),
 }
 
 

@@ -24,4 +24,3 @@ def test_planted_transaction_emitted_before_an_earlier_incomplete_one(monkeypatc
     assert failure is not None
     assert len(failure.history.actions) <= 5, failure.history
     assert write_and_replay(failure, tmp_path, "model") == 1
-

@@ -9,18 +9,16 @@ import pytest
 
 import model.ingestion as ingestion
 import model.remap as remap
-from tests.helpers import patched
 from properties import counterexample
 from properties.cli import main as cli
 from properties.implementations import ModelImplementation
 from properties.profiles import PROFILES
 from properties.runner import run_suite
 from properties.suites import get_suite, resumption
+from tests.helpers import patched
 
 SUITE = get_suite("resumption")
 QUICK = attrs.evolve(PROFILES["ci"], max_examples=40, screening_histories=600, screening_batch=300)
-
-
 
 
 def _broken(module: Any, name: str, value: Any) -> ModelImplementation:
@@ -96,11 +94,14 @@ def spark_join_of_uppers() -> Any:
 def _crash_between_appends(domain: str):
     from properties.history import Action, History
 
-    return History(domain, (
-        Action("produce", {"partition": 0, "data": "r0"}),
-        Action("ingest", {"tick": 1, "fault": "after_remap_append"}),
-        Action("restart", {}),
-    ))
+    return History(
+        domain,
+        (
+            Action("produce", {"partition": 0, "data": "r0"}),
+            Action("ingest", {"tick": 1, "fault": "after_remap_append"}),
+            Action("restart", {}),
+        ),
+    )
 
 
 @pytest.mark.spark
@@ -112,11 +113,15 @@ def test_spark_equals_the_model_and_obeys_the_laws(domain):
     from properties.suite import compare
     from spark_impl.implementation import SparkImplementation
 
-    histories = [draw_ingestion_history(RandomSource(seed), domain, max_steps=12) for seed in range(10)] + [_crash_between_appends(domain)]
+    histories = [draw_ingestion_history(RandomSource(seed), domain, max_steps=12) for seed in range(10)] + [
+        _crash_between_appends(domain)
+    ]
     calm = [resumption.uninterrupted(h) for h in histories]
     observed = SparkImplementation().observe_ingestion(histories[0].time_domain, histories + calm)
     for i, h in enumerate(histories):
-        assert compare(resumption.observe(h), observed[i]).ok, compare(resumption.observe(h), observed[i]).message
+        assert compare(resumption.observe(h), observed[i]).ok, compare(
+            resumption.observe(h), observed[i]
+        ).message
         assert resumption.laws(h, observed[i], observed[i + len(histories)]).ok
 
 
@@ -128,8 +133,17 @@ def test_spark_planted_join_of_uppers_is_caught_and_replays(tmp_path):
     outcome = SUITE.property("resumption_laws").check(spark_join_of_uppers(), [history])[0]
     # Spark's reader re-reads from the data shard, so nothing is lost, but the commit passed the data shard.
     assert not outcome.ok and "covers records not in the data shard: ['r0']" in outcome.message
-    cx = Counterexample(suite="resumption", property="observations_match_model", history=history,
-                        impl="tests.test_suite_resumption:spark_join_of_uppers", message=outcome.message,
-                        step=outcome.step, seed=0, lane="fixed", model_said=None, impl_said=None)
+    cx = Counterexample(
+        suite="resumption",
+        property="observations_match_model",
+        history=history,
+        impl="tests.test_suite_resumption:spark_join_of_uppers",
+        message=outcome.message,
+        step=outcome.step,
+        seed=0,
+        lane="fixed",
+        model_said=None,
+        impl_said=None,
+    )
     path = counterexample.write(cx, tmp_path)
     assert cli(["replay", str(path), "--impl", "tests.test_suite_resumption:spark_join_of_uppers"]) == 1

@@ -14,7 +14,9 @@ from properties.suites.summary import observe
 from tests.helpers import QUICK, patched, write_and_replay
 
 SUMMARY = get_suite("summary")
-SPARK_QUICK = attrs.evolve(QUICK, spark_examples=2, batch_size=6, screening_histories=300, screening_batch=300)
+SPARK_QUICK = attrs.evolve(
+    QUICK, spark_examples=2, batch_size=6, screening_histories=300, screening_batch=300
+)
 
 
 def test_the_model_agrees_with_itself_and_reaches_every_hard_case():
@@ -60,15 +62,30 @@ def test_spark_equals_model_on_hand_written_histories(spark_session):
     def mint(upper, tick):
         return Action("mint", {"upper": tuple(upper), "tick": tick})
 
-    simple = History("total", (mint([2], 1), Action("update", {"data": "a", "time": 1, "diff": 1}),
-                               Action("update", {"data": "b", "time": 4, "diff": 1}), mint([5], 3), Action("crash", {"tick": 1})))
+    simple = History(
+        "total",
+        (
+            mint([2], 1),
+            Action("update", {"data": "a", "time": 1, "diff": 1}),
+            Action("update", {"data": "b", "time": 4, "diff": 1}),
+            mint([5], 3),
+            Action("crash", {"tick": 1}),
+        ),
+    )
     # t1 is complete at tick 2 but waits (ordered) for t0, whose second data record arrives at tick 3
-    txns = History("product(total,total)", (
-        Action("txn", {"txn": "t0", "size": 2, "time": (0, 0)}), Action("txn", {"txn": "t1", "size": 1, "time": (0, 1)}),
-        Action("data", {"txn": "t0", "payload": "t0:x", "time": (0, 0)}), Action("data", {"txn": "t1", "payload": "t1:y", "time": (1, 0)}),
-        Action("data", {"txn": "t0", "payload": "t0:z", "time": (3, 0)}),
-        mint([(2, 2)], 2), mint([(4, 2)], 3), Action("crash", {"tick": 2}),
-    ))
+    txns = History(
+        "product(total,total)",
+        (
+            Action("txn", {"txn": "t0", "size": 2, "time": (0, 0)}),
+            Action("txn", {"txn": "t1", "size": 1, "time": (0, 1)}),
+            Action("data", {"txn": "t0", "payload": "t0:x", "time": (0, 0)}),
+            Action("data", {"txn": "t1", "payload": "t1:y", "time": (1, 0)}),
+            Action("data", {"txn": "t0", "payload": "t0:z", "time": (3, 0)}),
+            mint([(2, 2)], 2),
+            mint([(4, 2)], 3),
+            Action("crash", {"tick": 2}),
+        ),
+    )
     for history in (simple, txns):
         assert observe_summary(parse_domain(history.domain), [history]) == [observe(history)]
 

@@ -49,7 +49,9 @@ def spark_retracts_at_upper() -> SparkImplementation:
 
 
 def test_suite_holds_on_the_model_and_reaches_every_hard_case():
-    result = run_suite(TEMPORAL, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=500), seed=0)
+    result = run_suite(
+        TEMPORAL, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=500), seed=0
+    )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -78,10 +80,17 @@ def test_planted_spark_side_retraction_at_upper_is_caught_small(spark_session, t
     from properties.history import Action, History
 
     get = {"node": "get", "name": "a"}
-    history = History("total", (Action("create_table", {"name": "a"}),
-                                Action("insert", {"table": "a", "row": [1, 1], "time": 0, "diff": 1}),
-                                Action("query", {"plan": {"node": "temporal", "input": get, "predicates": [["<=", 0, 0]]},
-                                                 "until": ()})))
+    history = History(
+        "total",
+        (
+            Action("create_table", {"name": "a"}),
+            Action("insert", {"table": "a", "row": [1, 1], "time": 0, "diff": 1}),
+            Action(
+                "query",
+                {"plan": {"node": "temporal", "input": get, "predicates": [["<=", 0, 0]]}, "until": ()},
+            ),
+        ),
+    )
     name = "tests.test_suite_temporal:spark_retracts_at_upper"
     (outcome,) = TEMPORAL.properties[0].check(spark_retracts_at_upper(), [history])
     assert not outcome.ok and outcome.step == 2, outcome

@@ -33,7 +33,9 @@ def accepts_everything() -> ModelImplementation:
 
 
 def test_suite_holds_on_the_model_and_reaches_every_hard_case():
-    result = run_suite(TIMELINES, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0)
+    result = run_suite(
+        TIMELINES, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0
+    )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 

@@ -54,17 +54,23 @@ def lt_in_reads():
 
 def expired_dropped():
     """Bug: the TTL filter drops expired values instead of tombstoning them."""
-    return _store_with("ttl_filter", lambda rows, now: tuple(r for r in rows if not lsm.expired_for_compaction(r, now)))
+    return _store_with(
+        "ttl_filter", lambda rows, now: tuple(r for r in rows if not lsm.expired_for_compaction(r, now))
+    )
 
 
 def tombstones_dropped_early():
     """Bug: tombstones dropped by every compaction, not only the last run's."""
-    return _store_with("drop_tombstones", lambda rows, is_last_run: tuple(r for r in rows if not r.is_tombstone))
+    return _store_with(
+        "drop_tombstones", lambda rows, is_last_run: tuple(r for r in rows if not r.is_tombstone)
+    )
 
 
 def clock_from_manifest_only():
     """Bug: a reopened clock seeded from the manifest alone, not the replayed WAL."""
-    return _store_with("seed_sources", lambda d: () if d.manifest.timestamp is None else (d.manifest.timestamp,))
+    return _store_with(
+        "seed_sources", lambda d: () if d.manifest.timestamp is None else (d.manifest.timestamp,)
+    )
 
 
 def default_over_explicit():
@@ -73,7 +79,9 @@ def default_over_explicit():
 
 
 def test_the_ttl_suite_holds_on_the_model_and_reaches_its_hard_cases():
-    result = run_suite(TTL, ModelImplementation(), "model", attrs.evolve(PROFILE, screening_histories=2000), seed=0)
+    result = run_suite(
+        TTL, ModelImplementation(), "model", attrs.evolve(PROFILE, screening_histories=2000), seed=0
+    )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 

@@ -17,7 +17,7 @@ model.errors.ClockRegression: clock went back: reading 5 is below the previous r
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 

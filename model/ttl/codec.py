@@ -28,7 +28,7 @@ from __future__ import annotations
 import enum
 import struct
 import zlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -72,7 +72,9 @@ class SstInfo:
     max_ts: int
 
     @classmethod
-    def for_rows(cls, rows: Sequence[Row], creation_timestamp: int, format_version: int = LATEST_VERSION) -> SstInfo:
+    def for_rows(
+        cls, rows: Sequence[Row], creation_timestamp: int, format_version: int = LATEST_VERSION
+    ) -> SstInfo:
         """The metadata of an SST holding `rows`; TIME_TO_LIVE iff some row has an expiry.
 
         >>> SstInfo.for_rows([Row.tombstone_row(b"a", 1, 4)], 6)

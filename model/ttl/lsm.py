@@ -27,7 +27,7 @@ Each rule is one small module-level function so that a test can replace it:
 from __future__ import annotations
 
 import bisect
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -46,7 +46,9 @@ def _check_default_ttl(_inst, _attr, value) -> None:
 def _check_interval(_inst, _attr, value) -> None:
     """attrs validator: a periodic compaction interval is None or a non-negative int."""
     if value is not None and (not isinstance(value, int) or value < 0):
-        raise InvalidTtl(value, "a periodic compaction interval must be a non-negative number of milliseconds")
+        raise InvalidTtl(
+            value, "a periodic compaction interval must be a non-negative number of milliseconds"
+        )
 
 
 @attrs.frozen
@@ -282,7 +284,9 @@ def periodic_selection(sources: Sequence[Sst], n_l0: int, now: int, interval: in
     >>> periodic_selection([old], 0, now=11, interval=10), periodic_selection([old], 0, now=10, interval=10)
     (('old',), ())
     """
-    picked = [k for k, s in enumerate(sources) if s.info.has_ttl and now - s.info.creation_timestamp > interval]
+    picked = [
+        k for k, s in enumerate(sources) if s.info.has_ttl and now - s.info.creation_timestamp > interval
+    ]
     if not picked:
         return ()
     i, j = picked[0], picked[-1]
@@ -320,7 +324,9 @@ class TtlStore:
     memtable: dict[bytes, Row]
 
     @classmethod
-    def open(cls, clock: Clock, options: StoreOptions = StoreOptions(), durable: Durable = Durable()) -> TtlStore:
+    def open(
+        cls, clock: Clock, options: StoreOptions = StoreOptions(), durable: Durable = Durable()
+    ) -> TtlStore:
         """Opens `durable` (default: empty): replays every WAL segment into the memtable, seeds
         the clock floor from `seed_sources`, and starts a new WAL segment.
 
@@ -331,7 +337,13 @@ class TtlStore:
         memtable = {row.key: row for segment in durable.wal for row in segment.rows}
         next_id = durable.wal[-1].id + 1 if durable.wal else 0
         floor = seed_floor(seed_sources(durable))
-        return cls(options, MonotonicClock(clock, floor), durable.manifest, durable.wal + (WalSegment(next_id),), memtable)
+        return cls(
+            options,
+            MonotonicClock(clock, floor),
+            durable.manifest,
+            durable.wal + (WalSegment(next_id),),
+            memtable,
+        )
 
     @property
     def last_seq(self) -> int:
@@ -400,7 +412,9 @@ class TtlStore:
         return [
             (r.key, r.value)
             for r in newest_per_key(self._layers())
-            if (start is None or start <= r.key) and (end is None or r.key < end) and not hidden_on_read(r, now)
+            if (start is None or start <= r.key)
+            and (end is None or r.key < end)
+            and not hidden_on_read(r, now)
         ]
 
     def flush(self) -> None:

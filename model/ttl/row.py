@@ -71,7 +71,9 @@ def expire_ts_for(create_ts: int, ttl: int | None, expire_at: int | None) -> int
         raise InvalidTtl((ttl, expire_at), "give either a ttl or an absolute expire_at, not both")
     if expire_at is not None:
         if not is_i64(expire_at) or expire_at <= create_ts:
-            raise InvalidTtl(expire_at, f"expire_at must be an i64 after the write's clock reading {create_ts}")
+            raise InvalidTtl(
+                expire_at, f"expire_at must be an i64 after the write's clock reading {create_ts}"
+            )
         return expire_at
     if ttl is None:
         return NEVER

@@ -8,7 +8,8 @@ for the issue's sizes and smaller for a quick look (`--scale 0.01`).
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 import attrs
 
@@ -21,7 +22,7 @@ class Figure:
     value: float
     unit: str
     note: str = ""
-    baseline: Optional[str] = None
+    baseline: str | None = None
     goal: str = ""
 
 

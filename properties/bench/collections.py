@@ -18,7 +18,9 @@ def figures(scale: float) -> list[Figure]:
     check = differential(observe, "observe_collections")
     source = RandomSource(42)
     batch = max(100, int(20_000 * scale))
-    draw = lambda n: [draw_collection_history(source, "total", min_updates=UPDATES, max_steps=10) for _ in range(n)]
+    draw = lambda n: [
+        draw_collection_history(source, "total", min_updates=UPDATES, max_steps=10) for _ in range(n)
+    ]
     check(impl, draw(10))  # warm the session and the plan
     histories = draw(batch)
     model_s = timed(lambda: [observe(h) for h in histories])
@@ -29,10 +31,17 @@ def figures(scale: float) -> list[Figure]:
     size = f"histories of {UPDATES}+ updates, total time"
     return [
         Figure("model_histories_per_s", len(histories) / model_s, "histories/s", size),
-        Figure("spark_naive_histories_per_s", len(naive) / naive_s, "histories/s", "one Spark job per history"),
-        Figure("spark_batched_histories_per_s", batch / screening_s, "histories/s",
-               f"screening lane, {batch} histories per job, draw+model+Spark+compare",
-               baseline="spark_naive_histories_per_s", goal=">= 1000/s and >= 100x naive"),
+        Figure(
+            "spark_naive_histories_per_s", len(naive) / naive_s, "histories/s", "one Spark job per history"
+        ),
+        Figure(
+            "spark_batched_histories_per_s",
+            batch / screening_s,
+            "histories/s",
+            f"screening lane, {batch} histories per job, draw+model+Spark+compare",
+            baseline="spark_naive_histories_per_s",
+            goal=">= 1000/s and >= 100x naive",
+        ),
     ]
 
 

@@ -45,10 +45,16 @@ def outputs(rows: int, until):
 
     session, step = spark(), WINDOW // rows
     ts = F.lit(START + OFFSET - WINDOW) + F.col("id") * step
-    inserted = session.range(rows).select(F.array(ts, F.col("id")).alias("data"), ts.alias("time"),
-                                          F.lit(1).cast("long").alias("diff"))
-    preds = F.array(F.struct(F.lit("<=").alias("op"), F.lit(0).cast("long").alias("col"),
-                             F.lit(WINDOW).cast("long").alias("off")))
+    inserted = session.range(rows).select(
+        F.array(ts, F.col("id")).alias("data"), ts.alias("time"), F.lit(1).cast("long").alias("diff")
+    )
+    preds = F.array(
+        F.struct(
+            F.lit("<=").alias("op"),
+            F.lit(0).cast("long").alias("col"),
+            F.lit(WINDOW).cast("long").alias("off"),
+        )
+    )
     events = temporal_events(F.col("data"), F.col("time"), F.col("diff"), preds, F.lit(until).cast("long"))
     return inserted.select("data", F.explode(events).alias("e")).select("data", "e.time", "e.diff")
 
@@ -59,8 +65,11 @@ def summary(frame, before: int) -> dict:
 
     served = F.col("time") < before
     fingerprint = F.pmod(F.xxhash64("data", "time", "diff"), F.lit(1_000_000_007))
-    row = frame.agg(F.count(F.lit(1)).alias("diffs"), F.sum(served.cast("long")).alias("served"),
-                    F.sum(F.when(served, fingerprint)).alias("fingerprint")).collect()[0]
+    row = frame.agg(
+        F.count(F.lit(1)).alias("diffs"),
+        F.sum(served.cast("long")).alias("served"),
+        F.sum(F.when(served, fingerprint)).alias("fingerprint"),
+    ).collect()[0]
     return row.asDict()
 
 
@@ -68,18 +77,35 @@ def figures(scale: float) -> list[Figure]:
     rows, until = max(1000, int(ROWS * scale)), expiration_until()
     summary(outputs(1000, None), until)  # warm the session
     results = {}
-    seconds = {name: timed(lambda name=name, u=u: results.__setitem__(name, summary(outputs(rows, u), until)))
-               for name, u in (("without", None), ("with", until))}
+    seconds = {
+        name: timed(lambda name=name, u=u: results.__setitem__(name, summary(outputs(rows, u), until)))
+        for name, u in (("without", None), ("with", until))
+    }
     on, off = results["with"], results["without"]
     identical = on["served"] == off["served"] and on["fingerprint"] == off["fingerprint"]
     size = f"{rows:,} rows, 30-day window, 21-day offset"
     return [
         Figure("expiration_diffs_without", off["diffs"], "diffs", size),
-        Figure("expiration_diffs_with", on["diffs"], "diffs", f"{size}; served outputs identical: {identical}",
-               baseline="expiration_diffs_without", goal="<= 0.52 and outputs identical"),
+        Figure(
+            "expiration_diffs_with",
+            on["diffs"],
+            "diffs",
+            f"{size}; served outputs identical: {identical}",
+            baseline="expiration_diffs_without",
+            goal="<= 0.52 and outputs identical",
+        ),
         Figure("expiration_spark_s_without", seconds["without"], "s", "Spark wall time, count + fingerprint"),
-        Figure("expiration_spark_s_with", seconds["with"], "s", "Spark wall time, count + fingerprint",
-               baseline="expiration_spark_s_without"),
-        Figure("expiration_served_outputs_identical", float(identical), "bool",
-               f"{on['served']:,} diffs before the expiration on both sides"),
+        Figure(
+            "expiration_spark_s_with",
+            seconds["with"],
+            "s",
+            "Spark wall time, count + fingerprint",
+            baseline="expiration_spark_s_without",
+        ),
+        Figure(
+            "expiration_served_outputs_identical",
+            float(identical),
+            "bool",
+            f"{on['served']:,} diffs before the expiration on both sides",
+        ),
     ]

@@ -62,18 +62,40 @@ def figures(scale: float) -> list[Figure]:
     counted = {}
     without_s = timed(lambda: counted.update(without=remap_rows(ticks, compact=False)))
     with_s = timed(lambda: counted.update(compacted=remap_rows(ticks, compact=True)))
-    model_ticks, spark_ticks, per_tick, spark_per_tick = max(20, int(50 * scale)), max(4, int(10 * scale)), 200, 5000
+    model_ticks, spark_ticks, per_tick, spark_per_tick = (
+        max(20, int(50 * scale)),
+        max(4, int(10 * scale)),
+        200,
+        5000,
+    )
     model_s = timed(lambda: counted.update(model=model_throughput(model_ticks, per_tick)))
     spark_throughput(2, 10)  # warm the session and plans
     spark_s = timed(lambda: counted.update(spark=spark_throughput(spark_ticks, spark_per_tick)))
     return [
-        Figure("remap_rows_without_compaction", counted["without"], "rows",
-               f"after {ticks} ticks ({without_s:.1f} s to count)"),
-        Figure("remap_rows_with_compaction", counted["compacted"], "rows",
-               f"after {ticks} ticks, compacted every tick ({with_s:.1f} s)",
-               baseline="remap_rows_without_compaction", goal="constant (independent of ticks)"),
-        Figure("model_ingest_records_per_s", counted["model"] / model_s, "records/s",
-               f"{model_ticks} ticks x {per_tick} records, ingest + checkpoint per tick"),
-        Figure("spark_ingest_records_per_s", counted["spark"] / spark_s, "records/s",
-               f"{spark_ticks} ticks x {spark_per_tick} records on Parquet shards, ingest + checkpoint per tick"),
+        Figure(
+            "remap_rows_without_compaction",
+            counted["without"],
+            "rows",
+            f"after {ticks} ticks ({without_s:.1f} s to count)",
+        ),
+        Figure(
+            "remap_rows_with_compaction",
+            counted["compacted"],
+            "rows",
+            f"after {ticks} ticks, compacted every tick ({with_s:.1f} s)",
+            baseline="remap_rows_without_compaction",
+            goal="constant (independent of ticks)",
+        ),
+        Figure(
+            "model_ingest_records_per_s",
+            counted["model"] / model_s,
+            "records/s",
+            f"{model_ticks} ticks x {per_tick} records, ingest + checkpoint per tick",
+        ),
+        Figure(
+            "spark_ingest_records_per_s",
+            counted["spark"] / spark_s,
+            "records/s",
+            f"{spark_ticks} ticks x {spark_per_tick} records on Parquet shards, ingest + checkpoint per tick",
+        ),
     ]

@@ -13,8 +13,8 @@ machine's run-to-run noise is ~20%).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from properties.bench import Figure, timed
 
@@ -37,7 +37,11 @@ def figures(scale: float) -> list[Figure]:
     large = max(10_000, int(FULL * scale))
     small = large // 10
     with session_conf(LARGE_JOB):
-        small_job, large_job, sort_job = reclock_job(small), reclock_job(large), _updates(large, 1).orderBy("time")
+        small_job, large_job, sort_job = (
+            reclock_job(small),
+            reclock_job(large),
+            _updates(large, 1).orderBy("time"),
+        )
         for job in (small_job, large_job, sort_job):
             _run(job)  # compiles each plan and warms the JVM's code for it
         mint_s, small_s = best(lambda: _run(_minted(large // PER_BINDING))), best(lambda: _run(small_job))
@@ -45,11 +49,22 @@ def figures(scale: float) -> list[Figure]:
     shape = f"{large:,} updates, {2 * large // PER_BINDING:,} bindings"
     return [
         Figure("sort_seconds", sort_s, "s", f"plain Spark sort of the {large:,} update rows"),
-        Figure("reclock_seconds", large_s, "s", f"R per IntoTime + as-of assignment + consolidation, {shape}",
-               baseline="sort_seconds", goal="<= 2x the sort"),
+        Figure(
+            "reclock_seconds",
+            large_s,
+            "s",
+            f"R per IntoTime + as-of assignment + consolidation, {shape}",
+            baseline="sort_seconds",
+            goal="<= 2x the sort",
+        ),
         Figure("reclock_small_seconds", small_s, "s", f"the same at {small:,} updates"),
-        Figure("reclock_growth", large_s / small_s, "x", f"time at {large:,} / time at {small:,} updates",
-               goal="<= 10 (linear)"),
+        Figure(
+            "reclock_growth",
+            large_s / small_s,
+            "x",
+            f"time at {large:,} / time at {small:,} updates",
+            goal="<= 10 (linear)",
+        ),
         Figure("mint_seconds", mint_s, "s", f"minting the {large // PER_BINDING:,} ticks into bindings"),
     ]
 
@@ -88,9 +103,17 @@ def _updates(n: int, point: int):
     from spark_impl.session import spark
 
     scrambled = (F.col("id") * 7_919) % n
-    return spark().range(n).select(
-        F.lit(0).cast("long").alias("history_id"), F.lit(point).cast("long").alias("point"), F.col("id").alias("step"),
-        (F.col("id") % 1_000).cast("string").alias("data"), scrambled.alias("time"), F.lit(1).cast("long").alias("diff"),
+    return (
+        spark()
+        .range(n)
+        .select(
+            F.lit(0).cast("long").alias("history_id"),
+            F.lit(point).cast("long").alias("point"),
+            F.col("id").alias("step"),
+            (F.col("id") % 1_000).cast("string").alias("data"),
+            scrambled.alias("time"),
+            F.lit(1).cast("long").alias("diff"),
+        )
     )
 
 
@@ -104,9 +127,15 @@ def _minted(ticks: int):
     from spark_impl import remap
     from spark_impl.session import spark
 
-    mints = spark().range(1, ticks + 1).select(
-        F.lit(0).cast("long").alias("history_id"), F.col("id").alias("step"), F.col("id").alias("tick"),
-        F.array(F.col("id") * PER_BINDING).alias("upper"),
+    mints = (
+        spark()
+        .range(1, ticks + 1)
+        .select(
+            F.lit(0).cast("long").alias("history_id"),
+            F.col("id").alias("step"),
+            F.col("id").alias("tick"),
+            F.array(F.col("id") * PER_BINDING).alias("upper"),
+        )
     )
     history = spark().range(1).select(F.lit(0).cast("long").alias("history_id"))
     bindings = remap.mint(history, mints, F.lit(0).cast("long"))

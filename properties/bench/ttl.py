@@ -23,9 +23,12 @@ def figures(scale: float) -> list[Figure]:
 
     n = max(10_000, int(10_000_000 * scale))
     rows = (
-        spark().range(n)
+        spark()
+        .range(n)
         .select(
-            F.sha2(F.format_string("%d", F.col("id") % (n // 2)).cast("binary"), 256).cast("binary").alias("key"),
+            F.sha2(F.format_string("%d", F.col("id") % (n // 2)).cast("binary"), 256)
+            .cast("binary")
+            .alias("key"),
             F.col("id").cast("string").cast("binary").alias("value"),
             (F.col("id") + 1).alias("seq"),
             F.lit(0).alias("flags"),
@@ -45,6 +48,11 @@ def figures(scale: float) -> list[Figure]:
     size = f"{n:,} rows, {n // 2:,} keys, half the newest versions expired"
     return [
         Figure("ttl_plain_sort_rows_per_s", n / sort_s, "rows/s", f"orderBy(key) of the same rows; {size}"),
-        Figure("ttl_compaction_rows_per_s", n / compact_s, "rows/s", f"{size}; {kept:,} rows kept (last run)",
-               baseline="ttl_plain_sort_rows_per_s"),
+        Figure(
+            "ttl_compaction_rows_per_s",
+            n / compact_s,
+            "rows/s",
+            f"{size}; {kept:,} rows kept (last run)",
+            baseline="ttl_plain_sort_rows_per_s",
+        ),
     ]

@@ -12,7 +12,7 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -28,27 +28,49 @@ DEFAULT_OUT = Path(".frontier-harness/counterexamples")
 def add_parser(verbs: Any) -> argparse.ArgumentParser:
     """Adds `prove` to the CLI's subparsers."""
     p = verbs.add_parser("prove", help="prove with z3 that dataflow expiration never drops visible data")
-    p.add_argument("--obligation", action="append", choices=ob.NAMES, help="obligation to prove (repeatable; default all)")
+    p.add_argument(
+        "--obligation",
+        action="append",
+        choices=ob.NAMES,
+        help="obligation to prove (repeatable; default all)",
+    )
     p.add_argument("--json", type=Path, help="also write the verdicts as JSON")
     from properties.cli import non_negative_int, positive_float
 
     p.add_argument("--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds")
-    p.add_argument("--rlimit", type=non_negative_int, help="solver resource limit per case (deterministic, unlike --timeout)")
-    p.add_argument("--skew", type=non_negative_int, default=0, help="assume tables/sources are up to this far ahead of wall time")
+    p.add_argument(
+        "--rlimit",
+        type=non_negative_int,
+        help="solver resource limit per case (deterministic, unlike --timeout)",
+    )
+    p.add_argument(
+        "--skew",
+        type=non_negative_int,
+        default=0,
+        help="assume tables/sources are up to this far ahead of wall time",
+    )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where counterexample files go")
     return p
 
 
-def run(args: argparse.Namespace, console: Any, rules: Rules = FAITHFUL, impl: Any = None,
-        impl_name: str = "model") -> int:
+def run(
+    args: argparse.Namespace,
+    console: Any,
+    rules: Rules = FAITHFUL,
+    impl: Any = None,
+    impl_name: str = "model",
+) -> int:
     """Proves the chosen obligations with `rules` (the model's, unless a test plants a bug) and reports."""
     from properties.implementations import ModelImplementation
 
     impl = impl if impl is not None else ModelImplementation()
     started = time.perf_counter()
     results = ob.prove(args.obligation, rules, args.skew, args.timeout, args.rlimit)
-    written = {r.obligation.name: _refutation(r, rules, impl, impl_name, args.out, console)
-               for r in results if r.status == "refuted"}
+    written = {
+        r.obligation.name: _refutation(r, rules, impl, impl_name, args.out, console)
+        for r in results
+        if r.status == "refuted"
+    }
     console.print(_table(results, args.skew, time.perf_counter() - started))
     if args.json:
         args.json.write_text(json.dumps(_as_json(results, written, args.skew), indent=1) + "\n")
@@ -63,7 +85,9 @@ def exit_code(results: list[ob.Result]) -> int:
     return SOLVER_FAILED if statuses & {"unknown", "error"} else PROVED
 
 
-def _refutation(result: ob.Result, rules: Rules, impl: Any, impl_name: str, out: Path, console: Any) -> Optional[str]:
+def _refutation(
+    result: ob.Result, rules: Rules, impl: Any, impl_name: str, out: Path, console: Any
+) -> str | None:
     """Prints each refuted case; writes the first realizable one as a counterexample file."""
     from properties import report
     from properties.solver import counterexamples as cx
@@ -71,21 +95,30 @@ def _refutation(result: ob.Result, rules: Rules, impl: Any, impl_name: str, out:
     path = None
     for verdict in (v for v in result.verdicts if v.status == "refuted"):
         values = ", ".join(f"{k}={v}" for k, v in verdict.values.items())
-        console.print(f"[red]REFUTED[/] {result.obligation.name} {escape(f'[{verdict.case.label}]')}: {values}",
-                      soft_wrap=True)
+        console.print(
+            f"[red]REFUTED[/] {result.obligation.name} {escape(f'[{verdict.case.label}]')}: {values}",
+            soft_wrap=True,
+        )
         if verdict.case.assumption:
             console.print(f"  the code relies on: {verdict.case.assumption}", markup=False, soft_wrap=True)
         if path is not None:
             continue
         realized = cx.realize(verdict, rules, impl, impl_name)
         if realized is None:
-            console.print("  no scenario on the model's world shows it (the model's world is the assumptions "
-                          "with skew 0: tables and sources follow wall-clock time exactly)", soft_wrap=True)
+            console.print(
+                "  no scenario on the model's world shows it (the model's world is the assumptions "
+                "with skew 0: tables and sources follow wall-clock time exactly)",
+                soft_wrap=True,
+            )
             continue
         console.print(report.counterexample_table(realized.counterexample, realized.outcome))
         path = str(counterexample.write(realized.counterexample, out))
-        console.print(f"counterexample written to {path}; replay with: frontier-harness replay {path}"
-                      + ("" if impl_name == "model" else f" --impl {impl_name}"), markup=False, soft_wrap=True)
+        console.print(
+            f"counterexample written to {path}; replay with: frontier-harness replay {path}"
+            + ("" if impl_name == "model" else f" --impl {impl_name}"),
+            markup=False,
+            soft_wrap=True,
+        )
     return path
 
 
@@ -111,10 +144,22 @@ def _as_json(results: list[ob.Result], written: dict, skew: int) -> dict:
     return {
         "skew": skew,
         "obligations": [
-            {"name": r.obligation.name, "status": r.status, "seconds": r.seconds,
-             "counterexample": written.get(r.obligation.name),
-             "cases": [{"label": v.case.label, "status": v.status, "seconds": v.seconds, "values": v.values,
-                        "reason": v.reason} for v in r.verdicts]}
+            {
+                "name": r.obligation.name,
+                "status": r.status,
+                "seconds": r.seconds,
+                "counterexample": written.get(r.obligation.name),
+                "cases": [
+                    {
+                        "label": v.case.label,
+                        "status": v.status,
+                        "seconds": v.seconds,
+                        "values": v.values,
+                        "reason": v.reason,
+                    }
+                    for v in r.verdicts
+                ],
+            }
             for r in results
         ],
     }

@@ -25,7 +25,8 @@ names the refuted obligation and case.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import z3
@@ -45,7 +46,10 @@ SUITE_NAME = "prove"
 LEAF_NAMES = {"table": "t", "source": "s", "load_generator": "g", "non_epoch_source": "d", "constant": "k"}
 SOURCE_KINDS = {"source": "kafka", "load_generator": "load_generator", "non_epoch_source": "cdc"}
 SMALL = 30  # every number a realized scenario uses is at most this
-ONE_START, RESTARTED = "reads-equal", "reads-equal-across-a-restart"  # the suite's properties, by scenario shape
+ONE_START, RESTARTED = (
+    "reads-equal",
+    "reads-equal-across-a-restart",
+)  # the suite's properties, by scenario shape
 
 # ---------------------------------------------------------------- scenario -> model
 
@@ -64,11 +68,17 @@ class Scenario:
 
 def to_world(history: History) -> Scenario:
     """The catalog, feed and replica the expiration suite's `world` decodes, plus the reads (model errors propagate)."""
-    from properties.suites.expiration import MAINTAINED, world  # lazily: the suite registry imports this module
+    from properties.suites.expiration import (
+        MAINTAINED,
+        world,
+    )  # lazily: the suite registry imports this module
 
     catalog, feed, offset, starts = world(history)
-    reads = tuple((step, a.args["name"], a.args["wall"], a.args["time"])
-                  for step, a in enumerate(history.actions) if a.name == "read")
+    reads = tuple(
+        (step, a.args["name"], a.args["wall"], a.args["time"])
+        for step, a in enumerate(history.actions)
+        if a.name == "read"
+    )
     dataflows = tuple(a.args["name"] for a in history.actions if a.name in MAINTAINED)
     return Scenario(catalog, feed, offset, starts, reads, dataflows)
 
@@ -112,8 +122,10 @@ def observe(history: History) -> dict:
 
 def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     """The success criterion on `impl`: reads equal with and without expiration, nothing kept beyond it."""
-    return [Outcome.rejected(obs) if isinstance(obs, ModelError) else _judge(history, obs)
-            for history, obs in zip(histories, observe_or_reject(impl, "observe_prove", histories))]
+    return [
+        Outcome.rejected(obs) if isinstance(obs, ModelError) else _judge(history, obs)
+        for history, obs in zip(histories, observe_or_reject(impl, "observe_prove", histories))
+    ]
 
 
 def _judge(history: History, obs: dict) -> Outcome:
@@ -122,8 +134,13 @@ def _judge(history: History, obs: dict) -> Outcome:
     actual = {(s, "read"): v for (s, label), v in obs.items() if label == "read"}
     expected[end], actual[end] = frozenset(), obs[end]
     outcome = compare(expected, actual)
-    return outcome if outcome.ok else attrs.evolve(
-        outcome, message=f"{outcome.message} (expected: expiration disabled; observed: enabled)")
+    return (
+        outcome
+        if outcome.ok
+        else attrs.evolve(
+            outcome, message=f"{outcome.message} (expected: expiration disabled; observed: enabled)"
+        )
+    )
 
 
 # ---------------------------------------------------------------- templates
@@ -147,15 +164,27 @@ def templates_for(case: Case) -> list[Template]:
     kinds = [t["dataflow"]] if t.get("dataflow") in enc.EXPIRING_KINDS else []
     kinds += [k for k in ("mv", "index", "subscribe") if k not in kinds]
     leaf_sets = [(t["leaf"],)] if t.get("kind") == "leaf" else []
-    leaf_sets += [ls for ls in (("table",), ("load_generator",), ("table", "load_generator"), ("source",),
-                                ("constant", "table"), ("non_epoch_source",)) if ls not in leaf_sets]
+    leaf_sets += [
+        ls
+        for ls in (
+            ("table",),
+            ("load_generator",),
+            ("table", "load_generator"),
+            ("source",),
+            ("constant", "table"),
+            ("non_epoch_source",),
+        )
+        if ls not in leaf_sets
+    ]
     shapes = [tuple(t["shape"])] if t.get("shape") else []
     shapes += [s for s in ((), ("every",), ("at",)) if s not in shapes]
     out = []
     for kind in kinds:
         for leaves in leaf_sets:
-            for shape in (shapes if kind == "mv" else [()]):
-                for up_to in ((t.get("up_to", False), not t.get("up_to", False)) if kind == "subscribe" else (False,)):
+            for shape in shapes if kind == "mv" else [()]:
+                for up_to in (
+                    (t.get("up_to", False), not t.get("up_to", False)) if kind == "subscribe" else (False,)
+                ):
                     if leaves == ("constant",) and len(leaves) == 1:
                         continue
                     out.append(Template(kind, leaves, shape, up_to, restart))
@@ -176,16 +205,39 @@ class Unknowns:
     up_to: Any
 
     def all(self) -> list:
-        extra = [p for c in self.schedule for p in ((c.interval, c.aligned_to) if isinstance(c, enc.Every) else (c.at,))]
-        return [self.start, self.offset, self.wall, self.time, self.window, *self.reach.values(), *extra,
-                *([self.up_to] if self.up_to is not None else [])]
+        extra = [
+            p
+            for c in self.schedule
+            for p in ((c.interval, c.aligned_to) if isinstance(c, enc.Every) else (c.at,))
+        ]
+        return [
+            self.start,
+            self.offset,
+            self.wall,
+            self.time,
+            self.window,
+            *self.reach.values(),
+            *extra,
+            *([self.up_to] if self.up_to is not None else []),
+        ]
 
 
 def _unknowns(template: Template) -> Unknowns:
-    reach = {leaf: z3.Int(f"reach.{leaf}") for leaf in template.leaves
-             if leaf in ("load_generator", "non_epoch_source")}
-    return Unknowns(z3.Int("start"), z3.Int("offset"), z3.Int("wall"), z3.Int("time"), z3.Int("window"), reach,
-                    enc.symbolic_schedule(template.shape, "refresh"), z3.Int("up_to") if template.up_to else None)
+    reach = {
+        leaf: z3.Int(f"reach.{leaf}")
+        for leaf in template.leaves
+        if leaf in ("load_generator", "non_epoch_source")
+    }
+    return Unknowns(
+        z3.Int("start"),
+        z3.Int("offset"),
+        z3.Int("wall"),
+        z3.Int("time"),
+        z3.Int("window"),
+        reach,
+        enc.symbolic_schedule(template.shape, "refresh"),
+        z3.Int("up_to") if template.up_to else None,
+    )
 
 
 def difference(template: Template, rules: Rules, u: Unknowns) -> Any:
@@ -194,7 +246,13 @@ def difference(template: Template, rules: Rules, u: Unknowns) -> Any:
     exp = rules.replica_expiration(rules, u.start, u.offset)
     uppers, bounds = [], []
     for leaf in template.leaves:
-        uppers.append(some(u.wall) if leaf in ("table", "source") else NONE if leaf == "constant" else some(u.reach[leaf]))
+        uppers.append(
+            some(u.wall)
+            if leaf in ("table", "source")
+            else NONE
+            if leaf == "constant"
+            else some(u.reach[leaf])
+        )
         bounds.append(enc.leaf_bound(rules, leaf, exp.val))
     met_u, up_to = world.meet(uppers), some(u.up_to) if template.up_to else NONE
     upper = world.derived_upper(template.kind, met_u, u.schedule, up_to)
@@ -208,8 +266,12 @@ def difference(template: Template, rules: Rules, u: Unknowns) -> Any:
     visible = frontier_lt_time(upper, u.time)
     served = z3.And(visible, z3.Not(rules.refused(rules, expiration, upper, u.time)))
     refused_visible = z3.And(visible, z3.Not(served))
-    dropped_visible = z3.And(served, u.time >= retraction, z3.Not(frontier_lt_time(until, retraction)),
-                             frontier_lt_time(until_off, retraction))
+    dropped_visible = z3.And(
+        served,
+        u.time >= retraction,
+        z3.Not(frontier_lt_time(until, retraction)),
+        frontier_lt_time(until_off, retraction),
+    )
     kept_beyond = z3.And(expiration.has, retraction >= expiration.val, frontier_lt_time(until, retraction))
     return z3.And(u.wall >= u.start, u.wall <= exp.val, z3.Or(refused_visible, dropped_visible, kept_beyond))
 
@@ -225,13 +287,19 @@ def scenario(template: Template, values: dict) -> History:
     names = [LEAF_NAMES[leaf] for leaf in template.leaves]
     actions = [_create_leaf(leaf, name) for leaf, name in zip(template.leaves, names)]
     gets = [{"node": "get", "name": n} for n in names]
-    plan = {"node": "temporal", "input": gets[0] if len(gets) == 1 else {"node": "union", "inputs": gets},
-            "predicates": [["<=", 0, values["window"]]]}
+    plan = {
+        "node": "temporal",
+        "input": gets[0] if len(gets) == 1 else {"node": "union", "inputs": gets},
+        "predicates": [["<=", 0, values["window"]]],
+    }
     if template.kind == "index":
         actions.append(Action("create_view", {"name": "v", "plan": plan}))
         actions.append(Action("create_index", {"name": "x", "on": "v"}))
     elif template.kind == "mv":
-        refresh = [{"every": c[1], "aligned_to": c[2]} if c[0] == "every" else {"at": c[1]} for c in values["refresh"]]
+        refresh = [
+            {"every": c[1], "aligned_to": c[2]} if c[0] == "every" else {"at": c[1]}
+            for c in values["refresh"]
+        ]
         actions.append(Action("create_mv", {"name": "x", "plan": plan, "refresh": refresh or None}))
     else:
         actions.append(Action("create_subscribe", {"name": "x", "plan": plan, "up_to": values.get("up_to")}))
@@ -241,7 +309,7 @@ def scenario(template: Template, values: dict) -> History:
             actions.append(Action("insert", {"table": name, "row": [0, 0], "time": 0, "diff": 1}))
         if leaf in ("load_generator", "non_epoch_source"):
             actions.append(Action("tick", {"source": name, "wall": 0, "reached": values["reach"][leaf]}))
-    for start in ([0, values["start"]] if template.restart else [values["start"]]):
+    for start in [0, values["start"]] if template.restart else [values["start"]]:
         actions.append(Action("restart", {"wall": start}))
     actions.append(Action("read", {"name": "x", "wall": values["wall"], "time": values["time"]}))
     return History("total", tuple(actions))
@@ -257,11 +325,20 @@ def _create_leaf(leaf: str, name: str) -> Action:
 
 def _values(template: Template, u: Unknowns, model: z3.ModelRef) -> dict:
     val = lambda e: model.eval(e, model_completion=True).as_long()  # noqa: E731
-    refresh = [["every", val(c.interval), val(c.aligned_to)] if isinstance(c, enc.Every) else ["at", val(c.at)]
-               for c in u.schedule]
-    return {"start": val(u.start), "offset": val(u.offset), "wall": val(u.wall), "time": val(u.time),
-            "window": val(u.window), "reach": {k: val(v) for k, v in u.reach.items()}, "refresh": refresh,
-            "up_to": val(u.up_to) if u.up_to is not None else None}
+    refresh = [
+        ["every", val(c.interval), val(c.aligned_to)] if isinstance(c, enc.Every) else ["at", val(c.at)]
+        for c in u.schedule
+    ]
+    return {
+        "start": val(u.start),
+        "offset": val(u.offset),
+        "wall": val(u.wall),
+        "time": val(u.time),
+        "window": val(u.window),
+        "reach": {k: val(v) for k, v in u.reach.items()},
+        "refresh": refresh,
+        "up_to": val(u.up_to) if u.up_to is not None else None,
+    }
 
 
 # ---------------------------------------------------------------- realize
@@ -275,7 +352,7 @@ class Realized:
     outcome: Outcome
 
 
-def realize(verdict: Verdict, rules: Rules, impl: Any, impl_name: str, tries: int = 3) -> Optional[Realized]:
+def realize(verdict: Verdict, rules: Rules, impl: Any, impl_name: str, tries: int = 3) -> Realized | None:
     """The first small scenario whose replay on `impl` shows the difference; `None` if no template gives one."""
     for template in templates_for(verdict.case):
         u = _unknowns(template)
@@ -298,9 +375,15 @@ def _counterexample(verdict: Verdict, history: History, impl_name: str, outcome:
     case = verdict.case
     values = ", ".join(f"{k}={v}" for k, v in verdict.values.items())
     return Counterexample(
-        suite=SUITE_NAME, property=RESTARTED if _restarts(history) else ONE_START, history=history, impl=impl_name,
+        suite=SUITE_NAME,
+        property=RESTARTED if _restarts(history) else ONE_START,
+        history=history,
+        impl=impl_name,
         message=f"{case.obligation} [{case.label}] refuted ({values}); replay: {outcome.message}",
-        step=outcome.step, lane="solver", model_said=outcome.expected, impl_said=outcome.actual,
+        step=outcome.step,
+        lane="solver",
+        model_said=outcome.expected,
+        impl_said=outcome.actual,
     )
 
 
@@ -314,17 +397,36 @@ def _restarts(history: History) -> bool:
 def draw_scenario(source: ChoiceSource, domain_name: str, restart: bool = False) -> History:
     """A random template with random small parameters (the solver's scenarios, drawn instead of solved)."""
     kind = source.choice(("mv", "index", "subscribe"))
-    leaves = source.choice((("table",), ("load_generator",), ("table", "load_generator"), ("constant", "table"),
-                            ("non_epoch_source",)))
+    leaves = source.choice(
+        (
+            ("table",),
+            ("load_generator",),
+            ("table", "load_generator"),
+            ("constant", "table"),
+            ("non_epoch_source",),
+        )
+    )
     shape = source.choice(((), ("every",), ("at",))) if kind == "mv" else ()
-    refresh = [["every", source.integer(1, 8), source.integer(0, 8)] if c == "every" else ["at", source.integer(0, 20)]
-               for c in shape]
+    refresh = [
+        ["every", source.integer(1, 8), source.integer(0, 8)]
+        if c == "every"
+        else ["at", source.integer(0, 20)]
+        for c in shape
+    ]
     start = source.integer(1 if restart else 0, 6)
     offset = source.integer(1, 8)
-    values = {"start": start, "offset": offset, "wall": source.integer(start, start + offset),
-              "time": source.integer(0, 20), "window": source.integer(0, 20), "refresh": refresh,
-              "reach": {leaf: source.integer(0, 25) for leaf in leaves if leaf in ("load_generator", "non_epoch_source")},
-              "up_to": source.integer(0, 20) if kind == "subscribe" and source.boolean() else None}
+    values = {
+        "start": start,
+        "offset": offset,
+        "wall": source.integer(start, start + offset),
+        "time": source.integer(0, 20),
+        "window": source.integer(0, 20),
+        "refresh": refresh,
+        "reach": {
+            leaf: source.integer(0, 25) for leaf in leaves if leaf in ("load_generator", "non_epoch_source")
+        },
+        "up_to": source.integer(0, 20) if kind == "subscribe" and source.boolean() else None,
+    }
     return scenario(Template(kind, leaves, shape, values["up_to"] is not None, restart), values)
 
 
@@ -343,8 +445,13 @@ def events(history: History) -> list[str]:
 
 
 def _property(name: str, doc: str, restart: bool = False) -> Property:
-    return Property(name=name, doc=doc, draw=lambda source, domain: draw_scenario(source, domain, restart), check=check,
-                    events=events)
+    return Property(
+        name=name,
+        doc=doc,
+        draw=lambda source, domain: draw_scenario(source, domain, restart),
+        check=check,
+        events=events,
+    )
 
 
 SUITE = Suite(

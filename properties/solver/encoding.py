@@ -19,14 +19,23 @@ functions, a rule finds the rules it calls through the record it is given
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import reduce
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import attrs
 import z3
 
 from model.catalog import (
-    Constant, Index, MaterializedView, RefreshEvery, Select, Source, Subscribe, Table, View,
+    Constant,
+    Index,
+    MaterializedView,
+    RefreshEvery,
+    Select,
+    Source,
+    Subscribe,
+    Table,
+    View,
 )
 from model.timeline import is_epoch
 
@@ -54,7 +63,7 @@ def some(v: Any) -> Opt:
 NONE = Opt(z3.BoolVal(False), z3.IntVal(0))
 
 
-def lift(v: Optional[int]) -> Opt:
+def lift(v: int | None) -> Opt:
     """A concrete `Optional[int]` as an `Opt` of constants."""
     return NONE if v is None else some(v)
 
@@ -69,7 +78,7 @@ def ite(cond: Any, a: Opt, b: Opt) -> Opt:
     return Opt(z3.If(cond, a.has, b.has), z3.If(cond, a.val, b.val))
 
 
-def concrete(opt: Opt, model: Optional[z3.ModelRef] = None) -> Optional[int]:
+def concrete(opt: Opt, model: z3.ModelRef | None = None) -> int | None:
     """The `Optional[int]` an `Opt` denotes, for ground terms or under a z3 model."""
     evaluate = (lambda e: model.eval(e, model_completion=True)) if model is not None else z3.simplify
     return evaluate(opt.val).as_long() if z3.is_true(evaluate(opt.has)) else None
@@ -133,8 +142,11 @@ def symbolic_schedule(shape: Sequence[str], prefix: str) -> tuple:
     made = []
     for i, kind in enumerate(shape):
         name = f"{prefix}.{i}"
-        made.append(Every(z3.Int(f"{name}.interval"), z3.Int(f"{name}.aligned_to")) if kind == "every"
-                    else At(z3.Int(f"{name}.at")))
+        made.append(
+            Every(z3.Int(f"{name}.interval"), z3.Int(f"{name}.aligned_to"))
+            if kind == "every"
+            else At(z3.Int(f"{name}.at"))
+        )
     return tuple(made)
 
 
@@ -249,13 +261,16 @@ def kind_step(rules: Rules, kind: str, met: Opt, schedule: Sequence = (), up_to:
     return met
 
 
-def object_bound(rules: Rules, kind: str, input_bounds: Sequence[Opt], schedule: Sequence = (),
-                 up_to: Opt = NONE) -> Opt:
+def object_bound(
+    rules: Rules, kind: str, input_bounds: Sequence[Opt], schedule: Sequence = (), up_to: Opt = NONE
+) -> Opt:
     """model `object_bound`: `kind_step` of `meet_inputs`."""
     return kind_step(rules, kind, meet_inputs(rules, input_bounds), schedule, up_to)
 
 
-def render(rules: Rules, kind: str, bound_at_expiration: Opt, up_to: Opt, replica_exp: Opt) -> tuple[Opt, Opt]:
+def render(
+    rules: Rules, kind: str, bound_at_expiration: Opt, up_to: Opt, replica_exp: Opt
+) -> tuple[Opt, Opt]:
     """model `render`: `(expiration, until after the meet)`; `bound_at_expiration` is the dependence at `replica_exp`."""
     until = up_to if kind == "subscribe" else NONE
     expiration = NONE
@@ -270,8 +285,15 @@ def kind_of(obj: Any) -> str:
         if obj.kind == "load_generator":
             return "load_generator"
         return "source" if is_epoch(obj.timeline) else "non_epoch_source"
-    kinds = {Table: "table", Constant: "constant", View: "view", Select: "select", Index: "index",
-             MaterializedView: "mv", Subscribe: "subscribe"}
+    kinds = {
+        Table: "table",
+        Constant: "constant",
+        View: "view",
+        Select: "select",
+        Index: "index",
+        MaterializedView: "mv",
+        Subscribe: "subscribe",
+    }
     return kinds[type(obj)]
 
 

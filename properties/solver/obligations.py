@@ -28,7 +28,8 @@ the domains' own range constraints (Partitioned: `0 <= lo <= hi <= 2**31-1`).
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import z3
@@ -123,19 +124,42 @@ def time_dependence_cases(rules: Rules, world: World) -> list[Case]:
         wall, (upper, upper_ok) = _time("wall"), _opt_time("upper")
         bound = enc.leaf_bound(rules, kind, exp.val)
         hyps += [wall >= start, wall <= exp.val, upper_ok, world.leaf_upper(kind, wall, upper)]
-        cases.append(Case(name, f"leaf {kind}", tuple(hyps), frontier_le(upper, bound),
-                          _terms(start=start, wall=wall, expiration=exp, upper=upper, bound=bound),
-                          {"kind": "leaf", "leaf": kind}, ASSUMPTIONS[kind]))
-    cases.append(Case(name, "inputs: no input", (), frontier_le(world.meet([]), enc.meet_inputs(rules, [])),
-                      {}, {"kind": "meet"}, ASSUMPTIONS["meet"]))
+        cases.append(
+            Case(
+                name,
+                f"leaf {kind}",
+                tuple(hyps),
+                frontier_le(upper, bound),
+                _terms(start=start, wall=wall, expiration=exp, upper=upper, bound=bound),
+                {"kind": "leaf", "leaf": kind},
+                ASSUMPTIONS[kind],
+            )
+        )
+    cases.append(
+        Case(
+            name,
+            "inputs: no input",
+            (),
+            frontier_le(world.meet([]), enc.meet_inputs(rules, [])),
+            {},
+            {"kind": "meet"},
+            ASSUMPTIONS["meet"],
+        )
+    )
     (u1, ok1), (u2, ok2) = _opt_time("upper.acc"), _opt_time("upper.next")
     (b1, okb1), (b2, okb2) = _opt_time("bound.acc"), _opt_time("bound.next")
     step_bound = rules.meet_bounds(rules, b1, b2)
-    cases.append(Case(name, "inputs: one more input (induction step)",
-                      (ok1, ok2, okb1, okb2, frontier_le(u1, b1), frontier_le(u2, b2)),
-                      frontier_le(world.meet([u1, u2]), step_bound),
-                      _terms(upper_acc=u1, upper_next=u2, bound_acc=b1, bound_next=b2, bound=step_bound),
-                      {"kind": "meet"}, ASSUMPTIONS["meet"]))
+    cases.append(
+        Case(
+            name,
+            "inputs: one more input (induction step)",
+            (ok1, ok2, okb1, okb2, frontier_le(u1, b1), frontier_le(u2, b2)),
+            frontier_le(world.meet([u1, u2]), step_bound),
+            _terms(upper_acc=u1, upper_next=u2, bound_acc=b1, bound_next=b2, bound=step_bound),
+            {"kind": "meet"},
+            ASSUMPTIONS["meet"],
+        )
+    )
     for kind, shape, has_up_to in _derived_variants():
         cases.append(_derived_case(rules, world, kind, shape, has_up_to))
     return cases
@@ -156,11 +180,22 @@ def _derived_case(rules: Rules, world: World, kind: str, shape: tuple, has_up_to
     upper = world.derived_upper(kind, met_u, schedule, up_to)
     bound = enc.kind_step(rules, kind, met_b, schedule, up_to)
     label = kind + (f" refresh {'+'.join(shape)}" if shape else "") + (" up_to" if has_up_to else "")
-    return Case("time-dependence", label, tuple(hyps), frontier_le(upper, bound),
-                _terms(upper_met=met_u, bound_met=met_b, upper=upper, bound=bound, up_to=up_to,
-                       **_schedule_terms(schedule)),
-                {"kind": "derived", "dataflow": kind, "shape": shape, "up_to": has_up_to},
-                ASSUMPTIONS["mv" if shape else kind if kind == "subscribe" else "meet"])
+    return Case(
+        "time-dependence",
+        label,
+        tuple(hyps),
+        frontier_le(upper, bound),
+        _terms(
+            upper_met=met_u,
+            bound_met=met_b,
+            upper=upper,
+            bound=bound,
+            up_to=up_to,
+            **_schedule_terms(schedule),
+        ),
+        {"kind": "derived", "dataflow": kind, "shape": shape, "up_to": has_up_to},
+        ASSUMPTIONS["mv" if shape else kind if kind == "subscribe" else "meet"],
+    )
 
 
 # ---------------------------------------------------------------- 2-4. the dataflow
@@ -176,10 +211,26 @@ def visible_kept_cases(rules: Rules, world: World) -> list[Case]:
         more, up_to = _dataflow_hyps(kind, upper, bound)
         expiration, until = enc.render(rules, kind, bound, up_to, exp)
         hyps += [wall >= start, wall <= exp.val, t >= 0, ok_b, ok_u, *more, frontier_lt_time(upper, t)]
-        cases.append(Case("nothing-visible-dropped", kind, tuple(hyps), frontier_lt_time(until, t),
-                          _terms(start=start, wall=wall, time=t, expiration=expiration, until=until, bound=bound,
-                                 upper=upper, up_to=up_to, replica_expiration=exp),
-                          {"kind": "dataflow", "dataflow": kind}))
+        cases.append(
+            Case(
+                "nothing-visible-dropped",
+                kind,
+                tuple(hyps),
+                frontier_lt_time(until, t),
+                _terms(
+                    start=start,
+                    wall=wall,
+                    time=t,
+                    expiration=expiration,
+                    until=until,
+                    bound=bound,
+                    upper=upper,
+                    up_to=up_to,
+                    replica_expiration=exp,
+                ),
+                {"kind": "dataflow", "dataflow": kind},
+            )
+        )
     return cases
 
 
@@ -209,10 +260,26 @@ def hold_cases(rules: Rules, world: World) -> list[Case]:
             z3.Implies(expiration.has, z3.And(until.has, until.val == expiration.val)),
         )
         hyps += [wall >= start, wall <= exp.val, t >= 0, ok_b, ok_u, *more]
-        cases.append(Case("frontier-hold", kind, tuple(hyps), goal,
-                          _terms(start=start, wall=wall, time=t, expiration=expiration, until=until, bound=bound,
-                                 upper=upper, up_to=up_to, replica_expiration=exp),
-                          {"kind": "dataflow", "dataflow": kind}))
+        cases.append(
+            Case(
+                "frontier-hold",
+                kind,
+                tuple(hyps),
+                goal,
+                _terms(
+                    start=start,
+                    wall=wall,
+                    time=t,
+                    expiration=expiration,
+                    until=until,
+                    bound=bound,
+                    upper=upper,
+                    up_to=up_to,
+                    replica_expiration=exp,
+                ),
+                {"kind": "dataflow", "dataflow": kind},
+            )
+        )
     return cases
 
 
@@ -223,23 +290,48 @@ def restart_cases(rules: Rules, world: World) -> list[Case]:
     for kind in enc.LEAF_KINDS:
         e1, e2 = _time("expiration.before"), _time("expiration.after")
         b1, b2 = enc.leaf_bound(rules, kind, e1), enc.leaf_bound(rules, kind, e2)
-        cases.append(Case(name, f"leaf {kind} monotone", (e1 >= 0, e1 <= e2), frontier_le(b1, b2),
-                          _terms(before=b1, after=b2), {"kind": "leaf", "leaf": kind}))
-    (a1, oa1), (a2, oa2), (c1, oc1), (c2, oc2) = (_opt_time(n) for n in ("acc.before", "acc.after", "next.before",
-                                                                          "next.after"))
-    cases.append(Case(name, "inputs: meet monotone", (oa1, oa2, oc1, oc2, frontier_le(a1, a2), frontier_le(c1, c2)),
-                      frontier_le(rules.meet_bounds(rules, a1, c1), rules.meet_bounds(rules, a2, c2)),
-                      _terms(acc_before=a1, acc_after=a2, next_before=c1, next_after=c2), {"kind": "meet"}))
+        cases.append(
+            Case(
+                name,
+                f"leaf {kind} monotone",
+                (e1 >= 0, e1 <= e2),
+                frontier_le(b1, b2),
+                _terms(before=b1, after=b2),
+                {"kind": "leaf", "leaf": kind},
+            )
+        )
+    (a1, oa1), (a2, oa2), (c1, oc1), (c2, oc2) = (
+        _opt_time(n) for n in ("acc.before", "acc.after", "next.before", "next.after")
+    )
+    cases.append(
+        Case(
+            name,
+            "inputs: meet monotone",
+            (oa1, oa2, oc1, oc2, frontier_le(a1, a2), frontier_le(c1, c2)),
+            frontier_le(rules.meet_bounds(rules, a1, c1), rules.meet_bounds(rules, a2, c2)),
+            _terms(acc_before=a1, acc_after=a2, next_before=c1, next_after=c2),
+            {"kind": "meet"},
+        )
+    )
     for kind, shape, has_up_to in _derived_variants():
         (m1, o1), (m2, o2) = _opt_time("met.before"), _opt_time("met.after")
         schedule = enc.symbolic_schedule(shape, "refresh")
         up_to = some(_time("up_to")) if has_up_to else NONE
-        hyps = [o1, o2, frontier_le(m1, m2), *(c.valid() for c in schedule)] + ([up_to.val >= 0] if has_up_to else [])
+        hyps = [o1, o2, frontier_le(m1, m2), *(c.valid() for c in schedule)] + (
+            [up_to.val >= 0] if has_up_to else []
+        )
         b1, b2 = (enc.kind_step(rules, kind, m, schedule, up_to) for m in (m1, m2))
         label = kind + (f" refresh {'+'.join(shape)}" if shape else "") + (" up_to" if has_up_to else "")
-        cases.append(Case(name, f"{label} monotone", tuple(hyps), frontier_le(b1, b2),
-                          _terms(met_before=m1, met_after=m2, before=b1, after=b2, **_schedule_terms(schedule)),
-                          {"kind": "derived", "dataflow": kind, "shape": shape, "up_to": has_up_to}))
+        cases.append(
+            Case(
+                name,
+                f"{label} monotone",
+                tuple(hyps),
+                frontier_le(b1, b2),
+                _terms(met_before=m1, met_after=m2, before=b1, after=b2, **_schedule_terms(schedule)),
+                {"kind": "derived", "dataflow": kind, "shape": shape, "up_to": has_up_to},
+            )
+        )
     return cases + [_restart_dataflow_case(rules, kind) for kind in enc.EXPIRING_KINDS]
 
 
@@ -248,22 +340,55 @@ def _restart_dataflow_case(rules: Rules, kind: str) -> Case:
     s1, s2, offset = _time("start.before"), _time("start.after"), _time("offset")
     e1, e2 = rules.replica_expiration(rules, s1, offset), rules.replica_expiration(rules, s2, offset)
     wall, t = _time("wall"), _time("time")
-    (b1, ob1), (b2, ob2), (upper, ou) = _opt_time("bound.before"), _opt_time("bound.after"), _opt_time("upper")
+    (b1, ob1), (b2, ob2), (upper, ou) = (
+        _opt_time("bound.before"),
+        _opt_time("bound.after"),
+        _opt_time("upper"),
+    )
     more, up_to = _dataflow_hyps(kind, upper, b2)
     exp1, until1 = enc.render(rules, kind, b1, up_to, e1)
     exp2, until2 = enc.render(rules, kind, b2, up_to, e2)
-    hyps = [s1 >= 0, s2 > s1, offset > 0, wall >= s2, wall <= e2.val, t >= 0, ob1, ob2, ou,
-            frontier_le(b1, b2), *more]  # bounds monotone: the per-kind cases above
+    hyps = [
+        s1 >= 0,
+        s2 > s1,
+        offset > 0,
+        wall >= s2,
+        wall <= e2.val,
+        t >= 0,
+        ob1,
+        ob2,
+        ou,
+        frontier_le(b1, b2),
+        *more,
+    ]  # bounds monotone: the per-kind cases above
     dropped_before = z3.Not(frontier_lt_time(until1, t))
     visible = frontier_lt_time(upper, t)
     served = z3.And(visible, z3.Not(rules.refused(rules, exp2, upper, t)))
-    goal = z3.And(z3.Implies(z3.And(dropped_before, visible), z3.And(frontier_lt_time(until2, t), served)),
-                  frontier_le(until1, until2))
-    return Case("restart", f"{kind} re-derives", tuple(hyps), goal,
-                _terms(start_before=s1, start_after=s2, offset=offset, wall=wall, time=t, until_before=until1,
-                       until_after=until2, expiration_after=exp2, bound_before=b1, bound_after=b2, upper=upper,
-                       up_to=up_to),
-                {"kind": "dataflow", "dataflow": kind, "restart": True})
+    goal = z3.And(
+        z3.Implies(z3.And(dropped_before, visible), z3.And(frontier_lt_time(until2, t), served)),
+        frontier_le(until1, until2),
+    )
+    return Case(
+        "restart",
+        f"{kind} re-derives",
+        tuple(hyps),
+        goal,
+        _terms(
+            start_before=s1,
+            start_after=s2,
+            offset=offset,
+            wall=wall,
+            time=t,
+            until_before=until1,
+            until_after=until2,
+            expiration_after=exp2,
+            bound_before=b1,
+            bound_after=b2,
+            upper=upper,
+            up_to=up_to,
+        ),
+        {"kind": "dataflow", "dataflow": kind, "restart": True},
+    )
 
 
 # ---------------------------------------------------------------- lattice laws
@@ -316,10 +441,22 @@ def lattice_cases(rules: Rules, world: World) -> list[Case]:
     j, m = product_join(x, y), product_meet(x, y)
     le = product_le
     cases = [
-        Case("lattice", "product join is the least upper bound", tuple(hx + hy + hc),
-             z3.And(le(x, j), le(y, j), z3.Implies(z3.And(le(x, c), le(y, c)), le(j, c))), {}, {"kind": "lattice"}),
-        Case("lattice", "product meet is the greatest lower bound", tuple(hx + hy + hc),
-             z3.And(le(m, x), le(m, y), z3.Implies(z3.And(le(c, x), le(c, y)), le(c, m))), {}, {"kind": "lattice"}),
+        Case(
+            "lattice",
+            "product join is the least upper bound",
+            tuple(hx + hy + hc),
+            z3.And(le(x, j), le(y, j), z3.Implies(z3.And(le(x, c), le(y, c)), le(j, c))),
+            {},
+            {"kind": "lattice"},
+        ),
+        Case(
+            "lattice",
+            "product meet is the greatest lower bound",
+            tuple(hx + hy + hc),
+            z3.And(le(m, x), le(m, y), z3.Implies(z3.And(le(c, x), le(c, y)), le(c, m))),
+            {},
+            {"kind": "lattice"},
+        ),
     ]
     (a, ha), (b, hb), (d, hd) = _ptime("a"), _ptime("b"), _ptime("c")
     exists, pj = partitioned_join(a, b)
@@ -328,12 +465,29 @@ def lattice_cases(rules: Rules, world: World) -> list[Case]:
     in_range = lambda t: z3.And(t[0] >= 0, t[0] <= t[1], t[1] <= PARTITION_MAX, t[2] >= 0)  # noqa: E731
     bounded = z3.And(ple(a, d), ple(b, d))
     cases += [
-        Case("lattice", "partitioned join is the least upper bound, absent iff none", tuple(ha + hb + hd),
-             z3.And(z3.Implies(exists, z3.And(in_range(pj), ple(a, pj), ple(b, pj), z3.Implies(bounded, ple(pj, d)))),
-                    z3.Implies(z3.Not(exists), z3.Not(bounded))), {}, {"kind": "lattice"}),
-        Case("lattice", "partitioned meet is the greatest lower bound", tuple(ha + hb + hd),
-             z3.And(in_range(pm), ple(pm, a), ple(pm, b), z3.Implies(z3.And(ple(d, a), ple(d, b)), ple(d, pm))),
-             {}, {"kind": "lattice"}),
+        Case(
+            "lattice",
+            "partitioned join is the least upper bound, absent iff none",
+            tuple(ha + hb + hd),
+            z3.And(
+                z3.Implies(
+                    exists, z3.And(in_range(pj), ple(a, pj), ple(b, pj), z3.Implies(bounded, ple(pj, d)))
+                ),
+                z3.Implies(z3.Not(exists), z3.Not(bounded)),
+            ),
+            {},
+            {"kind": "lattice"},
+        ),
+        Case(
+            "lattice",
+            "partitioned meet is the greatest lower bound",
+            tuple(ha + hb + hd),
+            z3.And(
+                in_range(pm), ple(pm, a), ple(pm, b), z3.Implies(z3.And(ple(d, a), ple(d, b)), ple(d, pm))
+            ),
+            {},
+            {"kind": "lattice"},
+        ),
     ]
     return cases
 
@@ -366,14 +520,27 @@ class Obligation:
 
 
 OBLIGATIONS = (
-    Obligation("time-dependence", "1. time dependence is sound, per object kind, compositionally",
-               time_dependence_cases),
-    Obligation("nothing-visible-dropped", "2. a time visible before the restart is before the until",
-               visible_kept_cases),
-    Obligation("frontier-hold", "3. the hold at the expiration is never reached and hides exactly what is dropped",
-               hold_cases),
-    Obligation("restart", "4. a restarted incarnation re-derives what was dropped and holds too", restart_cases),
-    Obligation("lattice", "join/meet of Product and Partitioned are lub/glb of le (unbounded Int)", lattice_cases),
+    Obligation(
+        "time-dependence",
+        "1. time dependence is sound, per object kind, compositionally",
+        time_dependence_cases,
+    ),
+    Obligation(
+        "nothing-visible-dropped",
+        "2. a time visible before the restart is before the until",
+        visible_kept_cases,
+    ),
+    Obligation(
+        "frontier-hold",
+        "3. the hold at the expiration is never reached and hides exactly what is dropped",
+        hold_cases,
+    ),
+    Obligation(
+        "restart", "4. a restarted incarnation re-derives what was dropped and holds too", restart_cases
+    ),
+    Obligation(
+        "lattice", "join/meet of Product and Partitioned are lub/glb of le (unbounded Int)", lattice_cases
+    ),
 )
 NAMES = tuple(o.name for o in OBLIGATIONS)
 
@@ -400,7 +567,7 @@ class Verdict:
     reason: str = ""
 
 
-def check_case(case: Case, timeout_s: Optional[float] = None, rlimit: Optional[int] = None) -> Verdict:
+def check_case(case: Case, timeout_s: float | None = None, rlimit: int | None = None) -> Verdict:
     """Proves, refutes or gives up on one case; a give-up or a solver error is never reported as proved."""
     solver = z3.Solver()
     if timeout_s is not None:
@@ -424,8 +591,10 @@ def check_case(case: Case, timeout_s: Optional[float] = None, rlimit: Optional[i
 
 def read_terms(terms: dict, model: z3.ModelRef) -> dict:
     """The named terms' values under a model (`Opt`s as `Optional[int]`)."""
-    return {k: enc.concrete(v, model) if isinstance(v, Opt) else model.eval(v, model_completion=True).as_long()
-            for k, v in terms.items()}
+    return {
+        k: enc.concrete(v, model) if isinstance(v, Opt) else model.eval(v, model_completion=True).as_long()
+        for k, v in terms.items()
+    }
 
 
 @attrs.frozen
@@ -445,8 +614,13 @@ class Result:
         return "proved"
 
 
-def prove(names: Optional[Sequence[str]] = None, rules: Rules = enc.FAITHFUL, skew: int = 0,
-          timeout_s: Optional[float] = None, rlimit: Optional[int] = None) -> list[Result]:
+def prove(
+    names: Sequence[str] | None = None,
+    rules: Rules = enc.FAITHFUL,
+    skew: int = 0,
+    timeout_s: float | None = None,
+    rlimit: int | None = None,
+) -> list[Result]:
     """Every case of the named obligations (all by default), each obligation's time measured."""
     world = World(skew)
     results = []

@@ -25,17 +25,28 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from model.catalog import (
-    Catalog, Constant, Index, MaterializedView, RefreshAt, RefreshEvery, Select, Source, Subscribe, Table, View,
+    Catalog,
+    Constant,
+    Index,
+    MaterializedView,
+    RefreshAt,
+    RefreshEvery,
+    Select,
+    Source,
+    Subscribe,
+    Table,
+    View,
 )
 from model.collection import Update
 from model.errors import InvalidPlan, TimelineError
 from model.plan import Compare, Filter, Get, Join, Project, TemporalFilter, Union
 from model.temporal import MzNow
 from properties.history import Action, History
-from properties.source import Source as Choices, repeat
+from properties.source import Source as Choices
+from properties.source import repeat
 
 ARITY = 2  # every table, source and constant row has two int columns
 DATAFLOW_ACTIONS = ("create_view", "create_mv", "create_subscribe", "select", "create_index")
@@ -49,18 +60,28 @@ def plan_to_json(plan) -> dict:
         case Get(name):
             return {"node": "get", "name": name}
         case Filter(input, predicates):
-            return {"node": "filter", "input": plan_to_json(input),
-                    "predicates": [[p.column, p.op, p.value] for p in predicates]}
+            return {
+                "node": "filter",
+                "input": plan_to_json(input),
+                "predicates": [[p.column, p.op, p.value] for p in predicates],
+            }
         case Project(input, columns):
             return {"node": "project", "input": plan_to_json(input), "columns": list(columns)}
         case Union(inputs):
             return {"node": "union", "inputs": [plan_to_json(p) for p in inputs]}
         case Join(left, right, on):
-            return {"node": "join", "left": plan_to_json(left), "right": plan_to_json(right),
-                    "on": [list(pair) for pair in on]}
+            return {
+                "node": "join",
+                "left": plan_to_json(left),
+                "right": plan_to_json(right),
+                "on": [list(pair) for pair in on],
+            }
         case TemporalFilter(input, predicates):
-            return {"node": "temporal", "input": plan_to_json(input),
-                    "predicates": [[p.op, p.column, p.offset] for p in predicates]}
+            return {
+                "node": "temporal",
+                "input": plan_to_json(input),
+                "predicates": [[p.op, p.column, p.offset] for p in predicates],
+            }
     raise InvalidPlan(plan, "not a plan node")
 
 
@@ -79,23 +100,31 @@ def _decode_plan(r: dict):
     if node == "get":
         return Get(str(r["name"]))
     if node == "filter":
-        return Filter(_decode_plan(r["input"]), tuple(Compare(int(c), op, int(v)) for c, op, v in r["predicates"]))
+        return Filter(
+            _decode_plan(r["input"]), tuple(Compare(int(c), op, int(v)) for c, op, v in r["predicates"])
+        )
     if node == "project":
         return Project(_decode_plan(r["input"]), tuple(int(c) for c in r["columns"]))
     if node == "union":
         return Union(tuple(_decode_plan(p) for p in r["inputs"]))
     if node == "join":
-        return Join(_decode_plan(r["left"]), _decode_plan(r["right"]), tuple((int(a), int(b)) for a, b in r["on"]))
+        return Join(
+            _decode_plan(r["left"]), _decode_plan(r["right"]), tuple((int(a), int(b)) for a, b in r["on"])
+        )
     if node == "temporal":
-        return TemporalFilter(_decode_plan(r["input"]), tuple(MzNow(op, int(c), int(o)) for op, c, o in r["predicates"]))
+        return TemporalFilter(
+            _decode_plan(r["input"]), tuple(MzNow(op, int(c), int(o)) for op, c, o in r["predicates"])
+        )
     raise InvalidPlan(r, f"unknown node {node!r}")
 
 
-def refresh_from_json(clauses: Optional[list]) -> tuple:
+def refresh_from_json(clauses: list | None) -> tuple:
     """Refresh clauses from `[{"every": i, "aligned_to": a} | {"at": t}]` (None: refresh on every change)."""
     try:
-        return tuple(RefreshAt(c["at"]) if "at" in c else RefreshEvery(c["every"], c["aligned_to"])
-                     for c in clauses or ())
+        return tuple(
+            RefreshAt(c["at"]) if "at" in c else RefreshEvery(c["every"], c["aligned_to"])
+            for c in clauses or ()
+        )
     except (KeyError, TypeError) as exc:
         raise InvalidPlan(clauses, f"malformed refresh clauses ({exc})") from exc
 
@@ -112,8 +141,13 @@ def object_from_action(action: Action):
             return Table(n)
         case "create_source":
             topic = a.get("consistency_topic")
-            return Source.create(n, a["kind"], timeline=a.get("timeline"), epoch_ms_timeline=bool(a.get("epoch_ms_timeline")),
-                                 consistency_topic=None if topic is None else tuple(topic))
+            return Source.create(
+                n,
+                a["kind"],
+                timeline=a.get("timeline"),
+                epoch_ms_timeline=bool(a.get("epoch_ms_timeline")),
+                consistency_topic=None if topic is None else tuple(topic),
+            )
         case "create_constant":
             return Constant(n, tuple(tuple(r) for r in a.get("rows", ())))
         case "create_view":
@@ -151,15 +185,26 @@ def draw_row(source: Choices, lo: int = 0, hi: int = 6) -> list[int]:
     return [source.integer(lo, hi) for _ in range(ARITY)]
 
 
-def draw_plan(source: Choices, readable: list[str], depth: int = 2, temporal: bool = False) -> tuple[dict, int]:
+def draw_plan(
+    source: Choices, readable: list[str], depth: int = 2, temporal: bool = False
+) -> tuple[dict, int]:
     """A random plan over `readable` names (each of arity `ARITY`) and its output arity."""
     kind = source.integer(0, 9) if depth > 0 else 0
     if kind <= 3:
         return {"node": "get", "name": source.choice(readable)}, ARITY
     if kind == 4:
         inner, arity = draw_plan(source, readable, depth - 1, temporal)
-        preds = repeat(source, lambda: [source.integer(0, arity - 1), source.choice(("==", "!=", "<", "<=", ">", ">=")),
-                                        source.integer(0, 6)], 1, 2, 0.3)
+        preds = repeat(
+            source,
+            lambda: [
+                source.integer(0, arity - 1),
+                source.choice(("==", "!=", "<", "<=", ">", ">=")),
+                source.integer(0, 6),
+            ],
+            1,
+            2,
+            0.3,
+        )
         return {"node": "filter", "input": inner, "predicates": preds}, arity
     if kind == 5:
         inner, arity = draw_plan(source, readable, depth - 1, temporal)
@@ -169,7 +214,11 @@ def draw_plan(source: Choices, readable: list[str], depth: int = 2, temporal: bo
         left, a = draw_plan(source, readable, depth - 1, temporal)
         right, b = draw_plan(source, readable, depth - 1, temporal)
         if b != a or source.boolean(0.3):
-            right = {"node": "project", "input": right, "columns": [source.integer(0, b - 1) for _ in range(a)]}
+            right = {
+                "node": "project",
+                "input": right,
+                "columns": [source.integer(0, b - 1) for _ in range(a)],
+            }
         return {"node": "union", "inputs": [left, right]}, a
     if kind == 7:
         left, a = draw_plan(source, readable, depth - 1, temporal)
@@ -183,16 +232,28 @@ def draw_plan(source: Choices, readable: list[str], depth: int = 2, temporal: bo
 
 
 def draw_temporal_predicates(source: Choices, arity: int, lo: int = -3, hi: int = 6) -> list:
-    return repeat(source, lambda: [source.choice(("<=", "<", ">=")), source.integer(0, arity - 1),
-                                   source.integer(lo, hi)], 1, 3, 0.4)
+    return repeat(
+        source,
+        lambda: [source.choice(("<=", "<", ">=")), source.integer(0, arity - 1), source.integer(lo, hi)],
+        1,
+        3,
+        0.4,
+    )
 
 
 # ---------------------------------------------------------------- timelines histories
 
 SOURCE_OPTIONS = (
-    ("kafka", {}), ("postgres", {}), ("load_generator", {}), ("cdc", {}), ("cdc", {"epoch_ms_timeline": True}),
-    ("kafka", {"timeline": "x"}), ("cdc", {"timeline": "x"}), ("postgres", {"timeline": "y"}),
-    ("kafka", {"consistency_topic": ["b", "t1"]}), ("kafka", {"consistency_topic": ["b", "t2"]}),
+    ("kafka", {}),
+    ("postgres", {}),
+    ("load_generator", {}),
+    ("cdc", {}),
+    ("cdc", {"epoch_ms_timeline": True}),
+    ("kafka", {"timeline": "x"}),
+    ("cdc", {"timeline": "x"}),
+    ("postgres", {"timeline": "y"}),
+    ("kafka", {"consistency_topic": ["b", "t1"]}),
+    ("kafka", {"consistency_topic": ["b", "t2"]}),
 )
 
 
@@ -207,8 +268,16 @@ def draw_timelines_history(source: Choices, domain_name: str = "total") -> Histo
     leaves = [a.args["name"] for a in actions]
     for name in leaves:
         if name != "k":
-            actions += repeat(source, lambda: Action("insert", {"table": name, "row": draw_row(source),
-                                                                "time": source.integer(0, 5), "diff": 1}), 0, 2, 0.5)
+            actions += repeat(
+                source,
+                lambda: Action(
+                    "insert",
+                    {"table": name, "row": draw_row(source), "time": source.integer(0, 5), "diff": 1},
+                ),
+                0,
+                2,
+                0.5,
+            )
     readable, catalog = list(leaves), build_catalog(History(domain_name, tuple(actions)))
     for i in range(source.integer(1, 4)):
         action = _draw_dataflow(source, f"d{i}", readable, temporal=False)
@@ -239,8 +308,15 @@ def draw_temporal_history(source: Choices, domain_name: str = "total") -> Histor
 
     def step() -> Action:
         if source.integer(0, 2) < 2:
-            return Action("insert", {"table": source.choice(("a", "b")), "row": draw_row(source, 0, 8),
-                                     "time": source.integer(0, 8), "diff": source.choice((1, 1, -1, 2))})
+            return Action(
+                "insert",
+                {
+                    "table": source.choice(("a", "b")),
+                    "row": draw_row(source, 0, 8),
+                    "time": source.integer(0, 8),
+                    "diff": source.choice((1, 1, -1, 2)),
+                },
+            )
         plan, arity = draw_plan(source, ["a", "b"], depth=2, temporal=True)
         if plan["node"] != "temporal" and source.boolean(0.7):
             plan = {"node": "temporal", "input": plan, "predicates": draw_temporal_predicates(source, arity)}
@@ -258,15 +334,29 @@ def draw_expiration_history(source: Choices, domain_name: str = "total") -> Hist
     """A table, a load generator, a constant, maybe a CDC source; views, MVs (refresh), indexes, subscribes;
     data, load-generator ticks, an offset, restarts and reads at wall-clock times."""
     horizon = source.integer(4, 10)
-    actions = [Action("create_table", {"name": "t"}), Action("create_source", {"name": "g", "kind": "load_generator"}),
-               Action("create_constant", {"name": "k", "rows": [draw_row(source, 0, 3)]})]
+    actions = [
+        Action("create_table", {"name": "t"}),
+        Action("create_source", {"name": "g", "kind": "load_generator"}),
+        Action("create_constant", {"name": "k", "rows": [draw_row(source, 0, 3)]}),
+    ]
     if source.boolean(0.3):
         actions.append(Action("create_source", {"name": "c", "kind": "cdc"}))
     epoch, other = ["t", "g", "k"], (["c", "k"] if len(actions) == 4 else [])
     if source.boolean(0.7):
-        window = [["<=", 0, source.integer(0, 8)]] if source.boolean(0.7) else draw_temporal_predicates(source, ARITY, -2, 8)
-        actions.append(Action("create_view", {"name": "v", "plan": {"node": "temporal", "input": {"node": "get", "name": "t"},
-                                                                   "predicates": window}}))
+        window = (
+            [["<=", 0, source.integer(0, 8)]]
+            if source.boolean(0.7)
+            else draw_temporal_predicates(source, ARITY, -2, 8)
+        )
+        actions.append(
+            Action(
+                "create_view",
+                {
+                    "name": "v",
+                    "plan": {"node": "temporal", "input": {"node": "get", "name": "t"}, "predicates": window},
+                },
+            )
+        )
         epoch.append("v")
     maintained = []
     for i in range(source.integer(1, 3)):
@@ -291,10 +381,18 @@ def _draw_maintained(source: Choices, name: str, pool: list[str], horizon: int) 
     if kind == "create_index":
         return Action(kind, {"name": name, "on": source.choice(pool)})
     inputs = repeat(source, lambda: source.choice(pool), 1, 3, 0.4)
-    plan = {"node": "union", "inputs": [{"node": "project", "input": {"node": "get", "name": n}, "columns": [0, 1]}
-                                        for n in inputs]}
+    plan = {
+        "node": "union",
+        "inputs": [
+            {"node": "project", "input": {"node": "get", "name": n}, "columns": [0, 1]} for n in inputs
+        ],
+    }
     if source.boolean(0.5):
-        plan = {"node": "temporal", "input": plan, "predicates": draw_temporal_predicates(source, ARITY, -2, 6)}
+        plan = {
+            "node": "temporal",
+            "input": plan,
+            "predicates": draw_temporal_predicates(source, ARITY, -2, 6),
+        }
     args: dict = {"name": name, "plan": plan}
     if kind == "create_mv":
         refresh = source.integer(0, 3)
@@ -310,8 +408,15 @@ def _draw_maintained(source: Choices, name: str, pool: list[str], horizon: int) 
 def _draw_feed(source: Choices, horizon: int, cdc: bool) -> list[Action]:
     def insert(table: str) -> Action:
         time = source.integer(0, horizon)
-        return Action("insert", {"table": table, "row": [time + source.integer(-3, 3), source.integer(0, 3)],
-                                 "time": time, "diff": source.choice((1, 1, -1, 2))})
+        return Action(
+            "insert",
+            {
+                "table": table,
+                "row": [time + source.integer(-3, 3), source.integer(0, 3)],
+                "time": time,
+                "diff": source.choice((1, 1, -1, 2)),
+            },
+        )
 
     actions = repeat(source, lambda: insert("t"), 0, 6, 0.8) + repeat(source, lambda: insert("g"), 0, 3, 0.5)
     if cdc:
@@ -330,8 +435,11 @@ def _draw_restarts_and_reads(source: Choices, horizon: int, names: list[str], of
     while start + offset < horizon:
         start += source.integer(1, offset + 1)
         actions.append(Action("restart", {"wall": start}))
+
     def read() -> Action:
         wall = source.integer(actions[0].args["wall"], horizon)
-        return Action("read", {"name": source.choice(names), "wall": wall, "time": source.integer(0, wall + 2)})
+        return Action(
+            "read", {"name": source.choice(names), "wall": wall, "time": source.integer(0, wall + 2)}
+        )
 
     return actions + repeat(source, read, 1, 5, 0.7)

@@ -39,7 +39,9 @@ def draw_step(source: Source, domain, earlier: list) -> Action:
     return Action("compact", {"since": tuple(draw_frontier(source, domain).sorted())})
 
 
-def draw_collection_history(source: Source, domain_name: str, min_updates: int = 0, max_steps: int = 30) -> History:
+def draw_collection_history(
+    source: Source, domain_name: str, min_updates: int = 0, max_steps: int = 30
+) -> History:
     """A history with at least `min_updates` updates, then up to `max_steps` mixed steps."""
     domain = parse_domain(domain_name)
     actions = [draw_update(source, domain) for _ in range(min_updates)]

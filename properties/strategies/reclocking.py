@@ -89,7 +89,9 @@ def draw_source_time(source: Source, domain: Domain) -> Any:
 
 def draw_update(source: Source, domain: Domain) -> Action:
     diff = source.choice((1, 1, -1, 2))
-    return Action("update", {"data": source.choice(DATA), "time": draw_source_time(source, domain), "diff": diff})
+    return Action(
+        "update", {"data": source.choice(DATA), "time": draw_source_time(source, domain), "diff": diff}
+    )
 
 
 def _upper_tick(clock: _Clock) -> int:
@@ -102,7 +104,11 @@ def draw_observation(source: Source, clock: _Clock) -> Action:
     kind = source.integer(0, 3)
     last = clock.tick + (MAX_STEP if clock.closed else 0)
     if kind == 0:
-        to = max(clock.since, clock.tick) if source.boolean(0.5) else source.integer(clock.since, max(clock.since, last))
+        to = (
+            max(clock.since, clock.tick)
+            if source.boolean(0.5)
+            else source.integer(clock.since, max(clock.since, last))
+        )
         clock.since = to
         return Action("compact", {"to": to})
     if kind == 1:

@@ -30,4 +30,3 @@ def draw_time(source: Source, domain: Domain) -> Time:
 def draw_frontier(source: Source, domain: Domain, max_size: int = 3) -> Antichain:
     """An antichain of up to `max_size` drawn times (dominated draws are dropped; may be empty)."""
     return Antichain.of(domain, repeat(source, lambda: draw_time(source, domain), 0, max_size, 0.7))
-

@@ -107,20 +107,36 @@ def draw_scenario(source: Source, clock: _Clock) -> list[Action]:
     if kind == 0:  # an expired newer version over an older one in a lower run, then a non-last-run compaction
         ttl = source.integer(1, 3)
         return [
-            _put(key, "old"), Action("flush"), Action("compact", ALL),
-            _put(key, "new", ttl=ttl), Action("flush"), clock.tick(ttl + source.integer(0, 1)),
-            _put(other, source.choice(VALUES)), Action("flush"), Action("compact", NEWEST),
+            _put(key, "old"),
+            Action("flush"),
+            Action("compact", ALL),
+            _put(key, "new", ttl=ttl),
+            Action("flush"),
+            clock.tick(ttl + source.integer(0, 1)),
+            _put(other, source.choice(VALUES)),
+            Action("flush"),
+            Action("compact", NEWEST),
         ]
     if kind == 1:  # a tombstone over an older version in a lower run
-        return [_put(key, "old"), Action("flush"), Action("compact", ALL), Action("delete", {"key": key}),
-                Action("flush"), Action("compact", NEWEST)]
+        return [
+            _put(key, "old"),
+            Action("flush"),
+            Action("compact", ALL),
+            Action("delete", {"key": key}),
+            Action("flush"),
+            Action("compact", NEWEST),
+        ]
     if kind == 2:  # a read exactly at expire_ts
         ttl = source.integer(1, 3)
         return [_put(key, source.choice(VALUES), ttl=ttl), clock.tick(ttl)]
     # a crash with unflushed writes, the user clock set back below them while the store is down
     return [
-        _put(key, "old"), Action("flush"), clock.tick(source.integer(1, 3)), _put(other, "new"),
-        clock.crash(source.integer(1, 3)), _put(key, source.choice(VALUES)),
+        _put(key, "old"),
+        Action("flush"),
+        clock.tick(source.integer(1, 3)),
+        _put(other, "new"),
+        clock.crash(source.integer(1, 3)),
+        _put(key, source.choice(VALUES)),
     ]
 
 
@@ -159,12 +175,18 @@ def draw_compaction_history(source: Source, domain_name: str = "total") -> Histo
             seq -= source.integer(1, 3)
             create = source.integer(0, 4)
             if source.boolean(0.25):
-                actions.append(Action("row", {"run": run, "key": key, "seq": seq, "create": create, "expire": NEVER}))
+                actions.append(
+                    Action("row", {"run": run, "key": key, "seq": seq, "create": create, "expire": NEVER})
+                )
                 continue
             expire = source.choice((NEVER, create + 1, create + 2, create + 3, 6))
             value = source.choice(VALUES)
-            actions.append(Action("row", {"run": run, "key": key, "value": value, "seq": seq, "create": create,
-                                          "expire": expire}))
+            actions.append(
+                Action(
+                    "row",
+                    {"run": run, "key": key, "value": value, "seq": seq, "create": create, "expire": expire},
+                )
+            )
     for _ in range(source.integer(1, 3)):
         actions.append(Action("compact", {"now": source.integer(0, 7), "last": source.boolean(0.5)}))
     return History(domain_name, tuple(actions))
@@ -187,14 +209,18 @@ def draw_codec_history(source: Source, domain_name: str = "total") -> History:
             args["value"] = draw_bytes(source, 4)
         if version == 1:
             args["create"] = base + source.integer(0, 3)
-            args["expire"] = NEVER if tombstone or source.boolean(0.5) else args["create"] + source.integer(1, 5)
+            args["expire"] = (
+                NEVER if tombstone or source.boolean(0.5) else args["create"] + source.integer(1, 5)
+            )
         else:
             args["expire"] = NEVER
         actions.append(Action("row", args))
     actions.append(Action("encode", {"version": version, "created": base + source.integer(0, 3)}))
     for _ in range(source.integer(0, 3)):
         if source.boolean(0.7):
-            actions.append(Action("corrupt", {"offset": source.integer(0, 400), "xor": source.integer(1, 255)}))
+            actions.append(
+                Action("corrupt", {"offset": source.integer(0, 400), "xor": source.integer(1, 255)})
+            )
         else:
             actions.append(Action("truncate", {"length": source.integer(0, 400)}))
     return History(domain_name, tuple(actions))

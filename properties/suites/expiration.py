@@ -34,7 +34,8 @@ for Spark). Diffs processed are counted as events.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from model import expiration as ex
 from model.catalog import Feed
@@ -66,7 +67,7 @@ def world(history: History) -> tuple:
     return build_catalog(history), feed, offset, tuple(starts)
 
 
-def _contents(result: Optional[dict]) -> frozenset:
+def _contents(result: dict | None) -> frozenset:
     return NOT_SERVED if result is None else frozenset(result.items())
 
 
@@ -78,7 +79,7 @@ def observe(history: History) -> Observation:
     observed: Observation = {}
     diffs: dict = {}  # (name, replica expiration) -> diffs processed; reused across restarts and reads
 
-    def processed(name: str, replica_exp: Optional[int]) -> int:
+    def processed(name: str, replica_exp: int | None) -> int:
         if (name, replica_exp) not in diffs:
             diffs[(name, replica_exp)] = ex.diffs_processed(catalog, feed, name, replica_exp)
         return diffs[(name, replica_exp)]
@@ -91,51 +92,70 @@ def observe(history: History) -> Observation:
             except ReplicaExpired:
                 continue
             observed[(step, "read with expiration")] = _contents(with_expiration)
-            observed[(step, "read without")] = _contents(ex.served(catalog, feed, off, a["name"], a["wall"], a["time"]))
+            observed[(step, "read without")] = _contents(
+                ex.served(catalog, feed, off, a["name"], a["wall"], a["time"])
+            )
         elif action.name == "restart":
             replica_exp = ex.replica_expiration(a["wall"], offset)
             for name in maintained:
                 flow = ex.render(catalog, name, replica_exp)
                 observed[(step, f"dataflow {name}")] = frozenset({(flow.until, flow.expiration)})
-                observed[(step, f"diffs {name}")] = frozenset({(processed(name, replica_exp), processed(name, None))})
+                observed[(step, f"diffs {name}")] = frozenset(
+                    {(processed(name, replica_exp), processed(name, None))}
+                )
     return observed
 
 
 # ---------------------------------------------------------------- properties
 
 
-def _reads_identical(history: History, obs: Observation) -> Optional[Outcome]:
+def _reads_identical(history: History, obs: Observation) -> Outcome | None:
     for (step, label), value in sorted(obs.items()):
         if label == "read with expiration" and value != obs[(step, "read without")]:
             a = history.actions[step].args
-            return Outcome(ok=False, step=step, expected=obs[(step, "read without")], actual=value,
-                           message=f"read of {a['name']!r} at time {a['time']} (wall {a['wall']}): with expiration "
-                                   f"{sorted(value)} != without {sorted(obs[(step, 'read without')])}")
+            return Outcome(
+                ok=False,
+                step=step,
+                expected=obs[(step, "read without")],
+                actual=value,
+                message=f"read of {a['name']!r} at time {a['time']} (wall {a['wall']}): with expiration "
+                f"{sorted(value)} != without {sorted(obs[(step, 'read without')])}",
+            )
     return None
 
 
-def _until_met(history: History, obs: Observation) -> Optional[Outcome]:
+def _until_met(history: History, obs: Observation) -> Outcome | None:
     for (step, label), value in sorted(obs.items()):
         if label.startswith("dataflow "):
             ((until, expiration),) = value
             if expiration is not None and (until is None or until > expiration):
-                return Outcome(ok=False, step=step, actual=value,
-                               message=f"{label} at restart step {step}: until {until} is not met with expiration {expiration}")
+                return Outcome(
+                    ok=False,
+                    step=step,
+                    actual=value,
+                    message=f"{label} at restart step {step}: until {until} is not met with expiration {expiration}",
+                )
         if label.startswith("diffs "):
             ((with_e, without),) = value
             if with_e > without:
-                return Outcome(ok=False, step=step, actual=value,
-                               message=f"{label} at restart step {step}: {with_e} diffs with expiration > {without} without")
+                return Outcome(
+                    ok=False,
+                    step=step,
+                    actual=value,
+                    message=f"{label} at restart step {step}: {with_e} diffs with expiration > {without} without",
+                )
     return None
 
 
-def intrinsic(judge: Callable[[History, Observation], Optional[Outcome]]):
+def intrinsic(judge: Callable[[History, Observation], Outcome | None]):
     """A batched check of the implementation's own observations (a rejection is per history)."""
 
     def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
         observed = observe_or_reject(impl, "observe_expiration", histories)
-        return [Outcome.rejected(obs) if isinstance(obs, ModelError) else judge(h, obs) or Outcome(ok=True)
-                for h, obs in zip(histories, observed)]
+        return [
+            Outcome.rejected(obs) if isinstance(obs, ModelError) else judge(h, obs) or Outcome(ok=True)
+            for h, obs in zip(histories, observed)
+        ]
 
     return check
 
@@ -165,7 +185,11 @@ def events(history: History) -> list[str]:
             ((with_e, without),) = value
             if with_e < without:
                 found.add("expiration dropped diffs")
-        elif label == "read with expiration" and len(starts) > 1 and history.actions[step].args["wall"] >= starts[1]:
+        elif (
+            label == "read with expiration"
+            and len(starts) > 1
+            and history.actions[step].args["wall"] >= starts[1]
+        ):
             found.add("read served after a restart")
             if value != NOT_SERVED:
                 found.add("read with data after a restart")
@@ -187,15 +211,27 @@ SUITE = Suite(
     name="expiration",
     doc="Reads are identical with dataflow expiration enabled and disabled, across restarts; until meets the expiration.",
     properties=(
-        Property(name="reads_identical_with_and_without_expiration",
-                 doc="Every read the replica serves is the same with the offset set and with 0 (across restarts).",
-                 draw=draw_expiration_history, check=intrinsic(_reads_identical), events=events),
-        Property(name="until_is_met_with_the_expiration",
-                 doc="Every expiring dataflow's until is at or below its expiration; expiration never adds diffs.",
-                 draw=draw_expiration_history, check=intrinsic(_until_met), events=events),
-        Property(name="observations_match_model",
-                 doc="Reads, renderings and diffs processed equal the model's (for an implementation of its own, e.g. Spark).",
-                 draw=draw_expiration_history, check=differential(observe, "observe_expiration"), events=events),
+        Property(
+            name="reads_identical_with_and_without_expiration",
+            doc="Every read the replica serves is the same with the offset set and with 0 (across restarts).",
+            draw=draw_expiration_history,
+            check=intrinsic(_reads_identical),
+            events=events,
+        ),
+        Property(
+            name="until_is_met_with_the_expiration",
+            doc="Every expiring dataflow's until is at or below its expiration; expiration never adds diffs.",
+            draw=draw_expiration_history,
+            check=intrinsic(_until_met),
+            events=events,
+        ),
+        Property(
+            name="observations_match_model",
+            doc="Reads, renderings and diffs processed equal the model's (for an implementation of its own, e.g. Spark).",
+            draw=draw_expiration_history,
+            check=differential(observe, "observe_expiration"),
+            events=events,
+        ),
     ),
     default_impl="spark",
     required_events=(

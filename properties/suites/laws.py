@@ -7,8 +7,9 @@ draws three times and three frontiers and returns what broke, or None.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import permutations, product
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from model.domains import Domain
 from properties.history import Action, History
@@ -16,7 +17,7 @@ from properties.source import Source
 from properties.strategies.times import draw_frontier, draw_time
 from properties.suite import Outcome, Property, Suite
 
-Law = Callable[[Any, Domain, list, list], Optional[str]]
+Law = Callable[[Any, Domain, list, list], str | None]
 
 
 def draw_inputs(source: Source, domain_name: str) -> History:
@@ -25,7 +26,9 @@ def draw_inputs(source: Source, domain_name: str) -> History:
 
     domain = parse_domain(domain_name)
     times = [Action("time", {"time": draw_time(source, domain)}) for _ in range(3)]
-    fronts = [Action("frontier", {"frontier": tuple(draw_frontier(source, domain).sorted())}) for _ in range(3)]
+    fronts = [
+        Action("frontier", {"frontier": tuple(draw_frontier(source, domain).sorted())}) for _ in range(3)
+    ]
     return History(domain_name, tuple(times + fronts))
 
 
@@ -35,7 +38,7 @@ def _inputs(history: History) -> tuple[list, list]:
     return times, fronts
 
 
-def le_is_partial_order(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str]:
+def le_is_partial_order(impl: Any, d: Domain, ts: list, fs: list) -> str | None:
     for a, b, c in product(ts, repeat=3):
         if not d.le(a, a):
             return f"not reflexive: {a!r}"
@@ -46,7 +49,7 @@ def le_is_partial_order(impl: Any, d: Domain, ts: list, fs: list) -> Optional[st
     return None
 
 
-def join_is_least_upper_bound(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str]:
+def join_is_least_upper_bound(impl: Any, d: Domain, ts: list, fs: list) -> str | None:
     for a, b, c in permutations(ts, 3):
         j = d.join(a, b)
         bounded = d.le(a, c) and d.le(b, c)
@@ -59,7 +62,7 @@ def join_is_least_upper_bound(impl: Any, d: Domain, ts: list, fs: list) -> Optio
     return None
 
 
-def meet_is_greatest_lower_bound(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str]:
+def meet_is_greatest_lower_bound(impl: Any, d: Domain, ts: list, fs: list) -> str | None:
     for a, b, c in permutations(ts, 3):
         m = d.meet(a, b)
         if not (d.le(m, a) and d.le(m, b)):
@@ -69,7 +72,7 @@ def meet_is_greatest_lower_bound(impl: Any, d: Domain, ts: list, fs: list) -> Op
     return None
 
 
-def lattice_identities(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str]:
+def lattice_identities(impl: Any, d: Domain, ts: list, fs: list) -> str | None:
     for a, b in product(ts, repeat=2):
         if d.meet(a, b) != d.meet(b, a) or d.join(a, b) != d.join(b, a):
             return f"join/meet of {a!r}, {b!r} not commutative"
@@ -85,7 +88,7 @@ def lattice_identities(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str
     return None
 
 
-def antichain_is_minimal(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str]:
+def antichain_is_minimal(impl: Any, d: Domain, ts: list, fs: list) -> str | None:
     frontier = impl.antichain(d, ts)
     elems = list(frontier)
     for x, y in permutations(elems, 2):
@@ -102,7 +105,7 @@ def antichain_is_minimal(impl: Any, d: Domain, ts: list, fs: list) -> Optional[s
     return None
 
 
-def frontier_order_is_partial_order(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str]:
+def frontier_order_is_partial_order(impl: Any, d: Domain, ts: list, fs: list) -> str | None:
     F, G, H = (impl.antichain(d, f) for f in fs)
     empty = impl.antichain(d, [])
     if not F.le(F) or not F.le(empty):
@@ -116,7 +119,7 @@ def frontier_order_is_partial_order(impl: Any, d: Domain, ts: list, fs: list) ->
     return None
 
 
-def frontier_meet_join_are_bounds(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str]:
+def frontier_meet_join_are_bounds(impl: Any, d: Domain, ts: list, fs: list) -> str | None:
     F, G, H = (impl.antichain(d, f) for f in fs)
     m, j = F.meet(G), F.join(G)
     if not (m.le(F) and m.le(G)) or (H.le(F) and H.le(G) and not H.le(m)):
@@ -126,7 +129,7 @@ def frontier_meet_join_are_bounds(impl: Any, d: Domain, ts: list, fs: list) -> O
     return None
 
 
-def advance_by_is_sound(impl: Any, d: Domain, ts: list, fs: list) -> Optional[str]:
+def advance_by_is_sound(impl: Any, d: Domain, ts: list, fs: list) -> str | None:
     frontier = impl.antichain(d, fs[0])
     for t in ts:
         advanced = impl.advance_by(t, frontier)
@@ -172,13 +175,23 @@ def law(fn: Law) -> Property:
         for history in histories:
             ts, fs = _inputs(history)
             if len(ts) < 3 or len(fs) < 3:
-                outcomes.append(Outcome(ok=True, invalid=True, message="law needs three times and three frontiers"))
+                outcomes.append(
+                    Outcome(ok=True, invalid=True, message="law needs three times and three frontiers")
+                )
                 continue
             broken = fn(impl, impl.time_domain(history.domain), ts, fs)
-            outcomes.append(Outcome(ok=broken is None, message=broken or "", step=None if broken is None else 0))
+            outcomes.append(
+                Outcome(ok=broken is None, message=broken or "", step=None if broken is None else 0)
+            )
         return outcomes
 
-    return Property(name=fn.__name__, doc=(fn.__doc__ or fn.__name__.replace("_", " ")), draw=draw_inputs, check=check, events=events)
+    return Property(
+        name=fn.__name__,
+        doc=(fn.__doc__ or fn.__name__.replace("_", " ")),
+        draw=draw_inputs,
+        check=check,
+        events=events,
+    )
 
 
 SUITE = Suite(

@@ -9,7 +9,7 @@ remap's final (compacted, consolidated) bindings.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from model.antichain import Antichain
 from model.collection import Update

@@ -9,7 +9,7 @@ replaces in tests: `R(t)` read with `Antichain.less_equal`, contents with
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -23,7 +23,7 @@ from properties.strategies.reclocking import draw_reclock_history
 from properties.suite import Outcome, Property, Suite
 from properties.suites import reclock as reclock_suite
 
-Law = Callable[[Remap, list], Optional[str]]
+Law = Callable[[Remap, list], str | None]
 
 
 def _ticks(remap: Remap) -> list[int]:
@@ -35,7 +35,7 @@ def _ticks(remap: Remap) -> list[int]:
     return sorted(t for t in probes if remap.readable(t))
 
 
-def minted_remaps_pass_and_mutants_fail(remap: Remap, updates: list) -> Optional[str]:
+def minted_remaps_pass_and_mutants_fail(remap: Remap, updates: list) -> str | None:
     """Every minted remap passes `audit`; one with a regressing or a duplicated binding does not."""
     found = audit(remap)
     if found:
@@ -57,11 +57,13 @@ def _mutants(remap: Remap) -> list[tuple[str, Remap]]:
     minimum = remap.domain.minimum
     if set(latest) != {minimum}:
         regress = tuple(Binding(f, tick, -1) for f in latest.sorted()) + (Binding(minimum, tick, 1),)
-        mutants.append(("regressing binding", attrs.evolve(remap, bindings=remap.bindings + regress, upper=upper)))
+        mutants.append(
+            ("regressing binding", attrs.evolve(remap, bindings=remap.bindings + regress, upper=upper))
+        )
     return mutants
 
 
-def reclocked_iff_not_beyond(remap: Remap, updates: list) -> Optional[str]:
+def reclocked_iff_not_beyond(remap: Remap, updates: list) -> str | None:
     """At every readable `t` the reclocked contents are the updates not beyond `R(t)`; all diffs accounted once."""
     result = reclock(remap, updates)
     domain = remap.domain
@@ -87,18 +89,27 @@ def reclocked_iff_not_beyond(remap: Remap, updates: list) -> Optional[str]:
     return None
 
 
-def _only_own_partition(remap: Remap, updates: list) -> Optional[str]:
+def _only_own_partition(remap: Remap, updates: list) -> str | None:
     """A single-partition update's IntoTime depends only on the elements of `R` covering its partition."""
     for u in updates:
         if u.time.lo != u.time.hi:
             continue
-        own = next((t for t, f in remap.steps() if all(e.offset > u.time.offset for e in f if e.lo <= u.time.lo <= e.hi)), None)
+        own = next(
+            (
+                t
+                for t, f in remap.steps()
+                if all(e.offset > u.time.offset for e in f if e.lo <= u.time.lo <= e.hi)
+            ),
+            None,
+        )
         if own != assign(remap, u.time):
-            return f"{u.time!r} assigned to {assign(remap, u.time)}, but its own partition completes it at {own}"
+            return (
+                f"{u.time!r} assigned to {assign(remap, u.time)}, but its own partition completes it at {own}"
+            )
     return None
 
 
-def compaction_commutes(remap: Remap, updates: list) -> Optional[str]:
+def compaction_commutes(remap: Remap, updates: list) -> str | None:
     """Reclocking a compacted remap = advancing the reclocked output; compaction stays valid; since never goes back."""
     start = next(iter(remap.since))
     if start > 0:
@@ -121,7 +132,7 @@ def compaction_commutes(remap: Remap, updates: list) -> Optional[str]:
     return None
 
 
-def inversion_bounds_later_updates(remap: Remap, updates: list) -> Optional[str]:
+def inversion_bounds_later_updates(remap: Remap, updates: list) -> str | None:
     """Every update reclocked at or after `t` (or pending) is beyond `source_upper_at({t})`; earlier ones are not."""
     start = Antichain.of(INTO, [next(iter(remap.since))])
     frontiers = [Antichain.of(INTO, [t]) for t in _ticks(remap) + [_ticks(remap)[-1] + 1]]
@@ -135,7 +146,9 @@ def inversion_bounds_later_updates(remap: Remap, updates: list) -> Optional[str]
             t = assign(remap, u.time)
             later = t is None or frontier.less_equal(t)
             if later and not inverted.less_equal(u.time):
-                return f"{u.time!r} reclocked to {t} but not beyond source_upper_at({frontier!r}) = {inverted!r}"
+                return (
+                    f"{u.time!r} reclocked to {t} but not beyond source_upper_at({frontier!r}) = {inverted!r}"
+                )
             if not later and tight and inverted.less_equal(u.time):
                 return f"{u.time!r} reclocked to {t}, before {frontier!r}, but beyond source_upper_at = {inverted!r}"
     return None
@@ -166,21 +179,32 @@ def law(fn: Law) -> Property:
                 outcomes.append(Outcome.rejected(error))
                 continue
             broken = fn(remap, updates)
-            outcomes.append(Outcome(ok=broken is None, message=broken or "", step=None if broken is None else len(history.actions)))
+            outcomes.append(
+                Outcome(
+                    ok=broken is None,
+                    message=broken or "",
+                    step=None if broken is None else len(history.actions),
+                )
+            )
         return outcomes
 
-    return Property(name=fn.__name__, doc=fn.__doc__ or fn.__name__, draw=draw_reclock_history, check=check, events=events)
+    return Property(
+        name=fn.__name__, doc=fn.__doc__ or fn.__name__, draw=draw_reclock_history, check=check, events=events
+    )
 
 
 SUITE = Suite(
     name="remap",
     doc="The model's remap laws: validity, reclocking iff not beyond R(t), compaction commutes, inversion bounds.",
-    properties=tuple(law(fn) for fn in (
-        minted_remaps_pass_and_mutants_fail,
-        reclocked_iff_not_beyond,
-        compaction_commutes,
-        inversion_bounds_later_updates,
-    )),
+    properties=tuple(
+        law(fn)
+        for fn in (
+            minted_remaps_pass_and_mutants_fail,
+            reclocked_iff_not_beyond,
+            compaction_commutes,
+            inversion_bounds_later_updates,
+        )
+    ),
     default_impl="model",
     required_events=(*reclock_suite.SUITE.required_events, "inversion at a binding time that has updates"),
 )

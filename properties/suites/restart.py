@@ -11,7 +11,7 @@ holds an implementation's summaries and restarts against these.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 from model.antichain import Antichain
 from model.collection import Update
@@ -32,7 +32,7 @@ def parse(history: History) -> tuple[Remap, list, int]:
     return remap, records, crash
 
 
-def read(history: History) -> tuple[Remap, list, Optional[int]]:
+def read(history: History) -> tuple[Remap, list, int | None]:
     """`parse`, with None for a history without a crash (a reduced one: its run is still observable)."""
     domain = history.time_domain
     remap, records, crash = Remap.initial(domain), [], None
@@ -66,21 +66,26 @@ def unread(remap: Remap, summarizer, crash: int, records: list) -> list:
     return [r for r in records if not summarizer.covers(frontier, r)]
 
 
-def restart_is_identical(remap: Remap, records: list, crash: int) -> Optional[str]:
+def restart_is_identical(remap: Remap, records: list, crash: int) -> str | None:
     """After `it`, a restart from `R(it)` and the summary at `it` gives the run's summaries (compacted too)."""
     for summarizer in summarizers(records):
         full = run(remap, summarizer, records)
         expected = tuple((t, s) for t, s in full if t > crash)
         seek = unread(remap, summarizer, crash, records)
         at_crash = summary_at(full, crash)
-        for name, resumed_remap in (("remap", remap), ("remap compacted to it", remap.compact(Antichain.of(INTO, [crash])))):
+        for name, resumed_remap in (
+            ("remap", remap),
+            ("remap compacted to it", remap.compact(Antichain.of(INTO, [crash]))),
+        ):
             resumed = restart(resumed_remap, summarizer, crash, at_crash, seek)
             if resumed != expected:
-                return f"{summarizer!r} restarted at {crash} from {name}: {resumed} != uninterrupted {expected}"
+                return (
+                    f"{summarizer!r} restarted at {crash} from {name}: {resumed} != uninterrupted {expected}"
+                )
     return None
 
 
-def transactions_in_order(remap: Remap, records: list, crash: int) -> Optional[str]:
+def transactions_in_order(remap: Remap, records: list, crash: int) -> str | None:
     """Ordered: whenever a transaction is published, every transaction with metadata time `<=` its own is too."""
     meta = {r.txn: r.time for r in records if isinstance(r, TxnRecord)}
     if not meta:
@@ -126,6 +131,7 @@ def _transaction_events(remap: Remap, records: list, crash: int) -> set:
 
 def drawer(transactional: bool) -> Callable:
     """A restart history's draw: simple, or transactional (data and metadata records)."""
+
     def draw(source, domain_name: str) -> History:
         return draw_restart_history(source, domain_name, transactional)
 
@@ -148,7 +154,13 @@ def law(fn: Callable, transactional: bool) -> Property:
             except ModelError as error:
                 outcomes.append(Outcome.rejected(error))
                 continue
-            outcomes.append(Outcome(ok=broken is None, message=broken or "", step=None if broken is None else len(history.actions) - 1))
+            outcomes.append(
+                Outcome(
+                    ok=broken is None,
+                    message=broken or "",
+                    step=None if broken is None else len(history.actions) - 1,
+                )
+            )
         return outcomes
 
     name = f"{kind(transactional)}_{fn.__name__}"

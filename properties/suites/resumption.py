@@ -22,7 +22,8 @@ checked on any implementation's observations, and Spark equal to the model.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -53,7 +54,9 @@ def observe(history: History) -> Observation:
     pipeline = ingest(_restart(pipeline, end, observed), final_tick(history))
     durable = pipeline.durable
     observed[(end + 1, "data")] = frozenset((u.data, u.time, u.diff) for u in durable.data.updates)
-    observed[(end + 1, "remap")] = frozenset((b.from_time, b.into_time, b.diff) for b in durable.remap.bindings)
+    observed[(end + 1, "remap")] = frozenset(
+        (b.from_time, b.into_time, b.diff) for b in durable.remap.bindings
+    )
     observed[(end + 1, "remap_since")] = frozenset(durable.remap.since)
     return observed
 
@@ -153,7 +156,10 @@ def _nothing_lost(history: History, obs: Observation, calm: Observation):
     if got != expected or got != produced:
         lost = sorted(set(produced) - set(got))
         extra = sorted(d for d, n in got.items() if n != produced.get(d))
-        return end, f"final data shard differs from the uninterrupted run: lost {lost}, duplicated/unknown {extra}"
+        return (
+            end,
+            f"final data shard differs from the uninterrupted run: lost {lost}, duplicated/unknown {extra}",
+        )
     return None
 
 
@@ -189,7 +195,10 @@ def _restarts(history: History, obs: Observation, calm: Observation):
         for partition, first in sorted(obs[(step, "upstream_start")]):
             needed = needed_offset(domain, resumed, partition)
             if needed is not None and needed < first:
-                return step, f"restart at {resumed!r} needs offset {needed} of partition {partition}, compacted to {first}"
+                return (
+                    step,
+                    f"restart at {resumed!r} needs offset {needed} of partition {partition}, compacted to {first}",
+                )
     return None
 
 
@@ -225,7 +234,14 @@ def events(history: History) -> list[str]:
 
 FAULT_EVENTS = tuple(
     f"crash {f}"
-    for f in ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append", "after_commit", "after_compaction")
+    for f in (
+        "mid_remap_write",
+        "after_remap_append",
+        "mid_data_write",
+        "after_data_append",
+        "after_commit",
+        "after_compaction",
+    )
 )
 
 SUITE = Suite(

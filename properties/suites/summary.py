@@ -35,7 +35,9 @@ def observe(history: History) -> Observation:
         full = run(remap, summarizer, records)
         observed |= _summaries(end, summarizer_name(summarizer), full)
         if crash is not None:
-            resumed = restart(remap, summarizer, crash, summary_at(full, crash), unread(remap, summarizer, crash, records))
+            resumed = restart(
+                remap, summarizer, crash, summary_at(full, crash), unread(remap, summarizer, crash, records)
+            )
             observed |= _summaries(end, f"restarted {summarizer_name(summarizer)}", resumed)
     return observed
 

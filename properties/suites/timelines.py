@@ -23,7 +23,8 @@ Properties:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from model.catalog import DATAFLOWS, Catalog, Feed, output_updates
 from model.collection import consolidate
@@ -32,7 +33,11 @@ from model.errors import ModelError, TimelineError
 from model.timeline import source_timeline
 from properties.history import History
 from properties.strategies.catalogs import (
-    DATAFLOW_ACTIONS, draw_timelines_history, insert_update, object_from_action, plan_from_json,
+    DATAFLOW_ACTIONS,
+    draw_timelines_history,
+    insert_update,
+    object_from_action,
+    plan_from_json,
 )
 from properties.suite import Observation, Outcome, Property, Suite, differential
 
@@ -85,12 +90,18 @@ def expected_timelines(history: History) -> dict[int, dict[str, Any]]:
     for step, action in enumerate(history.actions):
         a = action.args
         if action.name == "create_table":
-            leaf_timelines[a["name"]] = source_timeline("kafka", a["name"])  # tables are epoch, like a kafka source
+            leaf_timelines[a["name"]] = source_timeline(
+                "kafka", a["name"]
+            )  # tables are epoch, like a kafka source
         elif action.name == "create_source":
             topic = a.get("consistency_topic")
             leaf_timelines[a["name"]] = source_timeline(
-                a["kind"], a["name"], timeline=a.get("timeline"), epoch_ms_timeline=bool(a.get("epoch_ms_timeline")),
-                consistency_topic=None if topic is None else tuple(topic))
+                a["kind"],
+                a["name"],
+                timeline=a.get("timeline"),
+                epoch_ms_timeline=bool(a.get("epoch_ms_timeline")),
+                consistency_topic=None if topic is None else tuple(topic),
+            )
         elif action.name == "create_constant":
             leaf_timelines[a["name"]] = None
         elif action.name in DATAFLOW_ACTIONS:
@@ -113,8 +124,10 @@ def check_rejections(impl: Any, histories: Sequence[History]) -> list[Outcome]:
             expectations.append(error)
     valid = [h for h, e in zip(histories, expectations) if not isinstance(e, ModelError)]
     observed = iter(impl.observe_timelines(valid[0].time_domain, valid) if valid else [])
-    return [Outcome.rejected(e) if isinstance(e, ModelError) else _judge(h, e, next(observed))
-            for h, e in zip(histories, expectations)]
+    return [
+        Outcome.rejected(e) if isinstance(e, ModelError) else _judge(h, e, next(observed))
+        for h, e in zip(histories, expectations)
+    ]
 
 
 def _judge(history: History, expected: dict, obs: Observation) -> Outcome:
@@ -124,11 +137,18 @@ def _judge(history: History, expected: dict, obs: Observation) -> Outcome:
         named = frozenset((n, repr(t)) for n, t in timelines.items())
         if len(set(timelines.values())) > 1:
             if obs.get((step, "rejected")) != named or (step, "created") in obs:
-                return Outcome(ok=False, step=step, expected=named, actual=obs.get((step, "rejected")),
-                               message=f"{name!r} spans timelines {sorted(named)}: must be rejected naming them all, "
-                                       f"got {sorted(obs.get((step, 'rejected'), ()))}")
+                return Outcome(
+                    ok=False,
+                    step=step,
+                    expected=named,
+                    actual=obs.get((step, "rejected")),
+                    message=f"{name!r} spans timelines {sorted(named)}: must be rejected naming them all, "
+                    f"got {sorted(obs.get((step, 'rejected'), ()))}",
+                )
         elif (step, "created") not in obs or (end, f"output {name}") not in obs:
-            return Outcome(ok=False, step=step, message=f"{name!r} has a single timeline {sorted(named)} but did not run")
+            return Outcome(
+                ok=False, step=step, message=f"{name!r} has a single timeline {sorted(named)} but did not run"
+            )
     return Outcome(ok=True)
 
 
@@ -141,7 +161,11 @@ def events(history: History) -> list[str]:
         action = history.actions[step]
         if len(set(timelines.values())) > 1:
             found.add("multi-timeline dataflow rejected")
-            direct = {action.args["on"]} if action.name == "create_index" else _reads(plan_from_json(action.args["plan"]))
+            direct = (
+                {action.args["on"]}
+                if action.name == "create_index"
+                else _reads(plan_from_json(action.args["plan"]))
+            )
             if set(timelines) - direct:
                 found.add("rejected through a view or MV")
         elif not timelines:
@@ -155,11 +179,20 @@ SUITE = Suite(
     name="timelines",
     doc="Dataflows spanning several timelines are rejected before running, naming every input; others run.",
     properties=(
-        Property(name="dataflows_match_model", doc="Rejections and outputs equal the model's.",
-                 draw=draw_timelines_history, check=differential(observe, "observe_timelines"), events=events),
-        Property(name="multi_timeline_rejected_single_runs",
-                 doc="Rejected iff the inputs span 2+ timelines; the rejection names each input; others run.",
-                 draw=draw_timelines_history, check=check_rejections, events=events),
+        Property(
+            name="dataflows_match_model",
+            doc="Rejections and outputs equal the model's.",
+            draw=draw_timelines_history,
+            check=differential(observe, "observe_timelines"),
+            events=events,
+        ),
+        Property(
+            name="multi_timeline_rejected_single_runs",
+            doc="Rejected iff the inputs span 2+ timelines; the rejection names each input; others run.",
+            draw=draw_timelines_history,
+            check=check_rejections,
+            events=events,
+        ),
     ),
     default_impl="spark",
     spark_cost=3.0,  # plans evaluated level by level: several joins per job

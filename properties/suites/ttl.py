@@ -17,7 +17,8 @@ second); the Spark store runs this suite in tests on a small profile.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from model.errors import ModelError
 from model.ttl.clock import ManualClock, MonotonicClock
@@ -36,7 +37,9 @@ def options_of(history: History) -> StoreOptions:
     if not history.actions or history.actions[0].name != "open":
         raise BadHistory("ttl history: the first action must be open")
     args = history.actions[0].args
-    return StoreOptions(default_ttl=args.get("default_ttl"), periodic_compaction_interval=args.get("interval"))
+    return StoreOptions(
+        default_ttl=args.get("default_ttl"), periodic_compaction_interval=args.get("interval")
+    )
 
 
 def compaction_names(names: tuple, n_l0: int, start: int, length: int) -> tuple:
@@ -112,12 +115,18 @@ def record(observed: dict, step: int, read: Callable[[], tuple]) -> None:
     except ModelError as error:
         observed[(step, "get")] = observed[(step, "scan")] = frozenset({(type(error).__name__,)})
         return
-    observed[(step, "get")] = frozenset((k.decode(), None if v is None else v.decode()) for k, v in gets.items())
+    observed[(step, "get")] = frozenset(
+        (k.decode(), None if v is None else v.decode()) for k, v in gets.items()
+    )
     observed[(step, "scan")] = frozenset((i, k.decode(), v.decode()) for i, (k, v) in enumerate(scan))
 
 
-def run_observed(history: History, apply: Callable[[str, dict], Any], read: Callable[[], tuple],
-                 audit: Callable[[], frozenset] = frozenset) -> Observation:
+def run_observed(
+    history: History,
+    apply: Callable[[str, dict], Any],
+    read: Callable[[], tuple],
+    audit: Callable[[], frozenset] = frozenset,
+) -> Observation:
     """Applies every action after `open`; after each step records its error (if any), its reads,
     and what `audit` finds (the store's sorted-run values expired at their run's compaction now:
     the reference has none, so any is a compaction filter that disagrees with reads)."""
@@ -156,13 +165,17 @@ class ModelStore:
     def apply(self, name: str, args: dict) -> None:
         store = self.store
         if name == "put":
-            store.put(args["key"].encode(), args["value"].encode(), args.get("ttl"), expire_at=args.get("expire_at"))
+            store.put(
+                args["key"].encode(), args["value"].encode(), args.get("ttl"), expire_at=args.get("expire_at")
+            )
         elif name == "delete":
             store.delete(args["key"].encode())
         elif name == "flush":
             store.flush()
         elif name == "compact":
-            names = compaction_names(store.source_names(), len(store.manifest.l0), args["start"], args["length"])
+            names = compaction_names(
+                store.source_names(), len(store.manifest.l0), args["start"], args["length"]
+            )
             if names:
                 store.compact(names)
         elif name == "periodic":

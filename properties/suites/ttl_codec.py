@@ -17,7 +17,8 @@ and each codec reads what the other wrote. The Spark implementation's codec is
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from model.errors import CorruptSst, InvalidRow
 from model.ttl.codec import decode_sst, encode_sst
@@ -32,8 +33,15 @@ def rows_of(history: History) -> list[Row]:
     out = []
     for a in (a.args for a in history.actions if a.name == "row"):
         value = a.get("value")
-        out.append(Row(bytes.fromhex(a["key"]), None if value is None else bytes.fromhex(value), a["seq"],
-                       a.get("create"), a["expire"]))
+        out.append(
+            Row(
+                bytes.fromhex(a["key"]),
+                None if value is None else bytes.fromhex(value),
+                a["seq"],
+                a.get("create"),
+                a["expire"],
+            )
+        )
     return out
 
 
@@ -51,12 +59,21 @@ def decoded(data: bytes) -> frozenset:
         info, rows = decode_sst("sst", data)
     except CorruptSst as error:
         return frozenset({(type(error).__name__,)})
-    head = ("meta", info.format_version, tuple(int(f) for f in info.row_features), info.creation_timestamp,
-            info.min_ts, info.max_ts)
-    return frozenset({head} | {
-        (i, r.key.hex(), None if r.value is None else r.value.hex(), r.seq, r.create_ts, r.expire_ts)
-        for i, r in enumerate(rows)
-    })
+    head = (
+        "meta",
+        info.format_version,
+        tuple(int(f) for f in info.row_features),
+        info.creation_timestamp,
+        info.min_ts,
+        info.max_ts,
+    )
+    return frozenset(
+        {head}
+        | {
+            (i, r.key.hex(), None if r.value is None else r.value.hex(), r.seq, r.create_ts, r.expire_ts)
+            for i, r in enumerate(rows)
+        }
+    )
 
 
 def observe(history: History) -> Observation:
@@ -91,17 +108,28 @@ def laws(history: History, obs: Observation) -> Outcome:
         if action.name == "encode" and got is not None:
             rows = frozenset(t for t in got if t[0] != "meta")
             if rows != expected_rows(history):
-                return Outcome(ok=False, message=f"round trip at step {step} returned {sorted(rows, key=repr)}",
-                               expected=expected_rows(history), actual=rows, step=step)
+                return Outcome(
+                    ok=False,
+                    message=f"round trip at step {step} returned {sorted(rows, key=repr)}",
+                    expected=expected_rows(history),
+                    actual=rows,
+                    step=step,
+                )
         if action.name in ("corrupt", "truncate") and got is not None and got != frozenset({("CorruptSst",)}):
-            return Outcome(ok=False, message=f"damaged SST at step {step} decoded to {sorted(got, key=repr)}",
-                           actual=got, step=step)
+            return Outcome(
+                ok=False,
+                message=f"damaged SST at step {step} decoded to {sorted(got, key=repr)}",
+                actual=got,
+                step=step,
+            )
     return Outcome(ok=True)
 
 
 def check_laws(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     """The implementation's codec observations against the histories themselves."""
-    return [laws(h, o) for h, o in zip(histories, impl.observe_ttl_codec(histories[0].time_domain, histories))]
+    return [
+        laws(h, o) for h, o in zip(histories, impl.observe_ttl_codec(histories[0].time_domain, histories))
+    ]
 
 
 def events(history: History) -> list[str]:
@@ -122,13 +150,29 @@ SUITE = Suite(
     name="ttl_codec",
     doc="TTL SST codec: round trip in v0 and v1, v0 read by the v1 reader, corruption always typed; model and spark_impl codecs agree.",
     properties=(
-        Property("round_trip_and_corruption", "Rows come back equal; damaged bytes are always CorruptSst.",
-                 draw_codec_history, check_laws, events),
-        Property("agrees_with_model", "Same bytes and same decodings as the model's codec.",
-                 draw_codec_history, differential(observe, "observe_ttl_codec"), events),
+        Property(
+            "round_trip_and_corruption",
+            "Rows come back equal; damaged bytes are always CorruptSst.",
+            draw_codec_history,
+            check_laws,
+            events,
+        ),
+        Property(
+            "agrees_with_model",
+            "Same bytes and same decodings as the model's codec.",
+            draw_codec_history,
+            differential(observe, "observe_ttl_codec"),
+            events,
+        ),
     ),
     default_impl="spark",
-    required_events=("format v0", "format v1", "corrupt of an encoded SST", "truncate of an encoded SST",
-                     "tombstone row", "seq above 2^63"),
+    required_events=(
+        "format v0",
+        "format v1",
+        "corrupt of an encoded SST",
+        "truncate of an encoded SST",
+        "tombstone row",
+        "seq above 2^63",
+    ),
     domains=("total",),
 )

@@ -26,7 +26,13 @@ def runs_of(history: History) -> list[list[Row]]:
             a = action.args
             value = a.get("value")
             runs.setdefault(a["run"], []).append(
-                Row(a["key"].encode(), None if value is None else value.encode(), a["seq"], a["create"], a["expire"])
+                Row(
+                    a["key"].encode(),
+                    None if value is None else value.encode(),
+                    a["seq"],
+                    a["create"],
+                    a["expire"],
+                )
             )
         elif action.name != "compact":
             raise BadHistory(f"ttl_compaction history: unknown action {action.name!r} at step {step}")
@@ -36,7 +42,8 @@ def runs_of(history: History) -> list[list[Row]]:
 def as_tuples(rows) -> frozenset:
     """Output rows as plain tuples `(key, value, seq, create_ts, expire_ts)`."""
     return frozenset(
-        (r.key.decode(), None if r.value is None else r.value.decode(), r.seq, r.create_ts, r.expire_ts) for r in rows
+        (r.key.decode(), None if r.value is None else r.value.decode(), r.seq, r.create_ts, r.expire_ts)
+        for r in rows
     )
 
 
@@ -69,7 +76,11 @@ def events(history: History) -> list[str]:
             if r.value is not None and r.expire_ts <= now and older_value and not last:
                 found.add("expired value over an older version, non-last run")
             if r.value is None and older_value:
-                found.add("tombstone over an older version, last run" if last else "tombstone over an older version, non-last run")
+                found.add(
+                    "tombstone over an older version, last run"
+                    if last
+                    else "tombstone over an older version, non-last run"
+                )
     return sorted(found)
 
 
