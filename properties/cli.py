@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections.abc import Sequence
@@ -20,44 +19,13 @@ import attrs
 from model.errors import ModelError
 from properties import config as config_module
 from properties import counterexample, report
+from properties.arguments import domain_name, non_negative_int, positive_float
 from properties.errors import HarnessError
 from properties.junit import write_junit
 from properties.profiles import PROFILES, Profile
 from spark_impl.errors import InfrastructureError, SparkConfError
 
 OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
-
-
-def non_negative_int(text: str) -> int:
-    """An argparse type: a whole number >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
-
-
-def domain_name(text: str) -> str:
-    """An argparse type: a time domain name `model.domains.parse_domain` knows."""
-    from model.domains import parse_domain
-
-    try:
-        return parse_domain(text).name
-    except ModelError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class _Parser(argparse.ArgumentParser):

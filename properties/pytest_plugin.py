@@ -35,9 +35,7 @@ class Harness:
     seed: int
     out: Path
 
-    def check(
-        self, suite_name: str, impl: str | None = None, domains: Sequence[str] | None = None
-    ) -> None:
+    def check(self, suite_name: str, impl: str | None = None, domains: Sequence[str] | None = None) -> None:
         from properties.implementations import load_implementation
         from properties.runner import run_suite
         from properties.suites import get_suite

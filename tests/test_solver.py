@@ -22,10 +22,11 @@ from model.errors import DataflowExpired
 from properties import counterexample
 from properties.implementations import ModelImplementation
 from properties.solver import cli as solver_cli
-from properties.solver import counterexamples as cx
 from properties.solver import encoding as enc
 from properties.solver import obligations as ob
 from properties.solver.encoding import FAITHFUL, NONE, concrete, ite, lift, some
+from properties.solver.realize import realize
+from properties.suites import prove as prove_suite
 from tests.test_model_expiration import scenarios
 
 FAST = settings(max_examples=150, deadline=None, database=None)
@@ -234,7 +235,7 @@ def _planted_impl(bug: str) -> ModelImplementation:
     class Impl(ModelImplementation):
         def observe_prove(self, domain, histories):
             with _patched(rule, replacement):
-                return [cx.observe(h) for h in histories]
+                return [prove_suite.observe(h) for h in histories]
 
     return Impl()
 
@@ -270,7 +271,7 @@ def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
     assert result.status == "refuted"
     refuted = [v for v in result.verdicts if v.status == "refuted"]
     impl_name = f"tests.test_solver:{bug}"
-    realized = next(r for r in (cx.realize(v, rules, _planted_impl(bug), impl_name) for v in refuted) if r)
+    realized = next(r for r in (realize(v, rules, _planted_impl(bug), impl_name) for v in refuted) if r)
     assert time.perf_counter() - started <= 10
     path = counterexample.write(realized.counterexample, tmp_path)
     assert counterexample.read(path).suite == "prove"
@@ -323,11 +324,11 @@ def test_refutations_replay_on_spark(spark_session, tmp_path):
     for bug, (encoded, _, obligation) in PLANTED.items():
         rules = attrs.evolve(FAITHFUL, **encoded)
         refuted = [v for v in ob.prove([obligation], rules)[0].verdicts if v.status == "refuted"]
-        realized[bug] = next(r for r in (cx.realize(v, rules, _planted_impl(bug), bug) for v in refuted) if r)
+        realized[bug] = next(r for r in (realize(v, rules, _planted_impl(bug), bug) for v in refuted) if r)
     histories = [r.counterexample.history for r in realized.values()]
-    assert all(o.ok for o in cx.check(SparkImplementation(), histories))
+    assert all(o.ok for o in prove_suite.check(SparkImplementation(), histories))
     for bug, r in realized.items():
-        [outcome] = cx.check(_spark_planted(bug), [r.counterexample.history])
+        [outcome] = prove_suite.check(_spark_planted(bug), [r.counterexample.history])
         assert not outcome.ok and outcome.step == r.outcome.step, (bug, outcome.message, r.outcome.message)
     path = counterexample.write(
         attrs.evolve(
@@ -426,5 +427,5 @@ def test_the_prove_suite_holds_on_the_model():
     from properties.runner import run_suite
 
     profile = attrs.evolve(PROFILES["ci"], max_examples=20, screening_histories=100)
-    result = run_suite(cx.SUITE, ModelImplementation(), "model", profile, 0)
+    result = run_suite(prove_suite.SUITE, ModelImplementation(), "model", profile, 0)
     assert result.passed and result.missing_events == ()

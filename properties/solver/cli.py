@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from properties import counterexample
+from properties.arguments import non_negative_int, positive_float
 from properties.solver import obligations as ob
 from properties.solver.encoding import FAITHFUL, Rules
 
@@ -35,8 +36,6 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
         help="obligation to prove (repeatable; default all)",
     )
     p.add_argument("--json", type=Path, help="also write the verdicts as JSON")
-    from properties.cli import non_negative_int, positive_float
-
     p.add_argument("--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds")
     p.add_argument(
         "--rlimit",
@@ -90,7 +89,7 @@ def _refutation(
 ) -> str | None:
     """Prints each refuted case; writes the first realizable one as a counterexample file."""
     from properties import report
-    from properties.solver import counterexamples as cx
+    from properties.solver.realize import realize
 
     path = None
     for verdict in (v for v in result.verdicts if v.status == "refuted"):
@@ -103,7 +102,7 @@ def _refutation(
             console.print(f"  the code relies on: {verdict.case.assumption}", markup=False, soft_wrap=True)
         if path is not None:
             continue
-        realized = cx.realize(verdict, rules, impl, impl_name)
+        realized = realize(verdict, rules, impl, impl_name)
         if realized is None:
             console.print(
                 "  no scenario on the model's world shows it (the model's world is the assumptions "

@@ -3,29 +3,22 @@
 from __future__ import annotations
 
 from properties.errors import UnknownSuite
-from properties.solver import counterexamples as prove_suite
 from properties.suite import Suite
-from properties.suites import collections, laws, resumption, ttl, ttl_codec, ttl_compaction
 from properties.suites import (
-    expiration as expiration_suite,
-)
-from properties.suites import (
-    reclock as reclock_suite,
-)
-from properties.suites import (
-    remap as remap_suite,
-)
-from properties.suites import (
-    restart as restart_suite,
-)
-from properties.suites import (
-    summary as summary_suite,
-)
-from properties.suites import (
-    temporal as temporal_suite,
-)
-from properties.suites import (
-    timelines as timelines_suite,
+    collections,
+    expiration,
+    laws,
+    prove,
+    reclock,
+    remap,
+    restart,
+    resumption,
+    summary,
+    temporal,
+    timelines,
+    ttl,
+    ttl_codec,
+    ttl_compaction,
 )
 
 SUITES: dict[str, Suite] = {
@@ -37,14 +30,14 @@ SUITES: dict[str, Suite] = {
         ttl.SUITE,
         ttl_compaction.SUITE,
         ttl_codec.SUITE,
-        reclock_suite.SUITE,
-        remap_suite.SUITE,
-        restart_suite.SUITE,
-        summary_suite.SUITE,
-        prove_suite.SUITE,
-        timelines_suite.SUITE,
-        temporal_suite.SUITE,
-        expiration_suite.SUITE,
+        reclock.SUITE,
+        remap.SUITE,
+        restart.SUITE,
+        summary.SUITE,
+        prove.SUITE,
+        timelines.SUITE,
+        temporal.SUITE,
+        expiration.SUITE,
     )
 }
 OBSERVERS = {
@@ -53,12 +46,12 @@ OBSERVERS = {
     "ttl": ttl.observe_store,
     "ttl_compaction": ttl_compaction.observe,
     "ttl_codec": ttl_codec.observe,
-    "reclock": reclock_suite.observe,
-    "summary": summary_suite.observe,
-    "prove": prove_suite.observe,
-    "timelines": timelines_suite.observe,
-    "temporal": temporal_suite.observe,
-    "expiration": expiration_suite.observe,
+    "reclock": reclock.observe,
+    "summary": summary.observe,
+    "prove": prove.observe,
+    "timelines": timelines.observe,
+    "temporal": temporal.observe,
+    "expiration": expiration.observe,
 }
 
 
