@@ -13,7 +13,7 @@ from model import expiration as ex
 from properties.implementations import ModelImplementation
 from properties.runner import run_suite
 from properties.source import RandomSource
-from properties.strategies.catalogs import draw_expiration_history
+from properties.strategies.expiration import draw_expiration_history
 from properties.suites import expiration as suite
 from properties.suites import get_suite
 from spark_impl.implementation import SparkImplementation

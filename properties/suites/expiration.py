@@ -40,8 +40,9 @@ from typing import Any
 from model import expiration as ex
 from model.catalog import Feed
 from model.errors import ModelError, ReplicaExpired
+from properties.catalog_actions import build_catalog, insert_update
 from properties.history import History
-from properties.strategies.catalogs import build_catalog, draw_expiration_history, insert_update
+from properties.strategies.expiration import draw_expiration_history
 from properties.suite import Observation, Outcome, Property, Suite, differential, observe_or_reject
 
 MAINTAINED = ("create_mv", "create_index", "create_subscribe")

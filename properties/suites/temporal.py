@@ -17,9 +17,10 @@ from model.collection import consolidate
 from model.domains import Total
 from model.plan import evaluate
 from model.temporal import validity
+from properties.catalog_actions import insert_update, plan_from_json
 from properties.errors import BadHistory
 from properties.history import History
-from properties.strategies.catalogs import draw_temporal_history, insert_update, plan_from_json
+from properties.strategies.temporal import draw_temporal_history
 from properties.suite import Observation, Property, Suite, differential
 
 TIME = Total()

@@ -31,14 +31,9 @@ from model.collection import consolidate
 from model.domains import Total
 from model.errors import ModelError, TimelineError
 from model.timeline import source_timeline
+from properties.catalog_actions import DATAFLOW_ACTIONS, insert_update, object_from_action, plan_from_json
 from properties.history import History
-from properties.strategies.catalogs import (
-    DATAFLOW_ACTIONS,
-    draw_timelines_history,
-    insert_update,
-    object_from_action,
-    plan_from_json,
-)
+from properties.strategies.timelines import draw_timelines_history
 from properties.suite import Observation, Outcome, Property, Suite, differential
 
 TIME = Total()
