@@ -1,6 +1,6 @@
 """The *expiration* suite: the seed's success criterion for dataflow expiration.
 
-Histories (`properties.strategies.catalogs.draw_expiration_history`): a table
+Histories (`properties.catalog_actions.draw_expiration_history`): a table
 `t`, a load generator `g`, a constant `k`, maybe a CDC source `c`; a view `v`
 with a temporal filter; MVs (with `REFRESH EVERY`/`REFRESH AT`), indexes and
 subscribes (`UP TO`); inserts, load-generator ticks, `set_offset`, restarts at

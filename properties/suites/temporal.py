@@ -1,6 +1,6 @@
 """The *temporal* suite: plans with temporal filters, evaluated by an implementation, against the model.
 
-Histories (`properties.strategies.catalogs.draw_temporal_history`): two tables
+Histories (`properties.catalog_actions.draw_temporal_history`): two tables
 `a` and `b` (rows of two ints), inserts at times, and `query{plan, until}`
 actions. A query evaluates its plan (filter, project, union, equi-join,
 temporal filters) over everything inserted before it; `until` (a frontier: `()`

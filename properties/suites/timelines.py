@@ -1,6 +1,6 @@
 """The *timelines* suite: multi-timeline dataflows are rejected before running, naming every input.
 
-Histories (`properties.strategies.catalogs.draw_timelines_history`): a table, one
+Histories (`properties.catalog_actions.draw_timelines_history`): a table, one
 to three sources of random kinds and `WITH` options (epoch, `External` CDC,
 `User` timelines, Debezium `Counter`s, load generators), maybe a constant, a few
 inserts, then views, MVs, indexes, subscribes and selects over random readable
