@@ -86,9 +86,7 @@ def before_until(time: int, until: int | None) -> bool:
     return until is None or time < until
 
 
-def interval_updates(
-    data: tuple, diff: int, start: int, end: int | None, until: int | None
-) -> list[Update]:
+def interval_updates(data: tuple, diff: int, start: int, end: int | None, until: int | None) -> list[Update]:
     """`+diff` at `start` and `-diff` at `end`, nothing if `[start, end)` is empty, none at/after `until`.
 
     >>> interval_updates((1,), 1, 5, 5, None), interval_updates((1,), 1, 5, 9, 9)

@@ -12,18 +12,22 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
+from rich.console import Console
+from rich.status import Status
 
 from model.errors import ModelError
-from properties import config as config_module
 from properties import counterexample, report
 from properties.arguments import domain_name, non_negative_int, positive_float
-from properties.errors import HarnessError
+from properties.config import Config, load_config
+from properties.errors import HarnessError, UnsupportedImplementation
+from properties.implementation import Implementation
+from properties.infrastructure import InfrastructureError
 from properties.junit import write_junit
 from properties.profiles import PROFILES, Profile
-from spark_impl.errors import InfrastructureError, SparkConfError
+from properties.runner import Progress, SuiteResult
+from properties.suite import Suite
 
 OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
 
@@ -60,9 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds"
     )
 
-    from properties.solver.cli import add_parser as add_prove
+    from properties.solver import cli as prove
 
-    add_prove(verbs)
+    prove.add_parser(verbs)
 
     replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
     replay.add_argument("file", type=Path)
@@ -111,7 +115,7 @@ def _run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> 
     verb.add_argument("--junit", type=Path, help="write JUnit XML here")
 
 
-def _profile(args: argparse.Namespace, config: Any) -> Profile:
+def _profile(args: argparse.Namespace, config: Config) -> Profile:
     profile = config.profile(args.profile or config.get("profile"))
     overrides = {
         "max_examples": args.max_examples,
@@ -138,21 +142,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InfrastructureError as exc:
         out.print(f"[bold]infrastructure:[/] {exc}", markup=True, soft_wrap=True)
         return INFRA
-    except (HarnessError, ModelError, SparkConfError) as exc:
+    except (HarnessError, ModelError) as exc:
         out.print(f"error: {exc}", markup=False, soft_wrap=True)
         return USAGE
 
 
 def _configure_spark(args: argparse.Namespace) -> None:
-    from spark_impl import session
+    if args.master or args.remote:
+        from properties.adapters.spark import configure
 
-    session.configure(master=args.master, remote=args.remote)
+        configure(master=args.master, remote=args.remote)
 
 
-def _check(args: argparse.Namespace, out) -> int:
+def _check(args: argparse.Namespace, out: Console) -> int:
     from properties.suites import SUITES, get_suite
 
-    config = config_module.load()
+    config = load_config()
     suites = [get_suite(name) for name in (args.suite or SUITES)]
     results, written = _run_suites(args, out, config, suites, args.domain)
     out.print(report.results_table(results))
@@ -161,33 +166,54 @@ def _check(args: argparse.Namespace, out) -> int:
     return OK if all(r.passed for r in results) else FAILED
 
 
+def _against(
+    args: argparse.Namespace, out: Console, suites: list[Suite]
+) -> list[tuple[Suite, str, Implementation]]:
+    """Each suite with the implementation it runs against: `--impl` for every suite, else the suite's default.
+
+    A suite named with `--suite` that cannot run against `--impl` refuses (exit 2);
+    among all suites, those that cannot are listed and not run.
+    """
+    from properties.adapters import load_implementation
+
+    loaded: dict[str, Implementation] = {}
+    runs = []
+    for suite in suites:
+        spec = args.impl or suite.default_impl
+        if spec not in loaded:
+            loaded[spec] = load_implementation(spec)
+        reason = suite.unsupported(loaded[spec], spec)
+        if reason is None:
+            runs.append((suite, spec, loaded[spec]))
+        elif getattr(args, "suite", None) or not args.impl:
+            raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {spec}")
+        else:
+            out.print(f"not run: {reason}", markup=False)
+    if not runs:
+        raise UnsupportedImplementation(f"no suite can run against --impl {args.impl}")
+    return runs
+
+
 def _run_suites(
-    args: argparse.Namespace, out, config: Any, suites: list, domains: list | None
-) -> tuple[list, dict]:
+    args: argparse.Namespace, out: Console, config: Config, suites: list[Suite], domains: list[str] | None
+) -> tuple[list[SuiteResult], dict]:
     """Runs `suites`, prints and writes each counterexample; returns the results and the files written."""
-    from properties.implementations import load_implementation
     from properties.runner import run_suite
 
     profile = _profile(args, config)
     directory = args.out or Path(config.get("out"))
     results, written = [], {}
-    for suite in suites:
-        impl_name = args.impl if args.impl and suite.default_impl != "model" else suite.default_impl
-        impl = load_implementation(impl_name)
+    for suite, impl_name, impl in _against(args, out, suites):
         started = time.perf_counter()
         with out.status(f"{suite.name}: running") as status:
-            counts = {"n": 0}
-
-            def progress(label: str, n: int) -> None:
-                counts["n"] += n
-                rate = counts["n"] / max(1e-9, time.perf_counter() - started)
-                status.update(f"{suite.name}: {label} — {counts['n']} histories, {rate:,.0f}/s")
-
+            progress = _progress(suite.name, status, started)
             result = run_suite(suite, impl, impl_name, profile, args.seed, domains, progress)
         results.append(result)
         failed = sum(not r.passed for r in result.results)
+        histories = sum(r.examples for r in result.results)
         out.print(
-            f"{suite.name}: {counts['n']} histories in {time.perf_counter() - started:.1f}s, {failed} failed",
+            f"{suite.name} against {impl_name}: {histories} histories in "
+            f"{time.perf_counter() - started:.1f}s, {failed} failed",
             markup=False,
         )
         for r in result.results:
@@ -202,44 +228,54 @@ def _run_suites(
     return results, written
 
 
-def _verify(args: argparse.Namespace, out) -> int:
+def _progress(suite: str, status: Status, started: float) -> Progress:
+    """Updates the status line with the histories checked so far and the rate."""
+    counts = {"n": 0}
+
+    def progress(label: str, n: int) -> None:
+        counts["n"] += n
+        rate = counts["n"] / max(1e-9, time.perf_counter() - started)
+        status.update(f"{suite}: {label} — {counts['n']} histories, {rate:,.0f}/s")
+
+    return progress
+
+
+def _verify(args: argparse.Namespace, out: Console) -> int:
     """Every suite under the ci profile, every z3 obligation, every file of the regression corpus."""
     from properties.solver import obligations
-    from properties.solver.cli import exit_code as prove_exit
+    from properties.solver.cli import exit_code
     from properties.solver.encoding import FAITHFUL
     from properties.suites import SUITES
     from properties.verify import replay_corpus, summary_table
 
-    config = config_module.load()
+    config = load_config()
     results, written = _run_suites(args, out, config, [s for s in SUITES.values() if s.name != "prove"], None)
     proofs = obligations.prove(None, FAITHFUL, 0, args.timeout, None)
     corpus = replay_corpus(args.corpus or Path(config.get("corpus")))
     out.print(summary_table(results, proofs, corpus))
     if args.junit:
         write_junit(args.junit, results, written, proofs, corpus)
-    if (
-        not all(r.passed for r in results)
-        or prove_exit(proofs) == FAILED
-        or any(not c.passed for c in corpus)
-    ):
+    if not all(r.passed for r in results) or exit_code(proofs) == FAILED or any(not c.passed for c in corpus):
         return FAILED
-    return INFRA if prove_exit(proofs) == INFRA else OK
+    return INFRA if exit_code(proofs) == INFRA else OK
 
 
-def _prove(args: argparse.Namespace, out) -> int:
+def _prove(args: argparse.Namespace, out: Console) -> int:
     from properties.solver.cli import run
 
     return run(args, out)
 
 
-def _replay(args: argparse.Namespace, out) -> int:
-    from properties.implementations import load_implementation
+def _replay(args: argparse.Namespace, out: Console) -> int:
+    from properties.adapters import load_implementation
     from properties.runner import check_batch
     from properties.suites import get_suite
 
     cx = counterexample.read(args.file)
-    prop = get_suite(cx.suite).property(cx.property)
-    impl = load_implementation(args.impl or cx.impl)
+    suite, spec = get_suite(cx.suite), args.impl or cx.impl
+    prop, impl = suite.property(cx.property), load_implementation(spec)
+    suite.require(impl, spec)
+    impl.prepare()
     outcome = check_batch(prop, impl, [cx.history])[0]
     out.print(report.counterexample_table(cx, outcome))
     if args.plot:
@@ -253,7 +289,7 @@ def _replay(args: argparse.Namespace, out) -> int:
     return FAILED
 
 
-def _list(args: argparse.Namespace, out) -> int:
+def _list(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
     from properties.suites import SUITES
@@ -268,7 +304,7 @@ def _list(args: argparse.Namespace, out) -> int:
     return OK
 
 
-def _bench(args: argparse.Namespace, out) -> int:
+def _bench(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
     from properties import bench

@@ -12,7 +12,7 @@ spark_examples = 30
 
 The command line wins over the file; the file wins over the built-in profiles.
 
->>> load(Path("/nonexistent")).profile("ci").name
+>>> load_config(Path("/nonexistent")).profile("ci").name
 'ci'
 """
 
@@ -54,7 +54,7 @@ class Config:
             raise HarnessError(f"[tool.frontier-harness.profiles.{name}]: {exc}") from exc
 
 
-def load(directory: Path = Path(".")) -> Config:
+def load_config(directory: Path = Path(".")) -> Config:
     """Reads `directory/pyproject.toml` if there is one."""
     path = directory / "pyproject.toml"
     section: dict = {}

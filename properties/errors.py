@@ -28,3 +28,11 @@ class UnknownSuite(HarnessError):
 
 class ImplementationError(HarnessError):
     """An `--impl module:factory` that cannot be loaded or lacks a required method."""
+
+
+class ConfigurationError(HarnessError):
+    """A setting in the environment or configuration file that cannot be used; names the setting."""
+
+
+class UnsupportedImplementation(HarnessError):
+    """A suite asked of an implementation that lacks the method the suite calls."""

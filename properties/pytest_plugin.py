@@ -18,7 +18,7 @@ import attrs
 import pytest
 
 from properties import counterexample, report
-from properties.config import load
+from properties.config import load_config
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,13 +36,13 @@ class Harness:
     out: Path
 
     def check(self, suite_name: str, impl: str | None = None, domains: Sequence[str] | None = None) -> None:
-        from properties.implementations import load_implementation
+        from properties.adapters import load_implementation
         from properties.runner import run_suite
         from properties.suites import get_suite
 
         suite = get_suite(suite_name)
-        impl_name = impl if impl and suite.default_impl != "model" else suite.default_impl
-        profile = attrs.evolve(load().profile(self.profile_name), seed=self.seed)
+        impl_name = impl or suite.default_impl
+        profile = attrs.evolve(load_config().profile(self.profile_name), seed=self.seed)
         result = run_suite(suite, load_implementation(impl_name), impl_name, profile, self.seed, domains)
         failures = [r.failure for r in result.results if r.failure is not None]
         if failures:
@@ -60,4 +60,6 @@ class Harness:
 @pytest.fixture
 def frontier_harness(request: pytest.FixtureRequest) -> Harness:
     config = request.config
-    return Harness(config.getoption("--fh-profile"), config.getoption("--fh-seed"), Path(load().get("out")))
+    return Harness(
+        config.getoption("--fh-profile"), config.getoption("--fh-seed"), Path(load_config().get("out"))
+    )

@@ -7,8 +7,11 @@
   source, checked thousands per call; a disagreement is reduced by delta debugging
   with the implementation in the loop (`properties.reduce`).
 
-Infrastructure failures (Spark died, Java missing) abort the run as
-`InfrastructureError`; they are never turned into counterexamples.
+Every lane takes a `Run`: one property on one domain against one implementation.
+The runner knows implementations only through `properties.implementation`. An
+infrastructure failure (the implementation could not run) is retried once after
+`recover()`, then aborts the run as `InfrastructureError`; it never becomes a
+counterexample.
 """
 
 from __future__ import annotations
@@ -22,16 +25,60 @@ import attrs
 import hypothesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, ReadOnlyDatabase
 
 from properties.counterexample import Counterexample
 from properties.history import History
+from properties.implementation import Implementation, Speed
+from properties.infrastructure import InfrastructureError
 from properties.profiles import Profile
+from properties.reduce import reduce_history
 from properties.source import HypothesisSource, RandomSource
 from properties.suite import Outcome, Property, Suite
-from spark_impl.errors import InfrastructureError, SparkUnavailable, is_infrastructure_failure
 
 Progress = Callable[[str, int], None]
+
+
+@attrs.frozen
+class Run:
+    """One property on one domain against one implementation, with the profile and seed: what a lane takes."""
+
+    suite: Suite
+    prop: Property
+    impl: Implementation
+    impl_name: str
+    domain: str
+    profile: Profile
+    seed: int
+    progress: Progress | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.suite.name}.{self.prop.name}[{self.domain}]"
+
+    def check(self, histories: Sequence[History]) -> list[Outcome]:
+        return check_batch(self.prop, self.impl, histories)
+
+    def draw(self, source: Any) -> History:
+        return self.prop.draw(source, self.domain)
+
+    def report(self, lane: str, histories: int) -> None:
+        if self.progress:
+            self.progress(f"{self.label}{lane}", histories)
+
+    def counterexample(self, history: History, outcome: Outcome, lane: str) -> Counterexample:
+        return Counterexample(
+            suite=self.suite.name,
+            property=self.prop.name,
+            history=history,
+            impl=self.impl_name,
+            message=outcome.message,
+            step=outcome.step,
+            seed=self.seed,
+            lane=lane,
+            model_said=outcome.expected,
+            impl_said=outcome.actual,
+        )
 
 
 @attrs.frozen
@@ -57,32 +104,37 @@ class SuiteResult:
     """A suite's property results and the hard cases its generator never reached."""
 
     suite: str
-    results: tuple
-    missing_events: tuple
+    results: tuple[PropertyResult, ...]
+    missing_events: tuple[str, ...]
 
     @property
     def passed(self) -> bool:
         return all(r.passed for r in self.results) and not self.missing_events
 
 
-def check_batch(prop: Property, impl: Any, histories: Sequence[History], retry: bool = True) -> list[Outcome]:
+def check_batch(
+    prop: Property, impl: Implementation, histories: Sequence[History], retry: bool = True
+) -> list[Outcome]:
     """`prop.check`, with an implementation crash blamed per history.
 
     An infrastructure failure is retried once after `impl.recover()` (a flaky
-    failure passes), then re-raised as `InfrastructureError`: never an outcome.
+    failure passes), then raised as `InfrastructureError`: never an outcome.
     """
     try:
         return prop.check(impl, histories)
     except Exception as exc:
-        if not isinstance(exc, InfrastructureError) and not is_infrastructure_failure(exc):
+        reason = impl.infrastructure_failure(exc)
+        if reason is None:
             return _blame(prop, impl, histories, exc)
-        if not retry or not hasattr(impl, "recover"):
-            raise exc if isinstance(exc, InfrastructureError) else SparkUnavailable(exc) from exc
+        if not retry:
+            raise exc if isinstance(exc, InfrastructureError) else InfrastructureError(reason) from exc
         impl.recover()
         return check_batch(prop, impl, histories, retry=False)
 
 
-def _blame(prop: Property, impl: Any, histories: Sequence[History], exc: Exception) -> list[Outcome]:
+def _blame(
+    prop: Property, impl: Implementation, histories: Sequence[History], exc: Exception
+) -> list[Outcome]:
     """An implementation that raised on valid input fails; in a batch, each history is tried alone."""
     if len(histories) > 1:
         return [o for h in histories for o in check_batch(prop, impl, [h])]
@@ -93,7 +145,7 @@ def _blame(prop: Property, impl: Any, histories: Sequence[History], exc: Excepti
 
 def run_suite(
     suite: Suite,
-    impl: Any,
+    impl: Implementation,
     impl_name: str,
     profile: Profile,
     seed: int,
@@ -101,16 +153,12 @@ def run_suite(
     progress: Progress | None = None,
 ) -> SuiteResult:
     """Every property of `suite` on every domain, both lanes as the profile says."""
-    if not _runs_at_model_speed(impl):
-        profile = attrs.evolve(
-            profile,
-            max_examples=max(1, round(profile.spark_examples / suite.spark_cost)),
-            screening_histories=round(profile.screening_histories / suite.spark_cost),
-        )
-    getattr(impl, "prepare", lambda: None)()  # start Spark outside Hypothesis; fail fast without Java
+    suite.require(impl, impl_name)
+    impl.prepare()  # start Spark outside Hypothesis; fail fast without Java
+    profile = _scaled(profile, suite, impl)
     domains = tuple(domains or suite.domains)
     results = [
-        run_property(suite, prop, impl, impl_name, domain, profile, seed, progress)
+        run_property(Run(suite, prop, impl, impl_name, domain, profile, seed, progress))
         for prop in suite.properties
         for domain in domains
     ]
@@ -119,33 +167,28 @@ def run_suite(
     return SuiteResult(suite.name, tuple(results), missing)
 
 
-def _runs_at_model_speed(impl: Any) -> bool:
-    """The model and implementations built on it (planted bugs) get the model's example counts."""
-    from properties.implementations import ModelImplementation
+def _scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:
+    """In-process implementations get the model's example counts; batched ones the engine's, per the suite's cost."""
+    if impl.speed is Speed.IN_PROCESS:
+        return profile
+    return attrs.evolve(
+        profile,
+        max_examples=max(1, round(profile.spark_examples / suite.spark_cost)),
+        screening_histories=round(profile.screening_histories / suite.spark_cost),
+    )
 
-    return isinstance(impl, ModelImplementation)
 
-
-def run_property(
-    suite: Suite,
-    prop: Property,
-    impl: Any,
-    impl_name: str,
-    domain: str,
-    profile: Profile,
-    seed: int,
-    progress: Progress | None = None,
-) -> PropertyResult:
+def run_property(run: Run) -> PropertyResult:
     """The shrinking lane, then (if it passed) the screening lane."""
     started = time.perf_counter()
-    shrunk = shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress)
-    if shrunk.failure is not None or profile.screening_histories == 0:
+    shrunk = shrinking_lane(run)
+    if shrunk.failure is not None or run.profile.screening_histories == 0:
         return attrs.evolve(shrunk, seconds=time.perf_counter() - started)
-    screened = screening_lane(suite, prop, impl, impl_name, domain, profile, seed, progress)
+    screened = screening_lane(run)
     return PropertyResult(
-        suite.name,
-        prop.name,
-        domain,
+        run.suite.name,
+        run.prop.name,
+        run.domain,
         shrunk.examples + screened.examples,
         time.perf_counter() - started,
         shrunk.events + screened.events,
@@ -154,37 +197,37 @@ def run_property(
     )
 
 
-def shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress) -> PropertyResult:
+def shrinking_lane(run: Run) -> PropertyResult:
+    """Hypothesis draws small batches; a failing batch shrinks to one minimal history."""
     tally = {"examples": 0, "invalid": 0}
     events: Counter = Counter()
-    found: dict = {}
+    found: dict[str, Any] = {}
 
     def one_batch(data: Any) -> None:
         if "infra" in found:
             raise found["infra"]
         source = HypothesisSource(data.draw)
-        histories = [prop.draw(source, domain) for _ in range(source.integer(1, profile.batch_size))]
+        histories = [run.draw(source) for _ in range(source.integer(1, run.profile.batch_size))]
         for h in histories:
-            for label in prop.events(h):
+            for label in run.prop.events(h):
                 events[label] += 1
                 hypothesis.event(label)
         try:
-            outcomes = check_batch(prop, impl, histories)
+            outcomes = run.check(histories)
         except InfrastructureError as exc:
             found["infra"] = exc
             raise
         tally["examples"] += len(histories)
         tally["invalid"] += sum(o.invalid for o in outcomes)
-        if progress:
-            progress(f"{suite.name}.{prop.name}[{domain}]", len(histories))
+        run.report("", len(histories))
         failing = [(h, o) for h, o in zip(histories, outcomes) if not o.ok]
         if failing:
             found["failure"] = failing[0]
             raise AssertionError(failing[0][1].message)
 
-    test = given(st.data())(settings(_hypothesis_settings(profile))(one_batch))
-    if not profile.derandomize:
-        test = hypothesis.seed(seed)(test)
+    test = given(st.data())(settings(_hypothesis_settings(run.profile))(one_batch))
+    if not run.profile.derandomize:
+        test = hypothesis.seed(run.seed)(test)
     started = time.perf_counter()
     try:
         test()
@@ -196,11 +239,11 @@ def shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress
     failure = None
     if "failure" in found:
         history, outcome = found["failure"]
-        failure = _counterexample(suite, prop, impl_name, history, outcome, seed, "shrinking")
+        failure = run.counterexample(history, outcome, "shrinking")
     return PropertyResult(
-        suite.name,
-        prop.name,
-        domain,
+        run.suite.name,
+        run.prop.name,
+        run.domain,
         tally["examples"],
         time.perf_counter() - started,
         events,
@@ -210,11 +253,11 @@ def shrinking_lane(suite, prop, impl, impl_name, domain, profile, seed, progress
 
 
 def _hypothesis_settings(profile: Profile) -> settings:
-    database = None
+    database: ExampleDatabase | None = None
     if profile.database:
         database = DirectoryBasedExampleDatabase(profile.database)
-    if profile.derandomize and database is not None:
-        database = ReadOnlyDatabase(database)
+        if profile.derandomize:
+            database = ReadOnlyDatabase(database)
     return settings(
         max_examples=profile.max_examples,
         derandomize=profile.derandomize,
@@ -226,61 +269,38 @@ def _hypothesis_settings(profile: Profile) -> settings:
     )
 
 
-def screening_lane(suite, prop, impl, impl_name, domain, profile, seed, progress) -> PropertyResult:
-    source, events = RandomSource(seed), Counter()
+def screening_lane(run: Run) -> PropertyResult:
+    """Histories from a seeded `random` source, thousands per call; a failure is reduced with the implementation."""
+    source, events = RandomSource(run.seed), Counter()
     checked = invalid = 0
     started = time.perf_counter()
+    profile = run.profile
     while checked < profile.screening_histories:
         count = min(profile.screening_batch, profile.screening_histories - checked)
-        histories = [prop.draw(source, domain) for _ in range(count)]
+        histories = [run.draw(source) for _ in range(count)]
         for h in histories:
-            events.update(prop.events(h))
-        outcomes = check_batch(prop, impl, histories)
+            events.update(run.prop.events(h))
+        outcomes = run.check(histories)
         checked += count
         invalid += sum(o.invalid for o in outcomes)
-        if progress:
-            progress(f"{suite.name}.{prop.name}[{domain}] screening", count)
+        run.report(" screening", count)
         bad = next((h for h, o in zip(histories, outcomes) if not o.ok), None)
         if bad is not None:
+            failure = reduce_failure(run, bad)
             return PropertyResult(
-                suite.name,
-                prop.name,
-                domain,
-                checked,
-                time.perf_counter() - started,
-                events,
-                invalid,
-                reduce_failure(suite, prop, impl, impl_name, bad, seed),
-            )
+                run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events,
+                invalid, failure,
+            )  # fmt: skip
     return PropertyResult(
-        suite.name, prop.name, domain, checked, time.perf_counter() - started, events, invalid
+        run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events, invalid
     )
 
 
-def reduce_failure(
-    suite: Suite, prop: Property, impl: Any, impl_name: str, history: History, seed: int | None
-) -> Counterexample:
+def reduce_failure(run: Run, history: History) -> Counterexample:
     """Delta-debugs a failing history with the implementation in the loop; the minimal one's counterexample."""
-    from properties.reduce import reduce_history
 
     def still_fails(candidates: Sequence[History]) -> list[bool]:
-        return [not o.ok for o in check_batch(prop, impl, candidates)]
+        return [not o.ok for o in run.check(candidates)]
 
     smallest = reduce_history(history, still_fails)
-    outcome = check_batch(prop, impl, [smallest])[0]
-    return _counterexample(suite, prop, impl_name, smallest, outcome, seed, "screening")
-
-
-def _counterexample(suite, prop, impl_name, history, outcome: Outcome, seed, lane) -> Counterexample:
-    return Counterexample(
-        suite=suite.name,
-        property=prop.name,
-        history=history,
-        impl=impl_name,
-        message=outcome.message,
-        step=outcome.step,
-        seed=seed,
-        lane=lane,
-        model_said=outcome.expected,
-        impl_said=outcome.actual,
-    )
+    return run.counterexample(smallest, run.check([smallest])[0], "screening")

@@ -17,11 +17,12 @@ import attrs
 
 from model.domains import DOMAIN_NAMES
 from model.errors import ModelError
+from properties.errors import UnknownSuite, UnsupportedImplementation
 from properties.history import History
+from properties.implementation import Implementation, Observation
 from properties.source import Source
 
-# An observation: what an implementation shows at each step, keyed by (step, label).
-Observation = dict
+Check = Callable[[Implementation, Sequence[History]], list["Outcome"]]
 
 
 @attrs.frozen
@@ -48,40 +49,71 @@ class Property:
     name: str
     doc: str
     draw: Callable[[Source, str], History]
-    check: Callable[[Any, Sequence[History]], list[Outcome]]
+    check: Check
     events: Callable[[History], Iterable[str]] = lambda history: ()
 
 
 @attrs.frozen
 class Suite:
-    """Properties run over `domains` against an implementation (`default_impl` unless told)."""
+    """Properties run over `domains` against an implementation (`default_impl` unless told).
+
+    `calls` names the implementation methods the properties call (by default the
+    suite's observer, `observe_<name>`); a suite with `calls=()` checks the
+    model's own laws and runs against the model only.
+    """
 
     name: str
     doc: str
-    properties: tuple
+    properties: tuple[Property, ...]
     default_impl: str
-    required_events: tuple = ()
-    domains: tuple = DOMAIN_NAMES
-    event_domains: dict = attrs.field(factory=dict)
+    required_events: tuple[str, ...] = ()
+    domains: tuple[str, ...] = DOMAIN_NAMES
+    event_domains: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     # Against an implementation other than the model, example counts are divided by this
     # (a suite whose every history costs several Spark jobs sets it > 1).
     spark_cost: float = 1.0
+    calls: tuple[str, ...] = attrs.field()
 
-    def required_in(self, domains: Sequence[str]) -> tuple:
+    @calls.default
+    def _observer(self) -> tuple[str, ...]:
+        return (f"observe_{self.name}",)
+
+    def required_in(self, domains: Sequence[str]) -> tuple[str, ...]:
         """The hard cases a run over `domains` must reach (some exist only in some domains)."""
         return tuple(
             e for e in self.required_events if set(self.event_domains.get(e, domains)) & set(domains)
         )
 
     def property(self, name: str) -> Property:
-        from properties.errors import UnknownSuite
-
+        """The property called `name`; a typed error listing the suite's properties."""
         for prop in self.properties:
             if prop.name == name:
                 return prop
         raise UnknownSuite(
             f"suite {self.name!r} has no property {name!r}: {[p.name for p in self.properties]}"
         )
+
+    def unsupported(self, impl: Implementation, impl_name: str) -> str | None:
+        """Why this suite cannot run against `impl`, or None when it can.
+
+        >>> from properties.implementation import Implementation
+        >>> class Empty(Implementation):
+        ...     name = "empty"
+        >>> Suite("s", "", (), "spark").unsupported(Empty(), "pkg:empty")
+        "suite 's' calls observe_s, which 'pkg:empty' lacks"
+        """
+        if not self.calls:
+            return None if impl.name == "model" else f"suite {self.name!r} checks the model's own laws only"
+        missing = [m for m in self.calls if not callable(getattr(impl, m, None))]
+        if missing:
+            return f"suite {self.name!r} calls {', '.join(missing)}, which {impl_name!r} lacks"
+        return None
+
+    def require(self, impl: Implementation, impl_name: str) -> None:
+        """Raises `UnsupportedImplementation` (exit 2) when this suite cannot run against `impl`."""
+        reason = self.unsupported(impl, impl_name)
+        if reason is not None:
+            raise UnsupportedImplementation(reason)
 
 
 def compare(expected: Observation, actual: Observation) -> Outcome:
@@ -110,12 +142,10 @@ def _show(value: Any) -> str:
     return "{" + ", ".join(sorted(map(repr, value))) + "}"
 
 
-def differential(
-    model_observe: Callable[[History], Observation], impl_method: str
-) -> Callable[[Any, Sequence[History]], list[Outcome]]:
+def differential(model_observe: Callable[[History], Observation], impl_method: str) -> Check:
     """A batched check: the implementation's `impl_method(domain, histories)` against the model."""
 
-    def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
+    def check(impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
         expected: list = []
         for history in histories:
             try:
@@ -131,7 +161,7 @@ def differential(
     return check
 
 
-def observe_or_reject(impl: Any, method: str, histories: Sequence[History]) -> list:
+def observe_or_reject(impl: Implementation, method: str, histories: Sequence[History]) -> list:
     """The implementation's observation of each history, or the `ModelError` it rejected it with.
 
     One batched call; only when the batch is rejected, one call per history to find which.
@@ -149,7 +179,7 @@ def observe_or_reject(impl: Any, method: str, histories: Sequence[History]) -> l
     return out
 
 
-def _observe_by_domain(impl: Any, method: str, histories: Sequence[History]) -> list[Observation]:
+def _observe_by_domain(impl: Implementation, method: str, histories: Sequence[History]) -> list[Observation]:
     """One implementation call per domain present in the batch, results in batch order."""
     results: list = [None] * len(histories)
     by_domain: dict[str, list[int]] = {}

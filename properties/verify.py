@@ -34,15 +34,16 @@ def replay_corpus(directory: Path) -> list[CorpusResult]:
 
 
 def _replay(path: Path) -> CorpusResult:
-    from properties.implementations import load_implementation
+    from properties.adapters import load_implementation
     from properties.runner import check_batch
     from properties.suites import get_suite
 
     try:
         cx = counterexample.read(path)
-        outcome = check_batch(
-            get_suite(cx.suite).property(cx.property), load_implementation(cx.impl), [cx.history]
-        )[0]
+        suite, impl = get_suite(cx.suite), load_implementation(cx.impl)
+        suite.require(impl, cx.impl)
+        impl.prepare()
+        outcome = check_batch(suite.property(cx.property), impl, [cx.history])[0]
     except HarnessError as exc:
         return CorpusResult(path, False, f"unreadable: {exc}")
     return CorpusResult(path, outcome.ok, "holds" if outcome.ok else f"still fails: {outcome.message}")

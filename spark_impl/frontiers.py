@@ -1,7 +1,7 @@
 """Frontiers as `array<time>` columns, with Spark's higher-order functions.
 
-Mirrors the model's antichain vocabulary: `beyond` (some element `<=` the
-time), `advance_by`, `minimal` (the antichain of an array), and frontier
+Mirrors the model's antichain vocabulary (`model.antichain`): `less_equal`
+(some element `<=` the time: the time is beyond the frontier), `advance_by`, `minimal` (the antichain of an array), and frontier
 `meet`/`join`. Each takes the domain's `TimeColumns`.
 """
 
@@ -13,8 +13,8 @@ from pyspark.sql import functions as F
 from spark_impl.time_columns import TimeColumns
 
 
-def beyond(tc: TimeColumns, frontier: Column, time: Column) -> Column:
-    """True iff some element of `frontier` is `<= time` (the time is still open)."""
+def less_equal(tc: TimeColumns, frontier: Column, time: Column) -> Column:
+    """True iff some element of `frontier` is `<= time`: the time is beyond it (still open)."""
     return F.exists(frontier, lambda f: tc.le(f, time))
 
 
@@ -43,4 +43,4 @@ def join(tc: TimeColumns, first: Column, second: Column) -> Column:
 
 def le(tc: TimeColumns, first: Column, second: Column) -> Column:
     """Frontier order: every element of `second` is beyond `first`."""
-    return F.forall(second, lambda g: beyond(tc, first, g))
+    return F.forall(second, lambda g: less_equal(tc, first, g))

@@ -8,7 +8,7 @@ restart recomputes both from the shards, commits and resumes. Fault points are
 the model's; `mid_*_write` faults leave a written but unlisted Parquet part.
 
 Batched by `history_id`: one data shard and one remap shard hold every history
-of a batch, and `observe_ingestion` runs the batch in rounds, one action per
+of a batch, and `observe_resumption` runs the batch in rounds, one action per
 history per round, each round a handful of Spark jobs whatever the batch size.
 Frontier metadata (uppers, sinces: manifest fields) is combined on the driver;
 bindings, inversion, minting and reclocking are DataFrame operations.
@@ -98,11 +98,11 @@ def frontier_at(remap: DataFrame, points: DataFrame, before: bool) -> DataFrame:
     return result.select("history_id", "t", found.alias("frontier"))
 
 
-class Broker:
+class Upstream:
     """The upstream service for a batch: records per history (an Arrow table), offsets, commits, compaction points.
 
     Records are static input (`step` is when each was produced); `counts`,
-    `start` and `committed` are the broker's own metadata, kept on the driver.
+    `start` and `committed` are the upstream's own metadata, kept on the driver.
     """
 
     def __init__(self, tc: TimeColumns, domain_name: str, n: int):
@@ -203,7 +203,7 @@ class Ingestion:
     def __init__(self, domain: Any, n: int, root: os.PathLike | None = None, source: str = "batch"):
         self.tc, self.domain_name, self.n = time_columns(domain), domain.name, n
         root = temporary_root() if root is None else root
-        self.broker = Broker(self.tc, domain.name, n)
+        self.upstream = Upstream(self.tc, domain.name, n)
         self.data = DurableShard.open_or_create(os.path.join(root, "data"), source, "data", DATA_SCHEMA)
         self.remap = DurableShard.open_or_create(
             os.path.join(root, "remap"), source, "remap", remap_schema(self.tc)
@@ -221,7 +221,7 @@ class Ingestion:
             {
                 "history_id": pa.array(hids, pa.int64()),
                 "from_time": pa.array(
-                    [self.tc.to_row(self.broker.minimum())] * len(hids), arrow_type(self.tc.spark_type)
+                    [self.tc.to_row(self.upstream.minimum())] * len(hids), arrow_type(self.tc.spark_type)
                 ),
                 "into_time": pa.array([0] * len(hids), pa.int64()),
                 "diff": pa.array([1] * len(hids), pa.int64()),
@@ -238,17 +238,17 @@ class Ingestion:
                 "t": pa.array([ts[h] for h in hids], pa.int64()),
                 "since": pa.array([self.remap.since(h)[0] for h in hids], pa.int64()),
                 "minimum": pa.array(
-                    [self.tc.to_row(self.broker.minimum())] * len(hids), arrow_type(self.tc.spark_type)
+                    [self.tc.to_row(self.upstream.minimum())] * len(hids), arrow_type(self.tc.spark_type)
                 ),
             }
         )
         return to_frame(table)
 
     def records(self) -> DataFrame:
-        """The upstream's records as a DataFrame, rebuilt when the broker has produced more."""
-        produced = len(self.broker.rows["data"])
+        """The upstream's records as a DataFrame, rebuilt when the upstream has produced more."""
+        produced = len(self.upstream.rows["data"])
         if self._records[0] != produced:
-            self._records = (produced, self.broker.records())
+            self._records = (produced, self.upstream.records())
         return self._records[1]
 
     def resumption(self, hid: int) -> list:
@@ -280,7 +280,7 @@ class Ingestion:
     def _append_remap(self, mints: dict, torn: set, hids: list) -> None:
         if not mints:
             return
-        uppers = [(h, self.broker.upper(h)) for h in sorted(mints)]
+        uppers = [(h, self.upstream.upper(h)) for h in sorted(mints)]
         table = pa.table(
             {
                 "history_id": pa.array([h for h, _ in uppers], pa.int64()),
@@ -353,8 +353,8 @@ class Ingestion:
             .where(F.col("step") < F.col("visible"))
             .join(positions.select("history_id", "frontier"), on="history_id")
         )
-        needed = records.where(frontiers.beyond(tc, F.col("frontier"), F.col("from_time")))
-        starts = self.broker.starts(hids)
+        needed = records.where(frontiers.less_equal(tc, F.col("frontier"), F.col("from_time")))
+        starts = self.upstream.starts(hids)
         needed = (
             needed.join(starts, on=["history_id", "partition"])
             .withColumn(
@@ -387,7 +387,7 @@ class Ingestion:
             before=False,
         )
         assigned = needed.join(steps.withColumnRenamed("frontier", "at_t"), on="history_id").where(
-            ~frontiers.beyond(tc, F.col("at_t"), F.col("from_time"))
+            ~frontiers.less_equal(tc, F.col("at_t"), F.col("from_time"))
         )
         return (
             assigned.groupBy("history_id", "data")
@@ -507,7 +507,7 @@ class Ingestion:
         if facts is None:
             facts = self.facts({h: self.resumption(h)[0] for h in hids}, sinces)
         for h in hids:
-            self.broker.commit(h, facts[h]["inverted"])
+            self.upstream.commit(h, facts[h]["inverted"])
             if faults.get(h) == "after_commit":
                 self.running[h] = False
         if sinces:
@@ -559,9 +559,9 @@ class Ingestion:
         if facts is None:
             facts = self.facts({h: self.resumption(h)[0] for h in hids})
         for h in hids:
-            facts[h]["upstream_start"] = frozenset(enumerate(self.broker.start[h]))
-            self.broker.commit(h, facts[h]["inverted"])
-            self.broker.check_read(h, facts[h]["inverted"])
+            facts[h]["upstream_start"] = frozenset(enumerate(self.upstream.start[h]))
+            self.upstream.commit(h, facts[h]["inverted"])
+            self.upstream.check_read(h, facts[h]["inverted"])
             self.running[h] = True
         return {h: facts[h] for h in hids}
 
@@ -601,9 +601,7 @@ class Ingestion:
         return out
 
 
-def observe_ingestion(
-    domain: Any, histories: Sequence[Any], root: os.PathLike | None = None
-) -> list[dict]:
+def observe_resumption(domain: Any, histories: Sequence[Any], root: os.PathLike | None = None) -> list[dict]:
     """Observations of a batch of ingestion histories, as `properties.suites.resumption.observe` records them.
 
     Rounds: each history applies its upstream actions (produce, upstream_compact) up to
@@ -643,9 +641,9 @@ def _next_action(pipeline: Ingestion, history: Any, cursors: list, h: int) -> tu
         step, action = cursors[h], history.actions[cursors[h]]
         cursors[h] += 1
         if action.name == "produce":
-            pipeline.broker.produce(h, step, action.args["partition"], action.args["data"])
+            pipeline.upstream.produce(h, step, action.args["partition"], action.args["data"])
         elif action.name == "upstream_compact":
-            pipeline.broker.compact(h)
+            pipeline.upstream.compact(h)
         elif action.name in ("ingest", "checkpoint", "restart"):
             return step, action
         else:

@@ -38,7 +38,7 @@ POINT = ["history_id", "point"]
 
 def not_beyond(tc: TimeColumns, frontier: Column, time: Column) -> Column:
     """The assignment rule: `time` is complete at `frontier` (no element `<=` it)."""
-    return ~frontiers.beyond(tc, frontier, time)
+    return ~frontiers.less_equal(tc, frontier, time)
 
 
 def steps(remap: DataFrame, sinces: DataFrame) -> DataFrame:

@@ -106,6 +106,7 @@ def _start():
     from pyspark.sql import SparkSession
 
     partitions = str(_settings["shuffle_partitions"])
+    conf = {**INTERPRETED, **user_conf()}  # a malformed entry is bad input, raised before Spark starts
     try:
         if remote:
             builder = SparkSession.builder.remote(remote)
@@ -115,17 +116,17 @@ def _start():
                     "spark.ui.showConsoleProgress", "false"
                 )
             session = builder.getOrCreate()
-            for key, value in {**INTERPRETED, **user_conf()}.items():
+            for key, value in conf.items():
                 session.conf.set(key, value)
         else:
-            session = _local_builder(SparkSession.builder, partitions).getOrCreate()
+            session = _local_builder(SparkSession.builder, partitions, conf).getOrCreate()
             session.sparkContext.setLogLevel("ERROR")
     except Exception as exc:  # the JVM or the server did not come up
         raise SparkUnavailable(exc) from exc
     return session
 
 
-def _local_builder(builder, partitions: str):
+def _local_builder(builder, partitions: str, conf: dict):
     master = _settings["master"] or os.environ.get("FRONTIER_HARNESS_MASTER", "local[2]")
     os.environ.setdefault("PYSPARK_PYTHON", shutil.which("python3") or "python3")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -137,7 +138,7 @@ def _local_builder(builder, partitions: str):
         .config("spark.sql.shuffle.partitions", partitions)
         .config("spark.default.parallelism", "2")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config(map={**INTERPRETED, **user_conf()})
+        .config(map=conf)
         .config("spark.driver.memory", os.environ.get("FRONTIER_HARNESS_DRIVER_MEMORY", "4g"))
         .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=ERROR")
     )

@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 
 from spark_impl import remap
 from spark_impl.arrow import append_row, arrow_type, to_frame
-from spark_impl.collections import consolidate
+from spark_impl.collection import consolidate
 from spark_impl.reclock import POINT, literal, not_beyond, nullable, steps
 from spark_impl.remap import frontier_at
 from spark_impl.time_columns import TimeColumns, time_columns

@@ -282,9 +282,7 @@ class SparkTtlStore:
     def last_seq(self) -> int:
         return max((r[2] for r in self.memtable.values()), default=self.manifest["last_seq"])
 
-    def put(
-        self, key: bytes, value: bytes, ttl: int | None = None, *, expire_at: int | None = None
-    ) -> None:
+    def put(self, key: bytes, value: bytes, ttl: int | None = None, *, expire_at: int | None = None) -> None:
         """Writes `value`; `ttl` (default: the store's) or absolute `expire_at`; a re-put replaces the TTL."""
         _check_sizes(key, value)
         now = self.now()

@@ -10,7 +10,7 @@ from typing import Any
 
 from model.antichain import Antichain
 from model.domains import Product
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
 from tests.helpers import patched
 
 
@@ -87,16 +87,16 @@ def spark_keeps_zero_diffs() -> Any:
     """Bug on the Spark side: consolidation without the `diff != 0` filter."""
     from pyspark.sql import functions as F
 
-    from spark_impl import collections
-    from spark_impl.implementation import SparkImplementation
+    from properties.adapters.spark import SparkImplementation
+    from spark_impl import collection
 
     def consolidate(updates, keys=("history_id",)):
         return updates.groupBy(*keys, "data", "time").agg(F.sum("diff").alias("diff"))
 
     class Impl(SparkImplementation):
         def observe_collections(self, domain, histories):
-            with patched(collections, "consolidate", consolidate):
-                return collections.observe_collections(domain, histories)
+            with patched(collection, "consolidate", consolidate):
+                return collection.observe_collections(domain, histories)
 
     return Impl()
 
@@ -117,7 +117,7 @@ def _jvm_killer(times: Any) -> Any:
 
     from pyspark import SparkContext
 
-    from spark_impl.implementation import SparkImplementation
+    from properties.adapters.spark import SparkImplementation
 
     class Impl(SparkImplementation):
         kills = 0

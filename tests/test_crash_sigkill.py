@@ -1,8 +1,8 @@
 """A real crash test: the Spark ingestion in a subprocess, killed with SIGKILL at random moments, then restarted.
 
 The upstream is an LSN log of `RECORDS` records, `RATE` produced per tick; its
-broker state (committed offsets, compaction point) lives in `broker.json`, written
-atomically, and the broker compacts after every commit. The worker restarts from
+upstream state (committed offsets, compaction point) lives in `upstream.json`, written
+atomically, and the upstream compacts after every commit. The worker restarts from
 the durable shards each time it starts. After the last (unkilled) run the data
 shard must hold every record exactly once. Run by hand: `python tests/test_crash_sigkill.py ROOT`.
 """
@@ -32,20 +32,20 @@ def worker(root: str) -> None:
     pipeline = Ingestion(Total(), 1, root=root, source="crash-test")
     first = min(pipeline.remap.upper(0)[0], LAST_TICK)
     _produce(pipeline, range(first))
-    state_path = Path(root) / "broker.json"
+    state_path = Path(root) / "upstream.json"
     if state_path.exists():
         state = json.loads(state_path.read_text())
-        pipeline.broker.committed[0], pipeline.broker.start[0] = state["committed"], state["start"]
+        pipeline.upstream.committed[0], pipeline.upstream.start[0] = state["committed"], state["start"]
     pipeline.restart([0])
-    _save(state_path, pipeline.broker)
+    _save(state_path, pipeline.upstream)
     print("started", flush=True)
     for tick in range(first, LAST_TICK + 1):
         _produce(pipeline, [tick])
         pipeline.ingest({0: tick}, {}, tick + 1)
         if tick % CHECKPOINT_EVERY == 0:
             pipeline.checkpoint([0], {})
-            pipeline.broker.compact(0)
-            _save(state_path, pipeline.broker)
+            pipeline.upstream.compact(0)
+            _save(state_path, pipeline.upstream)
     print("done", flush=True)
 
 
@@ -53,12 +53,12 @@ def _produce(pipeline, ticks) -> None:
     """The upstream produces the records of `ticks` (`RATE` per tick) before the pipeline reads at them."""
     for tick in ticks:
         for i in range(tick * RATE, min(RECORDS, (tick + 1) * RATE)):
-            pipeline.broker.produce(0, tick, 0, f"r{i}")
+            pipeline.upstream.produce(0, tick, 0, f"r{i}")
 
 
-def _save(path: Path, broker) -> None:
+def _save(path: Path, upstream) -> None:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"committed": broker.committed[0], "start": broker.start[0]}))
+    tmp.write_text(json.dumps({"committed": upstream.committed[0], "start": upstream.start[0]}))
     with open(tmp) as handle:
         os.fsync(handle.fileno())
     os.replace(tmp, path)

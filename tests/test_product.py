@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from properties import counterexample
+from properties.adapters import load_implementation
 from properties.cli import main
-from properties.config import load
+from properties.config import load_config
 from properties.errors import HarnessError
-from properties.implementations import load_implementation
 from properties.runner import run_suite
 from properties.suites import get_suite
 from tests import planted
@@ -42,11 +42,11 @@ def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.frontier-harness]\ncorpus = "cx"\n[tool.frontier-harness.profiles.ci]\nspark_examples = 3\n'
     )
-    config = load(tmp_path)
+    config = load_config(tmp_path)
     assert config.get("corpus") == "cx" and config.profile("ci").spark_examples == 3
     (tmp_path / "pyproject.toml").write_text("[tool.frontier-harness.profiles.ci]\nbogus = 1\n")
     with pytest.raises(HarnessError, match="bogus"):
-        load(tmp_path).profile("ci")
+        load_config(tmp_path).profile("ci")
 
 
 def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ from model.catalog import RefreshAt, RefreshEvery, next_refresh, upper_at
 from model.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product
 from model.errors import DataflowExpired
 from properties import counterexample
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
 from properties.solver import cli as solver_cli
 from properties.solver import encoding as enc
 from properties.solver import obligations as ob
@@ -293,8 +293,8 @@ SPARK_PLANTED = {
 
 
 def _spark_planted(bug: str):
+    from properties.adapters.spark import SparkImplementation
     from spark_impl import expiration as sx
-    from spark_impl.implementation import SparkImplementation
 
     rule, replacement = SPARK_PLANTED[bug]
 
@@ -317,8 +317,8 @@ def spark_refresh_not_rounded():
 @pytest.mark.spark
 def test_refutations_replay_on_spark(spark_session, tmp_path):
     """Each planted bug's counterexample holds on Spark, and shows the same difference on Spark with the bug."""
+    from properties.adapters.spark import SparkImplementation
     from properties.cli import main
-    from spark_impl.implementation import SparkImplementation
 
     realized = {}
     for bug, (encoded, _, obligation) in PLANTED.items():

@@ -15,12 +15,12 @@ import pytest
 from model.errors import ClockRegression, CorruptSst, InvalidRow, InvalidTtl
 from model.ttl import codec as model_codec
 from model.ttl.row import Row
+from properties.adapters.spark import SparkImplementation
 from properties.history import Action, History
 from properties.runner import run_suite
 from properties.suite import compare
 from properties.suites import get_suite, ttl
 from spark_impl import ttl_codec, ttl_store
-from spark_impl.implementation import SparkImplementation
 from tests.helpers import QUICK, write_and_replay
 
 NEVER = 2**63 - 1

@@ -5,9 +5,9 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from properties.adapters.spark import SparkImplementation
 from properties.runner import run_suite, screening_lane
 from properties.suites import get_suite
-from spark_impl.implementation import SparkImplementation
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 

@@ -10,13 +10,13 @@ import attrs
 import pytest
 
 from model import expiration as ex
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
+from properties.adapters.spark import SparkImplementation
 from properties.runner import run_suite
 from properties.source import RandomSource
 from properties.strategies.expiration import draw_expiration_history
 from properties.suites import expiration as suite
 from properties.suites import get_suite
-from spark_impl.implementation import SparkImplementation
 from tests.helpers import QUICK, patched, write_and_replay
 
 EXPIRATION = get_suite("expiration")
@@ -105,8 +105,8 @@ def spark_keeps_updates_past_the_last_refresh():
     """Bug on the Spark side: an MV's update with no refresh left stays at its own time instead of vanishing."""
     from pyspark.sql import functions as F
 
+    from properties.adapters.spark import SparkImplementation
     from spark_impl import plan
-    from spark_impl.implementation import SparkImplementation
 
     original = plan.next_refresh
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
 from properties.profiles import PROFILES
 from properties.runner import run_suite
 from properties.suites import get_suite

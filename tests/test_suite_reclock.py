@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 import model.reclock as reclock_module
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
 from properties.runner import run_suite, screening_lane
 from properties.suites import get_suite
 from properties.suites.reclock import observe
@@ -35,8 +35,8 @@ def spark_mint_without_retraction():
     """Bug on the Spark side: minting inserts the new upper but never retracts the old one."""
     from pyspark.sql import functions as F
 
+    from properties.adapters.spark import SparkImplementation
     from spark_impl import remap
-    from spark_impl.implementation import SparkImplementation
 
     class Impl(SparkImplementation):
         def observe_reclock(self, domain, histories):
@@ -57,7 +57,7 @@ def test_planted_model_side_assignment_bug_is_caught_small_and_replays(tmp_path)
 
 @pytest.mark.spark
 def test_spark_equals_model_on_every_domain(spark_session):
-    from spark_impl.implementation import SparkImplementation
+    from properties.adapters.spark import SparkImplementation
 
     result = run_suite(RECLOCK, SparkImplementation(), "spark", SPARK_QUICK, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]

@@ -7,7 +7,7 @@ import pytest
 import model.reclock as reclock_module
 import model.remap as remap_module
 from model.antichain import Antichain
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
 from properties.runner import run_suite
 from properties.suites import get_suite
 from tests.helpers import QUICK, write_and_replay

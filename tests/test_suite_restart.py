@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import model.summary as summary_module
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
 from properties.runner import run_suite
 from properties.suites import get_suite
 from tests.helpers import QUICK, write_and_replay

@@ -10,8 +10,8 @@ import pytest
 import model.ingestion as ingestion
 import model.remap as remap
 from properties import counterexample
+from properties.adapters.model import ModelImplementation
 from properties.cli import main as cli
-from properties.implementations import ModelImplementation
 from properties.profiles import PROFILES
 from properties.runner import run_suite
 from properties.suites import get_suite, resumption
@@ -23,7 +23,7 @@ QUICK = attrs.evolve(PROFILES["ci"], max_examples=40, screening_histories=600, s
 
 def _broken(module: Any, name: str, value: Any) -> ModelImplementation:
     class Impl(ModelImplementation):
-        def observe_ingestion(self, domain, histories):
+        def observe_resumption(self, domain, histories):
             with patched(module, name, value):
                 return [resumption.observe(h) for h in histories]
 
@@ -77,16 +77,16 @@ def test_uninterrupted_drops_faults_and_restarts():
 
 def spark_join_of_uppers() -> Any:
     """Bug on the Spark side: the timestamp resumption frontier is the join (max) of the uppers."""
+    from properties.adapters.spark import SparkImplementation
     from spark_impl import ingestion as spark_ingestion
-    from spark_impl.implementation import SparkImplementation
 
     def join(data_upper, remap_upper):
         return [max(data_upper + remap_upper)] if data_upper and remap_upper else []
 
     class Impl(SparkImplementation):
-        def observe_ingestion(self, domain, histories):
+        def observe_resumption(self, domain, histories):
             with patched(spark_ingestion, "combine_uppers", join):
-                return spark_ingestion.observe_ingestion(domain, histories)
+                return spark_ingestion.observe_resumption(domain, histories)
 
     return Impl()
 
@@ -108,16 +108,16 @@ def _crash_between_appends(domain: str):
 @pytest.mark.parametrize("domain", resumption.DOMAINS)
 def test_spark_equals_the_model_and_obeys_the_laws(domain):
     """One Spark call per domain: a batch of generated histories and their uninterrupted runs."""
+    from properties.adapters.spark import SparkImplementation
     from properties.source import RandomSource
     from properties.strategies.ingestion import draw_ingestion_history
     from properties.suite import compare
-    from spark_impl.implementation import SparkImplementation
 
     histories = [draw_ingestion_history(RandomSource(seed), domain, max_steps=12) for seed in range(10)] + [
         _crash_between_appends(domain)
     ]
     calm = [resumption.uninterrupted(h) for h in histories]
-    observed = SparkImplementation().observe_ingestion(histories[0].time_domain, histories + calm)
+    observed = SparkImplementation().observe_resumption(histories[0].time_domain, histories + calm)
     for i, h in enumerate(histories):
         assert compare(resumption.observe(h), observed[i]).ok, compare(
             resumption.observe(h), observed[i]

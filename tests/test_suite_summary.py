@@ -6,8 +6,8 @@ import attrs
 import pytest
 
 from model.domains import parse_domain
+from properties.adapters.model import ModelImplementation
 from properties.history import Action, History
-from properties.implementations import ModelImplementation
 from properties.runner import run_suite, screening_lane
 from properties.suites import get_suite
 from properties.suites.summary import observe
@@ -26,8 +26,8 @@ def test_the_model_agrees_with_itself_and_reaches_every_hard_case():
 
 
 def _spark_with(rule: str, replacement):
+    from properties.adapters.spark import SparkImplementation
     from spark_impl import summary
-    from spark_impl.implementation import SparkImplementation
 
     class Impl(SparkImplementation):
         def observe_summary(self, domain, histories):
@@ -92,7 +92,7 @@ def test_spark_equals_model_on_hand_written_histories(spark_session):
 
 @pytest.mark.spark
 def test_spark_equals_model_on_every_domain(spark_session):
-    from spark_impl.implementation import SparkImplementation
+    from properties.adapters.spark import SparkImplementation
 
     result = run_suite(SUMMARY, SparkImplementation(), "spark", SPARK_QUICK, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]

@@ -6,12 +6,12 @@ import attrs
 import pytest
 
 import model.temporal as temporal
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
+from properties.adapters.spark import SparkImplementation
 from properties.runner import run_suite
 from properties.suites import get_suite
 from properties.suites import temporal as suite
 from spark_impl import plan as spark_plan
-from spark_impl.implementation import SparkImplementation
 from tests.helpers import QUICK, write_and_replay
 
 TEMPORAL = get_suite("temporal")

@@ -6,11 +6,11 @@ import attrs
 import pytest
 
 from model.errors import TimelineError
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
+from properties.adapters.spark import SparkImplementation
 from properties.runner import run_suite
 from properties.suites import get_suite
 from properties.suites import timelines as suite
-from spark_impl.implementation import SparkImplementation
 from tests.helpers import QUICK, write_and_replay
 
 TIMELINES = get_suite("timelines")

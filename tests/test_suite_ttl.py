@@ -14,7 +14,7 @@ import pytest
 
 from model.ttl import lsm
 from model.ttl.row import is_expired
-from properties.implementations import ModelImplementation
+from properties.adapters.model import ModelImplementation
 from properties.runner import run_suite
 from properties.suites import get_suite, ttl
 from tests.helpers import QUICK, write_and_replay

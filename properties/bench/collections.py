@@ -12,7 +12,7 @@ UPDATES = 20
 
 
 def figures(scale: float) -> list[Figure]:
-    from spark_impl.implementation import SparkImplementation
+    from properties.adapters.spark import SparkImplementation
 
     impl = SparkImplementation()
     check = differential(observe, "observe_collections")

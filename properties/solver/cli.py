@@ -60,7 +60,7 @@ def run(
     impl_name: str = "model",
 ) -> int:
     """Proves the chosen obligations with `rules` (the model's, unless a test plants a bug) and reports."""
-    from properties.implementations import ModelImplementation
+    from properties.adapters.model import ModelImplementation
 
     impl = impl if impl is not None else ModelImplementation()
     started = time.perf_counter()

@@ -40,19 +40,6 @@ SUITES: dict[str, Suite] = {
         expiration.SUITE,
     )
 }
-OBSERVERS = {
-    "collections": collections.observe,
-    "ingestion": resumption.observe,
-    "ttl": ttl.observe_store,
-    "ttl_compaction": ttl_compaction.observe,
-    "ttl_codec": ttl_codec.observe,
-    "reclock": reclock.observe,
-    "summary": summary.observe,
-    "prove": prove.observe,
-    "timelines": timelines.observe,
-    "temporal": temporal.observe,
-    "expiration": expiration.observe,
-}
 
 
 def get_suite(name: str) -> Suite:

@@ -211,6 +211,7 @@ SUITE = Suite(
         )
     ),
     default_impl="model",
+    calls=("time_domain", "antichain", "advance_by"),
     required_events=(
         "incomparable times",
         "times with no join",

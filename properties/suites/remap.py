@@ -206,5 +206,6 @@ SUITE = Suite(
         )
     ),
     default_impl="model",
+    calls=(),
     required_events=(*reclock_suite.SUITE.required_events, "inversion at a binding time that has updates"),
 )

@@ -176,6 +176,7 @@ SUITE = Suite(
         law(transactions_in_order, transactional=True),
     ),
     default_impl="model",
+    calls=(),
     required_events=(
         "crash at a binding time",
         "source closed",

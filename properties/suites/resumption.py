@@ -126,7 +126,7 @@ def check_laws(impl: Any, histories: Sequence[History]) -> list[Outcome]:
         except ModelError as error:
             outcomes[i] = Outcome.rejected(error)
     batch = [histories[i] for i in valid] + [uninterrupted(histories[i]) for i in valid]
-    observed = impl.observe_ingestion(histories[0].time_domain, batch) if batch else []
+    observed = impl.observe_resumption(histories[0].time_domain, batch) if batch else []
     for k, i in enumerate(valid):
         outcomes[i] = laws(histories[i], observed[k], observed[k + len(valid)])
     return [outcomes[i] for i in range(len(histories))]
@@ -260,7 +260,7 @@ SUITE = Suite(
             name="observations_match_model",
             doc="The pipeline's commits, restarts and final shards equal the model's.",
             draw=draw_ingestion_history,
-            check=differential(observe, "observe_ingestion"),
+            check=differential(observe, "observe_resumption"),
             events=events,
         ),
     ),

@@ -8,9 +8,10 @@ from typing import Any
 import pandas as pd
 
 from pandas_impl.orders import Order, order
+from properties.implementation import Implementation
 
 
-class PandasCollections:
+class PandasCollections(Implementation):
     """Implements `observe_collections` for every time domain."""
 
     name = "pandas"

@@ -1,0 +1,52 @@
+"""The implementations the harness ships, and loading one from `--impl`.
+
+`model` is the oracle itself (`properties.adapters.model`), `spark` the Spark
+pipeline (`properties.adapters.spark`), and `module:factory` calls `factory()`
+from an importable module: a user's own pipeline, which must satisfy
+`properties.implementation.Implementation` (subclass it for the defaults).
+
+>>> load_implementation("model").name
+'model'
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+from properties.errors import ImplementationError
+from properties.implementation import Implementation
+
+
+def load_implementation(spec: str) -> Implementation:
+    """`model`, `spark`, or `module:factory`; a typed error naming what could not be loaded."""
+    if spec == "model":
+        from properties.adapters.model import ModelImplementation
+
+        return ModelImplementation()
+    if spec == "spark":
+        from properties.adapters.spark import SparkImplementation
+
+        return SparkImplementation()
+    impl = _factory(spec)()
+    if not isinstance(impl, Implementation):
+        raise ImplementationError(
+            f"--impl {spec!r}: {type(impl).__name__} is not an Implementation (it needs name, speed, prepare, "
+            "recover and infrastructure_failure: subclass properties.implementation.Implementation)"
+        )
+    return impl
+
+
+def _factory(spec: str):
+    module_name, _, factory_name = spec.partition(":")
+    if not module_name or not factory_name:
+        raise ImplementationError(f"--impl {spec!r}: expected model, spark or module:factory")
+    if os.getcwd() not in sys.path:  # user modules are importable from where the command runs
+        sys.path.insert(0, os.getcwd())
+    try:
+        return getattr(importlib.import_module(module_name), factory_name)
+    except (ImportError, AttributeError) as exc:
+        raise ImplementationError(
+            f"--impl {spec!r}: cannot load {factory_name!r} from {module_name!r}: {exc}"
+        ) from exc

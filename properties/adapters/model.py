@@ -1,0 +1,69 @@
+"""The model as an implementation: each suite's own model observer, and the model's time algebra.
+
+Against the model a differential suite compares the model with itself, so it
+holds; this adapter exists for the laws suite (which checks the model's algebra)
+and as the base of implementations that break one model rule on purpose
+(`tests/planted.py`), which run at in-process speed.
+
+>>> impl = ModelImplementation()
+>>> impl.advance_by(3, impl.antichain(impl.time_domain("total"), [5]))
+5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from model.antichain import Antichain, advance_by
+from model.domains import Domain, parse_domain
+from properties.history import History
+from properties.implementation import Implementation, Observation
+from properties.suites import (
+    collections,
+    expiration,
+    prove,
+    reclock,
+    resumption,
+    summary,
+    temporal,
+    timelines,
+    ttl,
+    ttl_codec,
+    ttl_compaction,
+)
+
+
+def _each(observe: Callable[[History], Observation]) -> Any:
+    def observe_batch(self: Any, domain: Domain, histories: Sequence[History]) -> list[Observation]:
+        return [observe(h) for h in histories]
+
+    observe_batch.__doc__ = f"`{observe.__module__}.{observe.__name__}` on each history."
+    return observe_batch
+
+
+class ModelImplementation(Implementation):
+    """The model: every suite's model observer, and `model.antichain`'s algebra."""
+
+    name = "model"
+
+    def time_domain(self, name: str) -> Domain:
+        return parse_domain(name)
+
+    def antichain(self, domain: Domain, times: Iterable[Any]) -> Antichain:
+        return Antichain.of(domain, times)
+
+    def advance_by(self, time: Any, frontier: Antichain) -> Any:
+        return advance_by(time, frontier)
+
+    observe_collections = _each(collections.observe)
+    observe_expiration = _each(expiration.observe)
+    observe_prove = _each(prove.observe)
+    observe_resumption = _each(resumption.observe)
+    observe_temporal = _each(temporal.observe)
+    observe_timelines = _each(timelines.observe)
+    observe_reclock = _each(reclock.observe)
+    observe_summary = _each(summary.observe)
+    observe_ttl = _each(ttl.observe_store)
+    observe_ttl_compaction = _each(ttl_compaction.observe)
+    observe_ttl_codec = _each(ttl_codec.observe)

@@ -1,0 +1,112 @@
+"""The Spark pipeline (`spark_impl`) as an implementation under test.
+
+Each `observe_<capability>` method calls the spark_impl function that computes a
+whole batch of histories in one Spark job. The function is looked up when it is
+called, not when this module is imported, so a module reloaded in place (as
+`frontier-harness mutate` does with each mutant) is the one that runs.
+
+Spark's own failures become the harness's `InfrastructureError` here: Java
+missing or the JVM gone (`spark_impl.errors.SparkInfrastructureError`), a broken
+Py4J gateway, a Spark Connect server that stopped answering. A malformed
+`FRONTIER_HARNESS_SPARK_CONF` is bad input (`ConfigurationError`, exit 2).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+from model.domains import Domain
+from properties.errors import ConfigurationError
+from properties.history import History
+from properties.implementation import Implementation, Observation, Speed
+from properties.infrastructure import InfrastructureError
+
+# Texts of exceptions that mean Spark itself failed (as opposed to a wrong query or answer).
+INFRASTRUCTURE_MARKERS = (
+    "Py4JNetworkError",
+    "Answer from Java side is empty",
+    "Connection refused",
+    "JAVA_GATEWAY_EXITED",
+    "Java gateway process exited",
+    "SparkContext was shut down",
+    "Cannot call methods on a stopped SparkContext",
+    "StatusCode.UNAVAILABLE",
+    "java.lang.OutOfMemoryError",
+    "Error while receiving",
+    "Error while sending",
+    "does not exist in the JVM",
+)
+
+
+def configure(master: str | None = None, remote: str | None = None) -> None:
+    """Where the session will run (`--master`, `--remote`); only before it has started."""
+    from spark_impl import session
+
+    session.configure(master=master, remote=remote)
+
+
+def _delegate(module: str, function: str) -> Any:
+    def observe(self: Any, domain: Domain, histories: Sequence[History]) -> list[Observation]:
+        return getattr(importlib.import_module(module), function)(domain, histories)
+
+    observe.__doc__ = f"`{module}.{function}`: the batch in one Spark job."
+    return observe
+
+
+class SparkImplementation(Implementation):
+    """Every observation computed with Spark DataFrames."""
+
+    name = "spark"
+    speed = Speed.BATCHED
+
+    def prepare(self) -> None:
+        """Starts the session, so a missing Java is reported before any example runs."""
+        from spark_impl import session
+        from spark_impl.errors import SparkConfError, SparkInfrastructureError
+
+        try:
+            session.spark()
+        except SparkConfError as exc:
+            raise ConfigurationError(str(exc)) from exc
+        except SparkInfrastructureError as exc:
+            raise InfrastructureError(str(exc)) from exc
+
+    def recover(self) -> None:
+        """A fresh session after an infrastructure failure (the runner retries once)."""
+        from spark_impl import session
+
+        session.restart()
+
+    def infrastructure_failure(self, exc: Exception) -> str | None:
+        """Spark's failures: its own errors, a broken Py4J gateway, or a marker in the message."""
+        from spark_impl.errors import SparkInfrastructureError
+
+        text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, SparkInfrastructureError) or _is_gateway_error(exc):
+            return text
+        if any(marker in text for marker in INFRASTRUCTURE_MARKERS):
+            return text
+        return super().infrastructure_failure(exc)
+
+    observe_collections = _delegate("spark_impl.collection", "observe_collections")
+    observe_expiration = _delegate("spark_impl.expiration", "observe_expiration")
+    observe_prove = _delegate("spark_impl.expiration", "observe_prove")
+    observe_resumption = _delegate("spark_impl.ingestion", "observe_resumption")
+    observe_temporal = _delegate("spark_impl.plan", "observe_temporal")
+    observe_timelines = _delegate("spark_impl.plan", "observe_timelines")
+    observe_reclock = _delegate("spark_impl.reclock", "observe_reclock")
+    observe_summary = _delegate("spark_impl.summary", "observe_summary")
+    observe_ttl = _delegate("spark_impl.ttl_store", "observe_ttl")
+    observe_ttl_compaction = _delegate("spark_impl.ttl_store", "observe_ttl_compaction")
+    observe_ttl_codec = _delegate("spark_impl.ttl_codec", "observe_ttl_codec")
+
+
+def _is_gateway_error(exc: BaseException) -> bool:
+    """A Py4J error that is not a Java exception: the Python-JVM gateway itself is broken."""
+    try:
+        from py4j.protocol import Py4JError, Py4JJavaError
+    except ImportError:  # Spark Connect clients need no py4j
+        return False
+    return isinstance(exc, Py4JError) and not isinstance(exc, Py4JJavaError)
