@@ -35,14 +35,8 @@ from model.errors import (
     UpperRegression,
 )
 from model.plan import evaluate, plan_inputs
-from model.timeline import (
-    SOURCE_KINDS,
-    EpochMilliseconds,
-    Timeline,
-    is_epoch,
-    single_timeline,
-    source_timeline,
-)
+from model.timeline import EpochMilliseconds, Timeline
+from model.timeline_rules import SOURCE_KINDS, is_epoch, single_timeline, source_timeline
 
 TIME = Total()
 

@@ -27,17 +27,19 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from model.errors import InvalidTime, UnknownDomain
+from model.partitioned_time import PARTITION_MAX, PartitionedTime
 
 Time = Any
-PARTITION_MAX = 2**31 - 1
 
 
 @runtime_checkable
 class Domain(Protocol):
     """What every time domain provides."""
 
-    name: str
-    minimum: Time
+    @property
+    def name(self) -> str: ...
+    @property
+    def minimum(self) -> Time: ...
 
     def le(self, a: Time, b: Time) -> bool: ...
     def lt(self, a: Time, b: Time) -> bool: ...
@@ -143,36 +145,6 @@ class Product:
 
     def key(self, value: tuple) -> tuple:
         return (self.a.key(value[0]), self.b.key(value[1]))
-
-
-@attrs.frozen
-class PartitionedTime:
-    """Partitions `lo..hi` (inclusive) at `offset`; `[p, p]` is one partition.
-
-    A range stands for partitions not yet seen, so the frontier "partition 0 up
-    to offset 5, every other partition not started" is `{[0,0]@5, [1,MAX]@0}`.
-
-    >>> PartitionedTime(0, 0, 5)
-    [0,0]@5
-    >>> PartitionedTime.rest(1)
-    [1,MAX]@0
-    """
-
-    lo: int
-    hi: int
-    offset: int
-
-    @classmethod
-    def point(cls, partition: int, offset: int) -> PartitionedTime:
-        return cls(partition, partition, offset)
-
-    @classmethod
-    def rest(cls, first_unseen: int) -> PartitionedTime:
-        return cls(first_unseen, PARTITION_MAX, 0)
-
-    def __repr__(self) -> str:
-        hi = "MAX" if self.hi == PARTITION_MAX else self.hi
-        return f"[{self.lo},{hi}]@{self.offset}"
 
 
 @attrs.frozen

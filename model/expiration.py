@@ -44,7 +44,7 @@ from model.catalog import (
 from model.collection import at
 from model.domains import Total
 from model.errors import DataflowExpired, InvalidReplica, ReplicaExpired, ReplicaNotRunning
-from model.timeline import is_epoch
+from model.timeline_rules import is_epoch
 
 TIME = Total()
 EXPIRING = (MaterializedView, Index, Subscribe)

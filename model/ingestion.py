@@ -170,10 +170,11 @@ def ingest(pipeline: Pipeline, tick: int, fault: str | None = None) -> Pipeline:
     (False, {3}, {0})
     """
     _check_fault(fault, INGEST_FAULTS)
-    if not pipeline.running:
+    reader = pipeline.reader
+    if reader is None:  # crashed: nothing runs until a restart
         return pipeline
     upper = pipeline.upstream.upper()
-    read = pipeline.reader.pending + tuple(pipeline.upstream.read(pipeline.reader.position))
+    read = reader.pending + tuple(pipeline.upstream.read(reader.position))
     remap = pipeline.durable.remap.mint(upper, tick)
     if fault == "mid_remap_write":
         return _crash(pipeline)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -44,6 +44,10 @@ def _column(row: tuple, column: int):
 def _check_comparison(instance, attribute, op) -> None:
     if op not in COMPARISONS:
         raise InvalidPlan(op, f"comparison must be one of {', '.join(COMPARISONS)}")
+
+
+def _tuple(items: Iterable[typing.Any]) -> tuple[typing.Any, ...]:
+    return tuple(items)
 
 
 def _non_empty(instance, attribute, value) -> None:
@@ -88,7 +92,7 @@ class Filter:
     """
 
     input: Plan
-    predicates: tuple = attrs.field(converter=tuple)
+    predicates: tuple = attrs.field(converter=_tuple)
 
 
 @attrs.frozen
@@ -100,7 +104,7 @@ class Project:
     """
 
     input: Plan
-    columns: tuple = attrs.field(converter=tuple)
+    columns: tuple = attrs.field(converter=_tuple)
 
 
 @attrs.frozen
@@ -111,7 +115,7 @@ class Union:
     2
     """
 
-    inputs: tuple = attrs.field(converter=tuple, validator=_non_empty)
+    inputs: tuple = attrs.field(converter=_tuple, validator=_non_empty)
 
 
 @attrs.frozen
@@ -124,7 +128,7 @@ class Join:
 
     left: Plan
     right: Plan
-    on: tuple = attrs.field(converter=tuple)
+    on: tuple = attrs.field(converter=_tuple)
 
 
 @attrs.frozen
@@ -136,7 +140,7 @@ class TemporalFilter:
     """
 
     input: Plan
-    predicates: tuple = attrs.field(converter=tuple, validator=_non_empty)
+    predicates: tuple = attrs.field(converter=_tuple, validator=_non_empty)
 
 
 Plan = typing.Union[Get, Filter, Project, Union, Join, TemporalFilter]

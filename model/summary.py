@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -71,7 +71,7 @@ class Summarizer(Protocol):
     """
 
     def validate(self, domain: Domain, records: Iterable) -> tuple: ...
-    def covers(self, frontier: Antichain, record: object) -> bool: ...
+    def covers(self, frontier: Antichain, record: Any) -> bool: ...
     def step(self, domain: Domain, summary: Summary, time: int, arrived: Sequence) -> Summary: ...
 
 
@@ -133,8 +133,16 @@ def project(frontier: Antichain, side: int) -> Antichain:
     >>> project(Antichain.of(Product(Total(), Total()), [(3, 1), (1, 4)]), 0)
     {1}
     """
-    domain = (frontier.domain.a, frontier.domain.b)[side]
+    product = _product(frontier.domain)
+    domain = (product.a, product.b)[side]
     return Antichain.of(domain, (f[side] for f in frontier))
+
+
+def _product(domain: Domain) -> Product:
+    """The transactional case's Product domain (its records live at pairs of the two inputs' times)."""
+    if not isinstance(domain, Product):
+        raise TypeError(f"transactional summaries need a Product domain, got {domain.name}")
+    return domain
 
 
 def combined_upper(data_upper: Antichain, txn_upper: Antichain) -> Antichain:
@@ -217,9 +225,9 @@ class Transactional:
     def step(self, domain: Domain, summary: Summary, time: int, arrived: Sequence) -> Summary:
         """Emits the payloads of the transactions now publishable; the other records stay in `temp`."""
         pool = summary.temp + tuple(arrived)
-        done = self.publishable(domain.b, pool)
+        done = self.publishable(_product(domain).b, pool)
         published = [Update(r.payload, time, 1) for r in pool if isinstance(r, DataRecord) and r.txn in done]
-        temp = sorted((r for r in pool if r.txn not in done), key=lambda r: _record_key(domain, r))
+        temp = sorted((r for r in pool if r.txn not in done), key=lambda r: _record_key(_product(domain), r))
         return Summary(tuple(consolidate(INTO, summary.output + tuple(published))), tuple(temp))
 
     def publishable(self, txn_domain: Domain, pool: Sequence) -> set:

@@ -8,20 +8,18 @@ from at most one timeline, and constants belong to none.
 - `External(name)`: a CDC source, joinable only with itself.
 - `User(name)`: any source created `WITH (timeline='name')`.
 
->>> single_timeline("v", {"t": EpochMilliseconds(), "c": None})
-EpochMilliseconds()
+Which timeline a source gets, and the rule that a dataflow reads from at most
+one, are in `model.timeline_rules`; these are the values, shared with spark_impl.
+
+>>> EpochMilliseconds() == EpochMilliseconds(), External("c") == User("c")
+(True, False)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Union
 
 import attrs
-
-from model.errors import InvalidSourceOption, TimelineError
-
-SOURCE_KINDS = ("kafka", "postgres", "cdc", "load_generator")
 
 
 @attrs.frozen
@@ -68,77 +66,3 @@ class User:
 
 
 Timeline = Union[EpochMilliseconds, Counter, External, User]
-
-
-def is_epoch(timeline: Timeline | None) -> bool:
-    """Whether `timeline` is EpochMilliseconds (the only one comparable to wall-clock time).
-
-    >>> is_epoch(EpochMilliseconds()), is_epoch(User("x")), is_epoch(None)
-    (True, False, False)
-    """
-    return isinstance(timeline, EpochMilliseconds)
-
-
-def source_timeline(
-    kind: str,
-    name: str,
-    *,
-    timeline: str | None = None,
-    epoch_ms_timeline: bool = False,
-    consistency_topic: tuple[str, str] | None = None,
-) -> Timeline:
-    """The timeline of a source of `kind` called `name`, given its `WITH` options.
-
-    `timeline='x'` gives `User('x')` for any kind; a CDC source is `External(name)`
-    unless `epoch_ms_timeline`; a Kafka source with a Debezium consistency topic
-    `(broker, topic)` is `Counter`; everything else is `EpochMilliseconds`.
-    Choice: the three options are mutually exclusive (a typed error names them).
-
-    >>> source_timeline("cdc", "orders"), source_timeline("cdc", "orders", epoch_ms_timeline=True)
-    (External(name='orders'), EpochMilliseconds())
-    >>> source_timeline("kafka", "k", consistency_topic=("b1", "t1"))
-    Counter(broker='b1', topic='t1')
-    """
-    _check_source_options(kind, timeline, epoch_ms_timeline, consistency_topic)
-    if timeline is not None:
-        return User(timeline)
-    if kind == "cdc" and not epoch_ms_timeline:
-        return External(name)
-    if consistency_topic is not None:
-        return Counter(*consistency_topic)
-    return EpochMilliseconds()
-
-
-def _check_source_options(kind, timeline, epoch_ms_timeline, consistency_topic) -> None:
-    if kind not in SOURCE_KINDS:
-        raise InvalidSourceOption(kind, "kind", f"expected one of {', '.join(SOURCE_KINDS)}")
-    given = {
-        "timeline": timeline,
-        "epoch_ms_timeline": epoch_ms_timeline or None,
-        "consistency_topic": consistency_topic,
-    }
-    named = sorted(k for k, v in given.items() if v is not None)
-    if len(named) > 1:
-        raise InvalidSourceOption(kind, named, "these options are mutually exclusive")
-    if epoch_ms_timeline and kind != "cdc":
-        raise InvalidSourceOption(kind, "epoch_ms_timeline", "only a cdc source takes it")
-    if consistency_topic is not None and kind != "kafka":
-        raise InvalidSourceOption(kind, "consistency_topic", "only a kafka source takes it")
-
-
-def single_timeline(owner: str, timelines: Mapping[str, Timeline | None]) -> Timeline | None:
-    """The one timeline of `owner`'s inputs (`None` if none has one); else a `TimelineError`.
-
-    `timelines` maps every transitive input to its timeline (`None` for constants).
-    The error names every input that has a timeline, with that timeline.
-
-    >>> single_timeline("v", {"a": EpochMilliseconds(), "b": External("b")})
-    Traceback (most recent call last):
-    ...
-    model.errors.TimelineError: multiple timelines within one dataflow are not supported: 'v' depends on 'a' (EpochMilliseconds()), 'b' (External(name='b'))
-    """
-    present = {name: t for name, t in timelines.items() if t is not None}
-    distinct = set(present.values())
-    if len(distinct) > 1:
-        raise TimelineError(owner, present)
-    return next(iter(distinct), None)

@@ -20,7 +20,7 @@ import attrs
 
 from model.antichain import Antichain
 from model.collection import Update
-from model.domains import Domain, PartitionedTime, Time
+from model.domains import Domain, Partitioned, PartitionedTime, Time
 from model.errors import CompactedRead, UnknownPartition
 
 
@@ -88,10 +88,10 @@ class Upstream:
         >>> Upstream.empty(Total()).upper()
         {0}
         """
-        if self.domain.name == "total":
-            return Antichain.of(self.domain, [len(self.partitions[0])])
-        offsets = {p: len(records) for p, records in enumerate(self.partitions)}
-        return Antichain.of(self.domain, self.domain.live_frontier(offsets))
+        if isinstance(self.domain, Partitioned):
+            offsets = {p: len(records) for p, records in enumerate(self.partitions)}
+            return Antichain.of(self.domain, self.domain.live_frontier(offsets))
+        return Antichain.of(self.domain, [len(self.partitions[0])])
 
     def records(self) -> list[Update]:
         """Every record ever produced (deleted ones too), as updates `(data, from_time, +1)`.
@@ -138,6 +138,8 @@ class Upstream:
         >>> Upstream.empty(Total()).produce(0, "a").commit(Antichain.of(Total(), [5])).compact().start
         (1,)
         """
+        if self.committed is None:
+            return self
         start = []
         for p, (first, part) in enumerate(zip(self.start, self.partitions)):
             kept = next(

@@ -37,10 +37,8 @@ def _observe(ord_: Order, history: Any) -> dict:
             observed[(step, "read")] = frozenset((d, int(n)) for d, n in sums.items() if n != 0)
         elif action.name == "compact":
             frame["time"] = [_advance(ord_, t, args["since"]) for t in frame["time"]]
-    sums = frame.groupby(["data", "time"], sort=False)["diff"].sum() if len(frame) else {}
-    observed[(len(history.actions), "final")] = frozenset(
-        (d, t, int(n)) for (d, t), n in dict(sums).items() if n != 0
-    )
+    totals = dict(frame.groupby(["data", "time"], sort=False)["diff"].sum()) if len(frame) else {}
+    observed[(len(history.actions), "final")] = frozenset((d, t, int(n)) for (d, t), n in totals.items() if n != 0)
     return observed
 
 

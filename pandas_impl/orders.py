@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from model.domains import PartitionedTime  # a shared value type
+from model.partitioned_time import PartitionedTime  # value types
 
 
 @attrs.frozen

@@ -132,7 +132,12 @@ def object_from_action(action: Action):
     >>> object_from_action(Action("create_index", {"name": "i", "on": "t"}))
     Index(name='i', on='t')
     """
-    a, n = action.args, action.args.get("name")
+    a = action.args
+    if action.name not in ("create_table", "create_source", "create_constant", *DATAFLOW_ACTIONS):
+        return None
+    n = a.get("name")
+    if not isinstance(n, str):
+        raise InvalidPlan(a, f"{action.name} needs a name, got {n!r}")
     match action.name:
         case "create_table":
             return Table(n)

@@ -11,6 +11,7 @@ An argument that is None is omitted from its record (ITF has no null).
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 from pathlib import Path
@@ -43,7 +44,7 @@ class Counterexample:
     model_said: Any = None
     impl_said: Any = None
 
-    @property
+    @builtins.property  # `property` is a field here
     def domain(self) -> str:
         return self.history.domain
 

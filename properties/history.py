@@ -32,12 +32,16 @@ class Action:
     args: dict = attrs.field(factory=dict)
 
 
+def _actions(actions: Iterable[Action]) -> tuple[Action, ...]:
+    return tuple(actions)
+
+
 @attrs.frozen
 class History:
     """A domain name and the actions, in order."""
 
     domain: str
-    actions: tuple = attrs.field(converter=tuple)
+    actions: tuple[Action, ...] = attrs.field(converter=_actions)
 
     @property
     def time_domain(self) -> Domain:

@@ -58,9 +58,11 @@ class Implementation(Protocol):
 
     def prepare(self) -> None:
         """Called once before a suite runs; raises `InfrastructureError` if it cannot run at all."""
+        return None
 
     def recover(self) -> None:
         """Called after an infrastructure failure, before the runner's one retry."""
+        return None
 
     def infrastructure_failure(self, exc: Exception) -> str | None:
         """Why `exc` means the implementation could not run, or None when it is an answer."""

@@ -1,4 +1,8 @@
-"""JUnit XML for CI: one testcase per (suite, property, domain), plus one per missing hard case."""
+"""JUnit XML for CI: one testcase per (suite, property, domain), plus one per missing hard case.
+
+Each property's testcase carries its counts as `<properties>`: histories
+checked, histories the model rejected, and hard cases reached.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ def write_junit(
     proofs: Sequence = (),
     corpus: Sequence = (),
 ) -> None:
-    """`counterexamples` maps (suite, property, domain) to the written file; proofs and corpus from `verify`."""
+    """`counterexamples` maps (suite, property, domain) to the file written; proofs and corpus: `verify`."""
     root = ET.Element("testsuites", name="frontier-harness")
     for suite in results:
         node = ET.SubElement(root, "testsuite", name=suite.suite, tests=str(len(suite.results)))
@@ -28,6 +32,13 @@ def write_junit(
                 name=f"{r.property}[{r.domain}]",
                 time=f"{r.seconds:.3f}",
             )
+            counts = ET.SubElement(case, "properties")
+            for name, value in (
+                ("histories", r.examples),
+                ("rejected", r.rejected),
+                ("hard cases", len(r.events)),
+            ):
+                ET.SubElement(counts, "property", name=name, value=str(value))
             if r.failure is not None:
                 failure = ET.SubElement(case, "failure", message=r.failure.message)
                 failure.text = (

@@ -1,4 +1,4 @@
-"""Terminal output with rich: result tables, and a counterexample as aligned steps with the divergence marked."""
+"""Terminal output with rich: result tables, and a counterexample as steps with the divergence marked."""
 
 from __future__ import annotations
 
@@ -16,8 +16,19 @@ from properties.suite import Outcome
 
 def results_table(results: Sequence[SuiteResult]) -> Table:
     table = Table(title="frontier-harness check", show_lines=False)
-    for column in ("suite", "property", "domain", "histories", "hard cases", "seconds", "verdict"):
-        table.add_column(column, justify="right" if column in ("histories", "seconds") else "left")
+    for column in (
+        "suite",
+        "property",
+        "domain",
+        "histories",
+        "rejected",
+        "hard cases",
+        "seconds",
+        "verdict",
+    ):
+        table.add_column(
+            column, justify="right" if column in ("histories", "rejected", "seconds") else "left"
+        )
     for suite in results:
         for r in suite.results:
             verdict = "[green]held[/]" if r.passed else "[red]FAILED[/]"
@@ -26,12 +37,15 @@ def results_table(results: Sequence[SuiteResult]) -> Table:
                 r.property,
                 r.domain,
                 str(r.examples),
+                str(r.rejected),
                 str(len(r.events)),
                 f"{r.seconds:.1f}",
                 verdict,
             )
         for missing in suite.missing_events:
-            table.add_row(suite.suite, "(non-vacuity)", "", "", "", "", f"[red]never reached: {missing}[/]")
+            table.add_row(
+                suite.suite, "(non-vacuity)", "", "", "", "", "", f"[red]never reached: {missing}[/]"
+            )
     return table
 
 

@@ -16,6 +16,7 @@ counterexample.
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -37,6 +38,10 @@ from properties.source import HypothesisSource, RandomSource
 from properties.suite import Outcome, Property, Suite
 
 Progress = Callable[[str, int], None]
+
+
+class GeneratorModelDisagreement(AssertionError):
+    """A generated history the model rejected (its own exception: Hypothesis shrinks it apart)."""
 
 
 @attrs.frozen
@@ -91,10 +96,10 @@ class PropertyResult:
     examples: int
     seconds: float
     events: Counter
-    invalid: int = 0
+    rejected: int = 0
     failure: Counterexample | None = None
 
-    @property
+    @builtins.property  # `property` is a field here
     def passed(self) -> bool:
         return self.failure is None
 
@@ -168,7 +173,7 @@ def run_suite(
 
 
 def _scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:
-    """In-process implementations get the model's example counts; batched ones the engine's, per the suite's cost."""
+    """In-process implementations get the model's example counts; batched ones the engine's."""
     if impl.speed is Speed.IN_PROCESS:
         return profile
     return attrs.evolve(
@@ -192,14 +197,14 @@ def run_property(run: Run) -> PropertyResult:
         shrunk.examples + screened.examples,
         time.perf_counter() - started,
         shrunk.events + screened.events,
-        shrunk.invalid + screened.invalid,
+        shrunk.rejected + screened.rejected,
         screened.failure,
     )
 
 
 def shrinking_lane(run: Run) -> PropertyResult:
     """Hypothesis draws small batches; a failing batch shrinks to one minimal history."""
-    tally = {"examples": 0, "invalid": 0}
+    tally = {"examples": 0, "rejected": 0}
     events: Counter = Counter()
     found: dict[str, Any] = {}
 
@@ -218,11 +223,13 @@ def shrinking_lane(run: Run) -> PropertyResult:
             found["infra"] = exc
             raise
         tally["examples"] += len(histories)
-        tally["invalid"] += sum(o.invalid for o in outcomes)
+        tally["rejected"] += sum(o.rejected for o in outcomes)
         run.report("", len(histories))
         failing = [(h, o) for h, o in zip(histories, outcomes) if not o.ok]
         if failing:
             found["failure"] = failing[0]
+            if failing[0][1].rejected:  # a different bug from a wrong answer: Hypothesis shrinks each apart
+                raise GeneratorModelDisagreement(failing[0][1].message)
             raise AssertionError(failing[0][1].message)
 
     test = given(st.data())(settings(_hypothesis_settings(run.profile))(one_batch))
@@ -247,7 +254,7 @@ def shrinking_lane(run: Run) -> PropertyResult:
         tally["examples"],
         time.perf_counter() - started,
         events,
-        tally["invalid"],
+        tally["rejected"],
         failure,
     )
 
@@ -270,9 +277,9 @@ def _hypothesis_settings(profile: Profile) -> settings:
 
 
 def screening_lane(run: Run) -> PropertyResult:
-    """Histories from a seeded `random` source, thousands per call; a failure is reduced with the implementation."""
-    source, events = RandomSource(run.seed), Counter()
-    checked = invalid = 0
+    """Histories from a seeded `random` source, thousands a call; a failure is reduced in the loop."""
+    source, events = RandomSource(run.seed), Counter[str]()
+    checked = rejected = 0
     started = time.perf_counter()
     profile = run.profile
     while checked < profile.screening_histories:
@@ -282,25 +289,29 @@ def screening_lane(run: Run) -> PropertyResult:
             events.update(run.prop.events(h))
         outcomes = run.check(histories)
         checked += count
-        invalid += sum(o.invalid for o in outcomes)
+        rejected += sum(o.rejected for o in outcomes)
         run.report(" screening", count)
-        bad = next((h for h, o in zip(histories, outcomes) if not o.ok), None)
+        bad = next(((h, o) for h, o in zip(histories, outcomes) if not o.ok), None)
         if bad is not None:
-            failure = reduce_failure(run, bad)
+            failure = reduce_failure(run, *bad)
             return PropertyResult(
                 run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events,
-                invalid, failure,
+                rejected, failure,
             )  # fmt: skip
     return PropertyResult(
-        run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events, invalid
+        run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events, rejected
     )
 
 
-def reduce_failure(run: Run, history: History) -> Counterexample:
-    """Delta-debugs a failing history with the implementation in the loop; the minimal one's counterexample."""
+def reduce_failure(run: Run, history: History, outcome: Outcome) -> Counterexample:
+    """Delta-debugs a failing history with the implementation in the loop; the minimal one's counterexample.
+
+    A candidate counts only if it fails the same way: a wrong answer is never
+    reduced to a history the model rejects (removing actions can make one).
+    """
 
     def still_fails(candidates: Sequence[History]) -> list[bool]:
-        return [not o.ok for o in run.check(candidates)]
+        return [not o.ok and o.rejected == outcome.rejected for o in run.check(candidates)]
 
     smallest = reduce_history(history, still_fails)
     return run.counterexample(smallest, run.check([smallest])[0], "screening")

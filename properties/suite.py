@@ -27,19 +27,76 @@ Check = Callable[[Implementation, Sequence[History]], list["Outcome"]]
 
 @attrs.frozen
 class Outcome:
-    """The verdict on one history; `step` is the first action where the two sides diverge."""
+    """The verdict on one history; `step` is the first action where the two sides diverge.
+
+    `rejected` marks a history the model rejected as bad input. A generated
+    history is valid by construction, so that is a failure (the generator and
+    the model disagree) unless the property draws bad input on purpose; then it
+    holds when the implementation rejected it with an error of the same kind.
+    """
 
     ok: bool
     message: str = ""
     expected: Any = None
     actual: Any = None
     step: int | None = None
-    invalid: bool = False
+    rejected: bool = False
 
     @classmethod
-    def rejected(cls, error: ModelError) -> Outcome:
-        """A history the model rejects as bad input: not a failure, and not evidence either."""
-        return cls(ok=True, invalid=True, message=f"model rejected the history: {error}")
+    def model_rejected(cls, error: ModelError) -> Outcome:
+        """A generated history the model rejects: the generator and the model disagree (a failure).
+
+        >>> from model.errors import InvalidTime
+        >>> Outcome.model_rejected(InvalidTime(-1, "total")).ok
+        False
+        """
+        return cls(
+            ok=False,
+            rejected=True,
+            message=f"generator/model disagreement: the model rejected a generated history: {error}",
+            expected=_refusal(error),
+        )
+
+    @classmethod
+    def implementation_rejected(cls, error: ModelError) -> Outcome:
+        """The implementation refused a generated (valid) history with a typed error: a failure."""
+        return cls(
+            ok=False,
+            message=f"the implementation rejected a generated history: {error}",
+            actual=_refusal(error),
+            step=0,
+        )
+
+    @classmethod
+    def both_rejected(cls, model_error: ModelError, answer: Any) -> Outcome:
+        """Bad input drawn on purpose: holds iff the implementation rejected it with the same kind of error.
+
+        >>> from model.errors import InvalidTime
+        >>> Outcome.both_rejected(InvalidTime(-1, "total"), InvalidTime(-1, "total")).ok
+        True
+        """
+        expected = _refusal(model_error)
+        actual = _refusal(answer) if isinstance(answer, ModelError) else answer
+        if expected == actual:
+            return cls(ok=True, rejected=True, message=f"both rejected it: {model_error}")
+        return cls(
+            ok=False,
+            rejected=True,
+            expected=expected,
+            actual=actual,
+            step=0,
+            message=f"the model rejected the history with {type(model_error).__name__} ({model_error}); "
+            f"the implementation {_answered(answer)}",
+        )
+
+
+def _answered(answer: Any) -> str:
+    return f"rejected it with {type(answer).__name__}" if isinstance(answer, ModelError) else "accepted it"
+
+
+def _refusal(error: ModelError) -> Observation:
+    """An error as an observation (so a counterexample shows it): its kind at the history's start."""
+    return {(0, "rejected"): frozenset({(type(error).__name__,)})}
 
 
 @attrs.frozen
@@ -142,23 +199,40 @@ def _show(value: Any) -> str:
     return "{" + ", ".join(sorted(map(repr, value))) + "}"
 
 
-def differential(model_observe: Callable[[History], Observation], impl_method: str) -> Check:
-    """A batched check: the implementation's `impl_method(domain, histories)` against the model."""
+def differential(
+    model_observe: Callable[[History], Observation], impl_method: str, draws_invalid: bool = False
+) -> Check:
+    """A batched check: the implementation's `impl_method(domain, histories)` against the model.
+
+    A history the model rejects fails as a generator/model disagreement, unless
+    the property `draws_invalid` on purpose: then the implementation must reject
+    it with an error of the same kind.
+    """
 
     def check(impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
-        expected: list = []
-        for history in histories:
-            try:
-                expected.append(model_observe(history))
-            except ModelError as error:
-                expected.append(error)
+        expected = [model_or_error(model_observe, h) for h in histories]
         valid = [h for h, e in zip(histories, expected) if not isinstance(e, ModelError)]
         observed = iter(_observe_by_domain(impl, impl_method, valid))
+        invalid = [h for h, e in zip(histories, expected) if isinstance(e, ModelError)]
+        refused = iter(observe_or_reject(impl, impl_method, invalid) if draws_invalid and invalid else [])
         return [
-            Outcome.rejected(e) if isinstance(e, ModelError) else compare(e, next(observed)) for e in expected
+            compare(e, next(observed))
+            if not isinstance(e, ModelError)
+            else Outcome.both_rejected(e, next(refused))
+            if draws_invalid
+            else Outcome.model_rejected(e)
+            for e in expected
         ]
 
     return check
+
+
+def model_or_error(model_observe: Callable[[History], Observation], history: History) -> Any:
+    """The model's observation of `history`, or the `ModelError` it rejected it with."""
+    try:
+        return model_observe(history)
+    except ModelError as error:
+        return error
 
 
 def observe_or_reject(impl: Implementation, method: str, histories: Sequence[History]) -> list:
@@ -185,7 +259,7 @@ def _observe_by_domain(impl: Implementation, method: str, histories: Sequence[Hi
     by_domain: dict[str, list[int]] = {}
     for i, h in enumerate(histories):
         by_domain.setdefault(h.domain, []).append(i)
-    for domain_name, indices in by_domain.items():
+    for indices in by_domain.values():
         batch = [histories[i] for i in indices]
         for i, obs in zip(indices, getattr(impl, method)(batch[0].time_domain, batch)):
             results[i] = obs

@@ -35,7 +35,7 @@ from model.errors import (
     UnknownObject,
     UpperRegression,
 )
-from model.timeline import EpochMilliseconds  # value type only
+from model.timeline import EpochMilliseconds  # value types
 from spark_impl import plan as plan_eval
 from spark_impl.arrow import to_frame
 

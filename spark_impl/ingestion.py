@@ -29,8 +29,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from model.domains import PARTITION_MAX, PartitionedTime  # shared value types
 from model.errors import CompactedRead, UnknownFault
+from model.partitioned_time import PARTITION_MAX, PartitionedTime  # value types
 from spark_impl import frontiers
 from spark_impl.arrow import arrow_type, to_frame
 from spark_impl.durable_shard import DurableShard, temporary_root

@@ -35,7 +35,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from model.timeline import Counter, EpochMilliseconds, External, User  # value types only
+from model.timeline import Counter, EpochMilliseconds, External, User  # value types
 from spark_impl.arrow import to_frame
 
 ROW = pa.list_(pa.int64())

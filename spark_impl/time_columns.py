@@ -22,7 +22,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from model.domains import PartitionedTime  # a shared value type, not an algorithm
+from model.partitioned_time import PartitionedTime  # value types
 
 ColumnOp = Callable[[Column, Column], Column]
 

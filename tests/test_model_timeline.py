@@ -28,7 +28,8 @@ from model.errors import (
     UnknownObject,
 )
 from model.plan import Get, Join, Union
-from model.timeline import Counter, EpochMilliseconds, External, User, source_timeline
+from model.timeline import Counter, EpochMilliseconds, External, User
+from model.timeline_rules import source_timeline
 
 MESSAGE = "multiple timelines within one dataflow are not supported"
 

@@ -32,8 +32,8 @@ def load_implementation(spec: str) -> Implementation:
     impl = _factory(spec)()
     if not isinstance(impl, Implementation):
         raise ImplementationError(
-            f"--impl {spec!r}: {type(impl).__name__} is not an Implementation (it needs name, speed, prepare, "
-            "recover and infrastructure_failure: subclass properties.implementation.Implementation)"
+            f"--impl {spec!r}: {type(impl).__name__} is not an Implementation (it needs name, speed, "
+            "prepare, recover and infrastructure_failure: subclass properties.implementation.Implementation)"
         )
     return impl
 

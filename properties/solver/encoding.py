@@ -37,7 +37,7 @@ from model.catalog import (
     Table,
     View,
 )
-from model.timeline import is_epoch
+from model.timeline_rules import is_epoch
 
 # ---------------------------------------------------------------- Optional[int]
 

@@ -191,7 +191,7 @@ def realize(verdict: Verdict, rules: Rules, impl: Any, impl_name: str, tries: in
             model = solver.model()
             history = scenario(template, _values(template, u, model))
             outcome = check(impl, [history])[0]
-            if not outcome.ok and not outcome.invalid:
+            if not outcome.ok and not outcome.rejected:
                 return Realized(_counterexample(verdict, history, impl_name, outcome), outcome)
             solver.add(z3.Or([v != model.eval(v, model_completion=True) for v in u.all()]))
     return None

@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 
 from model.antichain import Antichain
-from model.domains import Domain, PartitionedTime, parse_domain
+from model.domains import Domain, Partitioned, PartitionedTime, Product, parse_domain
 from properties.history import Action, History
 from properties.source import Source
 from properties.strategies.times import draw_frontier, draw_time
@@ -57,7 +57,7 @@ def _advance_upper(source: Source, clock: _Clock) -> Antichain:
     d = clock.domain
     if d.name == "total":
         return Antichain.of(d, [next(iter(clock.upper)) + source.integer(0, MAX_STEP)])
-    if d.name == "partitioned":
+    if isinstance(d, Partitioned):
         offsets = dict(clock.offsets)
         p = source.integer(0, min(len(offsets), 2))
         offsets[p] = offsets.get(p, 0) + source.integer(0, MAX_STEP)
@@ -168,7 +168,7 @@ def draw_restart_history(source: Source, domain_name: str, transactional: bool =
     name = transactional_domain(domain_name) if transactional else domain_name
     domain = parse_domain(name)
     clock = _Clock(domain, Antichain.of(domain, [domain.minimum]))
-    if transactional:
+    if isinstance(domain, Product):
         records = draw_records(source, domain.a, source.integer(1, 4))
     else:
         records = _several(source, lambda: draw_update(source, domain), 0, 8)

@@ -8,7 +8,7 @@ from properties.history import Action, History
 from properties.source import Source, repeat
 from properties.strategies.plans import draw_plan, draw_row
 
-SOURCE_OPTIONS = (
+SOURCE_OPTIONS: tuple[tuple[str, dict[str, object]], ...] = (
     ("kafka", {}),
     ("postgres", {}),
     ("load_generator", {}),

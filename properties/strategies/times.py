@@ -1,7 +1,7 @@
 """Times and frontiers of the three domains, from small ranges so that collisions happen.
 
 >>> from properties.source import RandomSource
->>> from model.domains import Partitioned
+>>> from model.domains import Product, Partitioned
 >>> Partitioned().validate(draw_time(RandomSource(0), Partitioned())) is not None
 True
 """
@@ -9,7 +9,7 @@ True
 from __future__ import annotations
 
 from model.antichain import Antichain
-from model.domains import PARTITION_MAX, Domain, PartitionedTime, Time
+from model.domains import PARTITION_MAX, Domain, PartitionedTime, Product, Time
 from properties.source import Source, repeat
 
 MAX_OFFSET = 8
@@ -24,6 +24,7 @@ def draw_time(source: Source, domain: Domain) -> Time:
         lo = source.integer(0, MAX_PARTITION)
         hi = PARTITION_MAX if source.boolean(0.3) else source.integer(lo, MAX_PARTITION)
         return PartitionedTime(lo, hi, source.integer(0, MAX_OFFSET))
+    assert isinstance(domain, Product), domain
     return (draw_time(source, domain.a), draw_time(source, domain.b))
 
 

@@ -16,7 +16,7 @@ from properties.suite import Observation, Property, Suite, differential
 
 def observe(history: History) -> Observation:
     """The model's observations: contents at each read, and the final consolidated collection."""
-    domain, updates, observed = history.time_domain, [], {}
+    domain, updates, observed = history.time_domain, list[Update](), dict[tuple[int, str], frozenset]()
     for step, action in enumerate(history.actions):
         args = action.args
         if action.name == "update":

@@ -154,7 +154,9 @@ def intrinsic(judge: Callable[[History, Observation], Outcome | None]):
     def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
         observed = observe_or_reject(impl, "observe_expiration", histories)
         return [
-            Outcome.rejected(obs) if isinstance(obs, ModelError) else judge(h, obs) or Outcome(ok=True)
+            Outcome.implementation_rejected(obs)
+            if isinstance(obs, ModelError)
+            else judge(h, obs) or Outcome(ok=True)
             for h, obs in zip(histories, observed)
         ]
 

@@ -176,7 +176,11 @@ def law(fn: Law) -> Property:
             ts, fs = _inputs(history)
             if len(ts) < 3 or len(fs) < 3:
                 outcomes.append(
-                    Outcome(ok=True, invalid=True, message="law needs three times and three frontiers")
+                    Outcome(
+                        ok=False,
+                        rejected=True,
+                        message="not a laws history: it needs three times and three frontiers",
+                    )
                 )
                 continue
             broken = fn(impl, impl.time_domain(history.domain), ts, fs)

@@ -98,7 +98,7 @@ def observe(history: History) -> dict:
 def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     """The success criterion on `impl`: reads equal with and without expiration, nothing kept beyond it."""
     return [
-        Outcome.rejected(obs) if isinstance(obs, ModelError) else _judge(history, obs)
+        Outcome.implementation_rejected(obs) if isinstance(obs, ModelError) else _judge(history, obs)
         for history, obs in zip(histories, observe_or_reject(impl, "observe_prove", histories))
     ]
 

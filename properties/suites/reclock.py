@@ -25,7 +25,7 @@ from properties.suite import Observation, Property, Suite, differential
 def replay(history: History) -> Iterator[tuple[int, Action, Remap, list]]:
     """`(step, action, remap, updates)` after applying each mint/update/compact action in order."""
     domain = history.time_domain
-    remap, updates = Remap.initial(domain), []
+    remap, updates = Remap.initial(domain), list[Update]()
     for step, action in enumerate(history.actions):
         args = action.args
         if action.name == "mint":
@@ -41,7 +41,7 @@ def replay(history: History) -> Iterator[tuple[int, Action, Remap, list]]:
 
 def final_state(history: History) -> tuple[Remap, list]:
     """The remap and the source updates after the whole history."""
-    remap, updates = Remap.initial(history.time_domain), []
+    remap, updates = Remap.initial(history.time_domain), list[Update]()
     for _, _, remap, updates in replay(history):
         pass
     return remap, updates
@@ -61,7 +61,7 @@ def _reclocked(observed: dict, step: int, remap: Remap, updates: list) -> None:
 def observe(history: History) -> Observation:
     """The model's observations of a reclock history."""
     observed: dict = {}
-    remap, updates = Remap.initial(history.time_domain), []
+    remap, updates = Remap.initial(history.time_domain), list[Update]()
     for step, action, remap, updates in replay(history):
         if action.name == "read":
             observed[(step, "remap_at")] = frozenset(remap.at(action.args["tick"]))
@@ -87,7 +87,7 @@ def _events(history: History) -> list[str]:
     found: set = set()
     ticks = set()
     seen_partitions: set = set()
-    remap, updates = Remap.initial(history.time_domain), []
+    remap, updates = Remap.initial(history.time_domain), list[Update]()
     for step, action, after, updates in replay(history):
         args = action.args
         if action.name == "mint":

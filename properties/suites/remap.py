@@ -69,15 +69,15 @@ def reclocked_iff_not_beyond(remap: Remap, updates: list) -> str | None:
     domain = remap.domain
     for t in _ticks(remap):
         frontier = remap.at(t)
-        expected = Counter()
+        counts = Counter[object]()
         for u in updates:
             if not frontier.less_equal(u.time):
-                expected[u.data] += u.diff
-        expected = {d: n for d, n in expected.items() if n}
+                counts[u.data] += u.diff
+        expected = {d: n for d, n in counts.items() if n}
         got = at(INTO, result.updates, t)
         if got != expected:
             return f"reclocked contents at {t} are {got}, but the updates not beyond R({t}) = {frontier!r} sum to {expected}"
-    total, accounted = Counter(), Counter()
+    total, accounted = Counter[object](), Counter[object]()
     for u in updates:
         total[u.data] += u.diff
     for u in (*result.updates, *result.pending):
@@ -176,7 +176,7 @@ def law(fn: Law) -> Property:
             try:
                 remap, updates = reclock_suite.final_state(history)
             except ModelError as error:
-                outcomes.append(Outcome.rejected(error))
+                outcomes.append(Outcome.model_rejected(error))
                 continue
             broken = fn(remap, updates)
             outcomes.append(

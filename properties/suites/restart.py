@@ -35,7 +35,8 @@ def parse(history: History) -> tuple[Remap, list, int]:
 def read(history: History) -> tuple[Remap, list, int | None]:
     """`parse`, with None for a history without a crash (a reduced one: its run is still observable)."""
     domain = history.time_domain
-    remap, records, crash = Remap.initial(domain), [], None
+    remap, crash = Remap.initial(domain), None
+    records: list[Update | DataRecord | TxnRecord] = []
     for step, action in enumerate(history.actions):
         args = action.args
         if action.name == "mint":
@@ -152,7 +153,7 @@ def law(fn: Callable, transactional: bool) -> Property:
             try:
                 broken = fn(*parse(history))
             except ModelError as error:
-                outcomes.append(Outcome.rejected(error))
+                outcomes.append(Outcome.model_rejected(error))
                 continue
             outcomes.append(
                 Outcome(

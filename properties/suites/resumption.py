@@ -46,7 +46,7 @@ def final_tick(history: History) -> int:
 
 def observe(history: History) -> Observation:
     """The model pipeline's observations (see the module docstring)."""
-    domain, observed = history.time_domain, {}
+    domain, observed = history.time_domain, Observation()
     pipeline = Pipeline.start(domain)
     for step, action in enumerate(history.actions):
         pipeline = _apply(pipeline, step, action, observed)
@@ -83,15 +83,15 @@ def _apply(pipeline: Pipeline, step: int, action: Any, observed: dict) -> Pipeli
 def _restart(pipeline: Pipeline, step: int, observed: dict) -> Pipeline:
     after = restart(pipeline)
     observed[(step, "upstream_start")] = frozenset(enumerate(pipeline.upstream.start))
-    observed[(step, "resumed")] = frozenset(after.upstream.committed)
+    observed[(step, "resumed")] = frozenset(after.upstream.committed or ())
     _commit(pipeline, after, step, observed)
     return after
 
 
 def _commit(before: Pipeline, after: Pipeline, step: int, observed: dict) -> None:
     durable = before.durable
-    observed[(step, "committed")] = frozenset(after.upstream.committed)
-    ids = Counter()
+    observed[(step, "committed")] = frozenset(after.upstream.committed or ())
+    ids = Counter[str]()
     for u in durable.data.updates:
         ids[u.data] += u.diff
     observed[(step, "durable_ids")] = frozenset(ids.items())
@@ -124,7 +124,7 @@ def check_laws(impl: Any, histories: Sequence[History]) -> list[Outcome]:
             observe(h)
             valid.append(i)
         except ModelError as error:
-            outcomes[i] = Outcome.rejected(error)
+            outcomes[i] = Outcome.model_rejected(error)
     batch = [histories[i] for i in valid] + [uninterrupted(histories[i]) for i in valid]
     observed = impl.observe_resumption(histories[0].time_domain, batch) if batch else []
     for k, i in enumerate(valid):
@@ -143,7 +143,7 @@ def laws(history: History, obs: Observation, calm: Observation) -> Outcome:
 
 
 def _counts(obs: Observation, history: History) -> dict:
-    counts = Counter()
+    counts = Counter[str]()
     for data, _time, diff in obs[(len(history.actions) + 1, "data")]:
         counts[data] += diff
     return {d: n for d, n in counts.items() if n}

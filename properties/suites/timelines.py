@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from model.catalog import DATAFLOWS, Catalog, Feed, output_updates
-from model.collection import consolidate
+from model.collection import Update, consolidate
 from model.domains import Total
 from model.errors import ModelError, TimelineError
-from model.timeline import source_timeline
+from model.timeline_rules import source_timeline
 from properties.catalog_actions import DATAFLOW_ACTIONS, insert_update, object_from_action, plan_from_json
 from properties.history import History
 from properties.strategies.timelines import draw_timelines_history
@@ -47,7 +47,8 @@ def named_in_message(error: TimelineError) -> frozenset:
 
 def observe(history: History) -> Observation:
     """The model's observations: each creation rejected (with what it names) or created, and outputs."""
-    catalog, observed, created, updates = Catalog(), {}, [], {}
+    catalog, observed, created = Catalog(), Observation(), list[str]()
+    updates: dict[str, list[Update]] = {}
     for step, action in enumerate(history.actions):
         if action.name == "insert":
             updates.setdefault(action.args["table"], []).append(insert_update(action))
@@ -110,7 +111,7 @@ def expected_timelines(history: History) -> dict[int, dict[str, Any]]:
 
 def check_rejections(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     """The oracle against the implementation's observations (one implementation call per batch)."""
-    expectations = []
+    expectations: list[dict[int, dict[str, Any]] | ModelError] = []
     for h in histories:
         try:
             observe(h)  # a history the model itself rejects is not evidence
@@ -120,7 +121,7 @@ def check_rejections(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     valid = [h for h, e in zip(histories, expectations) if not isinstance(e, ModelError)]
     observed = iter(impl.observe_timelines(valid[0].time_domain, valid) if valid else [])
     return [
-        Outcome.rejected(e) if isinstance(e, ModelError) else _judge(h, e, next(observed))
+        Outcome.model_rejected(e) if isinstance(e, ModelError) else _judge(h, e, next(observed))
         for h, e in zip(histories, expectations)
     ]
 
