@@ -86,6 +86,7 @@ def _args(args: dict) -> str:
 
 
 def console() -> Console:
-    """Rich console; 160 columns when not a terminal (CI logs), so tables do not fold."""
+    """Rich console; 160 columns when not a terminal (CI logs), so tables do not fold; no emoji codes
+    (`pandas_impl:factory:` is an implementation, not a picture)."""
     probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 160)
+    return Console(highlight=False, emoji=False, width=None if probe.is_terminal else 160)

@@ -100,3 +100,32 @@ def test_missing_java_is_infrastructure_exit_3(tmp_path):
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 1 and "Java" in lines[0] and "install" in lines[0]
     assert not list(tmp_path.glob("*.itf.json"))
+
+
+def test_impl_is_the_implementation_under_test_for_a_laws_suite(capsys):
+    """`--impl` on the laws suite checks the named implementation (it used to check the model)."""
+    argv = ["check", "--suite", "laws", "--domain", "product(total,total)", "--profile", "dev"]
+    assert main([*argv, "--impl", "tests.planted:lex_product", "--out", "/tmp/fh-cx-laws"]) == 1
+    assert "laws against tests.planted:lex_product" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, named",
+    [
+        (["check", "--suite", "laws", "--impl", "spark"], "time_domain, antichain, advance_by"),
+        (["check", "--suite", "remap", "--impl", "spark"], "checks the model's own laws only"),
+        (["check", "--suite", "reclock", "--impl", "pandas_impl:factory"], "observe_reclock"),
+    ],
+)
+def test_a_suite_that_cannot_run_against_impl_refuses_with_exit_2(argv, named, capsys):
+    assert main(argv) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("error:") and named in out
+
+
+def test_without_suite_an_impl_runs_the_suites_it_supports_and_names_the_others(capsys):
+    argv = ["check", "--impl", "pandas_impl:factory", "--profile", "dev", "--domain", "total"]
+    assert main([*argv, "--max-examples", "40", "--screening", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "collections against pandas_impl:factory" in out
+    assert "not run: suite 'reclock' calls observe_reclock, which 'pandas_impl:factory' lacks" in out

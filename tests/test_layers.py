@@ -1,0 +1,46 @@
+"""The layer contracts (`[tool.importlinter]` in pyproject.toml) hold, and a forbidden import breaks them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("model", "spark_impl", "properties", "pandas_impl")
+LINT_IMPORTS = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+
+
+def _lint_imports(tree: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    command = [sys.executable, "-c", LINT_IMPORTS, "--config", str(tree / "pyproject.toml"), "--no-cache"]
+    return subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
+
+
+def _copy(tmp_path: Path) -> Path:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "module, forbidden, contract",
+    [
+        ("model/antichain.py", "import spark_impl.session", "model is the specification"),
+        ("spark_impl/collection.py", "from model.antichain import Antichain", "spark_impl shares only"),
+        ("properties/runner.py", "import spark_impl.session", "the harness core knows no Spark"),
+    ],
+)
+def test_a_forbidden_import_breaks_its_contract(tmp_path, module, forbidden, contract):
+    tree = _copy(tmp_path)
+    assert _lint_imports(tree).returncode == 0
+    path = tree / module
+    path.write_text(path.read_text() + f"\n{forbidden}  # planted\n")
+    result = _lint_imports(tree)
+    assert result.returncode == 1, result.stdout
+    assert f"{contract}" in result.stdout and "BROKEN" in result.stdout
