@@ -12,7 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("model", "spark_impl", "properties", "pandas_impl")
-LINT_IMPORTS = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+LINT_IMPORTS = (
+    "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+)
 
 
 def _lint_imports(tree: Path) -> subprocess.CompletedProcess:

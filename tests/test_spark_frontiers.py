@@ -31,7 +31,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("domain, time, frontier, beyond, advanced", CASES)
-def test_beyond_and_advance_by(spark_session, domain, time, frontier, beyond, advanced):
+def test_less_equal_and_advance_by(spark_session, domain, time, frontier, beyond, advanced):
     tc = time_columns(domain)
     t = arrow_type(tc.spark_type)
     table = pa.table(
@@ -40,7 +40,7 @@ def test_beyond_and_advance_by(spark_session, domain, time, frontier, beyond, ad
     row = (
         spark_session.createDataFrame(table)
         .select(
-            frontiers.beyond(tc, F.col("f"), F.col("t")).alias("beyond"),
+            frontiers.less_equal(tc, F.col("f"), F.col("t")).alias("beyond"),
             frontiers.advance_by(tc, F.col("t"), F.col("f")).alias("advanced"),
             frontiers.minimal(tc, F.concat(F.col("f"), F.array(F.col("t")))).alias("minimal"),
         )

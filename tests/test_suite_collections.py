@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from properties.adapters.spark import SparkImplementation
-from properties.runner import run_suite, screening_lane
+from properties.runner import Run, run_suite, screening_lane
 from properties.suites import get_suite
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
@@ -29,7 +29,7 @@ def test_screening_lane_finds_and_reduces_the_planted_bug():
     profile = attrs.evolve(QUICK, screening_histories=3000, screening_batch=1000)
     prop = COLLECTIONS.properties[0]
     result = screening_lane(
-        COLLECTIONS, prop, planted.model_keeps_zero_diffs(), "planted", "partitioned", profile, 0, None
+        Run(COLLECTIONS, prop, planted.model_keeps_zero_diffs(), "planted", "partitioned", profile, 0)
     )
     assert result.failure is not None, "the screening lane never found the planted bug"
     assert result.failure.lane == "screening"

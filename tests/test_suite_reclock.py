@@ -7,7 +7,7 @@ import pytest
 
 import model.reclock as reclock_module
 from properties.adapters.model import ModelImplementation
-from properties.runner import run_suite, screening_lane
+from properties.runner import Run, run_suite, screening_lane
 from properties.suites import get_suite
 from properties.suites.reclock import observe
 from tests.helpers import QUICK, patched, write_and_replay
@@ -72,7 +72,7 @@ def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_p
     impl = spark_mint_without_retraction()
     impl.prepare()
     failure = screening_lane(
-        RECLOCK, RECLOCK.properties[0], impl, impl_name, "total", profile, 0, None
+        Run(RECLOCK, RECLOCK.properties[0], impl, impl_name, "total", profile, 0)
     ).failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history

@@ -8,7 +8,7 @@ import pytest
 from model.domains import parse_domain
 from properties.adapters.model import ModelImplementation
 from properties.history import Action, History
-from properties.runner import run_suite, screening_lane
+from properties.runner import Run, run_suite, screening_lane
 from properties.suites import get_suite
 from properties.suites.summary import observe
 from tests.helpers import QUICK, patched, write_and_replay
@@ -108,7 +108,7 @@ def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_p
     impl = globals()[bug]()
     impl.prepare()
     transactional = SUMMARY.property("transactional_summaries_match_model")
-    failure = screening_lane(SUMMARY, transactional, impl, impl_name, "total", profile, 0, None).failure
+    failure = screening_lane(Run(SUMMARY, transactional, impl, impl_name, "total", profile, 0)).failure
     assert failure is not None
     assert len(failure.history.actions) <= 4, failure.history
     assert write_and_replay(failure, tmp_path, impl_name) == 1
