@@ -20,6 +20,7 @@ from rich.status import Status
 from model.errors import ModelError
 from properties import counterexample, report
 from properties.arguments import domain_name, non_negative_int, positive_float
+from properties.bench import NAMES as BENCH_NAMES
 from properties.config import Config, load_config
 from properties.errors import HarnessError, UnsupportedImplementation
 from properties.implementation import Implementation
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--scale", type=positive_float, default=1.0, help="fraction of the issue-sized workloads"
     )
+    bench.add_argument("--only", action="append", choices=BENCH_NAMES, help="benchmark to run (repeatable)")
     return parser
 
 
@@ -121,6 +123,7 @@ def _profile(args: argparse.Namespace, config: Config) -> Profile:
         "max_examples": args.max_examples,
         "spark_examples": args.spark_examples,
         "screening_histories": args.screening,
+        "spark_screening_histories": args.screening,
     }
     return attrs.evolve(profile, seed=args.seed, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -309,7 +312,7 @@ def _bench(args: argparse.Namespace, out: Console) -> int:
 
     from properties import bench
 
-    figures = [f for module in bench.modules() for f in module.figures(args.scale)]
+    figures = [f for module in bench.modules(args.only or bench.NAMES) for f in module.figures(args.scale)]
     values = {f.name: f.value for f in figures}
     table = Table(title=f"frontier-harness bench (scale {args.scale})")
     for column in ("figure", "value", "unit", "ratio", "goal", "note"):

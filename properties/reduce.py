@@ -12,6 +12,7 @@ reducing a screening-lane failure costs a few jobs, not hundreds.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 from properties.history import History
@@ -19,10 +20,13 @@ from properties.history import History
 StillFails = Callable[[Sequence[History]], list[bool]]
 
 
-def reduce_history(history: History, still_fails: StillFails) -> History:
-    """A 1-minimal sub-history (removing any one action makes it pass) that still fails."""
+def reduce_history(history: History, still_fails: StillFails, deadline: float = float("inf")) -> History:
+    """A 1-minimal sub-history (removing any one action makes it pass) that still fails.
+
+    At `deadline` (a `time.monotonic()` reading) it stops with the smallest failing one so far.
+    """
     chunks = 2
-    while len(history.actions) > 1:
+    while len(history.actions) > 1 and time.monotonic() < deadline:
         n = len(history.actions)
         size = max(1, n // chunks)
         spans = [range(i, min(n, i + size)) for i in range(0, n, size)]

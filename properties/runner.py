@@ -17,6 +17,7 @@ counterexample.
 from __future__ import annotations
 
 import builtins
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -34,7 +35,8 @@ from properties.implementation import Implementation, Speed
 from properties.infrastructure import InfrastructureError
 from properties.profiles import Profile
 from properties.reduce import reduce_history
-from properties.source import HypothesisSource, RandomSource
+from properties.shrink import shrink_choices
+from properties.source import HypothesisSource, RecordingSource, ReplaySource
 from properties.suite import Outcome, Property, Suite
 
 Progress = Callable[[str, int], None]
@@ -179,31 +181,50 @@ def _scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:
     return attrs.evolve(
         profile,
         max_examples=max(1, round(profile.spark_examples / suite.spark_cost)),
-        screening_histories=round(profile.screening_histories / suite.spark_cost),
+        screening_histories=round(profile.spark_screening_histories / suite.spark_cost),
     )
 
 
 def run_property(run: Run) -> PropertyResult:
-    """The shrinking lane, then (if it passed) the screening lane."""
+    """Both lanes, in the profile's order; the second runs only if the first passed.
+
+    Screen first (the `ci` and `thorough` profiles against a batched
+    implementation): thousands of histories a job, Hypothesis never called on
+    the implementation, a failure shrunk through its choices. Otherwise the
+    Hypothesis lane first, then the screening lane.
+    """
     started = time.perf_counter()
-    shrunk = shrinking_lane(run)
-    if shrunk.failure is not None or run.profile.screening_histories == 0:
-        return attrs.evolve(shrunk, seconds=time.perf_counter() - started)
-    screened = screening_lane(run)
+    lanes = [screening_lane] if _screens_first(run) else [shrinking_lane, screening_lane]
+    results: list[PropertyResult] = []
+    for lane in lanes:
+        if lane is screening_lane and run.profile.screening_histories == 0:
+            continue
+        results.append(lane(run))
+        if results[-1].failure is not None:
+            break
     return PropertyResult(
         run.suite.name,
         run.prop.name,
         run.domain,
-        shrunk.examples + screened.examples,
+        sum(r.examples for r in results),
         time.perf_counter() - started,
-        shrunk.events + screened.events,
-        shrunk.rejected + screened.rejected,
-        screened.failure,
+        sum((r.events for r in results), Counter[str]()),
+        sum(r.rejected for r in results),
+        next((r.failure for r in results if r.failure is not None), None),
     )
 
 
+def _screens_first(run: Run) -> bool:
+    return run.profile.screen_first and run.impl.speed is Speed.BATCHED
+
+
 def shrinking_lane(run: Run) -> PropertyResult:
-    """Hypothesis draws small batches; a failing batch shrinks to one minimal history."""
+    """Hypothesis draws small batches; a failing batch shrinks to one minimal history.
+
+    Shrinking stops at the profile's `shrink_seconds` after the first failure:
+    later examples pass unchecked, and the last failing history (Hypothesis's
+    smallest so far) is kept.
+    """
     tally = {"examples": 0, "rejected": 0}
     events: Counter = Counter()
     found: dict[str, Any] = {}
@@ -211,6 +232,8 @@ def shrinking_lane(run: Run) -> PropertyResult:
     def one_batch(data: Any) -> None:
         if "infra" in found:
             raise found["infra"]
+        if found.get("deadline", float("inf")) < time.monotonic():
+            return
         source = HypothesisSource(data.draw)
         histories = [run.draw(source) for _ in range(source.integer(1, run.profile.batch_size))]
         for h in histories:
@@ -227,7 +250,8 @@ def shrinking_lane(run: Run) -> PropertyResult:
         run.report("", len(histories))
         failing = [(h, o) for h, o in zip(histories, outcomes) if not o.ok]
         if failing:
-            found["failure"] = failing[0]
+            found.setdefault("deadline", time.monotonic() + run.profile.shrink_seconds)
+            found["failure"] = failing[0]  # Hypothesis's latest failure is its smallest so far
             if failing[0][1].rejected:  # a different bug from a wrong answer: Hypothesis shrinks each apart
                 raise GeneratorModelDisagreement(failing[0][1].message)
             raise AssertionError(failing[0][1].message)
@@ -277,23 +301,24 @@ def _hypothesis_settings(profile: Profile) -> settings:
 
 
 def screening_lane(run: Run) -> PropertyResult:
-    """Histories from a seeded `random` source, thousands a call; a failure is reduced in the loop."""
-    source, events = RandomSource(run.seed), Counter[str]()
+    """Histories from a seeded `random` source, thousands a call; a failure shrinks with the implementation."""
+    rng, events = random.Random(run.seed), Counter[str]()
     checked = rejected = 0
     started = time.perf_counter()
     profile = run.profile
     while checked < profile.screening_histories:
         count = min(profile.screening_batch, profile.screening_histories - checked)
-        histories = [run.draw(source) for _ in range(count)]
+        sources = [RecordingSource(rng) for _ in range(count)]
+        histories = [run.draw(source) for source in sources]
         for h in histories:
             events.update(run.prop.events(h))
         outcomes = run.check(histories)
         checked += count
         rejected += sum(o.rejected for o in outcomes)
         run.report(" screening", count)
-        bad = next(((h, o) for h, o in zip(histories, outcomes) if not o.ok), None)
+        bad = next((i for i, o in enumerate(outcomes) if not o.ok), None)
         if bad is not None:
-            failure = reduce_failure(run, *bad)
+            failure = shrink_failure(run, sources[bad].choices, outcomes[bad])
             return PropertyResult(
                 run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events,
                 rejected, failure,
@@ -303,15 +328,22 @@ def screening_lane(run: Run) -> PropertyResult:
     )
 
 
-def reduce_failure(run: Run, history: History, outcome: Outcome) -> Counterexample:
-    """Delta-debugs a failing history with the implementation in the loop; the minimal one's counterexample.
+def shrink_failure(run: Run, choices: list[int], outcome: Outcome) -> Counterexample:
+    """A failing screened history made minimal: its choices shrunk, then its actions delta-debugged.
 
-    A candidate counts only if it fails the same way: a wrong answer is never
-    reduced to a history the model rejects (removing actions can make one).
+    Both work with the implementation in the loop, one batched call per pass, and
+    stop at the profile's `shrink_seconds`, keeping the smallest failure so far. A
+    candidate counts only if it fails the same way: a wrong answer is never
+    shrunk to a history the model rejects (removing actions can make one).
     """
+    deadline = time.monotonic() + run.profile.shrink_seconds
 
-    def still_fails(candidates: Sequence[History]) -> list[bool]:
-        return [not o.ok and o.rejected == outcome.rejected for o in run.check(candidates)]
+    def fails_the_same_way(histories: Sequence[History]) -> list[bool]:
+        return [not o.ok and o.rejected == outcome.rejected for o in run.check(histories)]
 
-    smallest = reduce_history(history, still_fails)
+    def choices_fail(candidates: Sequence[list[int]]) -> list[bool]:
+        return fails_the_same_way([run.draw(ReplaySource(c)) for c in candidates])
+
+    smallest = run.draw(ReplaySource(shrink_choices(choices, choices_fail, deadline)))
+    smallest = reduce_history(smallest, fails_the_same_way, deadline)
     return run.counterexample(smallest, run.check([smallest])[0], "screening")

@@ -1,8 +1,13 @@
-"""Where a generator's choices come from: Hypothesis (shrinkable) or a seeded `random`.
+"""Where a generator's choices come from: Hypothesis, a seeded `random`, or a recorded sequence.
 
-Generators are plain functions of a `Source`, so one generator serves both
-lanes: the shrinking lane drives it from Hypothesis's `data.draw` and the
-screening lane from `random.Random(seed)`, which draws far faster.
+Generators are plain functions of a `Source`, so one generator serves every
+lane: the shrinking lane drives it from Hypothesis's `data.draw`, the screening
+lane from `random.Random(seed)` (far faster) through a `RecordingSource`, which
+keeps each history's choices as small non-negative numbers (an integer's
+offset from its least value, a boolean as 0/1, an option's index). A
+`ReplaySource` draws the same history again from those numbers, and any other
+sequence of numbers draws a valid history too, so a failing screened history
+shrinks by shrinking its choices (`properties.shrink`), as Hypothesis does.
 
 >>> src = RandomSource(7)
 >>> 0 <= src.integer(0, 5) <= 5
@@ -56,6 +61,65 @@ class RandomSource:
 
     def choice(self, options: Sequence[T]) -> T:
         return options[self.rng.randrange(len(options))]
+
+
+class RecordingSource:
+    """Choices from a shared `random.Random`, recorded for this one history (`choices`).
+
+    >>> rng = random.Random(3)
+    >>> src = RecordingSource(rng)
+    >>> value, flag = src.integer(5, 9), src.boolean()
+    >>> ReplaySource(src.choices).integer(5, 9) == value
+    True
+    """
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.choices: list[int] = []
+
+    def integer(self, lo: int, hi: int) -> int:
+        value = self.rng.randint(lo, hi)
+        self.choices.append(value - lo)
+        return value
+
+    def boolean(self, p_true: float = 0.5) -> bool:
+        value = self.rng.random() < p_true
+        self.choices.append(int(value))
+        return value
+
+    def choice(self, options: Sequence[T]) -> T:
+        index = self.rng.randrange(len(options))
+        self.choices.append(index)
+        return options[index]
+
+
+class ReplaySource:
+    """Choices replayed from a sequence; each clamped into range, and past its end the least choice.
+
+    So every sequence draws a valid history, and smaller numbers draw simpler ones.
+
+    >>> src = ReplaySource([7, 1])
+    >>> src.integer(0, 3), src.boolean(), src.choice("abc"), src.used
+    (3, True, 'a', 2)
+    """
+
+    def __init__(self, choices: Sequence[int]):
+        self.choices = choices
+        self.used = 0
+
+    def _next(self, span: int) -> int:
+        value = self.choices[self.used] if self.used < len(self.choices) else 0
+        self.used = min(self.used + 1, len(self.choices))
+        return min(value, span)
+
+    def integer(self, lo: int, hi: int) -> int:
+        return lo + self._next(hi - lo)
+
+    def boolean(self, p_true: float = 0.5) -> bool:
+        return self._next(1) == 1
+
+    def choice(self, options: Sequence[T]) -> T:
+        return options[self._next(len(options) - 1)]
 
 
 class HypothesisSource:

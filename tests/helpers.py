@@ -13,7 +13,15 @@ from properties import counterexample
 from properties.cli import main
 from properties.profiles import PROFILES
 
-QUICK = attrs.evolve(PROFILES["ci"], max_examples=40, spark_examples=8, screening_histories=0)
+# Tests choose their lanes: Hypothesis first, screening only where a test asks for it.
+QUICK = attrs.evolve(
+    PROFILES["ci"],
+    max_examples=40,
+    spark_examples=8,
+    screening_histories=0,
+    spark_screening_histories=0,
+    screen_first=False,
+)
 
 
 def write_and_replay(cx, tmp_path: Path, impl: str) -> int:

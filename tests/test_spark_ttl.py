@@ -86,7 +86,7 @@ def test_the_codec_suite_holds_for_the_spark_impl_codec():
         get_suite("ttl_codec"),
         SparkImplementation(),
         "spark",
-        attrs.evolve(QUICK, spark_examples=40, screening_histories=1000),
+        attrs.evolve(QUICK, spark_examples=40, spark_screening_histories=1000),
         seed=0,
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
@@ -160,7 +160,7 @@ def test_spark_compaction_equals_the_model(spark_session):
         get_suite("ttl_compaction"),
         SparkImplementation(),
         "spark",
-        attrs.evolve(QUICK, spark_examples=4, screening_histories=1000, screening_batch=1000),
+        attrs.evolve(QUICK, spark_examples=4, spark_screening_histories=1000, screening_batch=1000),
         seed=0,
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]

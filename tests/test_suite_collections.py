@@ -6,6 +6,7 @@ import attrs
 import pytest
 
 from properties.adapters.spark import SparkImplementation
+from properties.profiles import PROFILES
 from properties.runner import Run, run_suite, screening_lane
 from properties.suites import get_suite
 from tests import planted
@@ -39,7 +40,11 @@ def test_screening_lane_finds_and_reduces_the_planted_bug():
 @pytest.mark.spark
 def test_spark_equals_model_on_every_domain(spark_session):
     result = run_suite(
-        COLLECTIONS, SparkImplementation(), "spark", attrs.evolve(QUICK, screening_histories=500), seed=0
+        COLLECTIONS,
+        SparkImplementation(),
+        "spark",
+        attrs.evolve(QUICK, spark_screening_histories=500),
+        seed=0,
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
@@ -47,9 +52,11 @@ def test_spark_equals_model_on_every_domain(spark_session):
 
 @pytest.mark.spark
 def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path):
+    """As `check --profile ci` runs it: screened first, shrunk through its choices with Spark in the loop."""
     impl_name = "tests.planted:spark_keeps_zero_diffs"
+    profile = attrs.evolve(PROFILES["ci"], spark_screening_histories=2000, screening_batch=2000)
     result = run_suite(
-        COLLECTIONS, planted.spark_keeps_zero_diffs(), impl_name, QUICK, seed=0, domains=["total"]
+        COLLECTIONS, planted.spark_keeps_zero_diffs(), impl_name, profile, seed=0, domains=["total"]
     )
     failure = result.results[0].failure
     assert failure is not None

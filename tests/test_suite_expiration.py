@@ -124,7 +124,7 @@ def spark_keeps_updates_past_the_last_refresh():
 def test_spark_equals_model(spark_session):
     """The differential property (the intrinsic two follow from it and the model's own run above)."""
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
-    profile = attrs.evolve(QUICK, spark_examples=3, screening_histories=900, screening_batch=900)
+    profile = attrs.evolve(QUICK, spark_examples=3, spark_screening_histories=900, screening_batch=900)
     result = run_suite(only, SparkImplementation(), "spark", profile, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
@@ -134,7 +134,7 @@ def test_spark_equals_model(spark_session):
 def test_planted_spark_bug_is_caught_small(spark_session, tmp_path):
     name = "tests.test_suite_expiration:spark_keeps_updates_past_the_last_refresh"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
-    profile = attrs.evolve(QUICK, spark_examples=1, screening_histories=150, screening_batch=150)
+    profile = attrs.evolve(QUICK, spark_examples=1, spark_screening_histories=150, screening_batch=150)
     failure = (
         run_suite(only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0).results[0].failure
     )

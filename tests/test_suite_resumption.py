@@ -18,7 +18,14 @@ from properties.suites import get_suite, resumption
 from tests.helpers import patched
 
 SUITE = get_suite("resumption")
-QUICK = attrs.evolve(PROFILES["ci"], max_examples=40, screening_histories=600, screening_batch=300)
+QUICK = attrs.evolve(
+    PROFILES["ci"],
+    max_examples=40,
+    screening_histories=600,
+    spark_screening_histories=600,
+    screening_batch=300,
+    screen_first=False,
+)
 
 
 def _broken(module: Any, name: str, value: Any) -> ModelImplementation:
