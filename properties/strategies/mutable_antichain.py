@@ -62,11 +62,14 @@ def draw_step(source: Source, domain: Domain, earlier: list[dict]) -> Action:
 
 
 def draw_antichain_history(source: Source, domain_name: str, max_steps: int = 30) -> History:
-    """Up to `max_steps` updates and applies."""
+    """Up to `max_steps` updates and applies; after each, one more with probability 7/8.
+
+    The coin is `integer(0, 7) > 0`, not `boolean`, so the shrinking lane (where
+    a boolean is a fair coin) draws histories long enough to bring a count back
+    to zero (an update, an apply, a retraction), and shrinks them towards "stop".
+    """
     domain = parse_domain(domain_name)
     actions: list[Action] = []
-    for _ in range(max_steps):
-        if not source.boolean(0.92):
-            break
+    while len(actions) < max_steps and source.integer(0, 7) > 0:
         actions.append(draw_step(source, domain, [a.args for a in actions if a.name == "update"]))
     return History(domain_name, tuple(actions))
