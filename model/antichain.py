@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 import attrs
 
 from model.domains import Domain, Time
-from model.errors import NegativeMultiplicity, NotAnAntichain
+from model.errors import NotAnAntichain
 
 
 @attrs.define(eq=False)
@@ -176,16 +176,17 @@ def advance_by(time: Time, frontier: Antichain) -> Time:
 class MutableAntichain:
     """Counts per time; the frontier is the minimal times with a positive count.
 
+    Choice (timely's): a count may go negative; such a time is not in the frontier and hides nothing.
     Zero counts are removed, so state stays compact under `+1/-1` churn.
 
     >>> from model.domains import Total
     >>> m = MutableAntichain(Total())
     >>> m.update_iter([(3, 1), (5, 1)])
     [(3, 1)]
-    >>> m.update_iter([(3, -1)])
+    >>> m.update_iter([(3, -1), (4, -1)])
     [(3, -1), (5, 1)]
-    >>> m.frontier
-    {5}
+    >>> m.frontier, m.count(4)
+    ({5}, -1)
     """
 
     domain: Domain
@@ -196,16 +197,11 @@ class MutableAntichain:
         return Antichain.of(self.domain, [t for t, c in self._counts.items() if c > 0])
 
     def update_iter(self, updates: Iterable[tuple[Time, int]]) -> list[tuple[Time, int]]:
-        """Applies `(time, diff)` updates; returns the frontier's changes, removals first.
-
-        A typed error (and no change) if a count would go negative.
-        """
+        """Applies `(time, diff)` updates; returns the frontier's changes, removals first."""
+        before = set(self.frontier)
         counts = dict(self._counts)
         for time, diff in updates:
             counts[time] = counts.get(time, 0) + diff
-        if negative := next(((t, c) for t, c in counts.items() if c < 0), None):
-            raise NegativeMultiplicity(*negative)
-        before = set(self.frontier)
         self._counts = {t: c for t, c in counts.items() if c != 0}
         after = set(self.frontier)
         key = self.domain.key

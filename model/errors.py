@@ -37,14 +37,6 @@ class NotAnAntichain(ModelError):
         super().__init__(f"not an antichain: {elements!r} has {smaller!r} <= {larger!r}")
 
 
-class NegativeMultiplicity(ModelError):
-    """A `MutableAntichain` update that would leave a time with a negative count."""
-
-    def __init__(self, time: object, count: int):
-        self.time, self.count = time, count
-        super().__init__(f"time {time!r} would have count {count} < 0")
-
-
 class SinceRegression(ModelError):
     """An attempt to move a `since` frontier backwards."""
 

@@ -1,13 +1,18 @@
 """Frontiers as `array<time>` columns, with Spark's higher-order functions.
 
 Mirrors the model's antichain vocabulary (`model.antichain`): `less_equal`
-(some element `<=` the time: the time is beyond the frontier), `advance_by`, `minimal` (the antichain of an array), and frontier
-`meet`/`join`. Each takes the domain's `TimeColumns`.
+(some element `<=` the time: the time is beyond the frontier), `advance_by`,
+`minimal` (the antichain of an array), and frontier `meet`/`join`. Each takes
+the domain's `TimeColumns`. From updates `(keys..., time, diff)`, `positive` is
+the times whose count is positive per key and `of_positive_counts` the frontier
+of positive counts per key (what a `MutableAntichain` shows).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column
+from collections.abc import Sequence
+
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_impl.time_columns import TimeColumns
@@ -44,3 +49,22 @@ def join(tc: TimeColumns, first: Column, second: Column) -> Column:
 def le(tc: TimeColumns, first: Column, second: Column) -> Column:
     """Frontier order: every element of `second` is beyond `first`."""
     return F.forall(second, lambda g: less_equal(tc, first, g))
+
+
+def positive(updates: DataFrame, keys: Sequence[str], time: str = "time") -> DataFrame:
+    """Per `keys`, the times whose diffs sum positive, as an array `frontier`, not minimised.
+
+    A key with no positive time has no row. The remap's accumulations use this
+    as it is (as the model's do: a remap that is no antichain stays visible).
+    """
+    counts = updates.groupBy(*keys, time).agg(F.sum("diff").alias("count")).where(F.col("count") > 0)
+    return counts.groupBy(*keys).agg(F.collect_list(time).alias("frontier"))
+
+
+def of_positive_counts(tc: TimeColumns, updates: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """Per `keys`, the frontier of positive counts: the minimal times whose diffs sum positive.
+
+    Updates are `(keys..., time, diff)`; diffs may be negative, and a time whose
+    count is zero or negative is not in the frontier and hides nothing.
+    """
+    return positive(updates, keys).withColumn("frontier", minimal(tc, F.col("frontier")))

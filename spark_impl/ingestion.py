@@ -75,12 +75,6 @@ def compaction_target(data_upper: list, remap_upper: list) -> list:
     return combine_uppers(data_upper, remap_upper)
 
 
-def accumulate(bindings: DataFrame, keys: Sequence[str]) -> DataFrame:
-    """Per `keys`, the source frontier: from_times whose diffs sum positive, as an array."""
-    counts = bindings.groupBy(*keys, "from_time").agg(F.sum("diff").alias("n")).where(F.col("n") > 0)
-    return counts.groupBy(*keys).agg(F.collect_list("from_time").alias("frontier"))
-
-
 def frontier_at(remap: DataFrame, points: DataFrame, before: bool) -> DataFrame:
     """For each `(history_id, t, since)` point: `R(t)` (bindings `<= t`) or the inversion (bindings `< t`).
 
@@ -89,7 +83,7 @@ def frontier_at(remap: DataFrame, points: DataFrame, before: bool) -> DataFrame:
     """
     keep = binding_before(F.col("into_time"), F.col("t")) if before else F.col("into_time") <= F.col("t")
     joined = remap.join(points.select("history_id", "t"), on="history_id").where(keep)
-    acc = accumulate(joined, ["history_id", "t"])
+    acc = frontiers.positive(joined, ["history_id", "t"], "from_time")
     result = points.join(acc, on=["history_id", "t"], how="left")
     empty = F.array().cast(T.ArrayType(remap.schema["from_time"].dataType))
     found = F.coalesce(F.col("frontier"), empty)
@@ -292,7 +286,9 @@ class Ingestion:
             }
         )
         wanted = to_frame(table)
-        latest = accumulate(self.remap.read(), ["history_id"]).withColumnRenamed("frontier", "old")
+        latest = frontiers.positive(self.remap.read(), ["history_id"], "from_time").withColumnRenamed(
+            "frontier", "old"
+        )
         both = wanted.join(latest, on="history_id")
         rows = both.select(
             "history_id",
@@ -409,7 +405,7 @@ class Ingestion:
             F.lit(None).cast("long").alias("n"),
         )
         chosen = F.col("history_id").isin(sorted(ts))
-        latest = accumulate(remap.where(chosen), ["history_id"]).select(
+        latest = frontiers.positive(remap.where(chosen), ["history_id"], "from_time").select(
             "history_id",
             F.lit("latest").alias("label"),
             F.explode("frontier").alias("time"),

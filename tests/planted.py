@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.antichain import Antichain
+from model.antichain import Antichain, MutableAntichain
 from model.domains import Product
 from properties.adapters.model import ModelImplementation
 from tests.helpers import patched
@@ -99,6 +99,105 @@ def spark_keeps_zero_diffs() -> Any:
                 return collection.observe_collections(domain, histories)
 
     return Impl()
+
+
+class KeepsZeroCount(MutableAntichain):
+    """Bug: a batch of retractions only lowers counts, so the frontier is not rebuilt after one:
+    a time whose count returned to zero stays in it."""
+
+    kept: Any = None
+
+    @property
+    def frontier(self) -> Antichain:
+        return self.kept if self.kept is not None else super().frontier
+
+    def update_iter(self, updates: Any) -> list:
+        updates = list(updates)
+        self.kept = None if any(diff > 0 for _, diff in updates) else self.frontier
+        return super().update_iter(updates)
+
+
+class NonNegativeCounts(MutableAntichain):
+    """Bug: the frontier counts times with `count >= 0` among every time ever updated (off by one)."""
+
+    touched: frozenset = frozenset()
+
+    @property
+    def frontier(self) -> Antichain:
+        return Antichain.of(self.domain, [t for t in self.touched if self.count(t) >= 0])
+
+    def update_iter(self, updates: Any) -> list:
+        updates, before = list(updates), set(self.frontier)
+        super().update_iter(updates)
+        self.touched = self.touched | {time for time, _ in updates}
+        after = set(self.frontier)
+        return [(t, -1) for t in before - after] + [(t, 1) for t in after - before]
+
+
+class NonMinimalFrontier(MutableAntichain):
+    """Bug: the frontier is every time with a positive count, minimal or not."""
+
+    @property
+    def frontier(self) -> Antichain:
+        return Antichain(self.domain, [t for t, c in self._counts.items() if c > 0])
+
+
+def _model_with_antichain(broken: type) -> ModelImplementation:
+    from properties.suites import mutable_antichain as suite
+
+    class Impl(ModelImplementation):
+        def observe_mutable_antichain(self, domain, histories):
+            with patched(suite, "MutableAntichain", broken):
+                return [suite.observe(h) for h in histories]
+
+    return Impl()
+
+
+def model_keeps_zero_count() -> ModelImplementation:
+    return _model_with_antichain(KeepsZeroCount)
+
+
+def model_nonnegative_counts() -> ModelImplementation:
+    return _model_with_antichain(NonNegativeCounts)
+
+
+def model_non_minimal_frontier() -> ModelImplementation:
+    return _model_with_antichain(NonMinimalFrontier)
+
+
+def _spark_with_frontiers(name: str, broken: Any) -> Any:
+    from properties.adapters.spark import SparkImplementation
+    from spark_impl import frontiers, mutable_antichain
+
+    class Impl(SparkImplementation):
+        def observe_mutable_antichain(self, domain, histories):
+            with patched(frontiers, name, broken(frontiers)):
+                return mutable_antichain.observe_mutable_antichain(domain, histories)
+
+    return Impl()
+
+
+def spark_keeps_zero_count() -> Any:
+    """Bug on the Spark side: summed counts kept with `>= 0`, so a time whose count returned to zero stays."""
+    from pyspark.sql import functions as F
+
+    def broken(frontiers: Any) -> Any:
+        def positive(updates, keys, time="time"):
+            counts = updates.groupBy(*keys, time).agg(F.sum("diff").alias("count"))
+            return (
+                counts.where(F.col("count") >= 0).groupBy(*keys).agg(F.collect_list(time).alias("frontier"))
+            )
+
+        return positive
+
+    return _spark_with_frontiers("positive", broken)
+
+
+def spark_non_minimal_frontier() -> Any:
+    """Bug on the Spark side: the frontier of positive counts without `minimal`."""
+    return _spark_with_frontiers(
+        "of_positive_counts", lambda frontiers: lambda tc, u, keys: frontiers.positive(u, keys)
+    )
 
 
 def spark_jvm_killed() -> Any:

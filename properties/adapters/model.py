@@ -22,6 +22,7 @@ from properties.implementation import Implementation, Observation
 from properties.suites import (
     collections,
     expiration,
+    mutable_antichain,
     prove,
     reclock,
     resumption,
@@ -57,6 +58,7 @@ class ModelImplementation(Implementation):
         return advance_by(time, frontier)
 
     observe_collections = _each(collections.observe)
+    observe_mutable_antichain = _each(mutable_antichain.observe)
     observe_expiration = _each(expiration.observe)
     observe_prove = _each(prove.observe)
     observe_resumption = _each(resumption.observe)

@@ -91,6 +91,7 @@ class SparkImplementation(Implementation):
         return super().infrastructure_failure(exc)
 
     observe_collections = _delegate("spark_impl.collection", "observe_collections")
+    observe_mutable_antichain = _delegate("spark_impl.mutable_antichain", "observe_mutable_antichain")
     observe_expiration = _delegate("spark_impl.expiration", "observe_expiration")
     observe_prove = _delegate("spark_impl.expiration", "observe_prove")
     observe_resumption = _delegate("spark_impl.ingestion", "observe_resumption")

@@ -8,6 +8,7 @@ from properties.suites import (
     collections,
     expiration,
     laws,
+    mutable_antichain,
     prove,
     reclock,
     remap,
@@ -26,6 +27,7 @@ SUITES: dict[str, Suite] = {
     for s in (
         laws.SUITE,
         collections.SUITE,
+        mutable_antichain.SUITE,
         resumption.SUITE,
         ttl.SUITE,
         ttl_compaction.SUITE,
