@@ -1,8 +1,13 @@
 """The TTL store's clock: readings never go back, and a reopened store is seeded from the
-manifest AND every replayed WAL segment."""
+manifest, every replayed WAL segment and the clock's durable high-water mark.
+
+What the documentation (`model.ttl.lsm`) promises across crashes, tested here: a row that
+a read or a compaction saw expired never becomes readable again; the reopened store
+refuses every operation until the user clock is back at the mark."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -74,6 +79,7 @@ def test_seed_is_the_largest_of_the_manifest_and_every_wal_segment():
     assert lsm.seed_sources(durable) == (50, 90, 60)
     assert seed_floor(lsm.seed_sources(durable)) == 90
     assert TtlStore.open(ManualClock(0), durable=durable).clock.floor == 90
+    assert TtlStore.open(ManualClock(0), durable=attrs.evolve(durable, clock_mark=95)).clock.floor == 95
     assert TtlStore.open(ManualClock(0)).clock.floor is None
 
 
@@ -113,12 +119,58 @@ def test_manifest_only_seeding_goes_back_in_time_after_a_crash(monkeypatch):
     assert store.memtable[b"j"].create_ts == 90 < store.memtable[b"k"].create_ts  # time went back
 
 
-def test_wal_seeding_refuses_the_same_clock():
+def test_wal_seeding_refuses_the_same_clock_even_without_the_mark():
     source = ManualClock(10)
-    durable = _expired_then_crash(source)
+    durable = attrs.evolve(_expired_then_crash(source), clock_mark=None)
     source.set(90)
     store = TtlStore.open(source, durable=durable)
     with pytest.raises(ClockRegression, match="reading 90 is below the previous reading 100"):
         store.get(b"k")
     with pytest.raises(ClockRegression):
         store.put(b"j", b"w")
+
+
+def _read_expired_then_crash(source: ManualClock) -> Durable:
+    """k (ttl 5) written and flushed at 0; a read at 10 sees it expired; then the process dies."""
+    store = TtlStore.open(source)
+    store.put(b"k", b"v", ttl=5)
+    store.flush()
+    source.set(10)
+    assert store.get(b"k") is None
+    return store.crash()
+
+
+def test_a_row_a_read_saw_expired_never_comes_back_after_a_crash():
+    source = ManualClock(0)
+    durable = _read_expired_then_crash(source)
+    assert durable.clock_mark == 10 and durable.manifest.timestamp == 0
+    source.set(3)  # the user clock restarted behind the read, ahead of every write
+    store = TtlStore.open(source, durable=durable)
+    for operation in (lambda: store.get(b"k"), store.scan, lambda: store.put(b"j", b"w")):
+        with pytest.raises(ClockRegression, match="reading 3 is below the previous reading 10"):
+            operation()
+    source.set(10)
+    assert store.get(b"k") is None and store.scan() == []
+
+
+def test_the_seeds_weaker_rule_would_show_it_again(monkeypatch):
+    """Why the mark: seeded from written timestamps alone (the seed's rule), the row is back."""
+    source = ManualClock(0)
+    durable = _read_expired_then_crash(source)
+    source.set(3)
+    monkeypatch.setattr(lsm, "seed_sources", lambda d: (d.manifest.timestamp,))
+    assert TtlStore.open(source, durable=durable).get(b"k") == b"v"
+
+
+def test_a_compactions_reading_is_durable_too():
+    source = ManualClock(0)
+    store = TtlStore.open(source, lsm.StoreOptions(periodic_compaction_interval=10))
+    store.put(b"k", b"v", ttl=5)
+    store.flush()
+    source.set(1000)
+    assert store.periodic_compact() == ("sst-0",)
+    durable = store.crash()
+    assert (durable.manifest.timestamp, durable.clock_mark) == (1000, 1000)
+    source.set(500)
+    with pytest.raises(ClockRegression, match="previous reading 1000"):
+        TtlStore.open(source, durable=attrs.evolve(durable, clock_mark=None)).get(b"k")

@@ -77,8 +77,9 @@ class SstInfo:
     ) -> SstInfo:
         """The metadata of an SST holding `rows`; TIME_TO_LIVE iff some row has an expiry.
 
-        >>> SstInfo.for_rows([Row.tombstone_row(b"a", 1, 4)], 6)
-        SstInfo(format_version=1, row_features=(<RowFeature.ROW_FLAGS: 0>, <RowFeature.TIMESTAMP: 1>), creation_timestamp=6, min_ts=4, max_ts=4)
+        >>> info = SstInfo.for_rows([Row.tombstone_row(b"a", 1, 4)], 6)
+        >>> [f.name for f in info.row_features], info.creation_timestamp, info.min_ts, info.max_ts
+        (['ROW_FLAGS', 'TIMESTAMP'], 6, 4, 4)
         """
         stamps = [r.create_ts for r in rows if r.create_ts is not None]
         return cls(

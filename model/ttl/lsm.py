@@ -6,11 +6,25 @@ the newest L0 SST (and truncates the WAL); `compact` merges a contiguous span of
 sources (L0 SSTs newest first, then sorted runs newest first; choice: a sorted
 run is one SST) into one sorted run with the pure `compact_runs`. Reads return a
 key's newest version unless it is a tombstone or expired at the clock's now,
-and never look past it. Compaction's now is the clock reading of the newest
-flush to L0 (kept in the manifest): a store that sees no writes and no flushes
-does not expire data by compaction, and compaction never reads the clock.
-`crash` keeps only the manifest and the WAL; `open` replays the WAL and seeds
-the clock from the manifest AND every replayed WAL segment.
+and never look past it.
+
+The clock. Every operation (put, delete, get, scan, flush, compact, periodic)
+reads the clock once, first, even one with nothing to do (choice: so whether an
+operation is refused for a clock regression never depends on the store's
+shape); a reading below the floor refuses it and changes nothing. Compaction
+runs at its own reading, which the output SST and the manifest record, so a
+quiet store (no writes, no flushes, the clock moving on) still turns expired
+rows into tombstones by periodic compaction. `crash` keeps the manifest, the WAL
+and the clock's durable high-water mark (the largest reading handed out, reads
+included); `open` replays the WAL and seeds the floor from all three.
+
+What that promises across crashes: a row that any read or compaction saw
+expired never becomes readable again. A reopened store hands out no reading
+below one it handed out before the crash, so until the user clock is back at
+that mark every operation is refused with `ClockRegression`. (The seed seeds
+only from written timestamps, the manifest and the WAL; a read at 10 of a row
+that expired at 5, written at 0, then a restart with the clock at 3 would show
+the row again. The mark is our addition.)
 
 Each rule is one small module-level function so that a test can replace it:
 `effective_ttl`, `hidden_on_read`, `expired_for_compaction`, `ttl_filter`,
@@ -18,10 +32,10 @@ Each rule is one small module-level function so that a test can replace it:
 
 >>> from model.ttl.clock import ManualClock
 >>> clock = ManualClock(0)
->>> store = TtlStore.open(clock)
->>> store.put(b"a", b"1", ttl=5); store.flush(); clock.set(5); store.put(b"b", b"2"); store.flush()
->>> store.compact(store.source_names()); [r.key for r in store.manifest.runs[0].rows]
-[b'b']
+>>> store = TtlStore.open(clock, StoreOptions(periodic_compaction_interval=10))
+>>> store.put(b"a", b"1", ttl=5); store.flush(); clock.set(1000)
+>>> store.periodic_compact(), store.manifest.sources, store.manifest.timestamp
+(('sst-0',), (), 1000)
 """
 
 from __future__ import annotations
@@ -37,13 +51,13 @@ from model.ttl.codec import SstInfo, check_sizes
 from model.ttl.row import Row, check_ttl, expire_ts_for, is_expired
 
 
-def _check_default_ttl(_inst, _attr, value) -> None:
+def _check_default_ttl(_inst: object, _attr: object, value: int | None) -> None:
     """attrs validator: a default TTL is None or a positive i64."""
     if value is not None:
         check_ttl(value)
 
 
-def _check_interval(_inst, _attr, value) -> None:
+def _check_interval(_inst: object, _attr: object, value: int | None) -> None:
     """attrs validator: a periodic compaction interval is None or a non-negative int."""
     if value is not None and (not isinstance(value, int) or value < 0):
         raise InvalidTtl(
@@ -124,13 +138,13 @@ class WalSegment:
         >>> WalSegment(3).max_ts is None
         True
         """
-        return max((r.create_ts for r in self.rows), default=None)
+        return max((r.create_ts for r in self.rows if r.create_ts is not None), default=None)
 
 
 @attrs.frozen
 class Manifest:
     """The durable LSM shape: L0 SSTs and sorted runs (newest first), the clock reading
-    of the newest flush to L0 (`timestamp`), the last flushed sequence number.
+    of the newest commit (a flush or a compaction: `timestamp`), the last flushed sequence number.
 
     >>> Manifest().sources, Manifest().timestamp
     ((), None)
@@ -154,14 +168,16 @@ class Manifest:
 
 @attrs.frozen
 class Durable:
-    """What survives a crash: the manifest and the WAL segments (the memtable does not).
+    """What survives a crash: the manifest, the WAL segments and the clock's high-water
+    mark (the largest reading handed out, None before any); the memtable does not.
 
-    >>> Durable().wal
-    ()
+    >>> Durable().wal, Durable().clock_mark
+    ((), None)
     """
 
     manifest: Manifest = Manifest()
     wal: tuple[WalSegment, ...] = ()
+    clock_mark: int | None = None
 
 
 def effective_ttl(ttl: int | None, default_ttl: int | None) -> int | None:
@@ -204,7 +220,8 @@ def ttl_filter(rows: Sequence[Row], now: int) -> tuple[Row, ...]:
 def drop_tombstones(rows: Sequence[Row], is_last_run: bool) -> tuple[Row, ...]:
     """Rule: tombstones are dropped only when writing the last (oldest) run.
 
-    >>> len(drop_tombstones([Row.tombstone_row(b"k", 1, 0)], False)), len(drop_tombstones([Row.tombstone_row(b"k", 1, 0)], True))
+    >>> rows = [Row.tombstone_row(b"k", 1, 0)]
+    >>> len(drop_tombstones(rows, False)), len(drop_tombstones(rows, True))
     (1, 0)
     """
     return tuple(r for r in rows if not r.is_tombstone) if is_last_run else tuple(rows)
@@ -213,7 +230,8 @@ def drop_tombstones(rows: Sequence[Row], is_last_run: bool) -> tuple[Row, ...]:
 def newest_per_key(runs: Iterable[Iterable[Row]]) -> tuple[Row, ...]:
     """The version with the largest `seq` of every key in `runs`, in key order.
 
-    >>> [r.seq for r in newest_per_key([[Row.value_row(b"k", b"x", 1, 0)], [Row.value_row(b"k", b"y", 4, 0)]])]
+    >>> runs = [[Row.value_row(b"k", b"x", 1, 0)], [Row.value_row(b"k", b"y", 4, 0)]]
+    >>> [r.seq for r in newest_per_key(runs)]
     [4]
     """
     newest: dict[bytes, Row] = {}
@@ -230,29 +248,33 @@ def compact_runs(runs: Sequence[Sequence[Row]], now: int, is_last_run: bool) -> 
 
     >>> old = [Row.value_row(b"a", b"1", 1, 0), Row.value_row(b"b", b"2", 2, 0, 5)]
     >>> new = [Row.tombstone_row(b"a", 3, 1)]
-    >>> compact_runs([new, old], now=5, is_last_run=False)
-    (Row(key=b'a', value=None, seq=3, create_ts=1, expire_ts=9223372036854775807), Row(key=b'b', value=None, seq=2, create_ts=0, expire_ts=9223372036854775807))
+    >>> [(r.key, r.value, r.seq, r.create_ts) for r in compact_runs([new, old], now=5, is_last_run=False)]
+    [(b'a', None, 3, 1), (b'b', None, 2, 0)]
     """
     return drop_tombstones(ttl_filter(newest_per_key(runs), now), is_last_run)
 
 
-def compaction_now(manifest: Manifest) -> int | None:
-    """Rule: compaction's now is the clock reading of the newest flush to L0 (None before any).
+def compaction_now(reading: int, last_flush: int | None) -> int:
+    """Rule: a compaction runs at the clock's `reading` taken for it, never at the newest
+    flush's (`last_flush`: what SlateDB's code passes as `compaction_clock_tick`), with which a
+    quiet store would never expire a row by compaction.
 
-    >>> compaction_now(Manifest(timestamp=42))
-    42
+    >>> compaction_now(1000, last_flush=0)
+    1000
     """
-    return manifest.timestamp
+    return reading
 
 
 def seed_sources(durable: Durable) -> tuple[int, ...]:
-    """Rule: the timestamps that seed a reopened clock: the manifest's AND every WAL segment's
-    largest (the manifest alone misses writes after the last flush).
+    """Rule: the timestamps that seed a reopened clock: the seed's, the manifest's AND every WAL
+    segment's largest (the manifest alone misses writes after the last flush), and the clock's
+    high-water mark (ours: the written timestamps miss readings that only reads took).
 
-    >>> seed_sources(Durable(Manifest(timestamp=3), (WalSegment(0, (Row.value_row(b"k", b"", 1, 8),)),)))
-    (3, 8)
+    >>> wal = (WalSegment(0, (Row.value_row(b"k", b"", 1, 8),)),)
+    >>> seed_sources(Durable(Manifest(timestamp=3), wal, clock_mark=9))
+    (3, 8, 9)
     """
-    stamps = (durable.manifest.timestamp,) + tuple(s.max_ts for s in durable.wal)
+    stamps = (durable.manifest.timestamp,) + tuple(s.max_ts for s in durable.wal) + (durable.clock_mark,)
     return tuple(t for t in stamps if t is not None)
 
 
@@ -328,11 +350,11 @@ class TtlStore:
         cls, clock: Clock, options: StoreOptions = StoreOptions(), durable: Durable = Durable()
     ) -> TtlStore:
         """Opens `durable` (default: empty): replays every WAL segment into the memtable, seeds
-        the clock floor from `seed_sources`, and starts a new WAL segment.
+        the clock floor from `seed_sources`, and starts a new WAL segment. Reads no clock.
 
         >>> from model.ttl.clock import ManualClock
-        >>> TtlStore.open(ManualClock(0)).clock.floor is None
-        True
+        >>> TtlStore.open(ManualClock(0), durable=Durable(clock_mark=7)).clock.floor
+        7
         """
         memtable = {row.key: row for segment in durable.wal for row in segment.rows}
         next_id = durable.wal[-1].id + 1 if durable.wal else 0
@@ -344,6 +366,15 @@ class TtlStore:
             durable.wal + (WalSegment(next_id),),
             memtable,
         )
+
+    def now(self) -> int:
+        """The clock's reading for one operation; `ClockRegression` below the floor (the mark).
+
+        >>> from model.ttl.clock import ManualClock
+        >>> TtlStore.open(ManualClock(4)).now()
+        4
+        """
+        return self.clock.now()
 
     @property
     def last_seq(self) -> int:
@@ -357,7 +388,8 @@ class TtlStore:
 
     def put(self, key: bytes, value: bytes, ttl: int | None = None, *, expire_at: int | None = None) -> None:
         """Writes `value` at the clock's now; expires after `ttl` ms (default: the store's
-        `default_ttl`) or at the absolute `expire_at`. A re-put replaces the key's TTL.
+        `default_ttl`) or at the absolute `expire_at` (in the past: expired at once). A re-put
+        replaces the key's TTL.
 
         >>> from model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(0)).put(b"k", b"v", ttl=0)
@@ -366,7 +398,7 @@ class TtlStore:
         model.errors.InvalidTtl: invalid ttl 0: a ttl must be a positive signed 64-bit number of milliseconds
         """
         check_sizes(len(check_bytes("key", key)), len(check_bytes("value", value)))
-        now = self.clock.now()
+        now = self.now()
         chosen = effective_ttl(ttl, self.options.default_ttl) if expire_at is None else ttl
         self._write(Row.value_row(key, value, self.last_seq + 1, now, expire_ts_for(now, chosen, expire_at)))
 
@@ -378,7 +410,7 @@ class TtlStore:
         True
         """
         check_sizes(len(check_bytes("key", key)), 0)
-        self._write(Row.tombstone_row(key, self.last_seq + 1, self.clock.now()))
+        self._write(Row.tombstone_row(key, self.last_seq + 1, self.now()))
 
     def _write(self, row: Row) -> None:
         """Appends `row` to the current WAL segment, then to the memtable."""
@@ -393,10 +425,11 @@ class TtlStore:
         """The value of `key`'s newest version at the clock's now, None if it is hidden.
 
         >>> from model.ttl.clock import ManualClock
-        >>> s = TtlStore.open(ManualClock(0)); s.put(b"k", b"v", expire_at=1); s.get(b"k")
-        b'v'
+        >>> s = TtlStore.open(ManualClock(5)); s.put(b"k", b"v", expire_at=6); s.put(b"j", b"w", expire_at=5)
+        >>> s.get(b"k"), s.get(b"j")
+        (b'v', None)
         """
-        now = self.clock.now()
+        now = self.now()
         versions = [self.memtable.get(key)] + [s.find(key) for s in self.manifest.sources]
         newest = newest_per_key([[v for v in versions if v is not None]])
         return None if not newest or hidden_on_read(newest[0], now) else newest[0].value
@@ -408,26 +441,27 @@ class TtlStore:
         >>> s = TtlStore.open(ManualClock(0)); s.put(b"b", b"2"); s.put(b"a", b"1"); s.scan()
         [(b'a', b'1'), (b'b', b'2')]
         """
-        now = self.clock.now()
+        now = self.now()
         return [
             (r.key, r.value)
             for r in newest_per_key(self._layers())
-            if (start is None or start <= r.key)
+            if r.value is not None
+            and (start is None or start <= r.key)
             and (end is None or r.key < end)
             and not hidden_on_read(r, now)
         ]
 
     def flush(self) -> None:
-        """Writes the memtable as the newest L0 SST, created at the clock's now (recorded in
-        the manifest as compaction's now), and truncates the WAL. No-op when empty.
+        """Writes the memtable as the newest L0 SST, created at the clock's now (also the
+        manifest's timestamp), and truncates the WAL. Nothing more when the memtable is empty.
 
         >>> from model.ttl.clock import ManualClock
         >>> s = TtlStore.open(ManualClock(3)); s.put(b"k", b"v"); s.flush(); s.manifest.timestamp, s.memtable
         (3, {})
         """
+        now = self.now()
         if not self.memtable:
             return
-        now = self.clock.now()
         sst = Sst.build(f"sst-{self.manifest.next_sst}", self.memtable.values(), now)
         self.manifest = attrs.evolve(
             self.manifest,
@@ -449,47 +483,58 @@ class TtlStore:
         return tuple(s.name for s in self.manifest.sources)
 
     def compact(self, names: Sequence[str]) -> None:
-        """Merges the contiguous span `names` into one sorted run with `compact_runs` at
-        `compaction_now`; tombstones are dropped iff the span reaches the last run.
+        """Merges the contiguous span `names` (none: nothing to do) into one sorted run with
+        `compact_runs` at the clock's now; tombstones are dropped iff the span reaches the last run.
 
         >>> from model.ttl.clock import ManualClock
-        >>> TtlStore.open(ManualClock(0)).compact([])
+        >>> TtlStore.open(ManualClock(0)).compact(["sst-0"])
         Traceback (most recent call last):
         ...
-        model.errors.BadCompaction: cannot compact []: unknown or no SSTs []; sources are []
+        model.errors.BadCompaction: cannot compact ['sst-0']: unknown or no SSTs ['sst-0']; sources are []
         """
+        self._compact(names, self.now())
+
+    def _compact(self, names: Sequence[str], reading: int) -> None:
+        """`compact` at the clock `reading` already taken for it."""
+        if not names:
+            return
         sources, n_l0 = self.manifest.sources, len(self.manifest.l0)
         i, j = compaction_span(sources, n_l0, names)
-        now = compaction_now(self.manifest)
+        now = compaction_now(reading, self.manifest.timestamp)
         rows = compact_runs([s.rows for s in sources[i : j + 1]], now, is_last_run=j == len(sources) - 1)
         out = (Sst.build(f"sst-{self.manifest.next_sst}", rows, now),) if rows else ()
         self.manifest = attrs.evolve(
             self.manifest,
             l0=sources[: min(i, n_l0)],
             runs=sources[n_l0:i] + out + sources[j + 1 :],
+            timestamp=now,
             next_sst=self.manifest.next_sst + 1,
         )
 
     def periodic_compact(self) -> tuple[str, ...]:
-        """Compacts `periodic_selection` at compaction's now; returns the SSTs it took.
+        """Compacts `periodic_selection` at the clock's now; returns the SSTs it took (none when
+        periodic compaction is off).
 
         >>> from model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(0), StoreOptions(periodic_compaction_interval=10)).periodic_compact()
         ()
         """
-        interval, now = self.options.periodic_compaction_interval, compaction_now(self.manifest)
+        now, interval = self.now(), self.options.periodic_compaction_interval
         if interval is None:
             return ()
         names = periodic_selection(self.manifest.sources, len(self.manifest.l0), now, interval)
-        if names:
-            self.compact(names)
+        self._compact(names, now)
         return names
 
     def crash(self) -> Durable:
-        """What survives a crash now: the manifest and the WAL; the memtable is lost.
+        """What survives a crash now: the manifest, the WAL and the clock's mark; the memtable is lost.
+
+        The mark is the wrapper's floor: every reading handed out was at most it, and (the model's
+        steps being atomic) it was durable before any reading was used.
 
         >>> from model.ttl.clock import ManualClock
-        >>> s = TtlStore.open(ManualClock(0)); s.put(b"k", b"v"); len(s.crash().wal[-1].rows)
-        1
+        >>> s = TtlStore.open(ManualClock(4)); s.put(b"k", b"v"); d = s.crash()
+        >>> len(d.wal[-1].rows), d.clock_mark
+        (1, 4)
         """
-        return Durable(self.manifest, self.wal)
+        return Durable(self.manifest, self.wal, self.clock.floor)

@@ -12,6 +12,8 @@ so `is_expired(NEVER, now)` is always false.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import attrs
 
 from model.errors import InvalidTime, InvalidTtl
@@ -21,7 +23,7 @@ I64_MAX = 2**63 - 1
 NEVER = I64_MAX
 
 
-def is_i64(value: object) -> bool:
+def is_i64(value: object) -> TypeGuard[int]:
     """Whether `value` is a Python int (not a bool) in the signed 64-bit range.
 
     >>> is_i64(2**63 - 1), is_i64(2**63), is_i64(True)
@@ -35,10 +37,10 @@ def check_reading(reading: object) -> int:
 
     Choice: a reading of exactly 2^63-1 is rejected so that NEVER is never due.
 
-    >>> check_reading(2**63 - 1)
+    >>> check_reading(2**63 - 1)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    model.errors.InvalidTime: invalid clock ms time 9223372036854775807: expected a signed 64-bit integer below 2^63-1
+    model.errors.InvalidTime: invalid clock ms time 9223372036854775807: expected a signed 64-bit ...
     """
     if not is_i64(reading) or reading == NEVER:
         raise InvalidTime("clock ms", reading, "expected a signed 64-bit integer below 2^63-1")
@@ -48,8 +50,14 @@ def check_reading(reading: object) -> int:
 def is_expired(expire_ts: int, now: int) -> bool:
     """THE expiry predicate: a row is expired at `now` iff `expire_ts <= now`.
 
-    Reads, the compaction filter and every model use this one function (the
-    RFC's prose says `<`; the boundary shipped and tested is `<=`).
+    Reads, the compaction filter and every model use this one function. This is
+    the one place that says why the boundary is `<=`: the RFC's prose writes it
+    strictly (reads drop rows "where `ts + ttl < now`", the filter tombstones a
+    row "where `now > expire_ts`"), but SlateDB's code and tests ship
+    `expire_ts <= now` (`retention_iterator.rs`: `*expire_ts <= compaction_start_ts`),
+    and that is what its users observe. It also makes a TTL of `t` ms mean exactly
+    `t` ms of readings, `[create_ts, create_ts + t)`, and an `expire_at` that is
+    not after the write expire the row at once.
 
     >>> is_expired(110, 110), is_expired(NEVER, 2**63 - 2)
     (True, False)
@@ -61,19 +69,18 @@ def expire_ts_for(create_ts: int, ttl: int | None, expire_at: int | None) -> int
     """`expire_ts` of a write at `create_ts`: `create_ts + ttl`, or `expire_at`, or NEVER.
 
     A sum beyond 2^63-1 (signed 64-bit overflow) saturates to NEVER. `ttl` must
-    be a positive i64; `expire_at` must be an i64 after `create_ts`; both at once
-    is an error. Choice: an `expire_at <= create_ts` is rejected like `ttl <= 0`.
+    be a positive i64; `expire_at` any i64; both at once is an error. An
+    `expire_at` at or before `create_ts` is accepted, as SlateDB accepts it
+    (`Ttl::ExpireAtMillis` is taken as given): the row is expired at once.
 
-    >>> expire_ts_for(2**62, 2**62, None) == NEVER, expire_ts_for(5, None, 8)
-    (True, 8)
+    >>> expire_ts_for(2**62, 2**62, None) == NEVER, expire_ts_for(5, None, 8), expire_ts_for(5, None, 2)
+    (True, 8, 2)
     """
     if ttl is not None and expire_at is not None:
         raise InvalidTtl((ttl, expire_at), "give either a ttl or an absolute expire_at, not both")
     if expire_at is not None:
-        if not is_i64(expire_at) or expire_at <= create_ts:
-            raise InvalidTtl(
-                expire_at, f"expire_at must be an i64 after the write's clock reading {create_ts}"
-            )
+        if not is_i64(expire_at):
+            raise InvalidTtl(expire_at, "expire_at must be a signed 64-bit number of milliseconds")
         return expire_at
     if ttl is None:
         return NEVER
