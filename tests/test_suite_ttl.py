@@ -1,8 +1,10 @@
 """The ttl, ttl_compaction and ttl_codec suites on the model; planted TTL bugs are caught small and replay.
 
 Each planted factory is importable as `--impl tests.test_suite_ttl:NAME`: the model
-store with one `model.ttl.lsm` rule replaced (the reference the suite compares
-with is built from the row rules alone, so it is not affected).
+store with one `model.ttl` rule replaced. The reference the suite compares with
+restates the seed's rules (`properties.oracles.ttl`), so no planted rule reaches it:
+`strict_boundary` flips the model's one expiry predicate, which reads and the
+compaction filter share, and is caught although the two agree with each other.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from contextlib import contextmanager
 import attrs
 import pytest
 
-from model.ttl import lsm
-from model.ttl.row import is_expired
+from model.errors import InvalidTtl
+from model.ttl import lsm, row
 from properties.adapters.model import ModelImplementation
 from properties.runner import run_suite
 from properties.suites import get_suite, ttl
@@ -24,19 +26,41 @@ PROFILE = attrs.evolve(QUICK, max_examples=200, batch_size=4)
 
 
 @contextmanager
-def patched(name, rule):
-    original = getattr(lsm, name)
-    setattr(lsm, name, rule)
+def patched(name, rule, module=lsm):
+    original = getattr(module, name)
+    setattr(module, name, rule)
     try:
         yield
     finally:
-        setattr(lsm, name, original)
+        setattr(module, name, original)
 
 
-def _store_with(name, rule):
+def _store_with(name, rule, module=lsm):
     class Impl(ModelImplementation):
         def observe_ttl(self, domain, histories):
-            with patched(name, rule):
+            with patched(name, rule, module):
+                return [ttl.observe_store(h) for h in histories]
+
+    return Impl()
+
+
+def _strict(expire_ts, now):
+    return expire_ts < now
+
+
+@contextmanager
+def strict_everywhere():
+    """The model's expiry predicate strict (`<`) wherever the model uses it."""
+    with patched("is_expired", _strict, row), patched("is_expired", _strict, lsm):
+        yield
+
+
+def strict_boundary():
+    """Bug on both sides at once: reads and the compaction filter both test `expire_ts < now`."""
+
+    class Impl(ModelImplementation):
+        def observe_ttl(self, domain, histories):
+            with strict_everywhere():
                 return [ttl.observe_store(h) for h in histories]
 
     return Impl()
@@ -78,6 +102,30 @@ def default_over_explicit():
     return _store_with("effective_ttl", lambda ttl, default: default if default is not None else ttl)
 
 
+def no_clock_mark():
+    """Bug: the clock reseeded from written timestamps only (the seed's rule), not the durable mark."""
+    seed = lsm.seed_sources
+    return _store_with("seed_sources", lambda d: seed(attrs.evolve(d, clock_mark=None)))
+
+
+def compaction_at_last_flush():
+    """Bug: compaction runs at the newest flush's reading, so a quiet store keeps its expired rows."""
+    return _store_with(
+        "compaction_now", lambda reading, last_flush: reading if last_flush is None else last_flush
+    )
+
+
+def expire_at_in_the_past_refused():
+    """Bug: an `expire_at` not after the write is refused (`InvalidTtl`) instead of expired at once."""
+
+    def refuse(create_ts, ttl, expire_at):
+        if expire_at is not None and expire_at <= create_ts:
+            raise InvalidTtl(expire_at, "not after the write")
+        return row.expire_ts_for(create_ts, ttl, expire_at)
+
+    return _store_with("expire_ts_for", refuse)
+
+
 def test_the_ttl_suite_holds_on_the_model_and_reaches_its_hard_cases():
     result = run_suite(
         TTL, ModelImplementation(), "model", attrs.evolve(PROFILE, screening_histories=2000), seed=0
@@ -89,10 +137,14 @@ def test_the_ttl_suite_holds_on_the_model_and_reaches_its_hard_cases():
 PLANTED = {
     "lt_in_compaction_filter": ("expired value kept by compaction", 10),
     "lt_in_reads": ("get", 10),
+    "strict_boundary": ("get", 10),
     "expired_dropped": ("get", 10),
     "tombstones_dropped_early": ("get", 10),
     "clock_from_manifest_only": ("get", 10),
+    "no_clock_mark": ("get", 10),
     "default_over_explicit": ("get", 10),
+    "compaction_at_last_flush": ("expired value left by periodic compaction", 10),
+    "expire_at_in_the_past_refused": ("error", 10),
 }
 
 
@@ -109,6 +161,18 @@ def test_planted_bug_is_caught_small_and_replays(bug, tmp_path):
     assert write_and_replay(failure, tmp_path, "model") == 0
 
 
+def test_both_sides_flipped_at_once_is_caught_even_with_the_model_patched_everywhere(tmp_path):
+    """A reference that imported the model's `is_expired` flipped with it: 0 of 500 histories differed."""
+    assert not {"is_expired", "expire_ts_for"} & set(vars(ttl))  # the suite's reference never imports them
+    with strict_everywhere():
+        result = run_suite(
+            TTL, ModelImplementation(), "tests.test_suite_ttl:strict_boundary", PROFILE, seed=0
+        )
+    failure = result.results[0].failure
+    assert failure is not None and len(failure.history.actions) <= 10, failure
+    assert write_and_replay(failure, tmp_path, "tests.test_suite_ttl:strict_boundary") == 1
+
+
 def test_compaction_names_take_every_older_l0_sst():
     assert ttl.compaction_names(("a", "b", "c", "d"), 2, 1, 0) == ("b",)
     assert ttl.compaction_names(("a", "b", "c", "d"), 3, 0, 0) == ("a", "b", "c")
@@ -117,4 +181,4 @@ def test_compaction_names_take_every_older_l0_sst():
 
 
 def test_boundary_row_is_hidden_exactly_at_expire_ts():
-    assert is_expired(5, 5) and not is_expired(5, 4)
+    assert row.is_expired(5, 5) and not row.is_expired(5, 4)

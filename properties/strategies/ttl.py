@@ -3,8 +3,9 @@
 Store history (suite `ttl`), plain data, first action `open`:
 
 - `open(default_ttl?, interval?)` store options (the user clock starts at 0 ms)
-- `put(key, value, ttl?, expire_at?)`, `delete(key)` writes; `tick(ms)` moves the
-  user clock forward, `set_clock(ms)` sets it (possibly backwards)
+- `put(key, value, ttl?, expire_at?)`, `delete(key)` writes (`expire_at` may lie
+  in the past); `tick(ms)` moves the user clock forward, `set_clock(ms)` sets it
+  (possibly backwards)
 - `flush`, `compact(start, length)` (the span of sources from index `start %
   len(sources)`, `length` more, widened to every older L0 SST), `periodic`,
   `crash(ms?)` (lose the memtable, the user clock set to `ms` while the store is
@@ -13,7 +14,10 @@ Store history (suite `ttl`), plain data, first action `open`:
 Random blocks alone rarely reach the hard cases, so blocks are mixed with
 scenarios that aim at them: an expired newer version over an older one in a
 lower run then a non-last-run compaction, a tombstone over a lower run, a read
-exactly at `expire_ts`, a crash with unflushed writes then a clock set back.
+exactly at `expire_ts`, a crash with unflushed writes then a clock set back, a
+read that sees a row expire then a crash with the clock set back below it, and
+(with an interval) a quiet store: a flush, the clock moving on, periodic
+compaction.
 
 Compaction input (suite `ttl_compaction`): `row(run, key, value?, seq, create,
 expire)` actions (run 0 is the newest) then `compact(now, last)` actions.
@@ -28,6 +32,8 @@ or `truncate(length)` actions applied, each alone, to the encoded bytes.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from properties.history import Action, History
 from properties.source import Source, repeat
@@ -60,7 +66,7 @@ class _Clock:
 
 
 def _put(key: str, value: str, ttl: int | None = None, expire_at: int | None = None) -> Action:
-    args = {"key": key, "value": value}
+    args: dict[str, object] = {"key": key, "value": value}
     if ttl is not None:
         args["ttl"] = ttl
     if expire_at is not None:
@@ -69,14 +75,14 @@ def _put(key: str, value: str, ttl: int | None = None, expire_at: int | None = N
 
 
 def draw_write(source: Source, clock: _Clock) -> Action:
-    """A put (with no, a small, a huge or an absolute TTL), a delete, or a clock move."""
+    """A put (with no, a small, a huge or an absolute TTL, maybe past), a delete, or a clock move."""
     kind = source.integer(0, 9)
     key = source.choice(KEYS)
     if kind < 5:
         ttl = source.choice((None, 1, 2, 3, None, I64_MAX, 0))
         return _put(key, source.choice(VALUES), ttl=ttl)
     if kind == 5:
-        return _put(key, source.choice(VALUES), expire_at=clock.ms + source.integer(1, 3))
+        return _put(key, source.choice(VALUES), expire_at=clock.ms + source.integer(-2, 3))
     if kind == 6:
         return Action("delete", {"key": key})
     if kind < 9:
@@ -99,11 +105,23 @@ def draw_end(source: Source, clock: _Clock) -> list[Action]:
     ][kind]
 
 
-def draw_scenario(source: Source, clock: _Clock) -> list[Action]:
+def draw_scenario(source: Source, clock: _Clock, interval: int | None) -> list[Action]:
     """One of the hard cases, with its key, TTL and delays drawn (so it still shrinks)."""
     key = source.choice(KEYS)
     other = source.choice(tuple(k for k in KEYS if k != key))
-    kind = source.integer(0, 3)
+    kind = source.integer(0, 5)
+    if kind == 5 and interval is not None:  # a quiet store: no write after the flush, the clock moves on
+        ttl = source.integer(1, 3)
+        return [
+            _put(key, source.choice(VALUES), ttl=ttl),
+            Action("flush"),
+            clock.tick(interval + ttl + source.integer(1, 3)),
+            Action("periodic"),
+        ]
+    if kind >= 4:  # a read sees a row expire; the clock restarts after its write, before its expiry
+        ttl = source.integer(1, 3)
+        late = source.integer(0, 2)
+        return [_put(key, source.choice(VALUES), ttl=ttl), clock.tick(ttl + late), clock.crash(late + 1)]
     if kind == 0:  # an expired newer version over an older one in a lower run, then a non-last-run compaction
         ttl = source.integer(1, 3)
         return [
@@ -142,7 +160,7 @@ def draw_scenario(source: Source, clock: _Clock) -> list[Action]:
 
 def draw_ttl_history(source: Source, domain_name: str = "total", max_blocks: int = 6) -> History:
     """`open`, then blocks of a few writes ended by a flush/compaction/crash, or aimed scenarios."""
-    options = {}
+    options: dict[str, int] = {}
     if source.boolean(0.5):
         options["default_ttl"] = source.choice((2, 5))
     if source.boolean(0.3):
@@ -151,7 +169,7 @@ def draw_ttl_history(source: Source, domain_name: str = "total", max_blocks: int
 
     def block() -> list[Action]:
         if source.boolean(0.35):
-            return draw_scenario(source, clock)
+            return draw_scenario(source, clock, options.get("interval"))
         writes = repeat(source, lambda: draw_write(source, clock), 0, 3, 0.6)
         return writes + draw_end(source, clock)
 
@@ -187,8 +205,10 @@ def draw_compaction_history(source: Source, domain_name: str = "total") -> Histo
                     {"run": run, "key": key, "value": value, "seq": seq, "create": create, "expire": expire},
                 )
             )
-    for _ in range(source.integer(1, 3)):
-        actions.append(Action("compact", {"now": source.integer(0, 7), "last": source.boolean(0.5)}))
+    actions.extend(
+        Action("compact", {"now": source.integer(0, 7), "last": source.boolean(0.5)})
+        for _ in range(source.integer(1, 3))
+    )
     return History(domain_name, tuple(actions))
 
 
@@ -203,7 +223,7 @@ def draw_codec_history(source: Source, domain_name: str = "total") -> History:
     keys = sorted(set(repeat(source, lambda: draw_bytes(source, 3), 0, 5, 0.7)), key=bytes.fromhex)
     actions, base = [], source.choice((0, -5, 2**40, -(2**63)))
     for seq, key in enumerate(keys, start=1):
-        args = {"key": key, "seq": source.choice((seq, seq + 2**63))}
+        args: dict[str, Any] = {"key": key, "seq": source.choice((seq, seq + 2**63))}
         tombstone = source.boolean(0.25)
         if not tombstone:
             args["value"] = draw_bytes(source, 4)
