@@ -1,11 +1,18 @@
-"""TTL figures: Spark compaction throughput against a plain Spark sort of the same rows, same run.
+"""TTL figures, each against an in-run baseline.
 
-N rows (10M at scale 1.0) generated in Spark with `spark.range`: keys spread over
-N/2 distinct keys in two runs (so half the rows are older versions), half of the
-newest versions expired at compaction's now. The compaction is
-`spark_impl.ttl_store.compact_frame` (window newest-per-key, TTL filter,
-tombstone rule) with a last-run output; the baseline sorts the same rows by key.
-Both run to the `noop` sink, which executes the whole plan and writes nothing.
+Compaction: N rows (10M at scale 1.0) generated in Spark with `spark.range`:
+keys spread over N/2 distinct keys in two runs (so half the rows are older
+versions), half of the newest versions expired at compaction's now. The
+compaction is `spark_impl.ttl.compaction.compact_frame` (window newest-per-key,
+TTL filter, tombstone rule) with a last-run output; the baseline sorts the same
+rows by key. Both run to the `noop` sink, which executes the whole plan and
+writes nothing.
+
+Store histories (the ttl suite's Spark observer, `spark_impl.ttl.store_observer`):
+H generated histories (2,000 at scale 1.0) in one call, whose stores run in
+lockstep so that a round's compactions share a Spark job; the baseline is the
+same observer called with one history at a time (its first H/100 histories, at
+least 3).
 """
 
 from __future__ import annotations
@@ -16,10 +23,16 @@ NOW = 1_000
 
 
 def figures(scale: float) -> list[Figure]:
+    return _compaction_figures(scale) + _store_figures(scale)
+
+
+def _compaction_figures(scale: float) -> list[Figure]:
+    from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
     from spark_impl.session import spark
-    from spark_impl.ttl_store import NEVER, compact_frame
+    from spark_impl.ttl.compaction import compact_frame
+    from spark_impl.ttl.row import NEVER
 
     n = max(10_000, int(10_000_000 * scale))
     rows = (
@@ -40,7 +53,10 @@ def figures(scale: float) -> list[Figure]:
     )
     compacted = compact_frame(rows, ())
     sort = rows.orderBy("key")
-    run = lambda df: df.write.format("noop").mode("overwrite").save()
+
+    def run(frame: DataFrame) -> None:
+        frame.write.format("noop").mode("overwrite").save()
+
     run(compact_frame(rows.limit(1000), ()))  # warm the session and the plan
     sort_s = timed(lambda: run(sort))
     compact_s = timed(lambda: run(compacted))
@@ -54,5 +70,33 @@ def figures(scale: float) -> list[Figure]:
             "rows/s",
             f"{size}; {kept:,} rows kept (last run)",
             baseline="ttl_plain_sort_rows_per_s",
+        ),
+    ]
+
+
+def _store_figures(scale: float) -> list[Figure]:
+    from properties.source import RandomSource
+    from properties.strategies.ttl import draw_ttl_history
+    from spark_impl.ttl.store_observer import observe_ttl
+
+    source = RandomSource(0)
+    histories = [draw_ttl_history(source, "total") for _ in range(max(30, int(2000 * scale)))]
+    alone = histories[: max(3, len(histories) // 100)]
+    observe_ttl(None, histories[:4])  # warm the session and the plans
+    alone_s = timed(lambda: [observe_ttl(None, [h]) for h in alone])
+    batch_s = timed(lambda: observe_ttl(None, histories))
+    return [
+        Figure(
+            "ttl_store_one_history_a_call_per_s",
+            len(alone) / alone_s,
+            "histories/s",
+            f"{len(alone)} histories, one observe_ttl call each",
+        ),
+        Figure(
+            "ttl_store_batched_histories_per_s",
+            len(histories) / batch_s,
+            "histories/s",
+            f"{len(histories):,} histories in one call (stores in lockstep)",
+            baseline="ttl_store_one_history_a_call_per_s",
         ),
     ]

@@ -1,6 +1,6 @@
 """Histories for the TTL store: store histories, compaction inputs, and codec inputs.
 
-Store history (suite `ttl`), plain data, first action `open`:
+Store history (suite `ttl`), plain data, first action `open` (optional: the defaults):
 
 - `open(default_ttl?, interval?)` store options (the user clock starts at 0 ms)
 - `put(key, value, ttl?, expire_at?)`, `delete(key)` writes (`expire_at` may lie

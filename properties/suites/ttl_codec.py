@@ -12,7 +12,7 @@ against the history itself (rows back equal, v0 read by the same reader,
 damage always typed); `agrees_with_model` compares it with the model's codec
 (`model.ttl.codec`) observation for observation, so the same bytes come out
 and each codec reads what the other wrote. The Spark implementation's codec is
-`spark_impl.ttl_codec` (driver-side; no Spark job).
+`spark_impl.ttl.codec` (driver-side; no Spark job).
 """
 
 from __future__ import annotations

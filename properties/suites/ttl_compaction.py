@@ -5,7 +5,7 @@ sorted runs, then compactions `compact(now, last)` of all of them. Each
 compaction's output rows are observed: newest version per key, values expired
 at `now` (`expire_ts <= now`) turned into tombstones that keep `create_ts`,
 tombstones dropped iff the output is the last run. The Spark side checks a whole
-batch in one job (`spark_impl.ttl_store.observe_ttl_compaction`).
+batch in one job (`spark_impl.ttl.compaction_observer`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Written independently of `model.ttl.codec` and tested against it in both
 directions (`properties.suites.ttl_codec`): the same bytes out, the same rows
 back, a typed error on every corruption. A row here is the plain tuple the
-Parquet SSTs of `spark_impl.ttl_store` hold, `(key, value, seq, create_ts,
+Parquet SSTs of `spark_impl.ttl.store` hold, `(key, value, seq, create_ts,
 expire_ts)`: `value is None` is a tombstone, `create_ts is None` a v0 row.
 
 Layout (big-endian): header `b"TSST" u32 version u8 n n*u8 feature i64 created

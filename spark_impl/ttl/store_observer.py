@@ -1,0 +1,182 @@
+"""The ttl suite's observer on Spark: a batch of store histories in a few Spark jobs.
+
+Each history runs on its own `SparkTtlStore` (its own manifest, clock mark and
+WAL), all sharing one directory of segments. The histories run in lockstep
+(`spark_impl.ttl.requests.drive_all`): each round, the flushes every history has
+reached share one segment file and the compactions one Spark job, so a batch
+costs as many jobs as its busiest history has compactions, whatever its size.
+Every step's reads, and the audits, are snapshots read together in one last job.
+Observations are those of `properties.suites.ttl`: after every step each key's
+`get`, the `scan`, the step's typed error, and the audits' findings.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Generator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import functions as F
+
+from model.errors import ModelError
+from spark_impl.ttl.read import KEPT, LEFT, Snapshot, audit_rows, visible_rows
+from spark_impl.ttl.requests import Operation, drive_all
+from spark_impl.ttl.segments import Segments
+from spark_impl.ttl.store import SparkTtlStore
+
+KEYS = ("a", "b", "c")
+Step = tuple[int, int]  # (history index, step)
+
+
+class _UserClock:
+    """The user clock a history drives (`tick`, `set_clock`, `crash(ms)`)."""
+
+    def __init__(self) -> None:
+        self.ms = 0
+
+    def __call__(self) -> int:
+        return self.ms
+
+    def after(self, name: str, args: dict) -> None:
+        if name == "tick":
+            self.ms += args["ms"]
+        elif name in ("set_clock", "crash") and args.get("ms") is not None:
+            self.ms = args["ms"]
+
+
+def compaction_names(names: Sequence[str], n_l0: int, start: int, length: int) -> tuple[str, ...]:
+    """The span the history action `compact(start, length)` names: from `start % len(names)`,
+    `length` more, and every older L0 SST if it starts in L0; () without sources."""
+    if not names:
+        return ()
+    first = start % len(names)
+    last = min(len(names) - 1, first + length)
+    if first < n_l0:
+        last = max(last, n_l0 - 1)
+    return tuple(names[first : last + 1])
+
+
+class _Log:
+    """What the runs record: errors by step, and snapshots to read (by step) and audit."""
+
+    def __init__(self, n: int) -> None:
+        self.observed: list[dict] = [{} for _ in range(n)]
+        self.reads: list[tuple[Step, Snapshot]] = []
+        self.audits: list[tuple[Step, Snapshot]] = []
+
+    def error(self, at: Step, label: str, error: ModelError) -> None:
+        self.observed[at[0]][(at[1], label)] = frozenset({(type(error).__name__,)})
+
+    def step(self, at: Step, store: SparkTtlStore, user: _UserClock, audit_interval: int | None) -> None:
+        try:
+            self.reads.append((at, store.snapshot()))
+        except ModelError as error:
+            self.error(at, "get", error)
+            self.error(at, "scan", error)
+        manifest = store.manifest
+        self.audits.append(
+            (at, Snapshot(store.store, user.ms, manifest.l0, manifest.runs, (), audit_interval))
+        )
+
+
+def _run(hid: int, history: Any, root: Path, segments: Segments, log: _Log) -> Operation[None]:
+    """One history on its own store; yields the store's I/O requests."""
+    opens = bool(history.actions) and history.actions[0].name == "open"  # optional: default options
+    opts, user = history.actions[0].args if opens else {}, _UserClock()
+
+    def open_store() -> SparkTtlStore:
+        return SparkTtlStore.open(
+            root,
+            user,
+            opts.get("default_ttl"),
+            opts.get("interval"),
+            segments=segments,
+            store=hid,
+            sync=False,
+        )
+
+    store = open_store()
+    if opens:
+        log.step((hid, 0), store, user, None)
+    for step, action in list(enumerate(history.actions))[1 if opens else 0 :]:
+        audit_interval = None
+        try:
+            if action.name == "crash":  # the process dies: only the directory survives
+                store = open_store()
+            else:
+                yield from _apply(store, action.name, action.args)
+                audit_interval = store.interval if action.name == "periodic" else None
+        except ModelError as error:
+            log.error((hid, step), "error", error)
+        user.after(action.name, action.args)
+        log.step((hid, step), store, user, audit_interval)
+
+
+def _apply(store: SparkTtlStore, name: str, args: dict) -> Generator:
+    if name == "put":
+        store.put(
+            args["key"].encode(), args["value"].encode(), args.get("ttl"), expire_at=args.get("expire_at")
+        )
+    elif name == "delete":
+        store.delete(args["key"].encode())
+    elif name == "flush":
+        yield from store.flushing()
+    elif name == "compact":
+        names = compaction_names(store.source_names(), len(store.manifest.l0), args["start"], args["length"])
+        yield from store.compacting(names)
+    elif name == "periodic":
+        yield from store.periodic_compacting()
+    elif name not in ("tick", "set_clock"):
+        raise ValueError(f"ttl history: unknown action {name!r}")
+
+
+def observe_ttl(domain: Any, histories: Sequence[Any]) -> list[dict]:
+    """Every history's observations: the stores in lockstep, then every snapshot in one job."""
+    log = _Log(len(histories))
+    with tempfile.TemporaryDirectory(prefix="ttl-stores-") as tmp:
+        segments = Segments(Path(tmp) / "segments", sync=False)
+        drive_all(
+            segments,
+            [
+                _run(h, history, Path(tmp) / f"store-{h}", segments, log)
+                for h, history in enumerate(histories)
+            ],
+        )
+        rows = _read_all(log)
+    for at, _ in log.reads:
+        _record_reads(log.observed[at[0]], at[1], rows.get(("visible", at), []))
+    for at, _ in log.audits:
+        for label in (KEPT, LEFT):
+            if found := rows.get((label, at)):
+                log.observed[at[0]][(at[1], label)] = frozenset((key.decode(),) for key, _ in found)
+    return log.observed
+
+
+def _read_all(log: _Log) -> dict[tuple[str, Step], list[tuple[bytes, bytes | None]]]:
+    """One job: the visible rows of every read snapshot and the audits' findings, by step."""
+    frame = visible_rows([s for _, s in log.reads]).select(
+        "tag", F.lit("visible").alias("label"), "key", "value"
+    )
+    audits = audit_rows([s for _, s in log.audits])
+    if audits is not None:
+        offset = len(log.reads)  # audit tags follow the read tags
+        frame = frame.unionByName(
+            audits.select(
+                (F.col("tag") + offset).alias("tag"),
+                "label",
+                "key",
+                F.lit(None).cast("binary").alias("value"),
+            )
+        )
+    steps = [at for at, _ in log.reads] + [at for at, _ in log.audits]
+    out: dict[tuple[str, Step], list[tuple[bytes, bytes | None]]] = {}
+    for r in frame.toArrow().to_pylist():
+        out.setdefault((r["label"], steps[r["tag"]]), []).append((r["key"], r["value"]))
+    return out
+
+
+def _record_reads(observed: dict, step: int, visible: list[tuple[bytes, bytes | None]]) -> None:
+    found = {key.decode(): value.decode() for key, value in visible if value is not None}
+    observed[(step, "get")] = frozenset((k, found.get(k)) for k in KEYS)
+    observed[(step, "scan")] = frozenset((i, k, v) for i, (k, v) in enumerate(sorted(found.items())))
