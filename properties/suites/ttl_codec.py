@@ -46,7 +46,8 @@ def rows_of(history: History) -> list[Row]:
 
 
 def damage(data: bytes, name: str, args: dict) -> bytes:
-    """`corrupt`: the byte at `offset % len` xor-ed with `xor` (non-zero); `truncate`: `length % len` bytes."""
+    """`corrupt`: the byte at `offset % len` xor-ed with `xor` (non-zero); `truncate`: the first
+    `length % len` bytes."""
     if name == "truncate":
         return data[: args["length"] % len(data)]
     at = args["offset"] % len(data)
@@ -148,7 +149,8 @@ def events(history: History) -> list[str]:
 
 SUITE = Suite(
     name="ttl_codec",
-    doc="TTL SST codec: round trip in v0 and v1, v0 read by the v1 reader, corruption always typed; model and spark_impl codecs agree.",
+    doc="TTL SST codec: round trip in v0 and v1, v0 read by the v1 reader, corruption always typed; "
+    "model and spark_impl codecs agree.",
     properties=(
         Property(
             "round_trip_and_corruption",

@@ -59,13 +59,13 @@ def observe(history: History) -> Observation:
 
 def events(history: History) -> list[str]:
     """Hard cases: the boundary, an expired version over an older one, tombstones kept and dropped."""
-    found, runs = set(), runs_of(history)
-    rows = [r for run in runs for r in run]
+    found: set[str] = set()
+    rows = [r for run in runs_of(history) for r in run]
     for a in history.actions:
         if a.name != "compact":
             continue
         now, last = a.args["now"], a.args["last"]
-        newest = {}
+        newest: dict[bytes, Row] = {}
         for r in rows:
             if r.key not in newest or newest[r.key].seq < r.seq:
                 newest[r.key] = r
