@@ -318,7 +318,9 @@ SPARK_PLANTED = {
 def test_planted_spark_bug_is_caught_small_and_replays(spark_session, tmp_path, bug):
     impl_name = f"tests.test_spark_ttl:{bug}"
     suite, label, max_actions = SPARK_PLANTED[bug]
-    profile = attrs.evolve(QUICK, spark_examples=6, batch_size=4, screening_histories=300)
+    # One Hypothesis example, then the screening lane: its reducer checks each round's candidates
+    # in one batched call, where Hypothesis's shrinker pays a Spark job per candidate.
+    profile = attrs.evolve(QUICK, spark_examples=1, batch_size=1, screening_histories=300)
     result = run_suite(get_suite(suite), globals()[bug](), impl_name, profile, seed=0)
     failure = result.results[0].failure
     assert failure is not None, f"{bug} was not caught"
