@@ -286,7 +286,7 @@ def test_the_ttl_suite_holds_on_spark_and_reaches_its_hard_cases(spark_session):
         get_suite("ttl"),
         SparkImplementation(),
         "spark",
-        attrs.evolve(QUICK, spark_examples=2, batch_size=6, screening_histories=400, screening_batch=400),
+        attrs.evolve(QUICK, screen_first=True, spark_screening_histories=1200),  # 400: spark_cost 3
         seed=0,
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
@@ -318,9 +318,9 @@ SPARK_PLANTED = {
 def test_planted_spark_bug_is_caught_small_and_replays(spark_session, tmp_path, bug):
     impl_name = f"tests.test_spark_ttl:{bug}"
     suite, label, max_actions = SPARK_PLANTED[bug]
-    # One Hypothesis example, then the screening lane: its reducer checks each round's candidates
-    # in one batched call, where Hypothesis's shrinker pays a Spark job per candidate.
-    profile = attrs.evolve(QUICK, spark_examples=1, batch_size=1, screening_histories=300)
+    # Screening only, as ci runs Spark: a failure shrinks with one batched call per pass, where
+    # Hypothesis's shrinker pays a Spark job per candidate (tried: 5 min, still 14 actions).
+    profile = attrs.evolve(QUICK, screen_first=True, spark_screening_histories=900)
     result = run_suite(get_suite(suite), globals()[bug](), impl_name, profile, seed=0)
     failure = result.results[0].failure
     assert failure is not None, f"{bug} was not caught"
