@@ -12,6 +12,7 @@ Observations are those of `properties.suites.ttl`: after every step each key's
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Generator, Sequence
 from pathlib import Path
@@ -131,10 +132,18 @@ def _apply(store: SparkTtlStore, name: str, args: dict) -> Generator:
         raise ValueError(f"ttl history: unknown action {name!r}")
 
 
+def _scratch() -> str | None:
+    """Where the batch's stores live: a RAM file system if there is one, since their crashes are
+    simulated (sync off) and their many small renames cost ~3 ms each on a busy disk (1,000
+    histories: 53 s there, 87 s in /tmp, measured in turns on a shared 2-core machine)."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
 def observe_ttl(domain: Any, histories: Sequence[Any]) -> list[dict]:
     """Every history's observations: the stores in lockstep, then every snapshot in one job."""
     log = _Log(len(histories))
-    with tempfile.TemporaryDirectory(prefix="ttl-stores-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ttl-stores-", dir=_scratch()) as tmp:
         segments = Segments(Path(tmp) / "segments", sync=False)
         drive_all(
             segments,
