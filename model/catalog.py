@@ -19,7 +19,6 @@ EpochMilliseconds()
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Union as AnyOf
 
 import attrs
 
@@ -240,7 +239,7 @@ class Select:
         return plan_inputs(self.plan)
 
 
-CatalogObject = AnyOf[Source, Table, Constant, View, MaterializedView, Index, Subscribe, Select]
+CatalogObject = Source | Table | Constant | View | MaterializedView | Index | Subscribe | Select
 READABLE = (Source, Table, Constant, View, MaterializedView)
 DATAFLOWS = (View, MaterializedView, Index, Subscribe, Select)
 

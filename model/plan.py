@@ -143,7 +143,7 @@ class TemporalFilter:
     predicates: tuple = attrs.field(converter=_tuple, validator=_non_empty)
 
 
-Plan = typing.Union[Get, Filter, Project, Union, Join, TemporalFilter]
+Plan = Get | Filter | Project | Union | Join | TemporalFilter
 
 
 def plan_inputs(plan) -> tuple[str, ...]:

@@ -17,8 +17,6 @@ one, are in `model.timeline_rules`; these are the values, shared with spark_impl
 
 from __future__ import annotations
 
-from typing import Union
-
 import attrs
 
 
@@ -65,4 +63,4 @@ class User:
     name: str
 
 
-Timeline = Union[EpochMilliseconds, Counter, External, User]
+Timeline = EpochMilliseconds | Counter | External | User

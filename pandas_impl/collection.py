@@ -38,7 +38,9 @@ def _observe(ord_: Order, history: Any) -> dict:
         elif action.name == "compact":
             frame["time"] = [_advance(ord_, t, args["since"]) for t in frame["time"]]
     totals = dict(frame.groupby(["data", "time"], sort=False)["diff"].sum()) if len(frame) else {}
-    observed[(len(history.actions), "final")] = frozenset((d, t, int(n)) for (d, t), n in totals.items() if n != 0)
+    observed[(len(history.actions), "final")] = frozenset(
+        (d, t, int(n)) for (d, t), n in totals.items() if n != 0
+    )
     return observed
 
 

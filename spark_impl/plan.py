@@ -305,12 +305,12 @@ def level_columns() -> dict[str, Column]:
         "pairs": F.flatten(
             F.transform(
                 "ls",
-                lambda l: F.transform(
+                lambda left: F.transform(
                     rs,
                     lambda r: F.struct(
-                        F.concat(l["data"], r["data"]).alias("data"),
-                        F.greatest(l["time"], r["time"]).alias("time"),
-                        (l["diff"] * r["diff"]).alias("diff"),
+                        F.concat(left["data"], r["data"]).alias("data"),
+                        F.greatest(left["time"], r["time"]).alias("time"),
+                        (left["diff"] * r["diff"]).alias("diff"),
                     ),
                 ),
             )
@@ -513,7 +513,7 @@ def observe_timelines(domain: Any, histories: Sequence[Any]) -> list[dict]:
             for a in history.actions
             if a.name == "insert"
         ]
-        for step, (name, body) in accepted.items():
+        for name, body in accepted.values():
             queries.append(Query(len(queries), hid, 1, body))
             names.append((hid, len(history.actions), name))
     results = _read(evaluate_queries(rows_table(rows), queries))

@@ -89,7 +89,10 @@ def assign_partitioned(tc: TimeColumns, remap: DataFrame, sinces: DataFrame, upd
     )
     at_steps = frontier_at(remap, steps(remap, sinces))
     parts = points.select(*POINT, "part").distinct()
-    covering = lambda f: (f["lo"] <= F.col("part")) & (F.col("part") <= f["hi"])
+
+    def covering(f):
+        return (f["lo"] <= F.col("part")) & (F.col("part") <= f["hi"])
+
     bound = F.array_min(F.transform(F.filter("frontier", covering), lambda f: f["offset"]))
     boundaries = at_steps.join(parts, on=POINT).select(*POINT, "part", "t", bound.alias("bound"))
     by_partition = as_of(boundaries, points, [*POINT, "part"], "offset").drop("part", "offset")

@@ -30,9 +30,8 @@ def configure(
     master: str | None = None, remote: str | None = None, shuffle_partitions: int | None = None
 ) -> None:
     """Chooses where the session runs; only before it has started."""
-    for key, value in (("master", master), ("remote", remote), ("shuffle_partitions", shuffle_partitions)):
-        if value is not None:
-            _settings[key] = value
+    chosen = {"master": master, "remote": remote, "shuffle_partitions": shuffle_partitions}
+    _settings.update({key: value for key, value in chosen.items() if value is not None})
 
 
 def user_conf() -> dict:
@@ -100,9 +99,8 @@ def _forget_dead_jvm() -> None:
 
 def _start():
     remote = _settings["remote"] or os.environ.get("SPARK_REMOTE")
-    if not remote or remote.startswith("local"):
-        if not java_available():
-            raise JavaMissing()
+    if (not remote or remote.startswith("local")) and not java_available():
+        raise JavaMissing()
     from pyspark.sql import SparkSession
 
     partitions = str(_settings["shuffle_partitions"])

@@ -51,8 +51,10 @@ def transactions(draw):
     for i in range(n):
         size = draw(st.integers(1, 3))
         records.append(TxnRecord(f"t{i}", size, meta[i]))
-        for j in range(draw(st.integers(0, size))):
-            records.append(DataRecord(f"t{i}", f"t{i}:{j}", draw(st.integers(0, 9))))
+        records += [
+            DataRecord(f"t{i}", f"t{i}:{j}", draw(st.integers(0, 9)))
+            for j in range(draw(st.integers(0, size)))
+        ]
     k = draw(st.integers(1, 6))
     data_uppers = sorted(draw(st.lists(st.integers(0, 11), min_size=k, max_size=k)))
     txn_uppers = sorted(draw(st.lists(st.integers(0, 7), min_size=k, max_size=k)))

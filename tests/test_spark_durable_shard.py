@@ -77,7 +77,7 @@ def _dying_open(after_chars: int):
     """`open` whose handles write `after_chars` characters and then kill the process."""
 
     def fake(path, mode="r", *args, **kwargs):
-        handle = open(path, mode, *args, **kwargs)
+        handle = open(path, mode, *args, **kwargs)  # noqa: SIM115 - returned to the caller, who closes it
         if "w" in mode:
             real_write = handle.write
 

@@ -18,9 +18,10 @@ def figures(scale: float) -> list[Figure]:
     check = differential(observe, "observe_collections")
     source = RandomSource(42)
     batch = max(100, int(20_000 * scale))
-    draw = lambda n: [
-        draw_collection_history(source, "total", min_updates=UPDATES, max_steps=10) for _ in range(n)
-    ]
+
+    def draw(n):
+        return [draw_collection_history(source, "total", min_updates=UPDATES, max_steps=10) for _ in range(n)]
+
     check(impl, draw(10))  # warm the session and the plan
     histories = draw(batch)
     model_s = timed(lambda: [observe(h) for h in histories])

@@ -166,7 +166,7 @@ def time_dependence_cases(rules: Rules, world: World) -> list[Case]:
 
 
 def _derived_variants() -> list[tuple[str, tuple, bool]]:
-    variants = [(k, (), False) for k in ("view", "select", "index")]
+    variants: list[tuple[str, tuple, bool]] = [(k, (), False) for k in ("view", "select", "index")]
     variants += [("mv", shape, False) for shape in SCHEDULE_SHAPES]
     return variants + [("subscribe", (), False), ("subscribe", (), True)]
 

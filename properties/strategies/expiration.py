@@ -59,7 +59,7 @@ def _draw_maintained(source: Source, name: str, pool: list[str], horizon: int) -
     if kind == "create_index":
         return Action(kind, {"name": name, "on": source.choice(pool)})
     inputs = repeat(source, lambda: source.choice(pool), 1, 3, 0.4)
-    plan = {
+    plan: dict = {
         "node": "union",
         "inputs": [
             {"node": "project", "input": {"node": "get", "name": n}, "columns": [0, 1]} for n in inputs

@@ -64,8 +64,8 @@ def scenario(template: Template, values: dict) -> History:
             actions.append(Action("insert", {"table": name, "row": [0, 0], "time": 0, "diff": 1}))
         if leaf in ("load_generator", "non_epoch_source"):
             actions.append(Action("tick", {"source": name, "wall": 0, "reached": values["reach"][leaf]}))
-    for start in [0, values["start"]] if template.restart else [values["start"]]:
-        actions.append(Action("restart", {"wall": start}))
+    starts = [0, values["start"]] if template.restart else [values["start"]]
+    actions += [Action("restart", {"wall": start}) for start in starts]
     actions.append(Action("read", {"name": "x", "wall": values["wall"], "time": values["time"]}))
     return History("total", tuple(actions))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from model.errors import TimelineError
 from properties.catalog_actions import DATAFLOW_ACTIONS, build_catalog, object_from_action
 from properties.history import Action, History
@@ -22,6 +24,13 @@ SOURCE_OPTIONS: tuple[tuple[str, dict[str, object]], ...] = (
 )
 
 
+def _draw_insert(source: Source, table: str) -> Action:
+    """One insert of a drawn row into `table`."""
+    return Action(
+        "insert", {"table": table, "row": draw_row(source), "time": source.integer(0, 5), "diff": 1}
+    )
+
+
 def draw_timelines_history(source: Source, domain_name: str = "total") -> History:
     """Leaves of every timeline with data, then dataflows over random readable objects (many span timelines)."""
     actions = [Action("create_table", {"name": "t0"})]
@@ -33,16 +42,7 @@ def draw_timelines_history(source: Source, domain_name: str = "total") -> Histor
     leaves = [a.args["name"] for a in actions]
     for name in leaves:
         if name != "k":
-            actions += repeat(
-                source,
-                lambda: Action(
-                    "insert",
-                    {"table": name, "row": draw_row(source), "time": source.integer(0, 5), "diff": 1},
-                ),
-                0,
-                2,
-                0.5,
-            )
+            actions += repeat(source, functools.partial(_draw_insert, source, name), 0, 2, 0.5)
     readable, catalog = list(leaves), build_catalog(History(domain_name, tuple(actions)))
     for i in range(source.integer(1, 4)):
         action = _draw_dataflow(source, f"d{i}", readable, temporal=False)

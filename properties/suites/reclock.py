@@ -42,8 +42,8 @@ def replay(history: History) -> Iterator[tuple[int, Action, Remap, list]]:
 def final_state(history: History) -> tuple[Remap, list]:
     """The remap and the source updates after the whole history."""
     remap, updates = Remap.initial(history.time_domain), list[Update]()
-    for _, _, remap, updates in replay(history):
-        pass
+    for _, _, after, now in replay(history):
+        remap, updates = after, now
     return remap, updates
 
 
@@ -88,7 +88,8 @@ def _events(history: History) -> list[str]:
     ticks = set()
     seen_partitions: set = set()
     remap, updates = Remap.initial(history.time_domain), list[Update]()
-    for step, action, after, updates in replay(history):
+    for _step, action, after, now in replay(history):
+        updates = now
         args = action.args
         if action.name == "mint":
             found |= _mint_events(remap, after, args, seen_partitions)
