@@ -20,7 +20,7 @@ from properties.suites import get_suite
 from tests.helpers import QUICK, patched, write_and_replay
 
 EXPIRATION = get_suite("expiration")
-PROFILE = attrs.evolve(QUICK, max_examples=60, batch_size=2, screening_histories=0)
+PROFILE = attrs.evolve(QUICK, max_examples=60, batch_size=2, screening_histories=300, screening_batch=300)
 
 
 def _with_rule(rule: str, replacement) -> ModelImplementation:
@@ -56,6 +56,18 @@ def none_as_earliest() -> ModelImplementation:
     return _with_rule("meet_bounds", lambda a, b: min(0 if a is None else a, 0 if b is None else b))
 
 
+def without_the_inputs_upper_branch() -> ModelImplementation:
+    return _with_rule("inputs_bound", lambda inputs_upper, expiration: expiration)
+
+
+def never_expires() -> ModelImplementation:
+    return _with_rule("dataflow_expiration", lambda bound, until: None)
+
+
+def without_the_frontier_check() -> ModelImplementation:
+    return _with_rule("check_not_expired", lambda flow, upper, time: None)
+
+
 def test_suite_holds_on_the_model_and_reaches_every_hard_case():
     result = run_suite(
         EXPIRATION, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0
@@ -86,7 +98,7 @@ def test_planted_no_one_tick_step(tmp_path):
 
 
 def test_planted_until_joined_instead_of_met(tmp_path):
-    _caught("until_joined", "until_is_met_with_the_expiration", 10, tmp_path)
+    _caught("until_joined", "expires_as_the_seed_says", 10, tmp_path)
 
 
 def test_planted_refresh_schedule_ignored(tmp_path):
@@ -94,11 +106,28 @@ def test_planted_refresh_schedule_ignored(tmp_path):
 
 
 def test_planted_load_generator_given_an_expiration(tmp_path):
-    _caught("load_generator_expires", "reads_identical_with_and_without_expiration", 10, tmp_path)
+    _caught("load_generator_expires", "reads_identical_with_and_without_expiration", 13, tmp_path)
 
 
 def test_planted_none_combined_as_the_earliest_time(tmp_path):
     _caught("none_as_earliest", "reads_identical_with_and_without_expiration", 10, tmp_path)
+
+
+def test_planted_without_the_inputs_upper_branch(tmp_path):
+    _caught("without_the_inputs_upper_branch", "reads_identical_with_and_without_expiration", 12, tmp_path)
+
+
+def test_planted_never_expires_fails_the_suite(tmp_path):
+    """Issue 13: reads stay identical and until stays met, but the seed's drops are missing."""
+    _caught("never_expires", "expires_as_the_seed_says", 12, tmp_path)
+    reads = attrs.evolve(
+        EXPIRATION, properties=(EXPIRATION.property("reads_identical_with_and_without_expiration"),)
+    )
+    assert run_suite(reads, never_expires(), "never", PROFILE, seed=0).results[0].failure is None
+
+
+def test_planted_without_the_frontier_check_serves_wrong_data(tmp_path):
+    _caught("without_the_frontier_check", "never_serves_wrong_data_for_any_skew", 12, tmp_path)
 
 
 def spark_keeps_updates_past_the_last_refresh():
