@@ -334,7 +334,7 @@ SPARK_PLANTED = {
     "refresh_not_rounded": ("refresh_bound", lambda schedule, bound: bound),
     "load_generator_expires": (
         "leaf_bound",
-        lambda entry, wall: wall if entry.kind == "table" or entry.epoch else None,
+        lambda entry, name, wall, seen: wall if entry.kind == "table" or entry.epoch else None,
     ),
     "none_is_earliest": ("meet_bounds", _earliest),
     "until_joined": ("meet_until", PLANTED["until_joined"][1][1]),
