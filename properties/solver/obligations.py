@@ -169,7 +169,7 @@ def _label(kind: str, shape: tuple, has_up_to: bool) -> str:
 
 
 def _derived_variants(refresh: bool = True) -> list[tuple[str, tuple, bool]]:
-    variants = [(k, (), False) for k in ("view", "select", "index")]
+    variants: list[tuple[str, tuple, bool]] = [(k, (), False) for k in ("view", "select", "index")]
     variants += [("mv", shape, False) for shape in (SCHEDULE_SHAPES if refresh else ((),))]
     return variants + [("subscribe", (), False), ("subscribe", (), True)]
 
@@ -794,7 +794,7 @@ def check_case(case: Case, timeout_s: float | None = None, rlimit: int | None = 
     solver = _solver(timeout_s, rlimit)
     started = time.perf_counter()
     try:
-        hypotheses, goal, facts = list(case.hypotheses), case.goal, []
+        hypotheses, goal, facts = list(case.hypotheses), case.goal, list[Any]()
         if case.euclid:
             (*hypotheses, goal), facts = euclid([*case.hypotheses, case.goal])
         solver.add(*facts, z3.Not(goal))

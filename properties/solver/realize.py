@@ -33,7 +33,7 @@ def templates_for(case: Case) -> list[Template]:
     restart = bool(t.get("restart")) or case.obligation == "restart"
     kinds = [t["dataflow"]] if t.get("dataflow") in enc.EXPIRING_KINDS else []
     kinds += [k for k in ("mv", "index", "subscribe") if k not in kinds]
-    leaf_sets = [(t["leaf"],)] if t.get("kind") == "leaf" else []
+    leaf_sets: list[tuple[str, ...]] = [(t["leaf"],)] if t.get("kind") == "leaf" else []
     leaf_sets += [
         ls
         for ls in (

@@ -15,6 +15,8 @@ frontier check must catch (never serving wrong data).
 
 from __future__ import annotations
 
+from functools import partial
+
 from properties.catalog_actions import ARITY
 from properties.history import Action, History
 from properties.source import Source, repeat
@@ -128,7 +130,7 @@ def _draw_feed(source: Source, horizon: int, sources: list[str]) -> list[Action]
 
     actions = repeat(source, lambda: insert("t"), 0, 6, 0.8) + repeat(source, lambda: insert("g"), 0, 3, 0.5)
     for name in sources:
-        actions += repeat(source, lambda n=name: insert(n), 0, 2, 0.5)
+        actions += repeat(source, partial(insert, name), 0, 2, 0.5)
     return actions
 
 

@@ -291,9 +291,11 @@ def events_beyond_the_bound(history: History) -> list[str]:
         return []
     found = set()
     for a in history.actions:
-        name, wall = a.args.get("name"), a.args.get("wall", -1)
+        if a.name != "read":
+            continue
+        name, wall = a.args["name"], a.args["wall"]
         start = max((s for s in starts if s <= wall), default=None)
-        if a.name != "read" or start is None or wall > start + offset:
+        if start is None or wall > start + offset:
             continue
         now, then = _leads(history, name, wall), _leads(history, name, start)
         if now and min(now) > max(0, min(then)):
