@@ -119,7 +119,7 @@ def test_planted_without_the_inputs_upper_branch(tmp_path):
 
 def test_planted_never_expires_fails_the_suite(tmp_path):
     """Issue 13: reads stay identical and until stays met, but the seed's drops are missing."""
-    _caught("never_expires", "expires_as_the_seed_says", 12, tmp_path)
+    _caught("never_expires", "expires_as_the_seed_says", 14, tmp_path)
     reads = attrs.evolve(
         EXPIRATION, properties=(EXPIRATION.property("reads_identical_with_and_without_expiration"),)
     )

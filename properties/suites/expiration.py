@@ -56,7 +56,7 @@ from properties.catalog_actions import build_catalog, insert_update
 from properties.history import History
 from properties.oracles import expiration as oracle
 from properties.strategies.expiration import draw_expiration_history, draw_history_beyond_the_bound
-from properties.suite import Observation, Outcome, Property, Suite, differential, observe_or_reject
+from properties.suite import Check, Observation, Outcome, Property, Suite, differential, observe_or_reject
 
 MAINTAINED = ("create_mv", "create_index", "create_subscribe")
 NOT_SERVED = frozenset({("not served",)})
@@ -188,19 +188,27 @@ def _as_the_seed_says(history: History, obs: Observation) -> Outcome | None:
     return None
 
 
-def intrinsic(judge: Callable[[History, Observation], Outcome | None]):
+def intrinsic(judge: Callable[[History, Observation], Outcome | None]) -> Check:
     """A batched check of the implementation's own observations (a rejection is per history)."""
 
     def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
         observed = observe_or_reject(impl, "observe_expiration", histories)
         return [
-            Outcome.implementation_rejected(obs)
-            if isinstance(obs, ModelError)
-            else judge(h, obs) or Outcome(ok=True)
+            rejection(h, obs, observe) if isinstance(obs, ModelError) else judge(h, obs) or Outcome(ok=True)
             for h, obs in zip(histories, observed)
         ]
 
     return check
+
+
+def rejection(history: History, error: ModelError, model_observe: Callable[[History], Any]) -> Outcome:
+    """An implementation that rejected a history: a generator/model disagreement if the model rejects it
+    too (the model only classifies the failure here, it judges nothing), else the implementation's failure."""
+    try:
+        model_observe(history)
+    except ModelError as model_error:
+        return Outcome.model_rejected(model_error)
+    return Outcome.implementation_rejected(error)
 
 
 # ---------------------------------------------------------------- hard cases

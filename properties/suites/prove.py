@@ -25,7 +25,7 @@ from properties.history import History
 from properties.oracles import expiration as oracle
 from properties.strategies.scenarios import draw_scenario
 from properties.suite import Outcome, Property, Suite, compare, observe_or_reject
-from properties.suites.expiration import MAINTAINED, world
+from properties.suites.expiration import MAINTAINED, rejection, world
 
 SUITE_NAME = "prove"
 
@@ -105,7 +105,7 @@ def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     """The success criterion on `impl`: reads equal with and without expiration, nothing kept beyond it,
     nothing kept where the seed drops it."""
     return [
-        Outcome.implementation_rejected(obs) if isinstance(obs, ModelError) else _judge(history, obs)
+        rejection(history, obs, observe) if isinstance(obs, ModelError) else _judge(history, obs)
         for history, obs in zip(histories, observe_or_reject(impl, "observe_prove", histories))
     ]
 
