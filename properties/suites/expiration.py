@@ -142,8 +142,8 @@ def _never_wrong(history: History, obs: Observation) -> Outcome | None:
         if value != obs[(step, "read without")]:
             return _read_outcome(history, step, value, obs[(step, "read without")], "served, but !=")
         a = history.actions[step].args
-        restart = max(s for s, wall in _restarts(history) if wall <= a["wall"])
-        ((_, expiration),) = obs[(restart, f"dataflow {a['name']}")]
+        restart = max((s for s, wall in _restarts(history) if wall <= a["wall"]), default=-1)
+        ((_, expiration),) = obs.get((restart, f"dataflow {a['name']}"), {(None, None)})
         if expiration is not None and a["time"] >= expiration:
             how = f"served at or after its expiration {expiration}:"
             return _read_outcome(history, step, value, obs[(step, "read without")], how)
@@ -163,6 +163,7 @@ def _read_outcome(history: History, step: int, value: frozenset, without: frozen
 
 
 def _as_the_seed_says(history: History, obs: Observation) -> Outcome | None:
+    """until met with the expiration, no diffs added, the seed's drops kept, none expire without a clock."""
     for (step, label), value in sorted(obs.items()):
         name = label.split(" ")[-1]
         problem = None
