@@ -186,7 +186,7 @@ def test_planted_spark_expiration_rules_are_caught_small(spark_session, tmp_path
     """Spark's own rules, each removed: caught by the suite's own judges, small, and replayed."""
     name = f"tests.test_suite_expiration:{factory}"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property(prop),))
-    profile = attrs.evolve(QUICK, spark_examples=1, screening_histories=600, screening_batch=600)
+    profile = attrs.evolve(QUICK, spark_examples=1, spark_screening_histories=600, screening_batch=600)
     failure = run_suite(only, globals()[factory](), name, profile, seed=0).results[0].failure
     assert failure is not None, f"{factory} not caught by {prop}"
     assert len(failure.history.actions) <= max_actions, failure.history
