@@ -113,8 +113,9 @@ def source_bound(kind: str, epoch: bool, wall: int) -> int | None:
 
     Load generators may jump ahead; non-epoch timelines are not comparable to wall time.
 
-    >>> source_bound("kafka", True, 50), source_bound("load_generator", True, 50), source_bound("cdc", False, 50)
-    (50, None, None)
+    >>> kinds = (("kafka", True), ("load_generator", True), ("cdc", False))
+    >>> [source_bound(kind, epoch, 50) for kind, epoch in kinds]
+    [50, None, None]
     """
     return wall if epoch and kind != "load_generator" else None
 
@@ -426,7 +427,8 @@ def diffs_processed(
     >>> from model.collection import Update
     >>> from model.plan import Get, TemporalFilter
     >>> from model.temporal import MzNow
-    >>> c = Catalog().add(Table("t")).add(MaterializedView("m", TemporalFilter(Get("t"), (MzNow("<=", 0, 30),))))
+    >>> last_30 = TemporalFilter(Get("t"), (MzNow("<=", 0, 30),))
+    >>> c = Catalog().add(Table("t")).add(MaterializedView("m", last_30))
     >>> f = Feed({"t": (Update((0,), 0, 1),)})
     >>> diffs_processed(c, f, "m", None), diffs_processed(c, f, "m", 21)
     (2, 1)

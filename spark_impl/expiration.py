@@ -95,7 +95,7 @@ class Seen:
 
 
 def world(history: Any) -> World:
-    """The coordinator's view of a history; typed errors for unknown or duplicate names and regressing ticks."""
+    """The coordinator's view of a history; typed errors for unknown or duplicate names, ticks, skews."""
     rejected, _, constants = plan_eval.plan_catalog(_checked_names(history))
     if rejected:
         step, named = min(rejected.items())
@@ -295,7 +295,7 @@ def seen_at(w: World, wall: int) -> Seen:
 
 
 def upper(w: World, name: str, wall: int) -> int | None:
-    """How far `name` is complete at `wall`: leaves by the clock or their ticks; derived objects the inputs' meet."""
+    """How far `name` is complete at `wall`: leaves by clock or ticks; derived objects the inputs' meet."""
     entry = w.catalog[name]
     if entry.kind == "constant":
         return None
@@ -447,7 +447,7 @@ def _requests_frame(requests: dict) -> DataFrame:
 
 
 def _derived(updates: DataFrame, requests: DataFrame) -> Iterable[tuple]:
-    """`(tag, rid, data, time, diff)` rows: contents at a time, counts, distinct diffs at/after a time; one grouping."""
+    """`(tag, rid, data, time, diff)` rows: contents at a time, counts, distinct diffs at/after a time."""
     tag, time, diff = F.col("tag"), F.col("time"), F.col("diff")
     wanted = (
         (tag == "count")
@@ -489,7 +489,7 @@ def _read(batch: Batch, hid: int, offset: int, args: dict) -> Any:
 
 
 def observe_expiration(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """The expiration suite's observation: reads with/without expiration; renderings and diffs at each restart."""
+    """The expiration suite's observation: reads with and without expiration; renderings at restarts."""
     batch = Batch([world(h) for h in histories])
     pending = []
     for hid, history in enumerate(histories):
