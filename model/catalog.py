@@ -6,8 +6,9 @@ one-shot selects. Adding a view, MV, index, subscribe or select whose transitive
 inputs span several timelines raises `TimelineError` before anything runs.
 
 The second half is the *world*: given a `Feed` (what was written to tables and
-sources, and how far non-wall-clock sources got), `upper_at` says how far each
-object is complete at a wall-clock time and `output_updates` what it contains.
+sources, how far ahead of or behind the wall clock each table and epoch source
+runs, and how far the other sources got), `upper_at` says how far each object is
+complete at a wall-clock time and `output_updates` what it contains.
 Expiration (model/expiration.py) bounds these uppers; it never computes them.
 
 >>> from model.plan import Get
@@ -29,6 +30,7 @@ from model.errors import (
     DuplicateObject,
     InvalidDependency,
     InvalidRefresh,
+    InvalidSkew,
     InvalidSourceOption,
     UnknownObject,
     UpperRegression,
@@ -341,14 +343,23 @@ def _check_ticks(instance, attribute, ticks) -> None:
                 raise UpperRegression((name, w1, u1), (name, w2, u2))
 
 
+def _check_skews(instance, attribute, skews) -> None:
+    for name, points in skews.items():
+        walls = [wall for wall, _ in points]
+        if any(w < 0 for w in walls) or any(b <= a for a, b in zip(walls, walls[1:])):
+            raise InvalidSkew(name, points, "wall-clock times must be non-negative and increasing")
+
+
 @attrs.frozen
 class Feed:
-    """What the outside world did: `updates` per table/source, `ticks` per source not on wall-clock time.
+    """What the outside world did: `updates` per table/source, `skews` and `ticks` per leaf.
 
-    Tables and epoch sources other than load generators are complete up to the
-    wall-clock time (upper = wall, choice: no skew). Every other source's upper
-    is the last `(wall, upper)` tick at or before the wall time, 0 before its first.
-    Ticks must not go back in wall time or upper (`UpperRegression` names both).
+    Tables and epoch sources other than load generators follow the wall clock at
+    their skew (`skewed_upper`): `skews[name]` is `((wall, by), ...)`, from
+    wall-clock time `wall` on the leaf runs `by` ahead (negative: behind); without
+    one it sits at the wall-clock time. Every other source's upper is the last
+    `(wall, upper)` tick at or before the wall time, 0 before its first. Ticks must
+    not go back in wall time or upper (`UpperRegression` names both).
 
     >>> Feed(ticks={"g": ((0, 5), (1, 3))})
     Traceback (most recent call last):
@@ -358,23 +369,48 @@ class Feed:
 
     updates: Mapping[str, tuple] = attrs.field(factory=dict)
     ticks: Mapping[str, tuple] = attrs.field(factory=dict, validator=_check_ticks)
+    skews: Mapping[str, tuple] = attrs.field(factory=dict, validator=_check_skews)
 
     def leaf_upper(self, obj, wall: int) -> Antichain:
         """The upper of a table, source or constant at wall-clock time `wall`.
 
         >>> Feed(ticks={"g": ((0, 5), (3, 9))}).leaf_upper(Source.create("g", "load_generator"), 2)
         {5}
+        >>> Feed(skews={"t": ((0, 1),)}).leaf_upper(Table("t"), 2)
+        {3}
         """
         if isinstance(obj, Constant):
             return Antichain.of(TIME, [])
         if follows_wall_clock(obj):
-            return Antichain.of(TIME, [wall])
+            return Antichain.of(TIME, [skewed_upper(self.skews.get(obj.name, ()), wall)])
         reached = [u for w, u in self.ticks.get(obj.name, ()) if w <= wall]
         return Antichain.of(TIME, [reached[-1] if reached else TIME.minimum])
 
 
+def skewed_upper(points: tuple, wall: int) -> int:
+    """A wall-clock leaf's upper at `wall`: the furthest `w + skew(w)` of any `w <= wall`, at least 0.
+
+    `skew(w)` is the `by` of the last point `(at, by)` with `at <= w` (0 before the first).
+    Choice: a leaf never goes back, so when its skew drops it waits for the clock to
+    catch up. A source minted at tick `w` has upper `w + 1` (model/remap.py): skew 1.
+
+    >>> skewed_upper((), 7), skewed_upper(((0, 1),), 7), skewed_upper(((0, -3),), 2)
+    (7, 8, 0)
+    >>> skewed_upper(((0, 4), (5, 0)), 6), skewed_upper(((0, 0), (5, 2)), 6)
+    (8, 8)
+    """
+    segments = ([] if points and points[0][0] == 0 else [(0, 0)]) + list(points)
+    furthest = 0
+    for i, (at, by) in enumerate(segments):
+        if at > wall:
+            break
+        last = wall if i + 1 == len(segments) else min(wall, segments[i + 1][0] - 1)
+        furthest = max(furthest, last + by)
+    return furthest
+
+
 def follows_wall_clock(obj) -> bool:
-    """Whether a leaf's upper is the wall-clock time: tables, and epoch sources but load generators.
+    """Whether a leaf follows the wall clock (at its skew): tables, and epoch sources but load generators.
 
     >>> follows_wall_clock(Table("t")), follows_wall_clock(Source.create("g", "load_generator"))
     (True, False)
@@ -382,6 +418,19 @@ def follows_wall_clock(obj) -> bool:
     if isinstance(obj, Table):
         return True
     return isinstance(obj, Source) and obj.kind != "load_generator" and is_epoch(obj.timeline)
+
+
+def check_feed(catalog: Catalog, feed: Feed) -> None:
+    """`InvalidSkew` unless every skew names a leaf that follows the wall clock.
+
+    >>> check_feed(Catalog().add(Source.create("g", "load_generator")), Feed(skews={"g": ((0, 1),)}))
+    Traceback (most recent call last):
+    ...
+    model.errors.InvalidSkew: invalid skew ((0, 1),) for 'g': it does not follow the wall clock
+    """
+    for name, points in feed.skews.items():
+        if not follows_wall_clock(catalog.get(name)):
+            raise InvalidSkew(name, points, "it does not follow the wall clock")
 
 
 def upper_at(catalog: Catalog, feed: Feed, name: str, wall: int) -> Antichain:

@@ -246,6 +246,14 @@ class InvalidReplica(ModelError):
         super().__init__(f"invalid replica {field} {value!r}: {reason}")
 
 
+class InvalidSkew(ModelError):
+    """A skew schedule that is not on a wall-clock leaf, or whose wall-clock times do not increase."""
+
+    def __init__(self, name: object, points: object, reason: str):
+        self.name, self.points, self.reason = name, points, reason
+        super().__init__(f"invalid skew {points!r} for {name!r}: {reason}")
+
+
 class ReplicaNotRunning(ModelError):
     """A read at a wall-clock time before the replica's first start."""
 

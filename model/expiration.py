@@ -8,6 +8,19 @@ is `b` gets the expiration `b + 1` (one tick past the latest legitimate upper),
 its `until` is met with it, and the diffs its temporal filters produce at or
 after the `until` are dropped. Reads are identical to a replica without expiration.
 
+Inputs may run ahead of or behind the wall clock (a skew, model/catalog.py
+`skewed_upper`; a reclocked source runs one tick ahead). The replica renders its
+dataflows when it starts and sees its inputs' uppers then (`Seen`). The seed's
+branch `inputs_upper > expiration: dataflow_expiration := inputs_upper` keeps an
+input that runs ahead: its upper at render, carried to the point of expiration
+(inputs tick with the wall clock), bounds it when that is beyond the replica
+expiration. Choice: the branch is applied per input leaf, before each kind's
+step; for a plain meet of inputs that is the seed's meet-then-compare (`max` and
+`+ c` commute with `min`). An input that gets further ahead after the render is
+beyond what the branch handles: its dataflow's frontier reaches the expiration and
+the frontier check (`check_not_expired`) refuses every read from it (the seed's
+panic), so expiration never serves wrong data.
+
 Three layers, kept apart so a solver can evaluate the first and a planted bug
 can replace one rule:
 1. arithmetic over `Optional[int]` (`None`: no bound, i.e. the empty frontier);
@@ -19,11 +32,13 @@ can replace one rule:
 >>> c = Catalog().add(Table("t")).add(MaterializedView("m", Get("t")))
 >>> render(c, "m", replica_expiration(100, 21))
 Dataflow(name='m', until=122, expiration=122)
+>>> render(c, "m", replica_expiration(100, 21), Seen(100, {"t": 103}))
+Dataflow(name='m', until=125, expiration=125)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import reduce
 
 import attrs
@@ -37,6 +52,7 @@ from model.catalog import (
     Source,
     Subscribe,
     Table,
+    follows_wall_clock,
     next_refresh,
     output_updates,
     upper_at,
@@ -97,10 +113,29 @@ def source_bound(kind: str, epoch: bool, wall: int) -> int | None:
 
     Load generators may jump ahead; non-epoch timelines are not comparable to wall time.
 
-    >>> source_bound("kafka", True, 50), source_bound("load_generator", True, 50), source_bound("cdc", False, 50)
-    (50, None, None)
+    >>> kinds = (("kafka", True), ("load_generator", True), ("cdc", False))
+    >>> [source_bound(kind, epoch, 50) for kind, epoch in kinds]
+    [50, None, None]
     """
     return wall if epoch and kind != "load_generator" else None
+
+
+def carried_to(upper: int, render: int, expiration: int) -> int:
+    """Where an input at `upper` when rendered at `render` is at `expiration`: it ticks with the clock.
+
+    >>> carried_to(13, 10, 20)
+    23
+    """
+    return upper + (expiration - render)
+
+
+def inputs_bound(inputs_upper: int, expiration: int) -> int:
+    """The seed's branch: `inputs_upper` if beyond `expiration` (the inputs run ahead), else `expiration`.
+
+    >>> inputs_bound(23, 20), inputs_bound(18, 20)
+    (23, 20)
+    """
+    return inputs_upper if inputs_upper > expiration else expiration
 
 
 def round_up_to_refresh(schedule: tuple, bound: int | None) -> int | None:
@@ -161,18 +196,48 @@ def meet_until(until: int | None, expiration: int | None) -> int | None:
 # ---------------------------------------------------------------- 2. catalog walking
 
 
-def leaf_bound(obj, wall: int) -> int | None:
-    """The bound of a table (wall-clock time), source (`source_bound`) or constant (none).
+@attrs.frozen
+class Seen:
+    """What a replica sees when it renders: the wall-clock time `at` and each wall-clock leaf's upper then.
+
+    >>> Seen(10, {"t": 11}).uppers["t"]
+    11
+    """
+
+    at: int
+    uppers: Mapping[str, int] = attrs.field(factory=dict)
+
+
+def seen_at(catalog: Catalog, feed: Feed, wall: int) -> Seen:
+    """What a replica rendering at wall-clock time `wall` sees of the world.
+
+    >>> seen_at(Catalog().add(Table("t")), Feed(skews={"t": ((0, 2),)}), 5)
+    Seen(at=5, uppers={'t': 7})
+    """
+    leaves = (o for o in catalog.objects if follows_wall_clock(o))
+    return Seen(wall, {o.name: next(iter(feed.leaf_upper(o, wall))) for o in leaves})
+
+
+def leaf_bound(obj, wall: int, seen: Seen | None = None) -> int | None:
+    """The bound at `wall` of a table (the wall time), source (`source_bound`) or constant (none).
+
+    A table's or epoch source's upper when the replica rendered (`seen`; without it:
+    at the wall clock) is carried to `wall`, and the seed's branch keeps it when it runs ahead.
 
     >>> from model.catalog import Constant
-    >>> leaf_bound(Table("t"), 9), leaf_bound(Constant("c"), 9)
-    (9, None)
+    >>> leaf_bound(Table("t"), 9), leaf_bound(Table("t"), 9, Seen(4, {"t": 6})), leaf_bound(Constant("c"), 9)
+    (9, 11, None)
     """
     if isinstance(obj, Table):
-        return wall
-    if isinstance(obj, Source):
-        return source_bound(obj.kind, is_epoch(obj.timeline), wall)
-    return None
+        bound: int | None = wall
+    elif isinstance(obj, Source):
+        bound = source_bound(obj.kind, is_epoch(obj.timeline), wall)
+    else:
+        return None
+    upper = None if seen is None else seen.uppers.get(obj.name)
+    if bound is None or upper is None or seen is None:
+        return bound
+    return inputs_bound(carried_to(upper, seen.at, wall), bound)
 
 
 def object_bound(obj, input_bounds: list[int | None]) -> int | None:
@@ -191,8 +256,8 @@ def object_bound(obj, input_bounds: list[int | None]) -> int | None:
     return met
 
 
-def time_dependence(catalog: Catalog, name: str, wall: int) -> int | None:
-    """How far `name`'s upper can be at wall-clock time `wall`; `None`: no bound.
+def time_dependence(catalog: Catalog, name: str, wall: int, seen: Seen | None = None) -> int | None:
+    """How far `name`'s upper can be at wall-clock `wall`, having `seen` its inputs (`None`: no bound).
 
     >>> from model.catalog import View
     >>> from model.plan import Get, Union
@@ -202,8 +267,8 @@ def time_dependence(catalog: Catalog, name: str, wall: int) -> int | None:
     """
     obj = catalog.get(name)
     if not obj.inputs:
-        return leaf_bound(obj, wall)
-    return object_bound(obj, [time_dependence(catalog, i, wall) for i in obj.inputs])
+        return leaf_bound(obj, wall, seen)
+    return object_bound(obj, [time_dependence(catalog, i, wall, seen) for i in obj.inputs])
 
 
 def dataflow_until(obj) -> int | None:
@@ -231,8 +296,11 @@ class Dataflow:
     expiration: int | None
 
 
-def render(catalog: Catalog, name: str, replica_exp: int | None) -> Dataflow:
-    """`name`'s dataflow on a replica expiring at `replica_exp`; only MVs, indexes and subscribes expire.
+def render(catalog: Catalog, name: str, replica_exp: int | None, seen: Seen | None = None) -> Dataflow:
+    """`name`'s dataflow on a replica expiring at `replica_exp`, rendered having `seen` its inputs.
+
+    Only MVs, indexes and subscribes expire. Without `seen` every input is taken to
+    be at the wall clock.
 
     >>> from model.catalog import Select
     >>> from model.plan import Get
@@ -244,7 +312,7 @@ def render(catalog: Catalog, name: str, replica_exp: int | None) -> Dataflow:
     until = dataflow_until(obj)
     expiration = None
     if replica_exp is not None and isinstance(obj, EXPIRING):
-        expiration = dataflow_expiration(time_dependence(catalog, name, replica_exp), until)
+        expiration = dataflow_expiration(time_dependence(catalog, name, replica_exp, seen), until)
     return Dataflow(name, meet_until(until, expiration), expiration)
 
 
@@ -327,7 +395,8 @@ def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, 
     >>> serve(c, f, Replica(10, (0,)), "i", 5, 2), serve(c, f, Replica(10, (0,)), "i", 5, 5)
     ({(1,): 1}, None)
     """
-    flow = render(catalog, name, replica.expiration_at(wall))
+    replica_exp = replica.expiration_at(wall)
+    flow = render(catalog, name, replica_exp, seen_at(catalog, feed, replica.start_at(wall)))
     upper = upper_at(catalog, feed, name, wall)
     check_not_expired(flow, upper, time)
     if upper.less_equal(time):
@@ -350,15 +419,18 @@ def served(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int,
         return None
 
 
-def diffs_processed(catalog: Catalog, feed: Feed, name: str, replica_exp: int | None) -> int:
-    """How many diffs `name`'s dataflow produces on a replica expiring at `replica_exp`.
+def diffs_processed(
+    catalog: Catalog, feed: Feed, name: str, replica_exp: int | None, seen: Seen | None = None
+) -> int:
+    """How many diffs `name`'s dataflow produces on a replica expiring at `replica_exp`, having `seen`.
 
     >>> from model.collection import Update
     >>> from model.plan import Get, TemporalFilter
     >>> from model.temporal import MzNow
-    >>> c = Catalog().add(Table("t")).add(MaterializedView("m", TemporalFilter(Get("t"), (MzNow("<=", 0, 30),))))
+    >>> last_30 = TemporalFilter(Get("t"), (MzNow("<=", 0, 30),))
+    >>> c = Catalog().add(Table("t")).add(MaterializedView("m", last_30))
     >>> f = Feed({"t": (Update((0,), 0, 1),)})
     >>> diffs_processed(c, f, "m", None), diffs_processed(c, f, "m", 21)
     (2, 1)
     """
-    return len(output_updates(catalog, feed, name, render(catalog, name, replica_exp).until))
+    return len(output_updates(catalog, feed, name, render(catalog, name, replica_exp, seen).until))

@@ -3,8 +3,12 @@
 The coordinator (driver, catalog metadata only) decides, per dataflow and replica
 incarnation, its time dependence, its `expiration` (the bound at the replica's
 expiration, one tick on) and its `until` (met with the expiration), and the
-upper every object has at a wall-clock time. Spark (one job per batch) evaluates
-each dataflow under its `until` (`spark_impl.plan`, MVs inlined as
+upper every object has at a wall-clock time. Tables and epoch sources follow the
+wall clock at their skew (`skew` actions); the coordinator renders an incarnation's
+dataflows when it starts, from the leaves' uppers then (`Seen`): an input ahead of
+the wall clock is carried to the expiration (the seed's `inputs_upper > expiration`
+branch, `ahead`), and a dataflow whose frontier reaches its expiration serves nothing.
+Spark (one job per batch) evaluates each dataflow under its `until` (`spark_impl.plan`, MVs inlined as
 `persisted(refresh(body))`), and from those updates the reads' contents, the
 number of diffs each dataflow processed, and the diffs kept at or beyond an
 expiration. Frontiers of the Total epoch timeline are `Optional[int]`: `None` is
@@ -29,6 +33,7 @@ from pyspark.sql import functions as F
 from model.errors import (
     DuplicateObject,
     InvalidReplica,
+    InvalidSkew,
     ReplicaExpired,
     ReplicaNotRunning,
     TimelineError,
@@ -51,6 +56,7 @@ KINDS = {
     "select": "select",
 }
 REPLICA_EXPIRED, NOT_SERVED = ("replica expired",), ("not served",)
+BEYOND, LATE = "diffs at or beyond the expiration", "diffs kept past the replica's life"
 
 # ---------------------------------------------------------------- the catalog, as the coordinator holds it
 
@@ -70,22 +76,32 @@ class Entry:
 
 @attrs.frozen
 class World:
-    """One history's catalog, source ticks, inserted rows, expiration offset and replica starts."""
+    """One history's catalog, source ticks, skews, inserted rows, expiration offset and replica starts."""
 
     catalog: dict
     ticks: dict
     rows: list
     offset: int
     starts: tuple
+    skews: dict = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Seen:
+    """When (`at`) the coordinator rendered an incarnation's dataflows, and each clock leaf's upper then."""
+
+    at: int
+    uppers: dict
 
 
 def world(history: Any) -> World:
-    """The coordinator's view of a history; typed errors for unknown or duplicate names and regressing ticks."""
+    """The coordinator's view of a history; typed errors for unknown or duplicate names, ticks, skews."""
     rejected, _, constants = plan_eval.plan_catalog(_checked_names(history))
     if rejected:
         step, named = min(rejected.items())
         raise TimelineError(history.actions[step].args["name"], dict(named))
-    catalog, ticks, rows, offset, starts = {}, {}, [(name, row, 0, 1) for name, row in constants], 0, []
+    catalog, ticks, skews, offset, starts = {}, {}, {}, 0, []
+    rows = [(name, row, 0, 1) for name, row in constants]
     for action in history.actions:
         a = action.args
         if action.name in KINDS:
@@ -94,14 +110,21 @@ def world(history: Any) -> World:
             rows.append((a["table"], list(a["row"]), a["time"], a["diff"]))
         elif action.name == "tick":
             ticks.setdefault(a["source"], []).append((a["wall"], a["reached"]))
+        elif action.name == "skew":
+            skews.setdefault(a["name"], []).append((a["wall"], a["by"]))
         elif action.name == "set_offset":
             offset = a["offset"]
         elif action.name == "restart":
             starts.append(a["wall"])
     for name, points in ticks.items():
         _check_ticks(name, points)
+    for name, points in skews.items():
+        _check_skews(catalog, name, points)
+    for action in history.actions:
+        if action.name == "read" and action.args["name"] not in catalog:
+            raise UnknownObject(action.args["name"], tuple(catalog))
     _check_replica(offset, tuple(starts))
-    return World(catalog, ticks, rows, offset, tuple(starts))
+    return World(catalog, ticks, rows, offset, tuple(starts), skews)
 
 
 def _checked_names(history: Any) -> Any:
@@ -146,6 +169,16 @@ def _check_replica(offset: int, starts: tuple) -> None:
         raise InvalidReplica("starts", starts, "must be non-empty and strictly increasing")
 
 
+def _check_skews(catalog: dict, name: str, points: list) -> None:
+    walls = [w for w, _ in points]
+    if walls[0] < 0 or any(b <= a for a, b in zip(walls, walls[1:])):
+        raise InvalidSkew(name, tuple(points), "wall-clock times must be non-negative and increasing")
+    if name not in catalog:
+        raise UnknownObject(name, tuple(catalog))
+    if not follows_wall_clock(catalog[name]):
+        raise InvalidSkew(name, tuple(points), "it does not follow the wall clock")
+
+
 def _check_ticks(name: str, points: list) -> None:
     for (w1, u1), (w2, u2) in zip(points, points[1:]):
         if w2 < w1 or u2 < u1:
@@ -183,19 +216,44 @@ def follows_wall_clock(entry: Entry) -> bool:
     )
 
 
-def leaf_bound(entry: Entry, wall: int) -> int | None:
-    """A leaf's time dependence: the wall-clock time if it follows it; otherwise (may jump, or closed) none."""
-    return wall if follows_wall_clock(entry) else None
+def skewed_upper(points: list, wall: int) -> int:
+    """A clock leaf's upper at `wall`: the largest `w + skew` it reached at any `w <= wall`, never below 0.
+
+    A schedule point `(at, by)` holds from `at` on; before the first, the skew is 0. Within
+    one stretch `w + by` grows with `w`, so each stretch peaks at its last wall-clock time.
+    """
+    stretches = [(0, 0)] + [(at, by) for at, by in points if at <= wall]
+    peaks = [
+        min(wall, nxt - 1) + by
+        for (at, by), (nxt, _) in zip(stretches, stretches[1:] + [(wall + 1, 0)])
+        if nxt > at
+    ]
+    return max([0, *peaks])
 
 
-def time_dependence(catalog: dict, name: str, wall: int) -> int | None:
+def ahead(upper: int, rendered: int, expiration: int) -> int:
+    """The seed's `inputs_upper > expiration` branch: an input at `upper` when rendered at `rendered` is
+    at `upper + (expiration - rendered)` at the expiration; when that is past it, that is the bound."""
+    at_expiration = upper - rendered + expiration
+    return max(at_expiration, expiration)
+
+
+def leaf_bound(entry: Entry, name: str, wall: int, seen: Seen | None) -> int | None:
+    """A leaf's time dependence at `wall`: the wall clock (or its input carried there, when ahead) if it
+    follows the clock; otherwise (may jump, or closed) none."""
+    if not follows_wall_clock(entry):
+        return None
+    return wall if seen is None or name not in seen.uppers else ahead(seen.uppers[name], seen.at, wall)
+
+
+def time_dependence(catalog: dict, name: str, wall: int, seen: Seen | None = None) -> int | None:
     """How far `name`'s upper can be at wall-clock time `wall` (`None`: no bound), composed per kind."""
     entry = catalog[name]
     if not entry.inputs:
-        return leaf_bound(entry, wall)
+        return leaf_bound(entry, name, wall, seen)
     met = None
     for i in entry.inputs:
-        met = meet_bounds(met, time_dependence(catalog, i, wall))
+        met = meet_bounds(met, time_dependence(catalog, i, wall, seen))
     if entry.kind == "mv":
         return refresh_bound(entry.refresh, met)
     return meet_bounds(met, entry.up_to) if entry.kind == "subscribe" else met
@@ -211,27 +269,39 @@ def meet_until(until: int | None, expiration: int | None) -> int | None:
     return meet(until, expiration)
 
 
-def render(catalog: dict, name: str, replica_exp: int | None) -> tuple[int | None, int | None]:
-    """`(until, expiration)` of `name`'s dataflow on a replica expiring at `replica_exp` (`None`: never)."""
+def expiration_for(bound: int | None, until: int | None) -> int | None:
+    """One tick past the bound, unless there is none or the dataflow's own `until` comes first."""
+    expiration = None if bound is None else step_one_tick(bound)
+    return None if expiration is None or (until is not None and until <= expiration) else expiration
+
+
+def render(
+    catalog: dict, name: str, replica_exp: int | None, seen: Seen | None = None
+) -> tuple[int | None, int | None]:
+    """`(until, expiration)` of `name`'s dataflow on a replica expiring at `replica_exp` (`None`: never),
+    rendered having `seen` the leaves (`None`: every leaf at the wall clock)."""
     entry = catalog[name]
     until = entry.up_to if entry.kind == "subscribe" else None
     expiration = None
     if replica_exp is not None and entry.kind in EXPIRING:
-        bound = time_dependence(catalog, name, replica_exp)
-        expiration = None if bound is None else step_one_tick(bound)
-        if expiration is not None and until is not None and until <= expiration:
-            expiration = None
+        expiration = expiration_for(time_dependence(catalog, name, replica_exp, seen), until)
     return meet_until(until, expiration), expiration
 
 
+def seen_at(w: World, wall: int) -> Seen:
+    """What the coordinator sees of the clock leaves when it renders at `wall`."""
+    clock = [n for n, e in w.catalog.items() if follows_wall_clock(e)]
+    return Seen(wall, {n: skewed_upper(w.skews.get(n, []), wall) for n in clock})
+
+
 def upper(w: World, name: str, wall: int) -> int | None:
-    """How far `name` is complete at `wall`: leaves by the clock or their ticks; derived objects the inputs' meet."""
+    """How far `name` is complete at `wall`: leaves by clock or ticks; derived objects the inputs' meet."""
     entry = w.catalog[name]
     if entry.kind == "constant":
         return None
     if not entry.inputs:
         if follows_wall_clock(entry):
-            return wall
+            return skewed_upper(w.skews.get(name, []), wall)
         reached = [u for t, u in w.ticks.get(name, ()) if t <= wall]
         return reached[-1] if reached else 0
     met = None
@@ -242,26 +312,38 @@ def upper(w: World, name: str, wall: int) -> int | None:
     return meet(met, entry.up_to) if entry.kind == "subscribe" else met
 
 
-def replica_expiration(w: World, offset: int, wall: int) -> int | None:
-    """The expiration of the incarnation running at `wall` (`None`: disabled); typed errors when none runs."""
+def replica_expiration(start: int, offset: int) -> int | None:
+    """An incarnation started at `start` expires at `start + offset`; an offset of 0 disables expiration."""
+    return None if offset == 0 else start + offset
+
+
+def incarnation(w: World, offset: int, wall: int) -> tuple[int, int | None]:
+    """`(start, expiration)` of the incarnation running at `wall` (`None`: disabled); typed errors if none."""
     started = [s for s in w.starts if s <= wall]
     if not started:
         raise ReplicaNotRunning(wall, w.starts[0])
-    expiration = None if offset == 0 else started[-1] + offset
+    expiration = replica_expiration(started[-1], offset)
     if expiration is not None and wall > expiration:
         raise ReplicaExpired(wall, started[-1], expiration)
-    return expiration
+    return started[-1], expiration
+
+
+def frontier_passed(expiration: int | None, up: int | None, time: int) -> bool:
+    """The frontier check: with an expiration, a read at or past it, or a frontier that reached it, is refused
+    (the frontier is held there; having reached it, the dataflow looks finished and would panic)."""
+    return expiration is not None and (up is None or up >= expiration or time >= expiration)
 
 
 def read_request(w: World, offset: int, name: str, wall: int, time: int) -> tuple:
     """`(until, time)` to read from `name`'s output, or the reason there is nothing to read."""
     try:
-        until, expiration = render(w.catalog, name, replica_expiration(w, offset, wall))
+        start, replica_exp = incarnation(w, offset, wall)
     except ReplicaExpired:
         return REPLICA_EXPIRED
+    until, expiration = render(w.catalog, name, replica_exp, seen_at(w, start))
     up = upper(w, name, wall)
-    if expiration is not None and (up is None or up >= expiration or time >= expiration):
-        return NOT_SERVED  # the frontier is held at the expiration: the dataflow cannot serve this
+    if frontier_passed(expiration, up, time):
+        return NOT_SERVED
     if up is not None and up <= time:
         return NOT_SERVED
     return until, time
@@ -365,7 +447,7 @@ def _requests_frame(requests: dict) -> DataFrame:
 
 
 def _derived(updates: DataFrame, requests: DataFrame) -> Iterable[tuple]:
-    """`(tag, rid, data, time, diff)` rows: contents at a time, counts, distinct diffs at/after a time; one grouping."""
+    """`(tag, rid, data, time, diff)` rows: contents at a time, counts, distinct diffs at/after a time."""
     tag, time, diff = F.col("tag"), F.col("time"), F.col("diff")
     wanted = (
         (tag == "count")
@@ -407,7 +489,7 @@ def _read(batch: Batch, hid: int, offset: int, args: dict) -> Any:
 
 
 def observe_expiration(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """The expiration suite's observation: reads with/without expiration; renderings and diffs at each restart."""
+    """The expiration suite's observation: reads with and without expiration; renderings at restarts."""
     batch = Batch([world(h) for h in histories])
     pending = []
     for hid, history in enumerate(histories):
@@ -422,20 +504,25 @@ def observe_expiration(domain: Any, histories: Sequence[Any]) -> list[dict]:
                         (hid, step, "read without", _read(batch, hid, 0, a)),
                     ]
             elif action.name == "restart":
-                replica_exp = None if w.offset == 0 else a["wall"] + w.offset
+                replica_exp = replica_expiration(a["wall"], w.offset)
+                seen = seen_at(w, a["wall"])
                 for name in maintained:
-                    until, expiration = render(w.catalog, name, replica_exp)
+                    until, expiration = render(w.catalog, name, replica_exp, seen)
                     pending.append((hid, step, f"dataflow {name}", frozenset({(until, expiration)})))
                     counts = (
                         batch.count(hid, name, until),
                         batch.count(hid, name, render(w.catalog, name, None)[0]),
                     )
                     pending.append((hid, step, f"diffs {name}", counts))
+                    late = batch.beyond(hid, name, until, a["wall"] + w.offset + 1)
+                    pending.append((hid, step, f"kept beyond life {name}", late))
     results = batch.run()
     observed: list[dict] = [{} for _ in histories]
     for hid, step, label, value in pending:
         if label.startswith("diffs "):
             value = frozenset({tuple(next(iter(results[c]))[0] for c in value)})
+        elif label.startswith("kept beyond life "):
+            value = results[value]
         elif label.startswith("read"):
             value = frozenset({NOT_SERVED}) if value == NOT_SERVED else frozenset(results[value])
         observed[hid][(step, label)] = value
@@ -443,9 +530,10 @@ def observe_expiration(domain: Any, histories: Sequence[Any]) -> list[dict]:
 
 
 def observe_prove(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """The solver scenarios' observation: each read with and without expiration, and the diffs kept beyond it."""
+    """The solver scenarios' observation: each read with and without expiration, and the diffs kept at or
+    beyond each expiration and past each incarnation's life (`start + offset + 1`)."""
     batch = Batch([world(h) for h in histories])
-    pending, beyond = [], []
+    pending, kept = [], []
     for hid, history in enumerate(histories):
         w = batch.worlds[hid]
         for step, action in enumerate(history.actions):
@@ -453,15 +541,16 @@ def observe_prove(domain: Any, histories: Sequence[Any]) -> list[dict]:
                 pending.append((hid, (step, "read"), _read(batch, hid, w.offset, action.args)))
                 pending.append((hid, (step, "read without expiration"), _read(batch, hid, 0, action.args)))
         for start in w.starts:
+            replica_exp, life = replica_expiration(start, w.offset), start + w.offset + 1
             for name in _maintained(history):
-                until, expiration = render(w.catalog, name, None if w.offset == 0 else start + w.offset)
+                until, expiration = render(w.catalog, name, replica_exp, seen_at(w, start))
                 if expiration is not None:
-                    beyond.append(
-                        (hid, (name, start, expiration), batch.beyond(hid, name, until, expiration))
-                    )
+                    request = batch.beyond(hid, name, until, expiration)
+                    kept.append((hid, BEYOND, (name, start, expiration), request))
+                kept.append((hid, LATE, (name, start, life), batch.beyond(hid, name, until, life)))
     results = batch.run()
     observed: list[dict] = [
-        {(len(h.actions), "diffs at or beyond the expiration"): frozenset()} for h in histories
+        {(len(h.actions), BEYOND): frozenset(), (len(h.actions), LATE): frozenset()} for h in histories
     ]
     for hid, key, request in pending:
         observed[hid][key] = (
@@ -469,7 +558,7 @@ def observe_prove(domain: Any, histories: Sequence[Any]) -> list[dict]:
             if request in (REPLICA_EXPIRED, NOT_SERVED)
             else frozenset({("rows", tuple(sorted(results[request])))})
         )
-    for hid, label, request in beyond:
-        end = (len(histories[hid].actions), "diffs at or beyond the expiration")
-        observed[hid][end] |= {(*label, time, diff) for time, diff in results[request]}
+    for hid, label, bound, request in kept:
+        end = (len(histories[hid].actions), label)
+        observed[hid][end] |= {(*bound, time, diff) for time, diff in results[request]}
     return observed

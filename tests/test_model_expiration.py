@@ -188,12 +188,26 @@ def scenarios(draw):
     feed = Feed(
         {"t": tuple(draw(st.lists(rows, max_size=6))), "g": tuple(draw(st.lists(rows, max_size=3)))},
         {"g": ticks},
+        {"t": draw(skews_within_the_bound(horizon))},
     )
     offset = draw(st.integers(1, 8))
     starts = [draw(st.integers(0, 3))]
     while starts[-1] + offset < horizon:
         starts.append(starts[-1] + draw(st.integers(1, offset + 1)))
     return c, feed, offset, tuple(starts), names, horizon
+
+
+@st.composite
+def skews_within_the_bound(draw, horizon: int):
+    """A table's skew schedule that never gets further ahead than it was: each skew <= max(0, the one before).
+
+    Leads (the +1 of minting among them), lags, lags that catch up, leads that shrink.
+    """
+    points, by = [], draw(st.integers(-4, 4))
+    for wall in [0] + sorted(draw(st.sets(st.integers(1, horizon), max_size=2))):
+        points.append((wall, by))
+        by = draw(st.integers(-4, max(0, by)))
+    return tuple(points)
 
 
 def differences(catalog, feed, offset, starts, names, horizon):
@@ -214,13 +228,14 @@ def differences(catalog, feed, offset, starts, names, horizon):
 
 
 @FAST
-@given(scenarios(), st.integers(0, 20))
-def test_time_dependence_bounds_every_upper_up_to_that_wall_time(scenario, wall):
+@given(scenarios(), st.integers(0, 10), st.integers(0, 10))
+def test_time_dependence_bounds_every_upper_from_the_render_to_that_wall_time(scenario, render, ahead):
     catalog, feed, _, _, names, _ = scenario
+    wall, seen = render + ahead, ex.seen_at(catalog, feed, render)
     for name in names:
-        bound = ex.time_dependence(catalog, name, wall)
-        for earlier in range(wall + 1):
-            upper = upper_at(catalog, feed, name, earlier)
+        bound = ex.time_dependence(catalog, name, wall, seen)
+        for later in range(render, wall + 1):
+            upper = upper_at(catalog, feed, name, later)
             assert bound is None or upper.le(Antichain.of(T, [bound]))
 
 
@@ -339,3 +354,72 @@ def test_planted_retraction_at_upper_instead_of_upper_exclusive(monkeypatch):
     assert ex.serve(c, feed, ex.Replica(0, (0,)), "i", 5, 0) == {(0,): 1}
     monkeypatch.setattr(temporal, "upper_exclusive", lambda op, bound: bound)
     assert ex.serve(c, feed, ex.Replica(0, (0,)), "i", 5, 0) == {}
+
+
+# ---------------------------------------------------------------- inputs ahead of or behind the wall clock
+
+
+def minted_index():
+    """The issue's case: table `t` one tick ahead of the wall clock (as a minted source), index `i`."""
+    c = Catalog().add(Table("t")).add(Index("i", "t"))
+    return c, Feed({"t": (Update((1,), 3, 1),)}, skews={"t": ((0, 1),)})
+
+
+def test_an_input_one_tick_ahead_is_served_at_the_replica_expiration():
+    c, feed = minted_index()
+    assert ex.render(c, "i", 10, ex.seen_at(c, feed, 0)) == ex.Dataflow("i", 12, 12)
+    assert ex.served(c, feed, ex.Replica(10, (0,)), "i", 10, 10) == {(1,): 1}
+    assert differences(c, feed, 10, (0,), ["i"], 10) == []
+
+
+def test_planted_without_the_inputs_upper_branch(monkeypatch):
+    c, feed = minted_index()
+    monkeypatch.setattr(ex, "inputs_bound", lambda inputs_upper, expiration: expiration)
+    assert ex.served(c, feed, ex.Replica(10, (0,)), "i", 10, 10) is None
+    assert ex.served(c, feed, ex.Replica(0, (0,)), "i", 10, 10) == {(1,): 1}
+
+
+@pytest.mark.parametrize(
+    "skew, bound",
+    [(((0, 3),), 13), (((0, -2),), 10), (((0, -9), (4, 0)), 10), (((0, 3), (2, 1)), 13)],
+)
+def test_the_branch_carries_a_lead_to_the_expiration_and_ignores_a_lag(skew, bound):
+    c = Catalog().add(Table("t")).add(Index("i", "t"))
+    feed = Feed(skews={"t": skew})
+    assert ex.time_dependence(c, "i", 10, ex.seen_at(c, feed, 0)) == bound
+
+
+def test_the_meet_of_a_leading_and_a_lagging_input_is_not_ahead():
+    c = base().add(Source.create("s", "kafka")).add(MaterializedView("m", Union((Get("t"), Get("s")))))
+    feed = Feed(skews={"t": ((0, -2),), "s": ((0, 5),)})
+    assert ex.render(c, "m", 10, ex.seen_at(c, feed, 0)).expiration == 11
+
+
+def test_an_input_that_gets_further_ahead_after_the_render_is_caught_never_served_wrong():
+    """Beyond the bound: `t` jumps two ticks ahead after the replica rendered; the frontier check refuses."""
+    c = Catalog().add(Table("t")).add(View("v", last_n(0))).add(Index("i", "v"))
+    feed = Feed({"t": (Update((9,), 9, 1),)}, skews={"t": ((0, 0), (5, 2))})
+    on, off = ex.Replica(10, (0,)), ex.Replica(0, (0,))
+    assert ex.served(c, feed, off, "i", 10, 9) == {(9,): 1}
+    with pytest.raises(DataflowExpired, match=r"its upper is \{12\}"):
+        ex.serve(c, feed, on, "i", 10, 9)
+    assert ex.served(c, feed, on, "i", 8, 9) == ex.served(c, feed, off, "i", 8, 9)  # before the pass
+
+
+def test_planted_without_the_frontier_check_serves_wrong_data(monkeypatch):
+    c = Catalog().add(Table("t")).add(View("v", last_n(0))).add(Index("i", "v"))
+    feed = Feed({"t": (Update((10,), 10, 1),)}, skews={"t": ((0, 0), (5, 2))})
+    on, off = ex.Replica(10, (0,)), ex.Replica(0, (0,))
+    assert ex.served(c, feed, on, "i", 10, 11) is None and ex.served(c, feed, off, "i", 10, 11) == {}
+    monkeypatch.setattr(ex, "check_not_expired", lambda flow, upper, time: None)
+    assert ex.served(c, feed, on, "i", 10, 11) == {(10,): 1}  # the retraction at 11 was dropped
+
+
+def test_skews_are_for_wall_clock_leaves_with_increasing_walls():
+    from model.catalog import check_feed
+    from model.errors import InvalidSkew
+
+    with pytest.raises(InvalidSkew, match="increasing"):
+        Feed(skews={"t": ((3, 1), (3, 2))})
+    with pytest.raises(InvalidSkew, match="'g'"):
+        check_feed(base(), Feed(skews={"g": ((0, 1),)}))

@@ -59,6 +59,10 @@ def test_arithmetic_rules_equal_the_model(start, offset, a, b):
     assert z("dataflow_expiration", lift(a), lift(b)) == ex.dataflow_expiration(a, b)
     assert z("meet_until", lift(a), lift(b)) == ex.meet_until(a, b)
     assert z("step_one_tick", z3.IntVal(start)).as_long() == ex.step_one_tick(start)
+    if a is not None and b is not None:
+        carried = z("carried_to", z3.IntVal(a), z3.IntVal(b), z3.IntVal(start))
+        assert carried.as_long() == ex.carried_to(a, b, start)
+        assert z("inputs_bound", z3.IntVal(a), z3.IntVal(b)).as_long() == ex.inputs_bound(a, b)
 
 
 @FAST
@@ -96,35 +100,38 @@ def test_refusal_equals_check_not_expired(expiration, upper, time_):
 
 
 @FAST
-@given(scenarios(), st.integers(0, 30))
-def test_time_dependence_and_render_equal_the_model_on_catalogs(scenario, wall):
-    catalog, *_ = scenario
+@given(scenarios(), st.integers(0, 15), st.integers(0, 15))
+def test_time_dependence_and_render_equal_the_model_on_catalogs(scenario, render, ahead):
+    catalog, feed, *_ = scenario
+    wall, seen = render + ahead, ex.seen_at(catalog, feed, render)
     for obj in catalog.objects:
-        got = enc.time_dependence(FAITHFUL, catalog, obj.name, wall)
-        assert concrete(got) == ex.time_dependence(catalog, obj.name, wall)
+        got = enc.time_dependence(FAITHFUL, catalog, obj.name, wall, seen)
+        assert concrete(got) == ex.time_dependence(catalog, obj.name, wall, seen)
         kind = enc.kind_of(obj)
         if kind in enc.DERIVED_KINDS:
             for replica_exp in (None, wall):
                 expiration, until = enc.render(FAITHFUL, kind, got, enc.up_to_of(obj), lift(replica_exp))
-                flow = ex.render(catalog, obj.name, replica_exp)
+                flow = ex.render(catalog, obj.name, replica_exp, seen)
                 assert (concrete(expiration), concrete(until)) == (flow.expiration, flow.until)
 
 
 @FAST
-@given(scenarios(), st.integers(0, 30))
-def test_the_models_world_satisfies_the_assumptions(scenario, wall):
-    """The model's uppers are one world the proofs cover (skew 0)."""
+@given(scenarios(), st.integers(0, 15), st.integers(0, 15))
+def test_the_models_world_satisfies_the_assumptions(scenario, render, ahead):
+    """The model's uppers, with skews that never gain on the render, are one world the proofs cover."""
     catalog, feed, *_ = scenario
-    world = ob.World(0)
+    world, wall = ob.World(0), render + ahead
 
-    def upper(name):
-        frontier = upper_at(catalog, feed, name, wall)
+    def upper(name, at=wall):
+        frontier = upper_at(catalog, feed, name, at)
         return lift(min(frontier) if len(list(frontier)) else None)
 
     for obj in catalog.objects:
         kind = enc.kind_of(obj)
         if not obj.inputs:
-            assert z3.is_true(z3.simplify(world.leaf_upper(kind, z3.IntVal(wall), upper(obj.name))))
+            seen = upper(obj.name, render)
+            allowed = world.leaf_upper(kind, z3.IntVal(wall), upper(obj.name), z3.IntVal(render), seen.val)
+            assert z3.is_true(z3.simplify(allowed))
         else:
             met = world.meet([upper(i) for i in obj.inputs])
             expected = world.derived_upper(kind, met, enc.schedule_of(obj), enc.up_to_of(obj))
@@ -173,6 +180,19 @@ def test_every_obligation_is_proved_within_ten_seconds():
     assert time.perf_counter() - started <= 10
 
 
+def test_a_case_that_holds_without_any_hypothesis_is_trivial_not_proved():
+    statuses = {(r.obligation.name, v.case.label): v.status for r in ob.prove() for v in r.verdicts}
+    for label in ("leaf load_generator", "leaf non_epoch_source", "leaf constant", "inputs: no input"):
+        assert statuses[("time-dependence", label)] == "trivial"
+    assert statuses[("lattice", "product join is the least upper bound")] == "trivial"
+    assert statuses[("time-dependence", "leaf table")] == "proved"
+    assert statuses[("useful", "leaf table not ahead")] == "proved"
+    only_trivial = ob.Result(
+        ob.get("lattice"), (ob.Verdict(ob.lattice_cases(FAITHFUL, ob.World())[0], "trivial", 0),), 0
+    )
+    assert only_trivial.status == "trivial"
+
+
 # ---------------------------------------------------------------- planted bugs
 
 
@@ -191,6 +211,21 @@ def _earliest(a, b):
 
 # name: (the rule in the encoding, the same rule in the model, the obligation that refutes it)
 PLANTED = {
+    "without_the_inputs_upper_branch": (
+        {"inputs_bound": lambda rules, inputs_upper, expiration: expiration},
+        ("inputs_bound", lambda inputs_upper, expiration: expiration),
+        "time-dependence",
+    ),
+    "never_expires": (
+        {"dataflow_expiration": lambda rules, bound, until: NONE},
+        ("dataflow_expiration", lambda bound, until: None),
+        "useful",
+    ),
+    "replica_expires_at_start": (
+        {"replica_expiration": lambda rules, start, offset: ite(offset == 0, NONE, some(start))},
+        ("replica_expiration", lambda start, offset: None if offset == 0 else start),
+        "time-dependence",
+    ),
     "refresh_not_rounded": (
         {"round_up_to_refresh": lambda rules, schedule, bound: bound},
         ("round_up_to_refresh", lambda schedule, bound: bound),
@@ -260,6 +295,18 @@ def no_one_tick_step():
     return _planted_impl("no_one_tick_step")
 
 
+def without_the_inputs_upper_branch():
+    return _planted_impl("without_the_inputs_upper_branch")
+
+
+def never_expires():
+    return _planted_impl("never_expires")
+
+
+def replica_expires_at_start():
+    return _planted_impl("replica_expires_at_start")
+
+
 @pytest.mark.parametrize("bug", sorted(PLANTED))
 def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
     from properties.cli import main
@@ -281,10 +328,13 @@ def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
 
 # The same bugs planted in Spark's coordinator rules (spark_impl.expiration): name -> (rule, replacement).
 SPARK_PLANTED = {
+    "without_the_inputs_upper_branch": ("ahead", lambda upper, rendered, expiration: expiration),
+    "never_expires": ("expiration_for", lambda bound, until: None),
+    "replica_expires_at_start": ("replica_expiration", lambda start, offset: None if offset == 0 else start),
     "refresh_not_rounded": ("refresh_bound", lambda schedule, bound: bound),
     "load_generator_expires": (
         "leaf_bound",
-        lambda entry, wall: wall if entry.kind == "table" or entry.epoch else None,
+        lambda entry, name, wall, seen: wall if entry.kind == "table" or entry.epoch else None,
     ),
     "none_is_earliest": ("meet_bounds", _earliest),
     "until_joined": ("meet_until", PLANTED["until_joined"][1][1]),
@@ -316,7 +366,7 @@ def spark_refresh_not_rounded():
 
 @pytest.mark.spark
 def test_refutations_replay_on_spark(spark_session, tmp_path):
-    """Each planted bug's counterexample holds on Spark, and shows the same difference on Spark with the bug."""
+    """Each planted bug's counterexample holds on Spark, and shows the same difference on Spark's planted."""
     from properties.adapters.spark import SparkImplementation
     from properties.cli import main
 
@@ -338,19 +388,33 @@ def test_refutations_replay_on_spark(spark_session, tmp_path):
     )
     assert main(["replay", str(path)]) == 1
     assert main(["replay", str(path), "--impl", "spark"]) == 0
+    beyond = tmp_path / "beyond"
+    assert (
+        solver_cli.run(
+            _args("--obligation", "time-dependence", "--skew", "1", "--out", str(beyond)), _console()
+        )
+        == 1
+    )
+    [written] = list(beyond.glob("prove-*.itf.json"))
+    assert main(["replay", str(written), "--impl", "spark"]) == 1  # beyond the bound on Spark too
 
 
 @pytest.mark.parametrize("bug", sorted(PLANTED))
 def test_a_planted_bug_breaks_the_encodings_equality_with_the_model(bug):
     """The Hypothesis equality is what ties the proof to the code: a changed rule no longer matches."""
     rule, replacement = PLANTED[bug][1]
-    samples = [(None, 5), (3, 7), (12, None), (4, 4), (0, 9)]
+    samples = [(None, 5), (3, 7), (12, None), (4, 4), (0, 9), (9, 4)]
     assert not any(_rule_differs(rule, *s) for s in samples)
     with _patched(rule, replacement):
         assert any(_rule_differs(rule, *s) for s in samples)
 
 
 def _rule_differs(rule, a, b):
+    if rule in ("inputs_bound", "replica_expiration"):
+        if a is None or b is None:
+            return False
+        got = z(rule, z3.IntVal(a), z3.IntVal(b))
+        return getattr(ex, rule)(a, b) != (got if got is None or isinstance(got, int) else got.as_long())
     if rule == "round_up_to_refresh":
         schedule = (RefreshEvery(10, 0),)
         return b is not None and ex.round_up_to_refresh(schedule, b) != z(
@@ -365,13 +429,54 @@ def _rule_differs(rule, a, b):
     return getattr(ex, rule)(a, b) != z(rule, lift(a), lift(b))
 
 
-def test_skew_beyond_the_margin_refutes_time_dependence_and_names_the_assumption():
+def test_a_lead_gained_after_the_render_refutes_time_dependence_and_names_the_assumption():
+    """`--skew 1`: an input one tick further ahead than when the dataflow was rendered is beyond the bound."""
     assert ob.prove(["time-dependence"], skew=0)[0].status == "proved"
     result = ob.prove(["time-dependence"], skew=1)[0]
     refuted = {v.case.label: v for v in result.verdicts if v.status == "refuted"}
     assert set(refuted) == {"leaf table", "leaf source"}
-    assert "w + skew" in refuted["leaf table"].case.assumption
+    assert "--skew" in refuted["leaf table"].case.assumption
     assert refuted["leaf table"].values["upper"] > refuted["leaf table"].values["bound"]
+
+
+@pytest.mark.parametrize(
+    "expiration",
+    [
+        lambda start, offset: start,
+        lambda start, offset: start + offset - 1,
+        lambda start, offset: 100 - start,
+        lambda start, offset: start + offset + 1,
+    ],
+)
+def test_replica_expiration_is_pinned_to_start_plus_offset(expiration):
+    """Earlier than `start + offset` breaks soundness (1, 4); later breaks usefulness (5)."""
+    rules = attrs.evolve(
+        FAITHFUL, replica_expiration=lambda r, s, o: ite(o == 0, NONE, some(expiration(s, o)))
+    )
+    statuses = {
+        r.obligation.name: r.status for r in ob.prove(["time-dependence", "restart", "useful"], rules)
+    }
+    assert "refuted" in statuses.values(), statuses
+
+
+def test_restart_is_derived_from_the_rules_not_assumed():
+    """A replica expiration that goes down with a later start: the restart obligation refutes it by itself."""
+    rules = attrs.evolve(FAITHFUL, replica_expiration=lambda r, s, o: ite(o == 0, NONE, some(1000 - s)))
+    result = ob.prove(["restart"], rules)[0]
+    assert result.status == "refuted"
+    assert {v.case.label for v in result.verdicts if v.status == "refuted"} >= {"leaf table monotone"}
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        lambda rules, schedule, t: enc.next_refresh(FAITHFUL, schedule, t - 1),
+        lambda rules, schedule, t: enc.next_refresh(FAITHFUL, schedule[:1], t),
+    ],
+)
+def test_refresh_is_checked_against_the_documented_schedule(planted):
+    rules = attrs.evolve(FAITHFUL, next_refresh=planted)
+    assert ob.prove(["refresh"], rules)[0].status == "refuted"
 
 
 # ---------------------------------------------------------------- the verb
@@ -399,6 +504,17 @@ def test_prove_verb_exit_codes_and_json(tmp_path):
         )
         == 1
     )
+
+
+def test_skew_beyond_the_bound_is_refuted_with_a_file_that_fails_on_the_model(tmp_path):
+    """A lead gained after the render is beyond what the branch handles: the model itself shows it."""
+    from properties.cli import main
+
+    args = _args("--obligation", "time-dependence", "--skew", "1", "--out", str(tmp_path))
+    assert solver_cli.run(args, _console()) == 1
+    [written] = list(tmp_path.glob("prove-*.itf.json"))
+    assert any(a.name == "skew" for a in counterexample.read(written).history.actions)
+    assert main(["replay", str(written), "--impl", "model"]) == 1
 
 
 def test_a_give_up_is_reported_as_such_never_as_proved(tmp_path):

@@ -1,6 +1,7 @@
 """The `prove` verb: each obligation PROVED (with its time) or REFUTED with a replayable scenario.
 
-Exit 0 when every obligation is proved; 1 when one is refuted (a counterexample
+A case whose goal holds without any hypothesis is counted `trivial`, not `proved`.
+Exit 0 when every obligation holds; 1 when one is refuted (a counterexample
 file is written under `--out` when the refutation can be realized on the model's
 world); 3 when the solver timed out, hit its resource limit or failed and
 nothing was refuted — never reported as proved.
@@ -46,7 +47,9 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
         "--skew",
         type=non_negative_int,
         default=0,
-        help="assume tables/sources are up to this far ahead of wall time",
+        help="let a table or source get up to this many ticks further ahead of the wall clock than it was "
+        "when the dataflow was rendered (default 0, the bound the inputs_upper > expiration branch "
+        "handles; every lead or lag present at the render is covered)",
     )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where counterexample files go")
     return p
@@ -66,7 +69,7 @@ def run(
     started = time.perf_counter()
     results = ob.prove(args.obligation, rules, args.skew, args.timeout, args.rlimit)
     written = {
-        r.obligation.name: _refutation(r, rules, impl, impl_name, args.out, console)
+        r.obligation.name: _refutation(r, rules, impl, impl_name, args.out, console, args.skew)
         for r in results
         if r.status == "refuted"
     }
@@ -77,7 +80,7 @@ def run(
 
 
 def exit_code(results: list[ob.Result]) -> int:
-    """1 if any obligation is refuted, else 3 if any is unknown or failed, else 0."""
+    """1 if any obligation is refuted, else 3 if any is unknown or failed, else 0 (proved or trivial)."""
     statuses = {r.status for r in results}
     if "refuted" in statuses:
         return REFUTED
@@ -85,7 +88,7 @@ def exit_code(results: list[ob.Result]) -> int:
 
 
 def _refutation(
-    result: ob.Result, rules: Rules, impl: Any, impl_name: str, out: Path, console: Any
+    result: ob.Result, rules: Rules, impl: Any, impl_name: str, out: Path, console: Any, skew: int
 ) -> str | None:
     """Prints each refuted case; writes the first realizable one as a counterexample file."""
     from properties import report
@@ -102,11 +105,10 @@ def _refutation(
             console.print(f"  the code relies on: {verdict.case.assumption}", markup=False, soft_wrap=True)
         if path is not None:
             continue
-        realized = realize(verdict, rules, impl, impl_name)
+        realized = realize(verdict, rules, impl, impl_name, skew=skew)
         if realized is None:
             console.print(
-                "  no scenario on the model's world shows it (the model's world is the assumptions "
-                "with skew 0: tables and sources follow wall-clock time exactly)",
+                f"  no small scenario on the model's world (skews that gain at most {skew}) shows it",
                 soft_wrap=True,
             )
             continue
@@ -131,8 +133,11 @@ def _table(results: list[ob.Result], skew: int, seconds: float) -> Table:
 
 
 def _verdict(r: ob.Result) -> str:
+    held = f"{r.count('proved')} proved, {r.count('trivial')} trivial; {r.seconds:.2f} s"
     if r.status == "proved":
-        return f"[green]PROVED[/] ({r.seconds:.2f} s)"
+        return f"[green]PROVED[/] ({held})"
+    if r.status == "trivial":
+        return f"[yellow]TRIVIAL[/] ({held}): holds without any hypothesis"
     if r.status == "refuted":
         return f"[red]REFUTED[/] ({sum(v.status == 'refuted' for v in r.verdicts)} cases)"
     reasons = sorted({v.reason for v in r.verdicts if v.status in ("unknown", "error")})

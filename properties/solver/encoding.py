@@ -173,6 +173,16 @@ def source_bound(rules: Rules, load_generator: Any, epoch: Any, wall: Any) -> Op
     return ite(z3.And(epoch, z3.Not(load_generator)), some(wall), NONE)
 
 
+def carried_to(rules: Rules, upper: Any, render: Any, expiration: Any) -> Any:
+    """model: `upper + (expiration - render)`."""
+    return upper + (expiration - render)
+
+
+def inputs_bound(rules: Rules, inputs_upper: Any, expiration: Any) -> Any:
+    """model: `inputs_upper if inputs_upper > expiration else expiration` (the seed's branch)."""
+    return z3.If(inputs_upper > expiration, inputs_upper, expiration)
+
+
 def next_refresh(rules: Rules, schedule: Sequence, t: Any) -> Opt:
     """model/catalog: the least `round_up` of the clauses that have one; `None` if none has."""
     return reduce(_min_present, (c.round_up(t) for c in schedule), NONE)
@@ -219,6 +229,8 @@ class Rules:
     frontier_meet: Callable = frontier_meet
     meet_bounds: Callable = meet_bounds
     source_bound: Callable = source_bound
+    carried_to: Callable = carried_to
+    inputs_bound: Callable = inputs_bound
     next_refresh: Callable = next_refresh
     round_up_to_refresh: Callable = round_up_to_refresh
     subscribe_bound: Callable = subscribe_bound
@@ -242,14 +254,24 @@ def meet_inputs(rules: Rules, bounds: Sequence[Opt]) -> Opt:
     return reduce(lambda a, b: rules.meet_bounds(rules, a, b), bounds, NONE)
 
 
-def leaf_bound(rules: Rules, kind: str, wall: Any) -> Opt:
-    """model `leaf_bound`: a table the wall time, a source by `source_bound`, a constant none."""
+CLOCK_KINDS = ("table", "source")  # the leaves that follow the wall clock (model `follows_wall_clock`)
+
+
+def leaf_bound(rules: Rules, kind: str, wall: Any, seen: tuple | None = None) -> Opt:
+    """model `leaf_bound`: a table the wall time, a source by `source_bound`, a constant none; a clock
+    leaf `seen` at `(upper, render)` is carried to `wall` by the seed's branch."""
     if kind == "table":
-        return some(wall)
-    if kind == "constant":
+        bound = some(wall)
+    elif kind == "constant":
         return NONE
-    lg, epoch = kind == "load_generator", kind != "non_epoch_source"
-    return rules.source_bound(rules, z3.BoolVal(lg), z3.BoolVal(epoch), wall)
+    else:
+        lg, epoch = kind == "load_generator", kind != "non_epoch_source"
+        bound = rules.source_bound(rules, z3.BoolVal(lg), z3.BoolVal(epoch), wall)
+    if seen is None or kind not in CLOCK_KINDS:
+        return bound
+    upper, render = seen
+    ahead = rules.inputs_bound(rules, rules.carried_to(rules, upper, render, bound.val), bound.val)
+    return ite(bound.has, some(ahead), bound)
 
 
 def kind_step(rules: Rules, kind: str, met: Opt, schedule: Sequence = (), up_to: Opt = NONE) -> Opt:
@@ -271,7 +293,7 @@ def object_bound(
 def render(
     rules: Rules, kind: str, bound_at_expiration: Opt, up_to: Opt, replica_exp: Opt
 ) -> tuple[Opt, Opt]:
-    """model `render`: `(expiration, until after the meet)`; `bound_at_expiration` is the dependence at `replica_exp`."""
+    """model `render`: `(expiration, until after the meet)`; the bound is the dependence at `replica_exp`."""
     until = up_to if kind == "subscribe" else NONE
     expiration = NONE
     if kind in EXPIRING_KINDS:
@@ -307,11 +329,12 @@ def up_to_of(obj: Any) -> Opt:
     return lift(obj.up_to) if isinstance(obj, Subscribe) else NONE
 
 
-def time_dependence(rules: Rules, catalog: Any, name: str, wall: Any) -> Opt:
-    """model `time_dependence`, walking a concrete catalog with this encoding's rules."""
+def time_dependence(rules: Rules, catalog: Any, name: str, wall: Any, seen: Any = None) -> Opt:
+    """model `time_dependence` over a concrete catalog with this encoding's rules (`seen`: a model `Seen`)."""
     obj = catalog.get(name)
     kind = kind_of(obj)
     if not obj.inputs:
-        return leaf_bound(rules, kind, ival(wall))
-    bounds = [time_dependence(rules, catalog, i, wall) for i in obj.inputs]
+        upper = None if seen is None else seen.uppers.get(name)
+        return leaf_bound(rules, kind, ival(wall), None if upper is None else (ival(upper), ival(seen.at)))
+    bounds = [time_dependence(rules, catalog, i, wall, seen) for i in obj.inputs]
     return object_bound(rules, kind, bounds, schedule_of(obj), up_to_of(obj))

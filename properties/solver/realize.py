@@ -63,7 +63,7 @@ def templates_for(case: Case) -> list[Template]:
 
 @attrs.frozen
 class Unknowns:
-    """The template's free parameters, as z3 Ints."""
+    """The template's free parameters as z3 Ints (a clock leaf's skew: `lead` from 0, `later` from `jump`)."""
 
     start: Any
     offset: Any
@@ -71,6 +71,7 @@ class Unknowns:
     time: Any
     window: Any
     reach: dict
+    skews: dict
     schedule: tuple
     up_to: Any
 
@@ -87,6 +88,7 @@ class Unknowns:
             self.time,
             self.window,
             *self.reach.values(),
+            *(v for skew in self.skews.values() for v in skew),
             *extra,
             *([self.up_to] if self.up_to is not None else []),
         ]
@@ -98,6 +100,11 @@ def _unknowns(template: Template) -> Unknowns:
         for leaf in template.leaves
         if leaf in ("load_generator", "non_epoch_source")
     }
+    skews = {
+        leaf: tuple(z3.Int(f"skew.{leaf}.{p}") for p in ("lead", "jump", "later"))
+        for leaf in template.leaves
+        if leaf in enc.CLOCK_KINDS
+    }
     return Unknowns(
         z3.Int("start"),
         z3.Int("offset"),
@@ -105,25 +112,40 @@ def _unknowns(template: Template) -> Unknowns:
         z3.Int("time"),
         z3.Int("window"),
         reach,
+        skews,
         enc.symbolic_schedule(template.shape, "refresh"),
         z3.Int("up_to") if template.up_to else None,
     )
 
 
+def _max(*xs: Any) -> Any:
+    out = xs[0]
+    for x in xs[1:]:
+        out = z3.If(x > out, x, out)
+    return out
+
+
+def skewed(skew: tuple, wall: Any) -> Any:
+    """The model's upper of a clock leaf with skew `lead` from wall 0, `later` from `jump` (`jump >= 1`)."""
+    lead, jump, later = skew
+    return z3.If(wall < jump, _max(0, wall + lead), _max(0, jump - 1 + lead, wall + later))
+
+
 def difference(template: Template, rules: Rules, u: Unknowns) -> Any:
-    """A read at (`wall`, `time`) differs with and without expiration, or a diff is kept beyond it (approximately)."""
+    """A read at (`wall`, `time`) differs with and without expiration, a diff is kept beyond the expiration
+    or where the seed drops it, or the replica is expired by the rules while it runs (approximately)."""
     world = World(0)
     exp = rules.replica_expiration(rules, u.start, u.offset)
-    uppers, bounds = [], []
+    uppers, bounds, seen = [], [], []
     for leaf in template.leaves:
-        uppers.append(
-            some(u.wall)
-            if leaf in ("table", "source")
-            else NONE
-            if leaf == "constant"
-            else some(u.reach[leaf])
-        )
-        bounds.append(enc.leaf_bound(rules, leaf, exp.val))
+        if leaf in enc.CLOCK_KINDS:
+            at_render = skewed(u.skews[leaf], u.start)
+            uppers.append(some(skewed(u.skews[leaf], u.wall)))
+            bounds.append(enc.leaf_bound(rules, leaf, exp.val, (at_render, u.start)))
+            seen.append(at_render - u.start)
+        else:
+            uppers.append(NONE if leaf == "constant" else some(u.reach[leaf]))
+            bounds.append(enc.leaf_bound(rules, leaf, exp.val))
     met_u, up_to = world.meet(uppers), some(u.up_to) if template.up_to else NONE
     upper = world.derived_upper(template.kind, met_u, u.schedule, up_to)
     if template.kind == "index":  # an index on a view over the leaves
@@ -143,12 +165,32 @@ def difference(template: Template, rules: Rules, u: Unknowns) -> Any:
         frontier_lt_time(until_off, retraction),
     )
     kept_beyond = z3.And(expiration.has, retraction >= expiration.val, frontier_lt_time(until, retraction))
-    return z3.And(u.wall >= u.start, u.wall <= exp.val, z3.Or(refused_visible, dropped_visible, kept_beyond))
+    expired_early = z3.And(exp.has, u.wall > exp.val)
+    kept_late = z3.BoolVal(False)
+    if seen and template.shape == () and set(template.leaves) <= {*enc.CLOCK_KINDS, "constant"}:
+        drop = u.start + u.offset + _max(0, _min(*seen)) + 1
+        late = z3.And(retraction >= drop, frontier_lt_time(until, retraction))
+        kept_late = z3.And(late, retraction < u.up_to) if template.up_to else late
+    return z3.And(
+        u.wall >= u.start,
+        u.wall <= u.start + u.offset,
+        z3.Or(refused_visible, dropped_visible, kept_beyond, expired_early, kept_late),
+    )
 
 
-def _ranges(template: Template, u: Unknowns) -> list:
-    cs = [z3.And(v >= 0, v <= SMALL) for v in u.all()]
+def _min(*xs: Any) -> Any:
+    out = xs[0]
+    for x in xs[1:]:
+        out = z3.If(x < out, x, out)
+    return out
+
+
+def _ranges(template: Template, u: Unknowns, skew: int) -> list:
+    signed = {v for lead, _, later in u.skews.values() for v in (lead, later)}
+    cs = [z3.And(v >= (-SMALL if v in signed else 0), v <= SMALL) for v in u.all()]
     cs += [u.offset >= 1] + [c.valid() for c in u.schedule]
+    for lead, jump, later in u.skews.values():  # in the prover's world: never more than `skew` further ahead
+        cs += [jump >= 1, later <= _max(0, lead) + skew]
     return cs + ([u.start >= 1] if template.restart else [])
 
 
@@ -165,6 +207,7 @@ def _values(template: Template, u: Unknowns, model: z3.ModelRef) -> dict:
         "time": val(u.time),
         "window": val(u.window),
         "reach": {k: val(v) for k, v in u.reach.items()},
+        "skews": {k: [val(v) for v in skew] for k, skew in u.skews.items()},
         "refresh": refresh,
         "up_to": val(u.up_to) if u.up_to is not None else None,
     }
@@ -178,13 +221,18 @@ class Realized:
     outcome: Outcome
 
 
-def realize(verdict: Verdict, rules: Rules, impl: Any, impl_name: str, tries: int = 3) -> Realized | None:
-    """The first small scenario whose replay on `impl` shows the difference; `None` if no template gives one."""
+def realize(
+    verdict: Verdict, rules: Rules, impl: Any, impl_name: str, tries: int = 3, skew: int = 0
+) -> Realized | None:
+    """The first small scenario whose replay on `impl` shows the difference; `None` if no template gives one.
+
+    Scenarios stay in the world the prover assumed: no input gets more than `skew` further ahead.
+    """
     for template in templates_for(verdict.case):
         u = _unknowns(template)
         solver = z3.Solver()
         solver.set("timeout", 2000)
-        solver.add(*_ranges(template, u), difference(template, rules, u))
+        solver.add(*_ranges(template, u, skew), difference(template, rules, u))
         for _ in range(tries):
             if solver.check() != z3.sat:
                 break

@@ -5,7 +5,8 @@ suite shares (`properties/catalog_actions.py`), plain data:
 `create_table{name}`, `create_source{name, kind}`, `create_constant{name, rows}`,
 `create_view|create_mv|create_subscribe{name, plan, refresh?, up_to?}`,
 `create_index{name, on}`, `insert{table, row, time, diff}`,
-`tick{source, wall, reached}`, `set_offset{offset}`, `restart{wall}` (the first
+`tick{source, wall, reached}`, `skew{name, wall, by}` (a table or epoch source runs
+`by` ahead of the wall clock from `wall` on), `set_offset{offset}`, `restart{wall}` (the first
 is the replica's first start) and `read{name, wall, time}`; a plan is a record
 (`get{name}`, `union{inputs}`, `temporal{input, predicates: [[op, column, offset]]}`)
 and a refresh clause `{"every": i, "aligned_to": a}` or `{"at": t}`. Rows have two
@@ -64,10 +65,20 @@ def scenario(template: Template, values: dict) -> History:
             actions.append(Action("insert", {"table": name, "row": [0, 0], "time": 0, "diff": 1}))
         if leaf in ("load_generator", "non_epoch_source"):
             actions.append(Action("tick", {"source": name, "wall": 0, "reached": values["reach"][leaf]}))
+        actions += _skews(name, values.get("skews", {}).get(leaf))
     starts = [0, values["start"]] if template.restart else [values["start"]]
     actions += [Action("restart", {"wall": start}) for start in starts]
     actions.append(Action("read", {"name": "x", "wall": values["wall"], "time": values["time"]}))
     return History("total", tuple(actions))
+
+
+def _skews(name: str, skew: list | None) -> list[Action]:
+    """A clock leaf's `[lead, jump, later]`: `lead` from wall 0, `later` from `jump` on (when it differs)."""
+    if skew is None or skew == [0, skew[1], 0]:
+        return []
+    lead, jump, later = skew
+    points = [(0, lead)] + ([(jump, later)] if later != lead else [])
+    return [Action("skew", {"name": name, "wall": w, "by": by}) for w, by in points]
 
 
 def _create_leaf(leaf: str, name: str) -> Action:
@@ -84,9 +95,11 @@ def draw_scenario(source: Source, domain_name: str, restart: bool = False) -> Hi
     leaves = source.choice(
         (
             ("table",),
+            ("source",),
             ("load_generator",),
             ("table", "load_generator"),
             ("constant", "table"),
+            ("table", "source"),
             ("non_epoch_source",),
         )
     )
@@ -109,6 +122,13 @@ def draw_scenario(source: Source, domain_name: str, restart: bool = False) -> Hi
         "reach": {
             leaf: source.integer(0, 25) for leaf in leaves if leaf in ("load_generator", "non_epoch_source")
         },
+        "skews": {leaf: _draw_skew(source) for leaf in leaves if leaf in ("table", "source")},
         "up_to": source.integer(0, 20) if kind == "subscribe" and source.boolean() else None,
     }
     return scenario(Template(kind, leaves, shape, values["up_to"] is not None, restart), values)
+
+
+def _draw_skew(source: Source) -> list[int]:
+    """A clock leaf's `[lead, jump, later]` within the bound: it never gets further ahead than it was."""
+    lead = source.integer(-3, 3)
+    return [lead, source.integer(1, 12), source.integer(-3, max(0, lead))]

@@ -4,10 +4,11 @@ Scenarios are drawn by `properties.strategies.scenarios` (the solver writes the
 same histories for its refutations, `properties.solver.realize`). The check runs
 a scenario on an implementation (`observe_prove`: the model's `observe` below,
 or Spark's in `spark_impl.expiration`) twice, with the replica's offset and with
-0 (expiration disabled), and reports the first read that differs, or a diff the
-expiring dataflow produced at or beyond its expiration (an expiration that drops
-nothing). The property is the scenario's shape (`reads-equal`, or
-`reads-equal-across-a-restart`).
+0 (expiration disabled), and reports the first read that differs, a diff the
+expiring dataflow produced at or beyond its own expiration (an expiration that
+drops nothing), or a diff it kept past one tick after the replica's life where the
+seed drops it (`properties.oracles.expiration`: a "never expire" implementation).
+The property is the scenario's shape (`reads-equal`, or `reads-equal-across-a-restart`).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from model import expiration as ex
 from model.catalog import Catalog, Feed, output_updates
 from model.errors import ModelError, ReplicaExpired
 from properties.history import History
+from properties.oracles import expiration as oracle
 from properties.strategies.scenarios import draw_scenario
 from properties.suite import Outcome, Property, Suite, compare, observe_or_reject
-from properties.suites.expiration import MAINTAINED, world
+from properties.suites.expiration import MAINTAINED, rejection, world
 
 SUITE_NAME = "prove"
 
@@ -31,6 +33,7 @@ ONE_START, RESTARTED = (
     "reads-equal",
     "reads-equal-across-a-restart",
 )  # the suite's properties, by scenario shape
+BEYOND, LATE = "diffs at or beyond the expiration", "diffs kept past the replica's life"
 
 
 @attrs.frozen
@@ -46,7 +49,7 @@ class Scenario:
 
 
 def to_world(history: History) -> Scenario:
-    """The catalog, feed and replica the expiration suite's `world` decodes, plus the reads (model errors propagate)."""
+    """The catalog, feed and replica the expiration suite's `world` decodes, and the reads."""
 
     catalog, feed, offset, starts = world(history)
     reads = tuple(
@@ -68,67 +71,83 @@ def _read(world: Scenario, replica: ex.Replica, name: str, wall: int, time: int)
     return frozenset({("rows", tuple(sorted(got.items())))})
 
 
-def _beyond(world: Scenario) -> frozenset:
-    """Every diff an expiring dataflow produces at or after its expiration, per incarnation."""
-    out = set()
+def _kept(world: Scenario) -> tuple[frozenset, frozenset]:
+    """Per incarnation and expiring dataflow, the diffs kept at or beyond its expiration, and past the
+    replica's life (`start + offset + 1`), as `(name, start, bound, time, diff)`."""
+    beyond, late = set(), set()
     for start in world.starts:
         replica_exp = ex.replica_expiration(start, world.offset)
+        seen, life = ex.seen_at(world.catalog, world.feed, start), start + world.offset + 1
         for name in world.dataflows:
-            flow = ex.render(world.catalog, name, replica_exp)
-            if flow.expiration is None:
-                continue
+            flow = ex.render(world.catalog, name, replica_exp, seen)
             for u in output_updates(world.catalog, world.feed, name, flow.until):
-                if u.time >= flow.expiration:
-                    out.add((name, start, flow.expiration, u.time, u.diff))
-    return frozenset(out)
+                if flow.expiration is not None and u.time >= flow.expiration:
+                    beyond.add((name, start, flow.expiration, u.time, u.diff))
+                if u.time >= life:
+                    late.add((name, start, life, u.time, u.diff))
+    return frozenset(beyond), frozenset(late)
 
 
 def observe(history: History) -> dict:
-    """Each read with expiration (`read`) and without (`read without expiration`), and the diffs beyond it."""
+    """Each read with expiration (`read`) and without (`read without expiration`), and the diffs kept."""
     world = to_world(history)
     on, off = ex.Replica(world.offset, world.starts), ex.Replica(0, world.starts)
     obs: dict = {}
     for step, name, wall, time in world.reads:
         obs[(step, "read")] = _read(world, on, name, wall, time)
         obs[(step, "read without expiration")] = _read(world, off, name, wall, time)
-    obs[(len(history.actions), "diffs at or beyond the expiration")] = _beyond(world)
+    end = len(history.actions)
+    obs[(end, BEYOND)], obs[(end, LATE)] = _kept(world)
     return obs
 
 
 def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
-    """The success criterion on `impl`: reads equal with and without expiration, nothing kept beyond it."""
+    """The success criterion on `impl`: reads equal with and without expiration, nothing kept beyond it,
+    nothing kept where the seed drops it."""
     return [
-        Outcome.implementation_rejected(obs) if isinstance(obs, ModelError) else _judge(history, obs)
+        rejection(history, obs, observe) if isinstance(obs, ModelError) else _judge(history, obs)
         for history, obs in zip(histories, observe_or_reject(impl, "observe_prove", histories))
     ]
 
 
 def _judge(history: History, obs: dict) -> Outcome:
-    end = (len(history.actions), "diffs at or beyond the expiration")
+    end = len(history.actions)
     expected = {(s, "read"): v for (s, label), v in obs.items() if label == "read without expiration"}
     actual = {(s, "read"): v for (s, label), v in obs.items() if label == "read"}
-    expected[end], actual[end] = frozenset(), obs[end]
+    expected[(end, BEYOND)], actual[(end, BEYOND)] = frozenset(), obs[(end, BEYOND)]
+    expected[(end, LATE)] = frozenset(d for d in obs[(end, LATE)] if not _dropped_by_the_seed(history, d))
+    actual[(end, LATE)] = obs[(end, LATE)]
     outcome = compare(expected, actual)
     return (
         outcome
         if outcome.ok
         else attrs.evolve(
-            outcome, message=f"{outcome.message} (expected: expiration disabled; observed: enabled)"
+            outcome,
+            message=f"{outcome.message} (expected: expiration disabled, and the seed's drops; "
+            "observed: enabled)",
         )
     )
 
 
+def _dropped_by_the_seed(history: History, kept: tuple) -> bool:
+    name, start, _, time, _ = kept
+    drop = oracle.must_drop_from(history, name, start)
+    return drop is not None and time >= drop
+
+
 def events(history: History) -> list[str]:
-    """The hard cases a scenario reaches: an expiration or none, a restart, a read at/after the expiration."""
+    """The hard cases a scenario reaches (by the seed's rule restated, not the model): an expiration or none,
+    a restart, a read at/after the expiration, an input ahead of the wall clock."""
     world = to_world(history)
     found = ["restart"] if len(world.starts) > 1 else []
     for start in world.starts:
-        replica_exp = ex.replica_expiration(start, world.offset)
         for name in world.dataflows:
-            expiration = ex.render(world.catalog, name, replica_exp).expiration
+            expiration = oracle.expiration_at(history, name, start)
             found.append("no expiration" if expiration is None else "expiring dataflow")
             if expiration is not None and any(n == name and t >= expiration for _, n, _, t in world.reads):
                 found.append("read at or beyond the expiration")
+            if expiration is not None and expiration > start + world.offset + 1:
+                found.append("input ahead of the wall clock")
     return found
 
 
@@ -150,7 +169,13 @@ SUITE = Suite(
         _property(RESTARTED, "the same across a restart, with the expiration recomputed", restart=True),
     ),
     default_impl="spark",
-    required_events=("expiring dataflow", "no expiration", "restart", "read at or beyond the expiration"),
+    required_events=(
+        "expiring dataflow",
+        "no expiration",
+        "restart",
+        "read at or beyond the expiration",
+        "input ahead of the wall clock",
+    ),
     domains=("total",),
     spark_cost=3.0,  # plans evaluated level by level, as in the timelines suite
 )
