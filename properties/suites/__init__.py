@@ -5,6 +5,7 @@ from __future__ import annotations
 from properties.errors import UnknownSuite
 from properties.suite import Suite
 from properties.suites import (
+    checkpoint,
     collections,
     expiration,
     laws,
@@ -13,6 +14,7 @@ from properties.suites import (
     remap,
     restart,
     resumption,
+    streaming,
     summary,
     temporal,
     timelines,
@@ -27,6 +29,8 @@ SUITES: dict[str, Suite] = {
         laws.SUITE,
         collections.SUITE,
         resumption.SUITE,
+        streaming.SUITE,
+        checkpoint.SUITE,
         ttl.SUITE,
         ttl_compaction.SUITE,
         ttl_codec.SUITE,
