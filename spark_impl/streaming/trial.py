@@ -35,13 +35,14 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pyspark.errors import StreamingQueryException
 
-from spark_impl.errors import InjectedCrash
+from spark_impl.errors import InjectedCrash, SparkUnavailable
 from spark_impl.session import spark
 from spark_impl.streaming import checkpoint_files, faults, killable
 from spark_impl.streaming.query import QuerySpec, drain, start_query
@@ -50,6 +51,8 @@ from spark_impl.streaming.source import UpstreamSource
 from spark_impl.streaming.upstream_log import UpstreamLog
 
 WAVE = 6
+RETRIES = 3  # a Python source whose process did not connect back within Spark's 10 s (a loaded machine)
+NO_CONNECT = "Python worker failed to connect back"
 WriterFactory = Callable[[str, str], BatchWriter]
 
 
@@ -143,14 +146,17 @@ class Trial:
         if self.outcome.get("fault") == "after_sink" and self.spec.sink == "files" and not self.crashed:
             self._uncommit_new_batch()
 
-    def _await(self) -> None:
+    def _await(self, retries: int = RETRIES) -> None:
         try:
             drain(self.query, self.spec.trigger)
             if self.spec.trigger == "availableNow":
                 self.query = None  # the run has ended
-        except (
-            StreamingQueryException
-        ) as exc:  # the JVM is alive: the query failed (a dead JVM raises Py4J errors)
+        except StreamingQueryException as exc:  # the JVM is alive and the query failed
+            if NO_CONNECT in str(exc) and retries:
+                self.query = start_query(spark(), self.source.name(), self.spec, self.writer)
+                return self._await(retries - 1)
+            if NO_CONNECT in str(exc):
+                raise SparkUnavailable(exc) from exc
             self.query, self.crashed = None, True
             text = str(exc)
             if InjectedCrash.MARKER in text:
@@ -219,14 +225,42 @@ def run_trials(
     spark().dataSource.register(source)
     root = Path(tempfile.mkdtemp(prefix="frontier-harness-streaming-"))
     try:
-        observed: list[dict] = []
-        for first in range(0, len(histories), WAVE):
-            wave = histories[first : first + WAVE]
-            trials = [Trial(root / str(first + i), source, writer) for i in range(len(wave))]
-            observed += _run_wave(wave, trials)
-        return observed
+        with _expected_failures_unlogged():
+            observed: list[dict] = []
+            for first in range(0, len(histories), WAVE):
+                wave = histories[first : first + WAVE]
+                trials = [Trial(root / str(first + i), source, writer) for i in range(len(wave))]
+                observed += _run_wave(wave, trials)
+            return observed
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# Spark logs every failed query, and the task that failed, at ERROR with the whole trace; a trial's
+# crashes are expected, so these loggers are off while trials run (a Connect server keeps its own logs).
+EXPECTED_FAILURE_LOGGERS = (
+    "org.apache.spark.sql.execution.streaming",
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+    "org.apache.spark.util.Utils",
+)
+
+
+@contextmanager
+def _expected_failures_unlogged() -> Iterator[None]:
+    try:
+        log4j = spark().sparkContext._jvm.org.apache.logging.log4j
+        previous = {name: log4j.LogManager.getLogger(name).getLevel() for name in EXPECTED_FAILURE_LOGGERS}
+    except Exception:  # Spark Connect: no JVM here
+        previous = {}
+    for name in previous:
+        log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
+    try:
+        yield
+    finally:
+        for name, level in previous.items():
+            log4j.core.config.Configurator.setLevel(name, level)
 
 
 def _run_wave(histories: Sequence[Any], trials: list[Trial]) -> list[dict]:
