@@ -153,3 +153,24 @@ def test_planted_bug_is_caught_with_a_small_history(factory, prop, actions, spar
         "streaming", prop, small, f"tests.planted_streaming:{factory}", outcome.message, outcome.step
     )
     assert write_and_replay(cx, tmp_path, cx.impl) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_sigkill_of_the_driver_at_every_crash_point_loses_and_duplicates_nothing(spark_session):
+    """Each crash SIGKILLs a separate driver process (its JVM and Python workers too); the harness restarts
+    the query in its own session from what was durable. Three JVM starts: minutes on a loaded machine."""
+    from spark_impl.implementation import SparkImplementation
+
+    killed = history(
+        ("query", {"sink": "shard", "trigger": "processingTime"}),
+        *(produce("r0"), trigger("before_offsets", kill=True), RESTART),
+        *(produce("r1", 1), trigger("after_offsets", kill=True), COMPACT, RESTART),
+        *(produce("r2"), trigger("after_sink", kill=True), RESTART),
+    )
+    [obs] = SparkImplementation().observe_streaming(killed.time_domain, [killed])
+    fired = {row for (step, label), rows in obs.items() if label == "crash" for row in rows}
+    assert fired == {(p,) for p in streaming.CRASH_POINTS}
+    outcome = streaming.all_laws(killed, obs)
+    assert outcome.ok, outcome.message
+    assert obs[(len(killed.actions), "sink")] == {("r0", 0, 1), ("r1", 1, 1), ("r2", 2, 1)}
