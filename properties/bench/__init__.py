@@ -37,6 +37,6 @@ def timed(fn: Callable[[], object]) -> float:
 
 def modules() -> list:
     """The capability benchmark modules, in print order."""
-    from properties.bench import collections, expiration, ingestion, reclocking, ttl
+    from properties.bench import collections, expiration, ingestion, reclocking, streaming, ttl
 
-    return [collections, ttl, ingestion, expiration, reclocking]
+    return [collections, ttl, ingestion, expiration, reclocking, streaming]
