@@ -54,14 +54,15 @@ def figures(scale: float) -> list[Figure]:
     read_s = timed(lambda: read.update(log=read_checkpoint(root, root / "sink")))
     laws_s = timed(lambda: read.update(broken=check_log(read["log"])))
     assert read["broken"] == [], read["broken"][:3]
-    rate, seconds = trials_per_minute(max(6, int(12 * scale)))
+    histories = max(6, int(12 * scale))
+    rate, seconds = trials_per_minute(histories)
     per_1000 = 1000 / batches
     return [
         Figure(
             "streaming_trials_per_minute",
             rate,
             "trials/min",
-            f"{max(6, int(12 * scale))} generated histories in {seconds:.0f} s, waves of 6 queries, one session",
+            f"{histories} generated histories in {seconds:.0f} s, waves of 6 queries, one session",
         ),
         Figure(
             "read_checkpoint_s_per_1000_batches",
