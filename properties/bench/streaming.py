@@ -74,7 +74,7 @@ def figures(scale: float) -> list[Figure]:
             "validate_checkpoint_s_per_1000_batches",
             (read_s + laws_s) * per_1000,
             "s",
-            f"read + laws (remap minted per stream, audited); laws alone {laws_s * per_1000:.2f} s",
+            f"read + laws (frontiers in the model's order); laws alone {laws_s * per_1000:.2f} s",
             baseline="read_checkpoint_s_per_1000_batches",
         ),
     ]
