@@ -103,17 +103,16 @@ class Trial:
 
     def _trigger(self, fault: str | None, kill: bool) -> None:
         self.outcome = {"fault": fault, "commits": checkpoint_files.commit_log(self.spec.checkpoint)}
-        if self.crashed:
-            self._flush()
+        if self.crashed or (not self.pending and self.spec.trigger == "availableNow"):
+            self._flush()  # a down query runs nothing; an availableNow run would find nothing new
             return
-        if kill and not (fault == "after_sink" and self.spec.sink == "files"):
+        ours = fault is not None and not (fault == "after_sink" and self.spec.sink == "files")
+        if kill and ours and self.pending:  # with nothing new the point is never reached: no process
             self._stop()
             self._flush()
             self.outcome["killed"] = killable.launch(self.spec, self.source, self.writer, fault)
             return
-        if not self.pending and self.spec.trigger == "availableNow":
-            return  # nothing new: an availableNow run would start, find nothing and stop
-        if fault and not (fault == "after_sink" and self.spec.sink == "files"):
+        if ours:
             faults.arm(self.spec.log, fault)
         self._flush()
         self._ensure_running()
