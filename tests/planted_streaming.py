@@ -12,8 +12,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from properties.adapters.spark import SparkImplementation
 from spark_impl.durable_shard import DurableShard
-from spark_impl.implementation import SparkImplementation
 from spark_impl.streaming import faults
 from spark_impl.streaming.sinks import KIND, SCHEMA, SOURCE, BatchWriter
 from spark_impl.streaming.source import UpstreamSource, UpstreamStreamReader

@@ -10,8 +10,8 @@ import attrs
 import pytest
 
 from properties import counterexample
+from properties.adapters.model import ModelImplementation
 from properties.cli import main as cli
-from properties.implementations import ModelImplementation
 from properties.profiles import PROFILES
 from properties.runner import run_suite
 from properties.suites import get_suite

@@ -111,7 +111,7 @@ COVERING = [
 
 @pytest.mark.spark
 def test_the_suite_holds_on_spark_at_every_crash_point(spark_session):
-    from spark_impl.implementation import SparkImplementation
+    from properties.adapters.spark import SparkImplementation
 
     impl = SparkImplementation()
     for prop in SUITE.properties[:3]:
@@ -160,7 +160,7 @@ def test_planted_bug_is_caught_with_a_small_history(factory, prop, actions, spar
 def test_sigkill_of_the_driver_at_every_crash_point_loses_and_duplicates_nothing(spark_session):
     """Each crash SIGKILLs a separate driver process (its JVM and Python workers too); the harness restarts
     the query in its own session from what was durable. Three JVM starts: minutes on a loaded machine."""
-    from spark_impl.implementation import SparkImplementation
+    from properties.adapters.spark import SparkImplementation
 
     killed = history(
         ("query", {"sink": "shard", "trigger": "processingTime"}),
