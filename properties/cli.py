@@ -1,4 +1,4 @@
-"""`frontier-harness`: check, verify, replay, prove, list, bench.
+"""`frontier-harness`: check, verify, replay, prove, validate-checkpoint, list, bench.
 
 Exit codes: 0 all held; 1 a property failed (or a replayed counterexample still
 fails); 2 usage or bad input; 3 infrastructure (no Java, Spark died).
@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot", type=Path, metavar="FILE.png", help="also draw the counterexample (needs the plot extra)"
     )
 
+    from properties.validate_checkpoint import add_parser as add_validate
+
+    add_validate(verbs)
+
     verbs.add_parser("list", help="suites and their properties")
 
     bench = verbs.add_parser("bench", help="side-by-side throughput figures")
@@ -138,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "verify": _verify,
             "replay": _replay,
             "prove": _prove,
+            "validate-checkpoint": _validate_checkpoint,
             "list": _list,
             "bench": _bench,
         }
@@ -267,6 +272,12 @@ def _prove(args: argparse.Namespace, out: Console) -> int:
     from properties.solver.cli import run
 
     return run(args, out)
+
+
+def _validate_checkpoint(args: argparse.Namespace, out: Console) -> int:
+    from properties.validate_checkpoint import run
+
+    return run(args, out, Path(load_config().get("out")))
 
 
 def _replay(args: argparse.Namespace, out: Console) -> int:

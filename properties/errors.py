@@ -36,3 +36,12 @@ class ConfigurationError(HarnessError):
 
 class UnsupportedImplementation(HarnessError):
     """A suite asked of an implementation that lacks the method the suite calls."""
+
+
+class CheckpointFormatError(HarnessError):
+    """A Structured Streaming checkpoint file that cannot be read; names the file and the line."""
+
+    def __init__(self, path: object, line: int | None, problem: str):
+        self.path, self.line, self.problem = path, line, problem
+        where = f"{path} line {line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {problem}")

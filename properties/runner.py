@@ -167,6 +167,7 @@ def run_suite(
     results = [
         run_property(Run(suite, prop, impl, impl_name, domain, profile, seed, progress))
         for prop in suite.properties
+        if prop.runs_in(profile.name)
         for domain in domains
     ]
     reached = set().union(*(r.events for r in results)) if results else set()

@@ -108,6 +108,11 @@ class Property:
     draw: Callable[[Source, str], History]
     check: Check
     events: Callable[[History], Iterable[str]] = lambda history: ()
+    # The profiles it runs in; empty means every profile (a property too slow for ci names thorough).
+    profiles: tuple = ()
+
+    def runs_in(self, profile_name: str) -> bool:
+        return not self.profiles or profile_name in self.profiles
 
 
 @attrs.frozen

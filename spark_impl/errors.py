@@ -60,3 +60,13 @@ class ShardFromAnotherSource(ShardError):
 
 class UpperMismatch(ShardError):
     """A compare-and-set append or compaction that lost: the shard's upper or version moved underneath it."""
+
+
+class InjectedCrash(RuntimeError):
+    """A crash the streaming trials inject at a named point (never infrastructure, never a wrong answer)."""
+
+    MARKER = "frontier-harness injected crash"
+
+    def __init__(self, point: str):
+        self.point = point
+        super().__init__(f"{self.MARKER} at {point}")

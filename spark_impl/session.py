@@ -124,8 +124,18 @@ def _start():
     return session
 
 
+def _workers_import_this_code() -> None:
+    """Spark's Python workers (a Python streaming source runs there) import the code the driver runs:
+    this checkout goes first on their `PYTHONPATH`, which they inherit through the JVM."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+
+
 def _local_builder(builder, partitions: str, conf: dict):
     master = _settings["master"] or os.environ.get("FRONTIER_HARNESS_MASTER", "local[2]")
+    _workers_import_this_code()
     os.environ.setdefault("PYSPARK_PYTHON", shutil.which("python3") or "python3")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     return (

@@ -99,6 +99,7 @@ class SparkImplementation(Implementation):
     observe_timelines = _delegate("spark_impl.plan", "observe_timelines")
     observe_reclock = _delegate("spark_impl.reclock", "observe_reclock")
     observe_summary = _delegate("spark_impl.summary", "observe_summary")
+    observe_streaming = _delegate("spark_impl.streaming.trial", "observe_streaming")
     observe_ttl = _delegate("spark_impl.ttl.store_observer", "observe_ttl")
     observe_ttl_compaction = _delegate("spark_impl.ttl.compaction_observer", "observe_ttl_compaction")
     observe_ttl_codec = _delegate("spark_impl.ttl.codec", "observe_ttl_codec")

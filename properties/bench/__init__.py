@@ -36,7 +36,7 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-NAMES = ("collections", "screening", "ttl", "ingestion", "expiration", "reclocking")
+NAMES = ("collections", "screening", "ttl", "ingestion", "expiration", "reclocking", "streaming")
 
 
 def modules(names: Sequence[str] = NAMES) -> list[ModuleType]:

@@ -28,7 +28,9 @@ from properties.source import Source, repeat
 MAX_PARTITIONS = 3
 
 
-class _State:
+class ProducerState:
+    """What the upstream has so far: partitions, records, the tick, and whether the process is down."""
+
     def __init__(self, domain_name: str):
         self.partitions = 1 if domain_name == "total" else 0
         self.total = domain_name == "total"
@@ -37,7 +39,8 @@ class _State:
         self.down = False
 
 
-def _produce(source: Source, state: _State) -> Action:
+def produce(source: Source, state: ProducerState) -> Action:
+    """A `produce` to a known partition or the next new one (`data` unique per history)."""
     limit = 0 if state.total else min(state.partitions, MAX_PARTITIONS - 1)
     partition = source.integer(0, limit)
     state.partitions = max(state.partitions, partition + 1)
@@ -45,17 +48,17 @@ def _produce(source: Source, state: _State) -> Action:
     return Action("produce", {"partition": partition, "data": f"r{state.records - 1}"})
 
 
-def _fault(source: Source, state: _State, faults: tuple):
+def _fault(source: Source, state: ProducerState, faults: tuple):
     if not source.boolean(0.3):
         return None
     state.down = True
     return source.choice(faults)
 
 
-def _step(source: Source, state: _State) -> list[Action]:
+def _step(source: Source, state: ProducerState) -> list[Action]:
     kind = source.integer(0, 9)
     if kind < 4:
-        return [_produce(source, state)]
+        return [produce(source, state)]
     if kind == 9:
         return [Action("upstream_compact", {})]
     if state.down:
@@ -71,8 +74,8 @@ def _step(source: Source, state: _State) -> list[Action]:
 
 def draw_ingestion_history(source: Source, domain_name: str, max_steps: int = 24) -> History:
     """A few produces, then up to `max_steps` mixed steps (crashed processes get restarted)."""
-    state = _State(domain_name)
-    actions = [_produce(source, state) for _ in range(2)]
+    state = ProducerState(domain_name)
+    actions = [produce(source, state) for _ in range(2)]
     for chunk in repeat(source, lambda: _step(source, state), 0, max_steps, 0.9):
         actions += chunk
     return History(domain_name, tuple(actions))

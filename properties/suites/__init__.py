@@ -5,6 +5,7 @@ from __future__ import annotations
 from properties.errors import UnknownSuite
 from properties.suite import Suite
 from properties.suites import (
+    checkpoint,
     collections,
     expiration,
     laws,
@@ -14,6 +15,7 @@ from properties.suites import (
     remap,
     restart,
     resumption,
+    streaming,
     summary,
     temporal,
     timelines,
@@ -29,6 +31,8 @@ SUITES: dict[str, Suite] = {
         collections.SUITE,
         mutable_antichain.SUITE,
         resumption.SUITE,
+        streaming.SUITE,
+        checkpoint.SUITE,
         ttl.SUITE,
         ttl_compaction.SUITE,
         ttl_codec.SUITE,

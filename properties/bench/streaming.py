@@ -1,0 +1,80 @@
+"""Structured Streaming figures: real streaming trials per minute, and what validating a checkpoint costs.
+
+- `streaming_trials_per_minute`: generated histories (`properties.strategies.streaming`, each a
+  real query with its crashes and restarts) run by `spark_impl.streaming.trial` in one session,
+  after one warm-up trial; wall-clock, so on a shared machine it moves with the load.
+- `validate_checkpoint_s_per_1000_batches`: reading a checkpoint of Kafka-like offsets (3 topics
+  x 4 partitions, commits, a file sink's log) and checking the laws, per 1,000 batches, against
+  `read_checkpoint_s_per_1000_batches`, reading the same files into a history without the laws.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from properties.bench import Figure, timed
+from properties.checkpoint.laws import check_log
+from properties.checkpoint.reader import read_checkpoint
+from properties.source import RandomSource
+from properties.strategies.streaming import draw_streaming_history
+
+META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
+
+
+def write_log(root: Path, batches: int) -> Path:
+    """A lawful checkpoint of `batches` batches: three Kafka topics of four partitions, a file sink."""
+    for name in ("offsets", "commits", "sink/_spark_metadata"):
+        (root / name).mkdir(parents=True)
+    (root / "metadata").write_text('{"id":"bench"}')
+    for b in range(batches):
+        offsets = {topic: {str(p): b * (p + 1) for p in range(4)} for topic in ("a", "b", "c")}
+        (root / "offsets" / str(b)).write_text(f"v1\n{META}\n{json.dumps(offsets)}")
+        (root / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}')
+        (root / "sink" / "_spark_metadata" / str(b)).write_text(
+            f'v1\n{{"path":"file:///s/{b}","action":"add"}}'
+        )
+    return root
+
+
+def trials_per_minute(histories: int) -> tuple[float, float]:
+    from spark_impl.streaming.trial import run_trials
+
+    run_trials([draw_streaming_history(RandomSource(10_000), "partitioned", max_steps=2)])  # warm
+    drawn = [draw_streaming_history(RandomSource(seed), "partitioned") for seed in range(histories)]
+    seconds = timed(lambda: run_trials(drawn))
+    return histories / (seconds / 60), seconds
+
+
+def figures(scale: float) -> list[Figure]:
+    batches = max(1000, int(10_000 * scale))
+    root = write_log(Path(tempfile.mkdtemp(prefix="fh-bench-checkpoint-")), batches)
+    read = {}
+    read_s = timed(lambda: read.update(log=read_checkpoint(root, root / "sink")))
+    laws_s = timed(lambda: read.update(broken=check_log(read["log"])))
+    assert read["broken"] == [], read["broken"][:3]
+    histories = max(6, int(12 * scale))
+    rate, seconds = trials_per_minute(histories)
+    per_1000 = 1000 / batches
+    return [
+        Figure(
+            "streaming_trials_per_minute",
+            rate,
+            "trials/min",
+            f"{histories} generated histories in {seconds:.0f} s, waves of 6 queries, one session",
+        ),
+        Figure(
+            "read_checkpoint_s_per_1000_batches",
+            read_s * per_1000,
+            "s",
+            f"{batches} batches: offsets (3 topics x 4 partitions), commits, sink log, read into a history",
+        ),
+        Figure(
+            "validate_checkpoint_s_per_1000_batches",
+            (read_s + laws_s) * per_1000,
+            "s",
+            f"read + laws (frontiers in the model's order); laws alone {laws_s * per_1000:.2f} s",
+            baseline="read_checkpoint_s_per_1000_batches",
+        ),
+    ]

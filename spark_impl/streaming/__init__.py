@@ -1,0 +1,1 @@
+"""Spark Structured Streaming as the engine under test: our source, sinks, and crash trials."""

@@ -1,0 +1,61 @@
+"""Crash points of a streaming trial, armed by the harness and fired by the source or the sink.
+
+Spark writes a micro-batch's offsets, then runs the sink, then writes its commit:
+
+- `before_offsets`: the source's `latestOffset` fails, so the batch's offsets are never written;
+- `after_offsets`: the source's `partitions` fails (planning, after the offset log entry): no output;
+- `after_sink`: the sink fails after its output is durable, before Spark's commit log entry.
+
+The harness arms one point in the log directory (`fault.json`); the first call that
+reaches the point with new data consumes it (an atomic rename, so exactly one process
+fires) and raises `InjectedCrash`, or, armed `kill`, SIGKILLs its whole process group
+(the driver, its JVM and Python workers: a real crash). Only a process started as
+killable (`KILLABLE` set in its environment, which the JVM and its Python workers
+inherit) is ever killed; anywhere else a `kill` point raises.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import uuid
+from pathlib import Path
+
+from spark_impl.errors import InjectedCrash
+
+POINTS = ("before_offsets", "after_offsets", "after_sink")
+FAULT = "fault.json"
+KILLABLE = "FRONTIER_HARNESS_KILLABLE"
+
+
+def arm(directory: os.PathLike | str, point: str, kill: bool = False) -> None:
+    """Arms `point` in `directory`; a second arm replaces the first."""
+    if point not in POINTS:
+        raise ValueError(f"unknown crash point {point!r}: expected one of {POINTS}")
+    tmp = Path(directory) / f".{FAULT}.{uuid.uuid4().hex}"
+    tmp.write_text(json.dumps({"point": point, "kill": kill}))
+    os.replace(tmp, Path(directory) / FAULT)
+
+
+def disarm(directory: os.PathLike | str) -> None:
+    """Removes an armed point that nothing reached."""
+    (Path(directory) / FAULT).unlink(missing_ok=True)
+
+
+def fire(directory: os.PathLike | str, point: str) -> None:
+    """Crashes here if `point` is armed in `directory` (consuming it); returns otherwise."""
+    path = Path(directory) / FAULT
+    try:
+        armed = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return
+    if armed.get("point") != point:
+        return
+    try:
+        os.rename(path, path.with_name(f".{FAULT}.fired.{uuid.uuid4().hex}"))
+    except FileNotFoundError:  # another process fired it first
+        return
+    if armed.get("kill") and os.environ.get(KILLABLE) == "1":
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    raise InjectedCrash(point)

@@ -1,0 +1,70 @@
+"""One streaming query of a trial: our source into a durable sink, with a checkpoint.
+
+`start_query` is the only place a trial's query is built, in the harness's session
+and in a killable driver process (`spark_impl.streaming.killable`) alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from spark_impl.streaming.sinks import BatchWriter
+
+TRIGGERS = ("processingTime", "availableNow")
+SINKS = ("shard", "files")
+PROCESSING_TIME = "100 milliseconds"
+
+
+@attrs.frozen
+class QuerySpec:
+    """Where a trial's query reads and writes, and how it is triggered."""
+
+    root: Path
+    trigger: str = "processingTime"
+    sink: str = "shard"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "upstream"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "checkpoint"
+
+    @property
+    def sink_dir(self) -> Path:
+        return self.root / "sink"
+
+
+def start_query(session: Any, source_name: str, spec: QuerySpec, writer: Callable[[str, str], BatchWriter]):
+    """Starts the query and waits until its source is initialized (Spark allows 10 s for a Python
+    source's process to connect back, so queries are started one at a time)."""
+    stream = session.readStream.format(source_name).option("path", str(spec.log)).load()
+    out = stream.writeStream.option("checkpointLocation", str(spec.checkpoint))
+    if spec.sink == "shard":
+        out = out.foreachBatch(writer(str(spec.sink_dir), str(spec.log)))
+    else:
+        out = out.format("parquet").option("path", str(spec.sink_dir))
+    out = (
+        out.trigger(availableNow=True)
+        if spec.trigger == "availableNow"
+        else out.trigger(processingTime=PROCESSING_TIME)
+    )
+    query = out.start()
+    while query.isActive and query.status["message"] == "Initializing sources":
+        time.sleep(0.05)
+    return query
+
+
+def drain(query: Any, trigger: str) -> None:
+    """Until everything the source offers is processed: an `availableNow` run ends by itself; a
+    `processingTime` query runs on. Raises `StreamingQueryException` if the query failed."""
+    if trigger == "availableNow":
+        query.awaitTermination()
+    else:
+        query.processAllAvailable()

@@ -1,0 +1,168 @@
+"""Reading Structured Streaming checkpoints, their laws, and `validate-checkpoint` on real and edited ones."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+
+from properties import counterexample
+from properties.adapters.model import ModelImplementation
+from properties.cli import main as cli
+from properties.profiles import PROFILES
+from properties.runner import run_suite
+from properties.suites import get_suite
+
+META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
+
+
+def write_checkpoint(root: Path, offsets: dict, commits=(), sink: dict | None = None) -> Path:
+    """A checkpoint as Spark lays it out: `offsets` maps batch -> source lines (JSON text or `-`)."""
+    (root / "offsets").mkdir(parents=True)
+    (root / "commits").mkdir()
+    (root / "metadata").write_text('{"id":"0f6c2b1e"}\n')
+    for batch, sources in offsets.items():
+        (root / "offsets" / str(batch)).write_text("\n".join(["v1", META, *sources]))
+    for batch in commits:
+        (root / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}')
+    for name, files in (sink or {}).items():
+        log = root / "sink" / "_spark_metadata"
+        log.mkdir(parents=True, exist_ok=True)
+        entries = [json.dumps({"path": f"file:///sink/{f}", "size": 1, "action": "add"}) for f in files]
+        (log / name).write_text("\n".join(["v1", *entries]))
+    return root
+
+
+def kafka(**partitions: dict) -> str:
+    return json.dumps(
+        {topic: {str(p): o for p, o in offsets.items()} for topic, offsets in partitions.items()}
+    )
+
+
+def validate(root: Path, tmp_path: Path, sink: bool = False) -> int:
+    args = ["validate-checkpoint", str(root), "--out", str(tmp_path / "cx")]
+    return cli(args + (["--sink", str(root / "sink")] if sink else []))
+
+
+def test_kafka_offsets_of_two_topics_and_a_purged_log_hold(tmp_path):
+    offsets = {
+        100 + b: [kafka(orders={0: 5 + b, 1: 2 * b}, payments={0: b}), "-" if b == 0 else "7"]
+        for b in range(3)
+    }
+    root = write_checkpoint(tmp_path / "ck", offsets, commits=[100, 101])
+    assert validate(root, tmp_path) == 0
+
+
+def test_v2_offset_logs_name_their_sources(tmp_path):
+    from properties.checkpoint.reader import read_checkpoint
+
+    root = write_checkpoint(tmp_path / "ck", {}, commits=[0])
+    (root / "offsets" / "0").write_text("\n".join(["v2", META, json.dumps({"clicks": '{"logOffset":3}'})]))
+    log = read_checkpoint(root)
+    assert [a.args.get("source") for a in log.actions] == ["clicks", None]
+    assert validate(root, tmp_path) == 0
+
+
+BROKEN = [
+    ("monotone", {0: [kafka(t={0: 5, 1: 3})], 1: [kafka(t={0: 4, 1: 3})]}, [0, 1], None),
+    ("commit after offsets", {1: ["3"]}, [0, 1, 2], None),
+    ("one uncommitted batch", {0: ["1"], 1: ["2"], 2: ["3"]}, [0], None),
+    ("sink once", {0: ["1"], 1: ["2"]}, [0, 1], {"0": ["a"], "1": ["b"], "1.compact": ["a", "b"]}),
+    ("sink before commit", {0: ["1"], 1: ["2"]}, [0, 1], {"0": ["a"]}),
+]
+
+
+@pytest.mark.parametrize("law,offsets,commits,sink", BROKEN, ids=[b[0] for b in BROKEN])
+def test_each_law_broken_in_a_log_is_exit_1_with_a_counterexample_that_replays(
+    law, offsets, commits, sink, tmp_path
+):
+    root = write_checkpoint(tmp_path / "ck", offsets, commits, sink)
+    assert validate(root, tmp_path, sink=sink is not None) == 1
+    [written] = (tmp_path / "cx").glob("*.itf.json")
+    cx = counterexample.read(written)
+    assert (cx.suite, cx.property) == ("checkpoint", "checkpoint_laws") and cx.message.startswith(law)
+    assert cli(["replay", str(written)]) == 1
+
+
+UNREADABLE = [
+    ("offsets/0", "v1\n" + META, "offsets/0 line 3: truncated"),
+    ("offsets/0", "v1\n" + META + "\n{not json", "offsets/0 line 3: source 0's offsets are not JSON"),
+    ("offsets/0", "v7\n" + META + "\n1", "offsets/0 line 1: expected a version line v1 or v2, found 'v7'"),
+    ("offsets/0", "v1\n" + META + '\n{"offset": 3, "timestamp": 9}', "line 3: source 0: offsets {'offset'"),
+    ("offsets/0", "v1\n" + META + '\n{"t": {"0": -1}}', "line 3: source 0: frontier element [0, 0, -1]"),
+    ("commits/0", "v1\n", "commits/0 line 2: truncated"),
+    ("metadata", "", "metadata line 1: truncated"),
+]
+
+
+@pytest.mark.parametrize("name,text,named", UNREADABLE)
+def test_an_unreadable_file_is_exit_2_naming_the_file_and_line(name, text, named, tmp_path, capsys):
+    root = write_checkpoint(tmp_path / "ck", {0: ["1"]}, commits=[0])
+    (root / name).write_text(text)
+    assert validate(root, tmp_path) == 2
+    assert named in capsys.readouterr().out.replace("\n", "")
+
+
+def test_a_directory_that_is_no_checkpoint_is_exit_2(tmp_path, capsys):
+    assert cli(["validate-checkpoint", str(tmp_path)]) == 2
+    assert "not a Structured Streaming checkpoint" in capsys.readouterr().out
+
+
+def test_the_checkpoint_suite_holds_on_the_engines_logs():
+    quick = attrs.evolve(PROFILES["ci"], max_examples=100, screening_histories=2000)
+    result = run_suite(get_suite("checkpoint"), ModelImplementation(), "model", quick, seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+
+
+def _wait_for(path: Path, query, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert query.isActive and time.monotonic() < deadline, query.exception()
+        time.sleep(0.2)
+
+
+@pytest.mark.spark
+def test_validate_checkpoint_of_a_rate_query_and_of_one_edited_to_go_back(spark_session, tmp_path):
+    ck, sink = tmp_path / "ck", tmp_path / "ck" / "sink"
+    query = (
+        spark_session.readStream.format("rate")
+        .option("rowsPerSecond", 10)
+        .load()
+        .writeStream.format("parquet")
+        .option("path", str(sink))
+        .option("checkpointLocation", str(ck))
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+    try:
+        _wait_for(ck / "commits" / "2", query)
+    finally:
+        query.stop()
+    assert validate(ck, tmp_path, sink=True) == 0
+    newest = max(int(f.name) for f in (ck / "offsets").iterdir() if f.name.isdigit())
+    lines = (ck / "offsets" / str(newest)).read_text().splitlines()
+    (ck / "offsets" / str(newest)).write_text("\n".join([*lines[:2], "0"]))  # back to the first second
+    assert validate(ck, tmp_path, sink=True) == 1
+
+
+@pytest.mark.spark
+def test_validate_checkpoint_of_a_query_over_our_source(spark_session, tmp_path):
+    from spark_impl.streaming.query import QuerySpec, start_query
+    from spark_impl.streaming.sinks import shard_writer
+    from spark_impl.streaming.source import NAME, UpstreamSource
+    from spark_impl.streaming.upstream_log import UpstreamLog
+
+    spark_session.dataSource.register(UpstreamSource)
+    spec = QuerySpec(tmp_path, "processingTime", "files")
+    log = UpstreamLog.create(spec.log)
+    query = start_query(spark_session, NAME, spec, shard_writer)
+    try:
+        for records in ([(0, "a"), (1, "b")], [(0, "c"), (2, "d")]):
+            log.append(records)
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    assert cli(["validate-checkpoint", str(spec.checkpoint), "--sink", str(spec.sink_dir)]) == 0
