@@ -1,0 +1,92 @@
+"""A time limit for one check of one mutant, that also stops the Spark job it is waiting on.
+
+A mutant can loop forever or make a job explode (a join key dropped). At the
+limit a watchdog thread raises `TimedOut` in the main thread (as a signal
+handler would) and cancels the Spark jobs running until the check returns: the
+main thread, blocked in Py4J waiting for a job, gets the job's cancellation back
+and then the `TimedOut`. The session survives. `TimedOut` is a `BaseException`,
+so no `except Exception` in the runner or Hypothesis mistakes it for a failure.
+
+>>> try:
+...     with time_limit(0.2, cancel=lambda: None):
+...         while True:
+...             time.sleep(0.01)
+... except TimedOut:
+...     print("timed out")
+timed out
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+class TimedOut(BaseException):
+    """The check ran past its limit."""
+
+
+def cancel_spark_jobs() -> None:
+    """Cancels every job of the process's Spark session, classic or Connect (nothing if none runs)."""
+    pyspark = sys.modules.get("pyspark")
+    if pyspark is None:
+        return
+    context = pyspark.SparkContext._active_spark_context
+    if context is not None:
+        context.cancelAllJobs()
+        return
+    connect = sys.modules.get("pyspark.sql.connect.session")
+    session = connect and connect.SparkSession.getActiveSession()
+    if session is not None:
+        session.interruptAll()
+
+
+@contextmanager
+def time_limit(seconds: float, cancel: Callable[[], None] = cancel_spark_jobs) -> Iterator[None]:
+    """Raises `TimedOut` in the block after `seconds` (main thread only; elsewhere no limit)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    done, fired = threading.Event(), threading.Event()
+    previous = signal.signal(signal.SIGALRM, _raise_timed_out)
+    watchdog = threading.Thread(target=_watch, args=(seconds, done, fired, cancel), daemon=True)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watchdog.join()
+        if fired.is_set():
+            _drain()
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _raise_timed_out(signum: int, frame: Any) -> None:
+    raise TimedOut()
+
+
+def _drain() -> None:
+    """Lets a `TimedOut` still pending (the block ended as the limit passed) go off here, harmlessly."""
+    try:
+        for _ in range(3):
+            time.sleep(0)
+    except TimedOut:
+        pass
+
+
+def _watch(seconds: float, done: threading.Event, fired: threading.Event, cancel: Callable[[], None]) -> None:
+    if done.wait(seconds):
+        return
+    fired.set()
+    _thread.interrupt_main(signal.SIGALRM)
+    while not done.is_set():
+        with contextlib.suppress(Exception):  # a session already gone has nothing to cancel
+            cancel()
+        done.wait(1.0)
