@@ -1,4 +1,4 @@
-"""`frontier-harness`: check, verify, replay, prove, list, bench.
+"""`frontier-harness`: check, verify, replay, prove, mutate, list, bench.
 
 Exit codes: 0 all held; 1 a property failed (or a replayed counterexample still
 fails); 2 usage or bad input; 3 infrastructure (no Java, Spark died).
@@ -67,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     from properties.solver import cli as prove
 
     prove.add_parser(verbs)
+
+    from properties.mutate.command import add_parser as add_mutate
+
+    add_mutate(verbs)
 
     replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
     replay.add_argument("file", type=Path)
@@ -137,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "prove": _prove,
             "list": _list,
             "bench": _bench,
+            "mutate": _mutate,
         }
         return verbs[args.verb](args, out)
     except InfrastructureError as exc:
@@ -262,6 +267,12 @@ def _verify(args: argparse.Namespace, out: Console) -> int:
 
 def _prove(args: argparse.Namespace, out: Console) -> int:
     from properties.solver.cli import run
+
+    return run(args, out)
+
+
+def _mutate(args: argparse.Namespace, out: Console) -> int:
+    from properties.mutate.command import run
 
     return run(args, out)
 
