@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import random
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from properties.errors import UnknownSuite
 from properties.mutate import output
 from properties.mutate.engine import Engine, Plan, plan_modules
 from properties.mutate.mutants import Mutant, enumerate_mutants
-from properties.mutate.probe import probes_of
+from properties.mutate.probe import may_reach, probes_of
 from properties.mutate.results import INFRASTRUCTURE, SURVIVED, TIMEOUT, UNREACHED, MutationRun
 from properties.profiles import PROFILES
 from properties.suite import Suite
@@ -61,13 +63,14 @@ def run(args: argparse.Namespace, out: Any) -> int:
             out.print(mutant.describe(), markup=False, highlight=False)
         out.print(f"{len(mutants)} mutants", markup=False)
         return OK
-    probes = probes_of(load_suites(args.suite), args.impl)
+    probes = [p for p in probes_of(load_suites(args.suite), args.impl) if may_reach(p, target)]
+    _quiet_query_context_logs()
     plan = Plan(
         target, tuple(modules), tuple(extra), tuple(probes), attrs.evolve(profile, seed=args.seed), args.seed
     )
     engine = Engine(plan)
     with out.status(f"mutate {target}: {len(mutants)} mutants") as status:
-        engine.progress = lambda text: status.update(f"mutate {target}: {text}")
+        engine.progress = _progress(out, status, f"mutate {target}: ")
         result = engine.run(mutants, _sessions_started)
     _print(out, result)
     if args.json:
@@ -75,6 +78,20 @@ def run(args: argparse.Namespace, out: Any) -> int:
     if args.junit:
         output.write_junit(args.junit, result)
     return exit_code(result)
+
+
+def _progress(out: Any, status: Any, prefix: str, every: float = 30.0) -> Callable[[str], None]:
+    """The progress line: a live status on a terminal; elsewhere (CI logs) a printed line every `every` s."""
+    if out.is_terminal:
+        return lambda text: status.update(prefix + text)
+    last = [-every]
+
+    def line(text: str) -> None:
+        if time.perf_counter() - last[0] >= every:
+            last[0] = time.perf_counter()
+            out.print(prefix + text, markup=False, highlight=False, soft_wrap=True)
+
+    return line
 
 
 def select(modules: list, since: str | None, sample: int | None, seed: int) -> list[Mutant]:
@@ -117,6 +134,18 @@ def _default_target(impl: str | None) -> str:
     if impl and ":" in impl:
         return impl.partition(":")[0].split(".")[0]
     return DEFAULT_TARGET
+
+
+def _quiet_query_context_logs() -> None:
+    """PySpark logs every analysis error with its whole plan; under mutation they are expected."""
+    import logging
+
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:
+        return
+    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _sessions_started() -> int:

@@ -7,7 +7,8 @@
 2. Each mutant: unreached if no probe reaches its line; otherwise loaded in
    memory (`loader`) and checked by the reaching probes, screening lane first
    (one batched job each), then, for a survivor, the profile's full lane. The
-   first failure kills it. Every check runs under a time limit.
+   first failure kills it. Every check runs under a time limit, and a check that
+   has failed gets `SHRINK_BUDGET` seconds more to shrink its failure.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from spark_impl.errors import InfrastructureError
 # A check's time limit: generous multiples of what the probe took unmutated (seconds).
 SCREENING_FLOOR, SCREENING_FACTOR = 60.0, 10.0
 FULL_FLOOR, FULL_FACTOR = 120.0, 3.0
+# Once a check has failed, how long it may go on shrinking (the smallest failure so far is kept).
+SHRINK_BUDGET = 20.0
 
 Progress = Callable[[str], None]
 
@@ -153,8 +156,15 @@ class Engine:
         self, mutant: Mutant, b: Baseline, impl: Any, lane: str, witness: Witness, started: float
     ) -> MutantResult | None:
         """One probe, one lane: the verdict if it decides the mutant, None if the probe held."""
+        limit = self._limit(b, lane)
+        checked = time.perf_counter() - started  # when this check began, in the witness's clock
+
+        def seconds() -> float:
+            found = witness.first_seconds
+            return limit if found is None else min(limit, found - checked + SHRINK_BUDGET)
+
         try:
-            with time_limit(self._limit(b, lane)):
+            with time_limit(seconds):
                 check(b.probe, impl, self.plan.profile, self.plan.seed, lane, witness)
         except TimedOut:
             if not witness.failed:

@@ -54,6 +54,16 @@ def probes_of(suites: Sequence[Suite], impl: str | None) -> list[Probe]:
     ]
 
 
+def may_reach(probe: Probe, target: str) -> bool:
+    """Whether the probe's implementation can run the target's code at all: the model
+    implementation is `model/` plus the suites' own observers, so it reaches no other package.
+
+    >>> may_reach(Probe(None, None, "total", "model"), "spark_impl")
+    False
+    """
+    return probe.impl_name != "model" or target.split(".")[0] in ("model", "properties")
+
+
 class Crashed(BaseException):
     """The implementation raised on valid input: a failure, without blaming history by history."""
 

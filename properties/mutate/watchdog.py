@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+POLL = 0.25
+
 
 class TimedOut(BaseException):
     """The check ran past its limit."""
@@ -49,14 +51,23 @@ def cancel_spark_jobs() -> None:
 
 
 @contextmanager
-def time_limit(seconds: float, cancel: Callable[[], None] = cancel_spark_jobs) -> Iterator[None]:
-    """Raises `TimedOut` in the block after `seconds` (main thread only; elsewhere no limit)."""
+def time_limit(
+    seconds: float | Callable[[], float], cancel: Callable[[], None] = cancel_spark_jobs
+) -> Iterator[None]:
+    """Raises `TimedOut` in the block after `seconds` (main thread only; elsewhere no limit).
+
+    `seconds` may be a function, asked again every `POLL` seconds: the limit may move (a check
+    that has found a failure gets a shrinking budget from then on).
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    started = time.perf_counter()
+    limit = seconds if callable(seconds) else lambda: seconds
     done, fired = threading.Event(), threading.Event()
     previous = signal.signal(signal.SIGALRM, _raise_timed_out)
-    watchdog = threading.Thread(target=_watch, args=(seconds, done, fired, cancel), daemon=True)
+    args = (lambda: started + limit(), done, fired, cancel)
+    watchdog = threading.Thread(target=_watch, args=args, daemon=True)
     watchdog.start()
     try:
         yield
@@ -81,9 +92,12 @@ def _drain() -> None:
         pass
 
 
-def _watch(seconds: float, done: threading.Event, fired: threading.Event, cancel: Callable[[], None]) -> None:
-    if done.wait(seconds):
-        return
+def _watch(
+    deadline: Callable[[], float], done: threading.Event, fired: threading.Event, cancel: Callable[[], None]
+) -> None:
+    while time.perf_counter() < deadline():
+        if done.wait(POLL):
+            return
     fired.set()
     _thread.interrupt_main(signal.SIGALRM)
     while not done.is_set():
