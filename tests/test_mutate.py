@@ -110,3 +110,33 @@ def test_since_mutates_only_the_changed_line(tmp_path, monkeypatch):
 def test_since_with_a_bad_ref_is_a_usage_error(capsys):
     assert main(["mutate", "--target", "tests.mutate_fixture.tiny", "--since", "no-such-ref", "--list"]) == 2
     assert capsys.readouterr().out.startswith("error: --since")
+
+
+@pytest.mark.spark
+def test_a_spark_mutant_is_killed_in_this_process(spark_session):
+    """Consolidation that keeps zero sums, loaded in memory and killed on the shared session."""
+    import attrs
+
+    import spark_impl.collections as original
+    from properties.mutate.engine import Engine, Plan, plan_modules
+    from properties.mutate.mutants import enumerate_mutants
+    from properties.mutate.probe import Probe
+    from properties.profiles import PROFILES
+    from properties.suites import get_suite
+    from spark_impl import session
+
+    modules, extra = plan_modules("spark_impl", "spark")
+    collections = next(m for m in modules if m.name == "spark_impl.collections")
+    lines = collections.source.splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "return updates.groupBy(" in text)
+    (mutant,) = [m for m in enumerate_mutants(collections) if m.line == line and m.operator == "drop-filter"]
+    suite = get_suite("collections")
+    probe = Probe(suite, suite.properties[0], "total", "spark")
+    profile = attrs.evolve(PROFILES["dev"], screening_histories=200, screening_batch=200)
+    run = Engine(Plan("spark_impl", tuple(modules), tuple(extra), (probe,), profile, 0)).run(
+        [mutant], session.starts
+    )
+    (result,) = run.results
+    assert (result.status, result.lane) == ("killed", "screening") and result.size <= 3
+    assert run.sessions_started == 0  # the session the tests share, reused
+    assert sys.modules["spark_impl.collections"] is original
