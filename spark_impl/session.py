@@ -70,6 +70,16 @@ def starts() -> int:
     return _starts
 
 
+def cancel_jobs() -> None:
+    """Cancels the session's running jobs (called from another thread while one waits on them)."""
+    if _session is None:
+        return
+    if _settings["remote"] or os.environ.get("SPARK_REMOTE"):
+        _session.interruptAll()
+    else:
+        _session.sparkContext.cancelAllJobs()
+
+
 def started() -> bool:
     return _session is not None
 
