@@ -117,7 +117,7 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     """Consolidation that keeps zero sums, loaded in memory and killed on the shared session."""
     import attrs
 
-    import spark_impl.collections as original
+    import spark_impl.collection as original
     from properties.mutate.engine import Engine, Plan, plan_modules
     from properties.mutate.mutants import enumerate_mutants
     from properties.mutate.probe import Probe
@@ -126,7 +126,7 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     from spark_impl import session
 
     modules, extra = plan_modules("spark_impl", "spark")
-    collections = next(m for m in modules if m.name == "spark_impl.collections")
+    collections = next(m for m in modules if m.name == "spark_impl.collection")
     lines = collections.source.splitlines()
     line = next(i for i, text in enumerate(lines, 1) if "return updates.groupBy(" in text)
     (mutant,) = [m for m in enumerate_mutants(collections) if m.line == line and m.operator == "drop-filter"]
@@ -139,4 +139,4 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     (result,) = run.results
     assert (result.status, result.lane) == ("killed", "screening") and result.size <= 3
     assert run.sessions_started == 0  # the session the tests share, reused
-    assert sys.modules["spark_impl.collections"] is original
+    assert sys.modules["spark_impl.collection"] is original

@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
-from properties import config as config_module
 from properties.arguments import non_negative_int
+from properties.config import load_config
 from properties.errors import UnknownSuite
 from properties.mutate import output
 from properties.mutate.engine import Engine, Plan, plan_modules
@@ -53,7 +53,7 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, out: Any) -> int:
-    config = config_module.load()
+    config = load_config()
     profile = config.profile(args.profile or config.get("profile"))
     target = args.target or _default_target(args.impl)
     modules, extra = plan_modules(target, args.impl)
@@ -63,15 +63,18 @@ def run(args: argparse.Namespace, out: Any) -> int:
             out.print(mutant.describe(), markup=False, highlight=False)
         out.print(f"{len(mutants)} mutants", markup=False)
         return OK
-    probes = [p for p in probes_of(load_suites(args.suite), args.impl) if may_reach(p, target)]
+    named = bool(args.suite)
+    probes = [p for p in probes_of(load_suites(args.suite), args.impl, named) if may_reach(p, target)]
     _quiet_query_context_logs()
     plan = Plan(
         target, tuple(modules), tuple(extra), tuple(probes), attrs.evolve(profile, seed=args.seed), args.seed
     )
-    engine = Engine(plan)
+    from properties.adapters import spark as spark_adapter
+
+    engine = Engine(plan, cancel=spark_adapter.cancel_jobs)
     with out.status(f"mutate {target}: {len(mutants)} mutants") as status:
         engine.progress = _progress(out, status, f"mutate {target}: ")
-        result = engine.run(mutants, _sessions_started)
+        result = engine.run(mutants, spark_adapter.sessions_started)
     _print(out, result)
     if args.json:
         output.write_json(args.json, result, engine.suites_by_module())
@@ -146,13 +149,6 @@ def _quiet_query_context_logs() -> None:
         return
     for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
-
-
-def _sessions_started() -> int:
-    """Spark sessions this process started (spark_impl's session module counts them)."""
-    from spark_impl import session
-
-    return session.starts()
 
 
 def _print(out: Any, run: MutationRun) -> None:

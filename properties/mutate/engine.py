@@ -19,7 +19,8 @@ from typing import Any
 
 import attrs
 
-from properties.implementations import load_implementation
+from properties.adapters import load_implementation
+from properties.infrastructure import InfrastructureError
 from properties.mutate.loader import ImportFailed, Loader
 from properties.mutate.mutants import Mutant, mutated_tree
 from properties.mutate.probe import FULL, LANES, SCREENING, Probe, Witness, check
@@ -36,7 +37,6 @@ from properties.mutate.results import (
 from properties.mutate.sources import SourceModule, dependents, target_modules
 from properties.mutate.watchdog import TimedOut, time_limit
 from properties.profiles import Profile
-from spark_impl.errors import InfrastructureError
 
 # A check's time limit: generous multiples of what the probe took unmutated (seconds).
 SCREENING_FLOOR, SCREENING_FACTOR = 60.0, 10.0
@@ -72,9 +72,12 @@ class Plan:
 class Engine:
     """Runs a plan: `baseline()` once, then `judge(mutant)` per mutant."""
 
-    def __init__(self, plan: Plan, progress: Progress | None = None):
+    def __init__(
+        self, plan: Plan, progress: Progress | None = None, cancel: Callable[[], None] = lambda: None
+    ):
         self.plan = plan
         self.progress = progress or (lambda text: None)
+        self.cancel = cancel  # stops the implementation's running jobs when a check runs out of time
         self.modules = {m.name: m for m in plan.modules}
         graph = [*plan.modules, *plan.extra]
         self.dependents = {m.name: dependents(m.name, graph) for m in plan.modules}
@@ -112,7 +115,7 @@ class Engine:
         for probe in self.plan.probes:
             self.progress(f"baseline {probe.name}")
             impl = load_implementation(probe.impl_name)
-            getattr(impl, "prepare", lambda: None)()  # start Spark outside the timing
+            impl.prepare()  # start Spark outside the timing
             started = time.perf_counter()
             witness = Witness(probe.prop.check, started)
             with LineTracer(files) as tracer:
@@ -164,13 +167,13 @@ class Engine:
             return limit if found is None else min(limit, found - checked + SHRINK_BUDGET)
 
         try:
-            with time_limit(seconds):
+            with time_limit(seconds, self.cancel):
                 check(b.probe, impl, self.plan.profile, self.plan.seed, lane, witness)
         except TimedOut:
             if not witness.failed:
                 return MutantResult(mutant, TIMEOUT, time.perf_counter() - started, b.probe.name, lane)
         except InfrastructureError as exc:
-            getattr(impl, "recover", lambda: None)()
+            impl.recover()
             return MutantResult(mutant, INFRASTRUCTURE, 0.0, b.probe.name, lane, message=str(exc)[:300])
         except Exception as exc:  # the harness itself raised under the mutant (it held unmutated)
             return MutantResult(
@@ -179,7 +182,9 @@ class Engine:
         if not witness.failed:
             return None
         size = len(witness.smallest.actions) if witness.smallest is not None else None
-        return MutantResult(mutant, KILLED, witness.first_seconds, b.probe.name, lane, size, witness.message)
+        return MutantResult(
+            mutant, KILLED, witness.first_seconds or 0.0, b.probe.name, lane, size, witness.message
+        )
 
     def _limit(self, b: Baseline, lane: str) -> float:
         if lane == SCREENING:

@@ -72,6 +72,7 @@ class Loader:
             module.path,
             submodule_search_locations=[str(module.path.parent)] if module.is_package else None,
         )
+        assert spec is not None, module.path
         fresh = importlib.util.module_from_spec(spec)
         _install(module.name, fresh)
         try:

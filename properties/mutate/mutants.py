@@ -105,6 +105,7 @@ def mutated_tree(module: SourceModule, mutant: Mutant) -> ast.Module:
     for index, (node, site) in enumerate(walk(tree, Scope.of(tree, module.package))):
         if index == mutant.node:
             replacement = BY_NAME[mutant.operator].replacements(node, site)[mutant.variant]
+            assert site.parent is not None  # the module itself is never replaced
             replace(site.parent, node, replacement.node)
             return ast.fix_missing_locations(tree)
     raise ValueError(f"{mutant.key}: node {mutant.node} not found in {module.name}")

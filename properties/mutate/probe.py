@@ -21,10 +21,11 @@ from typing import Any
 import attrs
 
 from properties import runner
+from properties.errors import UnsupportedImplementation
 from properties.history import History
+from properties.implementation import Implementation
 from properties.profiles import Profile
 from properties.suite import Outcome, Property, Suite
-from spark_impl.errors import is_infrastructure_failure
 
 SCREENING, FULL = "screening", "full"
 LANES = (SCREENING, FULL)
@@ -44,14 +45,25 @@ class Probe:
         return f"{self.suite.name}.{self.prop.name}[{self.domain}]"
 
 
-def probes_of(suites: Sequence[Suite], impl: str | None) -> list[Probe]:
-    """Every (property, domain) of `suites`; `impl` replaces the default of suites not run on the model."""
-    return [
-        Probe(suite, prop, domain, impl if impl and suite.default_impl != "model" else suite.default_impl)
-        for suite in suites
-        for prop in suite.properties
-        for domain in suite.domains
-    ]
+def probes_of(suites: Sequence[Suite], impl: str | None, named: bool) -> list[Probe]:
+    """Every (property, domain) of `suites`, against `impl` or else each suite's default (as `check` runs
+    them). A suite that cannot run against its implementation is left out, or refused (exit 2) if
+    it was `named` on the command line."""
+    from properties.adapters import load_implementation
+
+    probes = []
+    for suite in suites:
+        spec = impl or suite.default_impl
+        reason = suite.unsupported(load_implementation(spec), spec)
+        if reason is None:
+            probes += [
+                Probe(suite, prop, domain, spec) for prop in suite.properties for domain in suite.domains
+            ]
+        elif named:
+            raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {spec}")
+    if not probes:
+        raise UnsupportedImplementation(f"no suite can run against --impl {impl}")
+    return probes
 
 
 def may_reach(probe: Probe, target: str) -> bool:
@@ -77,11 +89,11 @@ class Witness:
         self.smallest: History | None = None
         self.message = ""
 
-    def __call__(self, impl: Any, histories: Sequence[History]) -> list[Outcome]:
+    def __call__(self, impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
         try:
             outcomes = self.check(impl, histories)
         except Exception as exc:
-            if is_infrastructure_failure(exc):
+            if impl.infrastructure_failure(exc) is not None:
                 raise
             self._saw(min(histories, key=lambda h: len(h.actions)), f"raised {type(exc).__name__}: {exc}")
             raise Crashed(exc) from exc
@@ -100,24 +112,28 @@ class Witness:
     def failed(self) -> bool:
         return self.first_seconds is not None
 
-    def confirm_crash(self, impl: Any) -> None:
+    def confirm_crash(self, impl: Implementation) -> None:
         """After a crash on a batch: keeps the smallest history only if it crashes (or fails) alone."""
+        if self.smallest is None:
+            return
         try:
             alone = self.check(impl, [self.smallest])
         except Exception as exc:
-            if is_infrastructure_failure(exc):
+            if impl.infrastructure_failure(exc) is not None:
                 raise
             return
         if alone[0].ok:
             self.smallest = None
 
 
-def check(probe: Probe, impl: Any, profile: Profile, seed: int, lane: str, witness: Witness) -> None:
+def check(
+    probe: Probe, impl: Implementation, profile: Profile, seed: int, lane: str, witness: Witness
+) -> None:
     """Runs `lane` of the runner for `probe`; what failed (or crashed) is in `witness` afterwards."""
     prop = attrs.evolve(probe.prop, check=witness)
-    profile = runner.suite_profile(probe.suite, impl, profile)
-    lane_of = runner.screening_lane if lane == SCREENING else runner.shrinking_lane
+    profile = runner.scaled(profile, probe.suite, impl)
+    run = runner.Run(probe.suite, prop, impl, probe.impl_name, probe.domain, profile, seed)
     try:
-        lane_of(probe.suite, prop, impl, probe.impl_name, probe.domain, profile, seed, None)
+        (runner.screening_lane if lane == SCREENING else runner.shrinking_lane)(run)
     except Crashed:
         witness.confirm_crash(impl)

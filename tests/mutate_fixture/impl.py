@@ -1,4 +1,4 @@
-"""The tiny implementation under test: `observe_latest` answers each history with `tiny.latest_before`.
+"""The tiny implementation under test: `observe_tiny` answers each history with `tiny.latest_before`.
 
 It binds `latest_before` with `from ... import`, as real pipelines do, so a mutant
 of `tiny` reaches it only if `mutate` re-executes this module.
@@ -9,15 +9,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from properties.implementation import Implementation
+
 from .tiny import latest_before
 
 
-class TinyImplementation:
+class TinyImplementation(Implementation):
     """Per history: the latest added time at or before the read's bound."""
 
     name = "tiny"
 
-    def observe_latest(self, domain: Any, histories: Sequence[Any]) -> list[dict]:
+    def observe_tiny(self, domain: Any, histories: Sequence[Any]) -> list[dict]:
         return [{(len(h.actions), "latest"): as_set(latest_before(*times_and_bound(h)))} for h in histories]
 
 

@@ -29,7 +29,7 @@ def oracle(history: History) -> dict:
 SUITE = Suite(
     name="tiny",
     doc="latest time at or before a bound",
-    properties=(Property("latest_matches_rule", "the rule", draw, differential(oracle, "observe_latest")),),
+    properties=(Property("latest_matches_rule", "the rule", draw, differential(oracle, "observe_tiny")),),
     default_impl=f"{__package__}.impl:factory",
     domains=("total",),
 )
