@@ -74,7 +74,7 @@ def run(args: argparse.Namespace, out: Any) -> int:
     engine = Engine(plan, cancel=spark_adapter.cancel_jobs)
     with out.status(f"mutate {target}: {len(mutants)} mutants") as status:
         engine.progress = _progress(out, status, f"mutate {target}: ")
-        result = engine.run(mutants, spark_adapter.sessions_started)
+        result = engine.run(mutants, spark_adapter.sessions_started, _saving(args.json, engine))
     _print(out, result)
     if args.json:
         output.write_json(args.json, result, engine.suites_by_module())
@@ -95,6 +95,18 @@ def _progress(out: Any, status: Any, prefix: str, every: float = 30.0) -> Callab
             out.print(prefix + text, markup=False, highlight=False, soft_wrap=True)
 
     return line
+
+
+def _saving(path: Path | None, engine: Engine, every: float = 60.0) -> Callable[[MutationRun], None]:
+    """Writes the run so far to `path` at most every `every` seconds (a long run loses little if stopped)."""
+    last = [time.perf_counter()]
+
+    def save(run: MutationRun) -> None:
+        if path is not None and time.perf_counter() - last[0] >= every:
+            last[0] = time.perf_counter()
+            output.write_json(path, run, engine.suites_by_module())
+
+    return save
 
 
 def select(modules: list, since: str | None, sample: int | None, seed: int) -> list[Mutant]:

@@ -84,13 +84,31 @@ class Engine:
         self.loader = Loader(frozenset(m.name for m in graph))
         self.baselines: list[Baseline] = []
 
-    def run(self, mutants: Sequence[Mutant], sessions: Callable[[], int] = lambda: 0) -> MutationRun:
+    def run(
+        self,
+        mutants: Sequence[Mutant],
+        sessions: Callable[[], int] = lambda: 0,
+        judged: Callable[[MutationRun], None] = lambda run: None,
+    ) -> MutationRun:
         """The baseline (only if there is anything to mutate), then every mutant in order.
 
-        `sessions` counts the Spark sessions the process has started; the run reports how many it started.
+        `sessions` counts the Spark sessions the process has started; the run reports how many it
+        started. `judged` sees the run so far after each mutant (to save partial results).
         """
         started, sessions_before = time.perf_counter(), sessions()
         results: list[MutantResult] = []
+
+        def so_far() -> MutationRun:
+            return MutationRun(
+                self.plan.target,
+                self.plan.profile.name,
+                self.plan.seed,
+                tuple(results),
+                time.perf_counter() - started,
+                sessions() - sessions_before,
+                tuple(self.baselines),
+            )
+
         if mutants:
             self.baseline()
         for i, mutant in enumerate(mutants):
@@ -98,15 +116,8 @@ class Engine:
                 f"{i}/{len(mutants)} {_tally(results)} — {mutant.path}:{mutant.line} {mutant.operator}"
             )
             results.append(self.judge(mutant))
-        return MutationRun(
-            self.plan.target,
-            self.plan.profile.name,
-            self.plan.seed,
-            tuple(results),
-            time.perf_counter() - started,
-            sessions() - sessions_before,
-            tuple(self.baselines),
-        )
+            judged(so_far())
+        return so_far()
 
     def baseline(self) -> list[Baseline]:
         """Each probe's screening lane, unmutated and traced; the usable ones sorted cheapest first."""
