@@ -66,6 +66,7 @@ def _delegate(module: str, function: str) -> Any:
         return getattr(importlib.import_module(module), function)(domain, histories)
 
     observe.__doc__ = f"`{module}.{function}`: the batch in one Spark job."
+    observe.delegates_to = module  # type: ignore[attr-defined]  # where it computes (mutate follows it)
     return observe
 
 
