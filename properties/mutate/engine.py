@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -81,6 +81,7 @@ class Engine:
         self.modules = {m.name: m for m in plan.modules}
         graph = [*plan.modules, *plan.extra]
         self.dependents = {m.name: dependents(m.name, graph) for m in plan.modules}
+        self.imports = {m.name: m.imports() & {g.name for g in graph} for m in graph}
         self.loader = Loader(frozenset(m.name for m in graph))
         self.baselines: list[Baseline] = []
 
@@ -110,7 +111,7 @@ class Engine:
             )
 
         if mutants:
-            self.baseline()
+            self.baseline({m.module for m in mutants})
         for i, mutant in enumerate(mutants):
             self.progress(
                 f"{i}/{len(mutants)} {_tally(results)} — {mutant.path}:{mutant.line} {mutant.operator}"
@@ -119,13 +120,20 @@ class Engine:
             judged(so_far())
         return so_far()
 
-    def baseline(self) -> list[Baseline]:
-        """Each probe's screening lane, unmutated and traced; the usable ones sorted cheapest first."""
+    def baseline(self, mutated: Iterable[str] | None = None) -> list[Baseline]:
+        """Each probe's screening lane, unmutated and traced; the usable ones sorted cheapest first.
+
+        Only probes whose implementation methods can import one of the `mutated` modules (all, if
+        None) run: `--since` with one changed module does not wait for every suite.
+        """
         files = {str(m.path) for m in self.plan.modules}
+        wanted = set(self.modules if mutated is None else mutated)
         out = []
         for probe in self.plan.probes:
-            self.progress(f"baseline {probe.name}")
             impl = load_implementation(probe.impl_name)
+            if not self._may_import(probe, impl, wanted):
+                continue
+            self.progress(f"baseline {probe.name}")
             impl.prepare()  # start Spark outside the timing
             started = time.perf_counter()
             witness = Witness(probe.prop.check, started)
@@ -135,6 +143,20 @@ class Engine:
             out.append(Baseline(probe, time.perf_counter() - started, Reached.of(tracer.lines), failure))
         self.baselines = sorted(out, key=lambda b: b.seconds)
         return self.baselines
+
+    def _may_import(self, probe: Probe, impl: Any, wanted: set[str]) -> bool:
+        """Whether a module the probe's methods are defined in (or delegate to) imports one of `wanted`,
+        directly or not; True when that cannot be told (a method outside the target)."""
+        entries = {observer_module(impl, method) for method in probe.suite.calls}
+        known = entries & set(self.imports)
+        if not probe.suite.calls or known != entries:
+            return True
+        seen, todo = set(known), list(known)
+        while todo:
+            for name in self.imports[todo.pop()] - seen:
+                seen.add(name)
+                todo.append(name)
+        return bool(seen & wanted)
 
     def judge(self, mutant: Mutant) -> MutantResult:
         """The mutant's verdict (see `properties.mutate.results`)."""
@@ -211,6 +233,13 @@ class Engine:
                 if str(m.path) in b.reached.files:
                     out.setdefault(m.name, set()).add(b.probe.suite.name)
         return {name: sorted(suites) for name, suites in sorted(out.items())}
+
+
+def observer_module(impl: Any, method: str) -> str | None:
+    """The module an implementation method computes in: where it is defined, or (an adapter's
+    delegating method) the module it names in `delegates_to`."""
+    function = getattr(type(impl), method, None)
+    return getattr(function, "delegates_to", None) or getattr(function, "__module__", None)
 
 
 def _tally(results: Sequence[MutantResult]) -> str:
