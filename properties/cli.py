@@ -1,4 +1,4 @@
-"""`frontier-harness`: check, verify, replay, prove, validate-checkpoint, list, bench.
+"""`frontier-harness`: check, verify, replay, prove, validate-checkpoint, mutate, list, bench.
 
 Exit codes: 0 all held; 1 a property failed (or a replayed counterexample still
 fails); 2 usage or bad input; 3 infrastructure (no Java, Spark died).
@@ -68,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     from properties.solver import cli as prove
 
     prove.add_parser(verbs)
+
+    from properties.mutate.command import add_parser as add_mutate
+
+    add_mutate(verbs)
 
     replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
     replay.add_argument("file", type=Path)
@@ -145,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "validate-checkpoint": _validate_checkpoint,
             "list": _list,
             "bench": _bench,
+            "mutate": _mutate,
         }
         return verbs[args.verb](args, out)
     except InfrastructureError as exc:
@@ -278,6 +283,12 @@ def _validate_checkpoint(args: argparse.Namespace, out: Console) -> int:
     from properties.validate_checkpoint import run
 
     return run(args, out, Path(load_config().get("out")))
+
+
+def _mutate(args: argparse.Namespace, out: Console) -> int:
+    from properties.mutate.command import run
+
+    return run(args, out)
 
 
 def _replay(args: argparse.Namespace, out: Console) -> int:

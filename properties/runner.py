@@ -162,7 +162,7 @@ def run_suite(
     """Every property of `suite` on every domain, both lanes as the profile says."""
     suite.require(impl, impl_name)
     impl.prepare()  # start Spark outside Hypothesis; fail fast without Java
-    profile = _scaled(profile, suite, impl)
+    profile = scaled(profile, suite, impl)
     domains = tuple(domains or suite.domains)
     results = [
         run_property(Run(suite, prop, impl, impl_name, domain, profile, seed, progress))
@@ -175,7 +175,7 @@ def run_suite(
     return SuiteResult(suite.name, tuple(results), missing)
 
 
-def _scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:
+def scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:
     """In-process implementations get the model's example counts; batched ones the engine's."""
     if impl.speed is Speed.IN_PROCESS:
         return profile

@@ -24,6 +24,7 @@ INTERPRETED = {
     "spark.sql.adaptive.enabled": "false",
 }
 _session = None
+_starts = 0  # sessions this process started (`mutate` shows the JVM is started once per run)
 
 
 def configure(
@@ -56,10 +57,26 @@ def java_available() -> bool:
 
 def spark():
     """The process's session, started on first use."""
-    global _session
+    global _session, _starts
     if _session is None:
         _session = _start()
+        _starts += 1
     return _session
+
+
+def starts() -> int:
+    """How many sessions this process has started (a restart after a failure counts)."""
+    return _starts
+
+
+def cancel_jobs() -> None:
+    """Cancels the session's running jobs (called from another thread while one waits on them)."""
+    if _session is None:
+        return
+    if _settings["remote"] or os.environ.get("SPARK_REMOTE"):
+        _session.interruptAll()
+    else:
+        _session.sparkContext.cancelAllJobs()
 
 
 def started() -> bool:

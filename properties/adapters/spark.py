@@ -47,11 +47,26 @@ def configure(master: str | None = None, remote: str | None = None) -> None:
     session.configure(master=master, remote=remote)
 
 
+def sessions_started() -> int:
+    """How many Spark sessions this process has started (`mutate` shows the JVM is started once)."""
+    from spark_impl import session
+
+    return session.starts()
+
+
+def cancel_jobs() -> None:
+    """Cancels the Spark jobs running now (`mutate`, when a mutant's check runs out of time)."""
+    from spark_impl import session
+
+    session.cancel_jobs()
+
+
 def _delegate(module: str, function: str) -> Any:
     def observe(self: Any, domain: Domain, histories: Sequence[History]) -> list[Observation]:
         return getattr(importlib.import_module(module), function)(domain, histories)
 
     observe.__doc__ = f"`{module}.{function}`: the batch in one Spark job."
+    observe.delegates_to = module  # type: ignore[attr-defined]  # where it computes (mutate follows it)
     return observe
 
 

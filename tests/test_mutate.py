@@ -1,0 +1,142 @@
+"""`frontier-harness mutate`: exact verdicts on a tiny module, `--since`, modules restored after a mutant."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from properties.cli import main
+
+FIXTURE = Path(__file__).parent / "mutate_fixture"
+TINY = [
+    "mutate",
+    "--target",
+    "tests.mutate_fixture.tiny",
+    "--suite",
+    "tests.mutate_fixture.suite:SUITE",
+    "--impl",
+    "tests.mutate_fixture.impl:factory",
+    "--profile",
+    "ci",
+]
+# Every mutant of tests/mutate_fixture/tiny.py and its verdict (see that module's docstring).
+EXPECTED = {
+    (18, "drop-filter", "if t <= bound -> (no condition)"): "killed",
+    (18, "off-by-one", "t -> t + 1"): "killed",
+    (18, "off-by-one", "t -> t - 1"): "killed",
+    (18, "compare", "t <= bound -> t < bound"): "killed",
+    (18, "off-by-one", "bound -> bound + 1"): "killed",
+    (18, "off-by-one", "bound -> bound - 1"): "killed",
+    (21, "min-max", "max(kept) -> min(kept)"): "killed",
+    (21, "min-max", "min(kept) -> max(kept)"): "survived",  # the equivalent mutant
+    (22, "min-max", "max(latest, earliest) -> min(latest, earliest)"): "killed",
+    (27, "compare", "n < 3 -> n <= 3"): "unreached",
+}
+
+
+def _verdicts(report: dict) -> dict:
+    return {
+        (m["line"], m["operator"], f"{m['original']} -> {m['mutated']}"): m["status"]
+        for m in report["mutants"]
+    }
+
+
+def test_tiny_module_verdicts_are_exact(tmp_path, capsys):
+    out = tmp_path / "mutate.json"
+    assert main([*TINY, "--json", str(out), "--junit", str(tmp_path / "mutate.xml")]) == 1
+    report = json.loads(out.read_text())
+    assert _verdicts(report) == EXPECTED
+    assert len(report["mutants"]) == 12  # `t` is mutated twice on line 18: kept, and compared
+    killed = [m for m in report["mutants"] if m["status"] == "killed"]
+    assert all(m["check"] == "tiny.latest_matches_rule[total]" and 1 <= m["size"] <= 4 for m in killed)
+    assert report["spark_sessions_started"] == 0 and report["score"] == pytest.approx(10 / 11)
+    printed = capsys.readouterr().out
+    assert "tests/mutate_fixture/tiny.py:21  min-max  min(kept) -> max(kept)" in printed
+    cases = ET.parse(tmp_path / "mutate.xml").getroot().iter("testcase")
+    outcomes = [next((c.tag for c in case), "passed") for case in cases]
+    assert sorted(outcomes) == ["failure"] + ["passed"] * 10 + ["skipped"]
+
+
+def test_modules_are_restored_after_each_mutant():
+    import tests.mutate_fixture.impl as impl_before
+    import tests.mutate_fixture.tiny as tiny_before
+
+    assert main([*TINY, "--sample", "3"]) in (0, 1)
+    assert sys.modules["tests.mutate_fixture.tiny"] is tiny_before
+    assert sys.modules["tests.mutate_fixture.impl"] is impl_before
+    assert impl_before.latest_before is tiny_before.latest_before
+
+
+def test_since_mutates_only_the_changed_line(tmp_path, monkeypatch):
+    package = tmp_path / "since_demo"
+    shutil.copytree(FIXTURE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "v1"], cwd=tmp_path, check=True)
+    tiny = package / "tiny.py"
+    tiny.write_text(tiny.read_text().replace("return max(latest, earliest)", "return max(earliest, latest)"))
+    subprocess.run([*git, "commit", "-qam", "one line"], cwd=tmp_path, check=True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "mutate",
+        "--target",
+        "since_demo.tiny",
+        "--suite",
+        "since_demo.suite:SUITE",
+        "--impl",
+        "since_demo.impl:factory",
+        "--profile",
+        "ci",
+        "--since",
+        "HEAD~1",
+        "--json",
+        str(tmp_path / "since.json"),
+    ]
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "since.json").read_text())
+    assert [(m["path"], m["line"], m["operator"], m["status"]) for m in report["mutants"]] == [
+        ("since_demo/tiny.py", 22, "min-max", "killed")
+    ]
+
+
+def test_since_with_a_bad_ref_is_a_usage_error(capsys):
+    assert main(["mutate", "--target", "tests.mutate_fixture.tiny", "--since", "no-such-ref", "--list"]) == 2
+    assert capsys.readouterr().out.startswith("error: --since")
+
+
+@pytest.mark.spark
+def test_a_spark_mutant_is_killed_in_this_process(spark_session):
+    """Consolidation that keeps zero sums, loaded in memory and killed on the shared session."""
+    import attrs
+
+    import spark_impl.collection as original
+    from properties.mutate.engine import Engine, Plan, plan_modules
+    from properties.mutate.mutants import enumerate_mutants
+    from properties.mutate.probe import Probe
+    from properties.profiles import PROFILES
+    from properties.suites import get_suite
+    from spark_impl import session
+
+    modules, extra = plan_modules("spark_impl", "spark")
+    collections = next(m for m in modules if m.name == "spark_impl.collection")
+    lines = collections.source.splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "return updates.groupBy(" in text)
+    (mutant,) = [m for m in enumerate_mutants(collections) if m.line == line and m.operator == "drop-filter"]
+    suite = get_suite("collections")
+    probe = Probe(suite, suite.properties[0], "total", "spark")
+    profile = attrs.evolve(PROFILES["dev"], screening_histories=200, screening_batch=200)
+    run = Engine(Plan("spark_impl", tuple(modules), tuple(extra), (probe,), profile, 0)).run(
+        [mutant], session.starts
+    )
+    (result,) = run.results
+    assert (result.status, result.lane) == ("killed", "screening") and result.size <= 3
+    assert run.sessions_started == 0  # the session the tests share, reused
+    assert sys.modules["spark_impl.collection"] is original
