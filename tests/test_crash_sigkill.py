@@ -67,7 +67,7 @@ def _save(path: Path, upstream) -> None:
 def _run(root: Path, kill_after: float | None) -> bool:
     """Runs the worker; SIGKILLs its process group after `kill_after` s. True if it finished on its own."""
     proc = subprocess.Popen(
-        [sys.executable, __file__, str(root)],
+        [sys.executable, "-m", "tests.test_crash_sigkill", str(root)],
         cwd=Path(__file__).parent.parent,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

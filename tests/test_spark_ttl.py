@@ -215,7 +215,7 @@ def worker(root: str) -> None:
 @pytest.mark.spark
 def test_a_row_a_read_saw_expired_stays_hidden_after_sigkill(spark_session, tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, __file__, str(tmp_path)],
+        [sys.executable, "-m", "tests.test_spark_ttl", str(tmp_path)],
         cwd=Path(__file__).parent.parent,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
