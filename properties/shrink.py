@@ -19,7 +19,7 @@ never lost to the clock.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 Choices = list[int]
 StillFails = Callable[[Sequence[Choices]], list[bool]]
@@ -44,8 +44,9 @@ def shrink_choices(choices: Choices, still_fails: StillFails, deadline: float = 
     return best
 
 
-def _shortlex(choices: Sequence[int]) -> tuple[int, tuple[int, ...]]:
-    return len(choices), tuple(choices)
+def _shortlex(choices: Iterable[int]) -> tuple[int, tuple[int, ...]]:
+    as_tuple = tuple(choices)
+    return len(as_tuple), as_tuple
 
 
 def _passes(best: Choices) -> Iterator[list[Choices]]:

@@ -41,8 +41,8 @@ from model.errors import (
     UpperRegression,
 )
 from model.timeline import EpochMilliseconds  # value types
-from spark_impl import plan as plan_eval
 from spark_impl.arrow import to_frame
+from spark_impl.plan import Query, evaluate_queries, leaf_timeline, plan_catalog, reads, rows_table
 
 EXPIRING = ("mv", "index", "subscribe")
 KINDS = {
@@ -96,7 +96,7 @@ class Seen:
 
 def world(history: Any) -> World:
     """The coordinator's view of a history; typed errors for unknown or duplicate names, ticks, skews."""
-    rejected, _, constants = plan_eval.plan_catalog(_checked_names(history))
+    rejected, _, constants = plan_catalog(_checked_names(history))
     if rejected:
         step, named = min(rejected.items())
         raise TimelineError(history.actions[step].args["name"], dict(named))
@@ -146,15 +146,13 @@ def _reads(action: Any) -> set[str]:
     a = action.args
     if action.name == "create_index":
         return {a["on"]}
-    return plan_eval.reads(a["plan"]) if "plan" in a else set()
+    return reads(a["plan"]) if "plan" in a else set()
 
 
 def _entry(action: Any) -> Entry:
     a, kind = action.args, KINDS[action.name]
     if kind == "source":
-        return Entry(
-            kind, epoch=isinstance(plan_eval.leaf_timeline(action), EpochMilliseconds), source_kind=a["kind"]
-        )
+        return Entry(kind, epoch=isinstance(leaf_timeline(action), EpochMilliseconds), source_kind=a["kind"])
     if kind in ("table", "constant"):
         return Entry(kind)
     return Entry(
@@ -393,7 +391,7 @@ class Batch:
         if (hid, name, until) not in self.keys:
             self.keys[(hid, name, until)] = len(self.queries)
             self.queries.append(
-                plan_eval.Query(len(self.queries), hid, 1, leaf_plan(self.worlds[hid].catalog, name), until)
+                Query(len(self.queries), hid, 1, leaf_plan(self.worlds[hid].catalog, name), until)
             )
         return self.keys[(hid, name, until)]
 
@@ -418,7 +416,7 @@ class Batch:
             for hid, w in enumerate(self.worlds)
             for name, row, time, diff in w.rows
         ]
-        updates = plan_eval.evaluate_queries(plan_eval.rows_table(rows), self.queries)
+        updates = evaluate_queries(rows_table(rows), self.queries)
         if updates is not None:
             for tag, rid, data, time, diff in _derived(updates, _requests_frame(self.requests)):
                 results[(tag, rid)].add(

@@ -58,9 +58,11 @@ def check_log(history: History) -> list[Broken]:
     """Every broken law, by step; `[]` when the log is lawful."""
     found: list[Broken] = []
     streams: dict[str, _Bound] = {}
-    planned, committed, sinks = {}, {}, {}
+    planned: dict[int, int] = {}
+    committed: dict[int, int] = {}
+    sinks: dict[int, int] = {}
     for step, action in enumerate(history.actions):
-        batch = action.args.get("batch")
+        batch = action.args.get("batch", -1)
         if action.name == "offsets":
             planned.setdefault(batch, step)
             if "source" in action.args:

@@ -20,8 +20,8 @@ from rich.table import Table
 
 from properties import counterexample
 from properties.arguments import non_negative_int, positive_float
-from properties.solver import obligations as ob
 from properties.solver.encoding import FAITHFUL, Rules
+from properties.solver.obligations import NAMES, Result, prove
 
 PROVED, REFUTED, SOLVER_FAILED = 0, 1, 3
 DEFAULT_OUT = Path(".frontier-harness/counterexamples")
@@ -33,7 +33,7 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--obligation",
         action="append",
-        choices=ob.NAMES,
+        choices=NAMES,
         help="obligation to prove (repeatable; default all)",
     )
     p.add_argument("--json", type=Path, help="also write the verdicts as JSON")
@@ -67,7 +67,7 @@ def run(
 
     impl = impl if impl is not None else ModelImplementation()
     started = time.perf_counter()
-    results = ob.prove(args.obligation, rules, args.skew, args.timeout, args.rlimit)
+    results = prove(args.obligation, rules, args.skew, args.timeout, args.rlimit)
     written = {
         r.obligation.name: _refutation(r, rules, impl, impl_name, args.out, console, args.skew)
         for r in results
@@ -79,7 +79,7 @@ def run(
     return exit_code(results)
 
 
-def exit_code(results: list[ob.Result]) -> int:
+def exit_code(results: list[Result]) -> int:
     """1 if any obligation is refuted, else 3 if any is unknown or failed, else 0 (proved or trivial)."""
     statuses = {r.status for r in results}
     if "refuted" in statuses:
@@ -88,7 +88,7 @@ def exit_code(results: list[ob.Result]) -> int:
 
 
 def _refutation(
-    result: ob.Result, rules: Rules, impl: Any, impl_name: str, out: Path, console: Any, skew: int
+    result: Result, rules: Rules, impl: Any, impl_name: str, out: Path, console: Any, skew: int
 ) -> str | None:
     """Prints each refuted case; writes the first realizable one as a counterexample file."""
     from properties import report
@@ -123,7 +123,7 @@ def _refutation(
     return path
 
 
-def _table(results: list[ob.Result], skew: int, seconds: float) -> Table:
+def _table(results: list[Result], skew: int, seconds: float) -> Table:
     table = Table(title=f"frontier-harness prove (skew {skew}; {seconds:.2f} s in all)")
     for column in ("obligation", "cases", "verdict", "what it says"):
         table.add_column(column)
@@ -132,7 +132,7 @@ def _table(results: list[ob.Result], skew: int, seconds: float) -> Table:
     return table
 
 
-def _verdict(r: ob.Result) -> str:
+def _verdict(r: Result) -> str:
     held = f"{r.count('proved')} proved, {r.count('trivial')} trivial; {r.seconds:.2f} s"
     if r.status == "proved":
         return f"[green]PROVED[/] ({held})"
@@ -144,7 +144,7 @@ def _verdict(r: ob.Result) -> str:
     return f"[yellow]{r.status.upper()}[/] ({'; '.join(reasons)}): not proved"
 
 
-def _as_json(results: list[ob.Result], written: dict, skew: int) -> dict:
+def _as_json(results: list[Result], written: dict, skew: int) -> dict:
     return {
         "skew": skew,
         "obligations": [

@@ -46,7 +46,7 @@ import attrs
 import z3
 
 from model.domains import PARTITION_MAX
-from properties.solver import encoding as enc
+from properties.solver import encoding
 from properties.solver.encoding import NONE, Opt, Rules, fresh, frontier_le, frontier_lt_time, ite, some
 
 SCHEDULE_SHAPES = ((), ("every",), ("at",), ("every", "every"), ("every", "at"), ("at", "at"))
@@ -76,7 +76,7 @@ def first_refresh(schedule: Sequence, t: Any, prefix: str) -> tuple[Opt, list]:
     """
     firsts, constraints = [], []
     for i, c in enumerate(schedule):
-        if isinstance(c, enc.Every):
+        if isinstance(c, encoding.Every):
             r = c.aligned_to + z3.Int(f"{prefix}.{i}.k") * c.interval
             constraints += [r >= t, r < t + c.interval]
             firsts.append(some(r))
@@ -101,7 +101,7 @@ class World:
 
     def leaf_upper(self, kind: str, wall: Any, upper: Opt, render: Any, seen: Any) -> Any:
         """What the world allows a leaf's upper to be at wall time `wall`, having been `seen` at `render`."""
-        if kind in enc.CLOCK_KINDS:
+        if kind in encoding.CLOCK_KINDS:
             lead = z3.If(seen - render > 0, seen - render, 0)
             return z3.And(seen >= 0, upper.has, upper.val >= seen, upper.val <= wall + lead + self.skew)
         if kind == "constant":
@@ -112,7 +112,7 @@ class World:
         """The meet of the inputs' uppers (the empty frontier for none)."""
         out = NONE
         for u in uppers:
-            out = enc.frontier_meet(enc.FAITHFUL, out, u)
+            out = encoding.frontier_meet(encoding.FAITHFUL, out, u)
         return out
 
     def derived_upper(self, kind: str, met: Opt, schedule: tuple = (), up_to: Opt = NONE) -> Opt:
@@ -123,9 +123,9 @@ class World:
         rules under test never enter the world.
         """
         if kind == "mv" and schedule:
-            return ite(met.has, enc.next_refresh(enc.FAITHFUL, schedule, met.val), NONE)
+            return ite(met.has, encoding.next_refresh(encoding.FAITHFUL, schedule, met.val), NONE)
         if kind == "subscribe":
-            return enc.frontier_meet(enc.FAITHFUL, met, up_to)
+            return encoding.frontier_meet(encoding.FAITHFUL, met, up_to)
         return met
 
 
@@ -176,7 +176,7 @@ def _derived_variants(refresh: bool = True) -> list[tuple[str, tuple, bool]]:
 
 def _schedule(shape: tuple, has_up_to: bool, prefix: str = "refresh") -> tuple[tuple, Opt, list]:
     """Symbolic refresh clauses of `shape` and an `UP TO` (or none), with their validity constraints."""
-    schedule = enc.symbolic_schedule(shape, prefix)
+    schedule = encoding.symbolic_schedule(shape, prefix)
     up_to = some(_time("up_to")) if has_up_to else NONE
     return schedule, up_to, [c.valid() for c in schedule] + ([up_to.val >= 0] if has_up_to else [])
 
@@ -188,10 +188,10 @@ def time_dependence_cases(rules: Rules, world: World) -> list[Case]:
     """Per kind: the upper at any wall time of the incarnation is within the bound at its expiration."""
     name = "time-dependence"
     cases = []
-    for kind in enc.LEAF_KINDS:
+    for kind in encoding.LEAF_KINDS:
         start, offset, wall, exp, hyps = _incarnation(rules, world)
         seen, (upper, upper_ok) = _time("seen"), _opt_time("upper")
-        bound = enc.leaf_bound(rules, kind, exp.val, (seen, start))
+        bound = encoding.leaf_bound(rules, kind, exp.val, (seen, start))
         hyps += [upper_ok, world.leaf_upper(kind, wall, upper, start, seen)]
         cases.append(
             Case(
@@ -209,7 +209,7 @@ def time_dependence_cases(rules: Rules, world: World) -> list[Case]:
             name,
             "inputs: no input",
             (),
-            frontier_le(world.meet([]), enc.meet_inputs(rules, [])),
+            frontier_le(world.meet([]), encoding.meet_inputs(rules, [])),
             {},
             {"kind": "meet"},
             ASSUMPTIONS["meet"],
@@ -238,7 +238,7 @@ def _derived_case(rules: Rules, world: World, kind: str, shape: tuple, has_up_to
     (met_u, ok_u), (met_b, ok_b) = _opt_time("upper.met"), _opt_time("bound.met")
     schedule, up_to, valid = _schedule(shape, has_up_to)
     upper = world.derived_upper(kind, met_u, schedule, up_to)
-    bound = enc.kind_step(rules, kind, met_b, schedule, up_to)
+    bound = encoding.kind_step(rules, kind, met_b, schedule, up_to)
     return Case(
         "time-dependence",
         _label(kind, shape, has_up_to),
@@ -275,7 +275,7 @@ def _dataflow(rules: Rules, world: World, kind: str) -> tuple[list, dict, Opt, O
     t = _time("time")
     (bound, ok_b), (upper, ok_u) = _opt_time("bound"), _opt_time("upper")
     more, up_to = _dataflow_hyps(kind, upper, bound)
-    expiration, until = enc.render(rules, kind, bound, up_to, exp)
+    expiration, until = encoding.render(rules, kind, bound, up_to, exp)
     terms = _terms(
         start=start,
         offset=offset,
@@ -294,7 +294,7 @@ def _dataflow(rules: Rules, world: World, kind: str) -> tuple[list, dict, Opt, O
 def visible_kept_cases(rules: Rules, world: World) -> list[Case]:
     """2. A time visible at a wall time of the incarnation is before the until after the meet."""
     cases = []
-    for kind in enc.EXPIRING_KINDS:
+    for kind in encoding.EXPIRING_KINDS:
         hyps, terms, upper, _, until, t = _dataflow(rules, world, kind)
         cases.append(
             Case(
@@ -312,7 +312,7 @@ def visible_kept_cases(rules: Rules, world: World) -> list[Case]:
 def hold_cases(rules: Rules, world: World) -> list[Case]:
     """3. The hold refuses no visible read, serves none at/after the expiration; until = expiration."""
     cases = []
-    for kind in enc.EXPIRING_KINDS:
+    for kind in encoding.EXPIRING_KINDS:
         hyps, terms, upper, expiration, until, t = _dataflow(rules, world, kind)
         visible = frontier_lt_time(upper, t)
         served = z3.And(visible, z3.Not(rules.refused(rules, expiration, upper, t)))
@@ -335,12 +335,12 @@ def restart_cases(rules: Rules, world: World) -> list[Case]:
     the earlier one dropped and holds too."""
     name = "restart"
     cases = []
-    for kind in enc.LEAF_KINDS:
+    for kind in encoding.LEAF_KINDS:
         s1, s2, offset = _time("start.before"), _time("start.after"), _time("offset")
         seen1, seen2 = _time("seen.before"), _time("seen.after")
         e1, e2 = rules.replica_expiration(rules, s1, offset), rules.replica_expiration(rules, s2, offset)
-        b1 = enc.leaf_bound(rules, kind, e1.val, (seen1, s1))
-        b2 = enc.leaf_bound(rules, kind, e2.val, (seen2, s2))
+        b1 = encoding.leaf_bound(rules, kind, e1.val, (seen1, s1))
+        b2 = encoding.leaf_bound(rules, kind, e2.val, (seen2, s2))
         cases.append(
             Case(
                 name,
@@ -367,7 +367,7 @@ def restart_cases(rules: Rules, world: World) -> list[Case]:
     for kind, shape, has_up_to in _derived_variants():
         (m1, o1), (m2, o2) = _opt_time("met.before"), _opt_time("met.after")
         schedule, up_to, valid = _schedule(shape, has_up_to)
-        b1, b2 = (enc.kind_step(rules, kind, m, schedule, up_to) for m in (m1, m2))
+        b1, b2 = (encoding.kind_step(rules, kind, m, schedule, up_to) for m in (m1, m2))
         cases.append(
             Case(
                 name,
@@ -395,10 +395,10 @@ def _restart_dataflow_case(rules: Rules, world: World, kind: str, shape: tuple, 
     t = _time("time")
     (m1, om1), (m2, om2), (upper, ou) = _opt_time("met.before"), _opt_time("met.after"), _opt_time("upper")
     schedule, up_to, valid = _schedule(shape, has_up_to)
-    b1, b2 = (enc.kind_step(rules, kind, m, schedule, up_to) for m in (m1, m2))
+    b1, b2 = (encoding.kind_step(rules, kind, m, schedule, up_to) for m in (m1, m2))
     hyps += [s0 >= 0, s1 > s0, t >= 0, om1, om2, ou, frontier_le(m1, m2), frontier_le(upper, b2), *valid]
-    exp1, until1 = enc.render(rules, kind, b1, up_to, e1)
-    exp2, until2 = enc.render(rules, kind, b2, up_to, e2)
+    exp1, until1 = encoding.render(rules, kind, b1, up_to, e1)
+    exp2, until2 = encoding.render(rules, kind, b2, up_to, e2)
     dropped_before = z3.Not(frontier_lt_time(until1, t))
     visible = frontier_lt_time(upper, t)
     served = z3.And(visible, z3.Not(rules.refused(rules, exp2, upper, t)))
@@ -441,10 +441,10 @@ def useful_cases(rules: Rules, world: World) -> list[Case]:
     has an `until` at most one tick past it.
     """
     name, cases = "useful", []
-    for kind in enc.CLOCK_KINDS:
+    for kind in encoding.CLOCK_KINDS:
         start, offset, _, exp, hyps = _incarnation(rules, world)
         seen = _time("seen")
-        bound = enc.leaf_bound(rules, kind, exp.val, (seen, start))
+        bound = encoding.leaf_bound(rules, kind, exp.val, (seen, start))
         cases.append(
             Case(
                 name,
@@ -471,7 +471,7 @@ def useful_cases(rules: Rules, world: World) -> list[Case]:
     for kind, shape, has_up_to in _derived_variants(refresh=False):
         (m, om) = _opt_time("bound.met")
         schedule, up_to, valid = _schedule(shape, has_up_to)
-        bound = enc.kind_step(rules, kind, m, schedule, up_to)
+        bound = encoding.kind_step(rules, kind, m, schedule, up_to)
         cases.append(
             Case(
                 name,
@@ -491,7 +491,7 @@ def _useful_dataflow_case(rules: Rules, world: World, kind: str, has_up_to: bool
     start, offset, _, exp, hyps = _incarnation(rules, world)
     (bound, ob) = _opt_time("bound")
     _, up_to, valid = _schedule((), has_up_to)
-    expiration, until = enc.render(rules, kind, bound, up_to, exp)
+    expiration, until = encoding.render(rules, kind, bound, up_to, exp)
     life = start + offset
     return Case(
         "useful",
@@ -673,7 +673,7 @@ def _terms(**named: Any) -> dict:
 def _schedule_terms(schedule: tuple) -> dict:
     out = {}
     for i, c in enumerate(schedule):
-        if isinstance(c, enc.Every):
+        if isinstance(c, encoding.Every):
             out[f"refresh_{i}_every"] = c.interval
             out[f"refresh_{i}_aligned_to"] = c.aligned_to
         else:
@@ -816,7 +816,9 @@ def check_case(case: Case, timeout_s: float | None = None, rlimit: int | None = 
 def read_terms(terms: dict, model: z3.ModelRef) -> dict:
     """The named terms' values under a model (`Opt`s as `Optional[int]`)."""
     return {
-        k: enc.concrete(v, model) if isinstance(v, Opt) else model.eval(v, model_completion=True).as_long()
+        k: encoding.concrete(v, model)
+        if isinstance(v, Opt)
+        else model.eval(v, model_completion=True).as_long()
         for k, v in terms.items()
     }
 
@@ -844,7 +846,7 @@ class Result:
 
 def prove(
     names: Sequence[str] | None = None,
-    rules: Rules = enc.FAITHFUL,
+    rules: Rules = encoding.FAITHFUL,
     skew: int = 0,
     timeout_s: float | None = None,
     rlimit: int | None = None,

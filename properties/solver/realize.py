@@ -17,8 +17,19 @@ import z3
 
 from properties.counterexample import Counterexample
 from properties.history import History
-from properties.solver import encoding as enc
-from properties.solver.encoding import NONE, Rules, frontier_lt_time, some
+from properties.solver.encoding import (
+    CLOCK_KINDS,
+    EXPIRING_KINDS,
+    NONE,
+    Every,
+    Rules,
+    frontier_lt_time,
+    leaf_bound,
+    object_bound,
+    render,
+    some,
+    symbolic_schedule,
+)
 from properties.solver.obligations import Case, Verdict, World
 from properties.strategies.scenarios import Template, scenario
 from properties.suite import Outcome
@@ -31,7 +42,7 @@ def templates_for(case: Case) -> list[Template]:
     """Templates around the refuted kind first, then every other small one."""
     t = case.template
     restart = bool(t.get("restart")) or case.obligation == "restart"
-    kinds = [t["dataflow"]] if t.get("dataflow") in enc.EXPIRING_KINDS else []
+    kinds = [t["dataflow"]] if t.get("dataflow") in EXPIRING_KINDS else []
     kinds += [k for k in ("mv", "index", "subscribe") if k not in kinds]
     leaf_sets: list[tuple[str, ...]] = [(t["leaf"],)] if t.get("kind") == "leaf" else []
     leaf_sets += [
@@ -79,7 +90,7 @@ class Unknowns:
         extra = [
             p
             for c in self.schedule
-            for p in ((c.interval, c.aligned_to) if isinstance(c, enc.Every) else (c.at,))
+            for p in ((c.interval, c.aligned_to) if isinstance(c, Every) else (c.at,))
         ]
         return [
             self.start,
@@ -103,7 +114,7 @@ def _unknowns(template: Template) -> Unknowns:
     skews = {
         leaf: tuple(z3.Int(f"skew.{leaf}.{p}") for p in ("lead", "jump", "later"))
         for leaf in template.leaves
-        if leaf in enc.CLOCK_KINDS
+        if leaf in CLOCK_KINDS
     }
     return Unknowns(
         z3.Int("start"),
@@ -113,7 +124,7 @@ def _unknowns(template: Template) -> Unknowns:
         z3.Int("window"),
         reach,
         skews,
-        enc.symbolic_schedule(template.shape, "refresh"),
+        symbolic_schedule(template.shape, "refresh"),
         z3.Int("up_to") if template.up_to else None,
     )
 
@@ -138,21 +149,21 @@ def difference(template: Template, rules: Rules, u: Unknowns) -> Any:
     exp = rules.replica_expiration(rules, u.start, u.offset)
     uppers, bounds, seen = [], [], []
     for leaf in template.leaves:
-        if leaf in enc.CLOCK_KINDS:
+        if leaf in CLOCK_KINDS:
             at_render = skewed(u.skews[leaf], u.start)
             uppers.append(some(skewed(u.skews[leaf], u.wall)))
-            bounds.append(enc.leaf_bound(rules, leaf, exp.val, (at_render, u.start)))
+            bounds.append(leaf_bound(rules, leaf, exp.val, (at_render, u.start)))
             seen.append(at_render - u.start)
         else:
             uppers.append(NONE if leaf == "constant" else some(u.reach[leaf]))
-            bounds.append(enc.leaf_bound(rules, leaf, exp.val))
+            bounds.append(leaf_bound(rules, leaf, exp.val))
     met_u, up_to = world.meet(uppers), some(u.up_to) if template.up_to else NONE
     upper = world.derived_upper(template.kind, met_u, u.schedule, up_to)
     if template.kind == "index":  # an index on a view over the leaves
-        bound = enc.object_bound(rules, "index", [enc.object_bound(rules, "view", bounds)])
+        bound = object_bound(rules, "index", [object_bound(rules, "view", bounds)])
     else:
-        bound = enc.object_bound(rules, template.kind, bounds, u.schedule, up_to)
-    expiration, until = enc.render(rules, template.kind, bound, up_to, exp)
+        bound = object_bound(rules, template.kind, bounds, u.schedule, up_to)
+    expiration, until = render(rules, template.kind, bound, up_to, exp)
     until_off = up_to if template.kind == "subscribe" else NONE
     retraction = u.window + 1
     visible = frontier_lt_time(upper, u.time)
@@ -167,7 +178,7 @@ def difference(template: Template, rules: Rules, u: Unknowns) -> Any:
     kept_beyond = z3.And(expiration.has, retraction >= expiration.val, frontier_lt_time(until, retraction))
     expired_early = z3.And(exp.has, u.wall > exp.val)
     kept_late = z3.BoolVal(False)
-    if seen and template.shape == () and set(template.leaves) <= {*enc.CLOCK_KINDS, "constant"}:
+    if seen and template.shape == () and set(template.leaves) <= {*CLOCK_KINDS, "constant"}:
         drop = u.start + u.offset + _max(0, _min(*seen)) + 1
         late = z3.And(retraction >= drop, frontier_lt_time(until, retraction))
         kept_late = z3.And(late, retraction < u.up_to) if template.up_to else late
@@ -197,7 +208,7 @@ def _ranges(template: Template, u: Unknowns, skew: int) -> list:
 def _values(template: Template, u: Unknowns, model: z3.ModelRef) -> dict:
     val = lambda e: model.eval(e, model_completion=True).as_long()  # noqa: E731
     refresh = [
-        ["every", val(c.interval), val(c.aligned_to)] if isinstance(c, enc.Every) else ["at", val(c.at)]
+        ["every", val(c.interval), val(c.aligned_to)] if isinstance(c, Every) else ["at", val(c.at)]
         for c in u.schedule
     ]
     return {

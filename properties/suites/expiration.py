@@ -47,11 +47,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from model import expiration as ex
 from model.catalog import Feed, check_feed, output_updates, upper_at
 from model.collection import at
 from model.domains import Total
 from model.errors import ModelError, ReplicaExpired
+from model.expiration import Replica, diffs_processed, render, replica_expiration, seen_at, served
 from properties.catalog_actions import build_catalog, insert_update
 from properties.history import History
 from properties.oracles import expiration as oracle
@@ -95,28 +95,28 @@ def _contents(result: dict | None) -> frozenset:
 def observe(history: History) -> Observation:
     """Reads with and without expiration; each maintained dataflow's rendering and diffs at each restart."""
     catalog, feed, offset, starts = world(history)
-    on, off = ex.Replica(offset, starts), ex.Replica(0, starts)
+    on, off = Replica(offset, starts), Replica(0, starts)
     maintained = [a.args["name"] for a in history.actions if a.name in MAINTAINED]
     observed: Observation = {}
     for step, action in enumerate(history.actions):
         a = action.args
         if action.name == "read":
             try:
-                with_expiration = ex.served(catalog, feed, on, a["name"], a["wall"], a["time"])
+                with_expiration = served(catalog, feed, on, a["name"], a["wall"], a["time"])
             except ReplicaExpired:
                 continue
             observed[(step, "read with expiration")] = _contents(with_expiration)
             observed[(step, "read without")] = _contents(
-                ex.served(catalog, feed, off, a["name"], a["wall"], a["time"])
+                served(catalog, feed, off, a["name"], a["wall"], a["time"])
             )
         elif action.name == "restart":
-            replica_exp, seen = ex.replica_expiration(a["wall"], offset), ex.seen_at(catalog, feed, a["wall"])
+            replica_exp, seen = replica_expiration(a["wall"], offset), seen_at(catalog, feed, a["wall"])
             for name in maintained:
-                flow = ex.render(catalog, name, replica_exp, seen)
+                flow = render(catalog, name, replica_exp, seen)
                 kept = output_updates(catalog, feed, name, flow.until)
                 observed[(step, f"dataflow {name}")] = frozenset({(flow.until, flow.expiration)})
                 observed[(step, f"diffs {name}")] = frozenset(
-                    {(len(kept), ex.diffs_processed(catalog, feed, name, None))}
+                    {(len(kept), diffs_processed(catalog, feed, name, None))}
                 )
                 life = a["wall"] + offset + 1
                 observed[(step, KEPT + name)] = frozenset((u.time, u.diff) for u in kept if u.time >= life)

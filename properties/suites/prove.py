@@ -18,9 +18,9 @@ from typing import Any
 
 import attrs
 
-from model import expiration as ex
 from model.catalog import Catalog, Feed, output_updates
 from model.errors import ModelError, ReplicaExpired
+from model.expiration import Replica, render, replica_expiration, seen_at, served
 from properties.history import History
 from properties.oracles import expiration as oracle
 from properties.strategies.scenarios import draw_scenario
@@ -61,9 +61,9 @@ def to_world(history: History) -> Scenario:
     return Scenario(catalog, feed, offset, starts, reads, dataflows)
 
 
-def _read(world: Scenario, replica: ex.Replica, name: str, wall: int, time: int) -> frozenset:
+def _read(world: Scenario, replica: Replica, name: str, wall: int, time: int) -> frozenset:
     try:
-        got = ex.served(world.catalog, world.feed, replica, name, wall, time)
+        got = served(world.catalog, world.feed, replica, name, wall, time)
     except ReplicaExpired:
         return frozenset({("replica expired",)})
     if got is None:
@@ -76,10 +76,10 @@ def _kept(world: Scenario) -> tuple[frozenset, frozenset]:
     replica's life (`start + offset + 1`), as `(name, start, bound, time, diff)`."""
     beyond, late = set(), set()
     for start in world.starts:
-        replica_exp = ex.replica_expiration(start, world.offset)
-        seen, life = ex.seen_at(world.catalog, world.feed, start), start + world.offset + 1
+        replica_exp = replica_expiration(start, world.offset)
+        seen, life = seen_at(world.catalog, world.feed, start), start + world.offset + 1
         for name in world.dataflows:
-            flow = ex.render(world.catalog, name, replica_exp, seen)
+            flow = render(world.catalog, name, replica_exp, seen)
             for u in output_updates(world.catalog, world.feed, name, flow.until):
                 if flow.expiration is not None and u.time >= flow.expiration:
                     beyond.add((name, start, flow.expiration, u.time, u.diff))
@@ -91,7 +91,7 @@ def _kept(world: Scenario) -> tuple[frozenset, frozenset]:
 def observe(history: History) -> dict:
     """Each read with expiration (`read`) and without (`read without expiration`), and the diffs kept."""
     world = to_world(history)
-    on, off = ex.Replica(world.offset, world.starts), ex.Replica(0, world.starts)
+    on, off = Replica(world.offset, world.starts), Replica(0, world.starts)
     obs: dict = {}
     for step, name, wall, time in world.reads:
         obs[(step, "read")] = _read(world, on, name, wall, time)
