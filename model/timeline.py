@@ -56,7 +56,9 @@ class External:
 class User:
     """A user-chosen timeline grouping every source declared `WITH (timeline='name')`.
 
-    >>> source_timeline("cdc", "a", timeline="x") == source_timeline("kafka", "b", timeline="x") == User("x")
+    A user timeline and a CDC source's external timeline of the same name are different timelines:
+
+    >>> User("x") == User("x") != External("x")
     True
     """
 

@@ -68,7 +68,7 @@ def test_spark_equals_model_on_every_domain(spark_session):
 def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path):
     impl_name = "tests.test_suite_reclock:spark_mint_without_retraction"
     # The screening lane: one Spark job finds it, delta debugging (one job per round) reduces it.
-    profile = attrs.evolve(SPARK_QUICK, spark_screening_histories=64, screening_batch=64)
+    profile = attrs.evolve(SPARK_QUICK, screening_histories=64, screening_batch=64)
     impl = spark_mint_without_retraction()
     impl.prepare()
     failure = screening_lane(

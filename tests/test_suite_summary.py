@@ -104,7 +104,7 @@ def test_spark_equals_model_on_every_domain(spark_session):
 def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path, bug):
     impl_name = f"tests.test_suite_summary:{bug}"
     # The screening lane: one Spark job finds it, delta debugging (one job per round) reduces it.
-    profile = attrs.evolve(SPARK_QUICK, spark_screening_histories=200, screening_batch=200)
+    profile = attrs.evolve(SPARK_QUICK, screening_histories=200, screening_batch=200)
     impl = globals()[bug]()
     impl.prepare()
     transactional = SUMMARY.property("transactional_summaries_match_model")

@@ -15,7 +15,7 @@ from spark_impl import plan as spark_plan
 from tests.helpers import QUICK, write_and_replay
 
 TEMPORAL = get_suite("temporal")
-MODEL_SIDE = QUICK  # planted model-side implementations get max_examples
+MODEL_SIDE = attrs.evolve(QUICK, screening_histories=500)  # Hypothesis first, then 500 screened
 
 
 def model_retracts_at_upper() -> ModelImplementation:

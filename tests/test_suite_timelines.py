@@ -53,7 +53,7 @@ def test_rejection_message_names_every_object():
 def test_planted_missing_timeline_check_is_caught_small(tmp_path):
     name = "tests.test_suite_timelines:accepts_everything"
     only = attrs.evolve(TIMELINES, properties=(TIMELINES.property("multi_timeline_rejected_single_runs"),))
-    profile = attrs.evolve(QUICK, max_examples=30, batch_size=2)
+    profile = attrs.evolve(QUICK, max_examples=30, batch_size=2, screening_histories=500)
     failure = run_suite(only, accepts_everything(), name, profile, seed=0).results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 5, failure.history

@@ -95,16 +95,23 @@ class Witness:
         except Exception as exc:
             if impl.infrastructure_failure(exc) is not None:
                 raise
-            self._saw(min(histories, key=lambda h: len(h.actions)), f"raised {type(exc).__name__}: {exc}")
+            self._seen()
+            if (
+                len(histories) == 1
+            ):  # in a batch, which history crashed is not known (the runner tries each alone)
+                self._saw(histories[0], f"raised {type(exc).__name__}: {exc}")
             raise Crashed(exc) from exc
         for history, outcome in zip(histories, outcomes):
             if not outcome.ok:
                 self._saw(history, outcome.message)
         return outcomes
 
-    def _saw(self, history: History, message: str) -> None:
+    def _seen(self) -> None:
         if self.first_seconds is None:
             self.first_seconds = time.perf_counter() - self.started
+
+    def _saw(self, history: History, message: str) -> None:
+        self._seen()
         if self.smallest is None or len(history.actions) < len(self.smallest.actions):
             self.smallest, self.message = history, message[:300]
 
