@@ -49,6 +49,8 @@ from model.catalog import (
     Feed,
     Index,
     MaterializedView,
+    RefreshAt,
+    RefreshEvery,
     Source,
     Subscribe,
     Table,
@@ -138,7 +140,7 @@ def inputs_bound(inputs_upper: int, expiration: int) -> int:
     return inputs_upper if inputs_upper > expiration else expiration
 
 
-def round_up_to_refresh(schedule: tuple, bound: int | None) -> int | None:
+def round_up_to_refresh(schedule: tuple[RefreshEvery | RefreshAt, ...], bound: int | None) -> int | None:
     """A refresh schedule's bound: the next refresh at or after `bound`; `None` if none is left.
 
     An empty schedule (refresh on every change) leaves the bound unchanged.
@@ -339,7 +341,7 @@ class Replica:
     """
 
     offset: int
-    starts: tuple = attrs.field(converter=tuple, validator=_check_replica)
+    starts: tuple[int, ...] = attrs.field(converter=tuple, validator=_check_replica)
 
     def start_at(self, wall: int) -> int:
         """The start of the incarnation running at `wall` (the last start at or before it).

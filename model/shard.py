@@ -27,7 +27,7 @@ class Shard:
     """Updates with `since` and `upper` frontiers; values, never mutated in place."""
 
     domain: Domain
-    updates: tuple = ()
+    updates: tuple[Update, ...] = ()
     since: Antichain = attrs.field(default=None)
     upper: Antichain = attrs.field(default=None)
 
