@@ -56,6 +56,7 @@ class External:
 class User:
     """A user-chosen timeline grouping every source declared `WITH (timeline='name')`.
 
+    >>> from model.timeline_rules import source_timeline
     >>> source_timeline("cdc", "a", timeline="x") == source_timeline("kafka", "b", timeline="x") == User("x")
     True
     """
