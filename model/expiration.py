@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import reduce
+from typing import Any
 
 import attrs
 
@@ -384,7 +385,9 @@ def check_not_expired(flow: Dataflow, upper: Antichain, time: int) -> None:
         raise DataflowExpired(flow.name, time, e, upper)
 
 
-def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> dict | None:
+def serve(
+    catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int
+) -> dict[Any, int] | None:
     """What a read of `name` at `time`, issued at wall-clock time `wall`, returns.
 
     The contents at `time` if `time` is complete (before the upper), `None` if not
@@ -406,7 +409,9 @@ def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, 
     return at(TIME, output_updates(catalog, feed, name, flow.until), time)
 
 
-def served(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> dict | None:
+def served(
+    catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int
+) -> dict[Any, int] | None:
     """`serve`, with a `DataflowExpired` read reported as not served (`None`).
 
     The success criterion: equal for every read with the offset set and with 0.
