@@ -19,7 +19,7 @@ EpochMilliseconds()
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -102,6 +102,14 @@ def next_refresh(schedule: tuple[RefreshEvery | RefreshAt, ...], time: int) -> i
 # ---------------------------------------------------------------- objects
 
 
+def _rows(rows: Iterable[tuple[int, ...]]) -> tuple[tuple[int, ...], ...]:
+    return tuple(rows)
+
+
+def _clauses(clauses: Iterable[RefreshEvery | RefreshAt]) -> tuple[RefreshEvery | RefreshAt, ...]:
+    return tuple(clauses)
+
+
 def _known_kind(instance, attribute, kind) -> None:
     if kind not in SOURCE_KINDS:
         raise InvalidSourceOption(kind, "kind", f"expected one of {', '.join(SOURCE_KINDS)}")
@@ -151,7 +159,7 @@ class Constant:
     """
 
     name: str
-    rows: tuple[tuple[int, ...], ...] = attrs.field(converter=tuple, default=())
+    rows: tuple[tuple[int, ...], ...] = attrs.field(converter=_rows, default=())
     inputs = ()
 
 
@@ -183,7 +191,7 @@ class MaterializedView:
 
     name: str
     plan: object
-    refresh: tuple[RefreshEvery | RefreshAt, ...] = attrs.field(converter=tuple, default=())
+    refresh: tuple[RefreshEvery | RefreshAt, ...] = attrs.field(converter=_clauses, default=())
 
     @property
     def inputs(self) -> tuple[str, ...]:

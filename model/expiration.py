@@ -322,6 +322,10 @@ def render(catalog: Catalog, name: str, replica_exp: int | None, seen: Seen | No
 # ---------------------------------------------------------------- 3. the replica
 
 
+def _starts(starts: Iterable[int]) -> tuple[int, ...]:
+    return tuple(starts)
+
+
 def _check_replica(instance, attribute, value) -> None:
     if instance.offset < 0:
         raise InvalidReplica("offset", instance.offset, "must be non-negative (0 disables expiration)")
@@ -342,7 +346,7 @@ class Replica:
     """
 
     offset: int
-    starts: tuple[int, ...] = attrs.field(converter=tuple, validator=_check_replica)
+    starts: tuple[int, ...] = attrs.field(converter=_starts, validator=_check_replica)
 
     def start_at(self, wall: int) -> int:
         """The start of the incarnation running at `wall` (the last start at or before it).
