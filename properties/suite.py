@@ -47,7 +47,7 @@ class Outcome:
         """A generated history the model rejects: the generator and the model disagree (a failure).
 
         >>> from model.errors import InvalidTime
-        >>> Outcome.model_rejected(InvalidTime(-1, "total")).ok
+        >>> Outcome.model_rejected(InvalidTime("total", -1, "negative")).ok
         False
         """
         return cls(
@@ -72,7 +72,8 @@ class Outcome:
         """Bad input drawn on purpose: holds iff the implementation rejected it with the same kind of error.
 
         >>> from model.errors import InvalidTime
-        >>> Outcome.both_rejected(InvalidTime(-1, "total"), InvalidTime(-1, "total")).ok
+        >>> bad = InvalidTime("total", -1, "negative")
+        >>> Outcome.both_rejected(bad, bad).ok
         True
         """
         expected = _refusal(model_error)
