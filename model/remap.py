@@ -195,7 +195,7 @@ class Remap:
         >>> Remap.minted(Total(), [(Antichain.of(Total(), [2]), 3)]).steps()
         [(0, {0}), (3, {2})]
         """
-        counts: Counter = Counter()
+        counts: Counter[Time] = Counter()
         start = _only(self.since)
         times = sorted({b.into_time for b in self.bindings} | ({start} if start is not None else set()))
         pending, result = iter(sorted(self.bindings, key=lambda b: b.into_time)), []
