@@ -67,7 +67,7 @@ def _frontier(elements: Any) -> Antichain:
 
 def _records(history: History, before: int) -> list[Update]:
     """The records produced before `before`, at their FromTime (partition, offset)."""
-    offsets: Counter = Counter()
+    offsets: Counter[int] = Counter()  # partition -> next offset
     found = []
     for action in history.actions[:before]:
         if action.name == "produce":
