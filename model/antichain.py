@@ -27,7 +27,7 @@ class Antichain:
     """A set of mutually incomparable times, kept minimal on `insert`."""
 
     domain: Domain
-    _elements: list = attrs.field(factory=list, alias="elements")
+    _elements: list[Time] = attrs.field(factory=list, alias="elements")
 
     @classmethod
     def of(cls, domain: Domain, times: Iterable[Time]) -> Antichain:
@@ -61,7 +61,7 @@ class Antichain:
         return cls(domain, list(times))
 
     @property
-    def elements(self) -> tuple:
+    def elements(self) -> tuple[Time, ...]:
         return tuple(self._elements)
 
     def insert(self, time: Time) -> bool:
@@ -127,7 +127,7 @@ class Antichain:
     def is_empty(self) -> bool:
         return not self._elements
 
-    def sorted(self) -> list:
+    def sorted(self) -> list[Time]:
         """Elements in the domain's presentation order (for output and comparison)."""
         return sorted(self._elements, key=self.domain.key)
 
@@ -190,7 +190,7 @@ class MutableAntichain:
     """
 
     domain: Domain
-    _counts: dict = attrs.field(factory=dict, alias="counts")
+    _counts: dict[Time, int] = attrs.field(factory=dict, alias="counts")
 
     @property
     def frontier(self) -> Antichain:

@@ -19,7 +19,7 @@ EpochMilliseconds()
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -89,7 +89,7 @@ class RefreshAt:
         return self.at if self.at >= time else None
 
 
-def next_refresh(schedule: tuple, time: int) -> int | None:
+def next_refresh(schedule: tuple[RefreshEvery | RefreshAt, ...], time: int) -> int | None:
     """The first refresh of any clause at or after `time`; `None` when no clause has one left.
 
     >>> next_refresh((RefreshAt(5), RefreshEvery(100, 0)), 6), next_refresh((RefreshAt(5),), 6)
@@ -100,6 +100,14 @@ def next_refresh(schedule: tuple, time: int) -> int | None:
 
 
 # ---------------------------------------------------------------- objects
+
+
+def _rows(rows: Iterable[tuple[int, ...]]) -> tuple[tuple[int, ...], ...]:
+    return tuple(rows)
+
+
+def _clauses(clauses: Iterable[RefreshEvery | RefreshAt]) -> tuple[RefreshEvery | RefreshAt, ...]:
+    return tuple(clauses)
 
 
 def _known_kind(instance, attribute, kind) -> None:
@@ -151,7 +159,7 @@ class Constant:
     """
 
     name: str
-    rows: tuple = attrs.field(converter=tuple, default=())
+    rows: tuple[tuple[int, ...], ...] = attrs.field(converter=_rows, default=())
     inputs = ()
 
 
@@ -183,7 +191,7 @@ class MaterializedView:
 
     name: str
     plan: object
-    refresh: tuple = attrs.field(converter=tuple, default=())
+    refresh: tuple[RefreshEvery | RefreshAt, ...] = attrs.field(converter=_clauses, default=())
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -265,7 +273,7 @@ class Catalog:
     ['t', 'i']
     """
 
-    objects: tuple = ()
+    objects: tuple[CatalogObject, ...] = ()
 
     def get(self, name: str) -> CatalogObject:
         """The object called `name`; a typed error naming the known names if absent.
@@ -329,7 +337,7 @@ class Catalog:
                 todo.extend(self.get(name).inputs)
         return seen
 
-    def _input_timelines(self, names) -> dict:
+    def _input_timelines(self, names) -> dict[str, Timeline | None]:
         return {n: object_timeline(self.get(n)) for n in sorted(self._closure(names))}
 
 
@@ -387,7 +395,7 @@ class Feed:
         return Antichain.of(TIME, [reached[-1] if reached else TIME.minimum])
 
 
-def skewed_upper(points: tuple, wall: int) -> int:
+def skewed_upper(points: tuple[tuple[int, int], ...], wall: int) -> int:
     """A wall-clock leaf's upper at `wall`: the furthest `w + skew(w)` of any `w <= wall`, at least 0.
 
     `skew(w)` is the `by` of the last point `(at, by)` with `at <= w` (0 before the first).
@@ -489,6 +497,6 @@ def _import(catalog: Catalog, feed: Feed, name: str, until: int | None) -> list[
     return output_updates(catalog, feed, name, None if persisted else until)
 
 
-def _at_refreshes(schedule: tuple, updates: list[Update]) -> list[Update]:
+def _at_refreshes(schedule: tuple[RefreshEvery | RefreshAt, ...], updates: list[Update]) -> list[Update]:
     moved = ((u, next_refresh(schedule, u.time)) for u in updates)
     return [Update(u.data, r, u.diff) for u, r in moved if r is not None]

@@ -38,19 +38,19 @@ def consolidate(domain: Domain, updates: Iterable[Update]) -> list[Update]:
     >>> consolidate(Total(), [Update("a", 1, 2), Update("a", 1, -2), Update("b", 0, 1)])
     [Update(data='b', time=0, diff=1)]
     """
-    sums: Counter = Counter()
+    sums: Counter[tuple[Any, Time]] = Counter()
     for u in updates:
         sums[(u.data, u.time)] += u.diff
     ordered = sorted(sums.items(), key=lambda kv: (kv[0][0], domain.key(kv[0][1])))
     return [Update(data, time, diff) for (data, time), diff in ordered if diff != 0]
 
 
-def at(domain: Domain, updates: Iterable[Update], time: Time) -> dict[str, int]:
+def at(domain: Domain, updates: Iterable[Update], time: Time) -> dict[Any, int]:
     """The contents at `time`: per datum, the sum of diffs of updates at times `<= time`.
 
     Data whose sum is zero are absent.
     """
-    sums: Counter = Counter()
+    sums: Counter[Any] = Counter()
     for u in updates:
         if domain.le(u.time, time):
             sums[u.data] += u.diff

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import reduce
+from typing import Any
 
 import attrs
 
@@ -49,6 +50,8 @@ from model.catalog import (
     Feed,
     Index,
     MaterializedView,
+    RefreshAt,
+    RefreshEvery,
     Source,
     Subscribe,
     Table,
@@ -138,7 +141,7 @@ def inputs_bound(inputs_upper: int, expiration: int) -> int:
     return inputs_upper if inputs_upper > expiration else expiration
 
 
-def round_up_to_refresh(schedule: tuple, bound: int | None) -> int | None:
+def round_up_to_refresh(schedule: tuple[RefreshEvery | RefreshAt, ...], bound: int | None) -> int | None:
     """A refresh schedule's bound: the next refresh at or after `bound`; `None` if none is left.
 
     An empty schedule (refresh on every change) leaves the bound unchanged.
@@ -319,6 +322,10 @@ def render(catalog: Catalog, name: str, replica_exp: int | None, seen: Seen | No
 # ---------------------------------------------------------------- 3. the replica
 
 
+def _starts(starts: Iterable[int]) -> tuple[int, ...]:
+    return tuple(starts)
+
+
 def _check_replica(instance, attribute, value) -> None:
     if instance.offset < 0:
         raise InvalidReplica("offset", instance.offset, "must be non-negative (0 disables expiration)")
@@ -339,7 +346,7 @@ class Replica:
     """
 
     offset: int
-    starts: tuple = attrs.field(converter=tuple, validator=_check_replica)
+    starts: tuple[int, ...] = attrs.field(converter=_starts, validator=_check_replica)
 
     def start_at(self, wall: int) -> int:
         """The start of the incarnation running at `wall` (the last start at or before it).
@@ -382,7 +389,9 @@ def check_not_expired(flow: Dataflow, upper: Antichain, time: int) -> None:
         raise DataflowExpired(flow.name, time, e, upper)
 
 
-def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> dict | None:
+def serve(
+    catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int
+) -> dict[Any, int] | None:
     """What a read of `name` at `time`, issued at wall-clock time `wall`, returns.
 
     The contents at `time` if `time` is complete (before the upper), `None` if not
@@ -404,7 +413,9 @@ def serve(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, 
     return at(TIME, output_updates(catalog, feed, name, flow.until), time)
 
 
-def served(catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int) -> dict | None:
+def served(
+    catalog: Catalog, feed: Feed, replica: Replica, name: str, wall: int, time: int
+) -> dict[Any, int] | None:
     """`serve`, with a `DataflowExpired` read reported as not served (`None`).
 
     The success criterion: equal for every read with the offset set and with 0.

@@ -92,7 +92,7 @@ class Filter:
     """
 
     input: Plan
-    predicates: tuple = attrs.field(converter=_tuple)
+    predicates: tuple[Compare, ...] = attrs.field(converter=_tuple)
 
 
 @attrs.frozen
@@ -104,7 +104,7 @@ class Project:
     """
 
     input: Plan
-    columns: tuple = attrs.field(converter=_tuple)
+    columns: tuple[int, ...] = attrs.field(converter=_tuple)
 
 
 @attrs.frozen
@@ -115,7 +115,7 @@ class Union:
     2
     """
 
-    inputs: tuple = attrs.field(converter=_tuple, validator=_non_empty)
+    inputs: tuple[Plan, ...] = attrs.field(converter=_tuple, validator=_non_empty)
 
 
 @attrs.frozen
@@ -128,7 +128,7 @@ class Join:
 
     left: Plan
     right: Plan
-    on: tuple = attrs.field(converter=_tuple)
+    on: tuple[tuple[int, int], ...] = attrs.field(converter=_tuple)
 
 
 @attrs.frozen
@@ -140,7 +140,7 @@ class TemporalFilter:
     """
 
     input: Plan
-    predicates: tuple = attrs.field(converter=_tuple, validator=_non_empty)
+    predicates: tuple[MzNow, ...] = attrs.field(converter=_tuple, validator=_non_empty)
 
 
 Plan = Get | Filter | Project | Union | Join | TemporalFilter
@@ -194,7 +194,7 @@ def evaluate(plan, inputs: Mapping[str, list[Update]], until: int | None = None)
     raise InvalidPlan(plan, "not a plan node")
 
 
-def join_updates(left: list[Update], right: list[Update], on: tuple) -> list[Update]:
+def join_updates(left: list[Update], right: list[Update], on: tuple[tuple[int, int], ...]) -> list[Update]:
     """Bilinear equi-join: matching pairs at the join of their times, diffs multiplied.
 
     >>> join_updates([Update((1,), 3, 2)], [Update((1,), 5, 2), Update((2,), 0, 1)], ((0, 0),))

@@ -70,8 +70,8 @@ class Reclocked:
     Reclocked(updates=(Update(data='a', time=4, diff=1),), pending=())
     """
 
-    updates: tuple
-    pending: tuple
+    updates: tuple[Update, ...]
+    pending: tuple[Update, ...]
 
 
 def reclock(remap: Remap, source: Iterable[Update]) -> Reclocked:

@@ -71,7 +71,7 @@ class Violation:
 
     kind: str
     detail: str
-    bindings: tuple = ()
+    bindings: tuple[Binding, ...] = ()
 
     def __str__(self) -> str:
         named = f"; bindings {list(self.bindings)}" if self.bindings else ""
@@ -83,13 +83,13 @@ def _only(frontier: Antichain) -> int | None:
     return next(iter(frontier), None)
 
 
-def _support(domain: Domain, counts: Counter) -> Antichain:
+def _support(domain: Domain, counts: Counter[Time]) -> Antichain:
     """The elements with a positive count, as given (no minimisation, so violations stay visible)."""
     return Antichain(domain, [f for f, c in counts.items() if c > 0])
 
 
-def _accumulate(bindings: Iterable[Binding]) -> Counter:
-    counts: Counter = Counter()
+def _accumulate(bindings: Iterable[Binding]) -> Counter[Time]:
+    counts: Counter[Time] = Counter()
     for b in bindings:
         counts[b.from_time] += b.diff
     return counts
@@ -111,7 +111,7 @@ class Remap:
     """
 
     domain: Domain
-    bindings: tuple
+    bindings: tuple[Binding, ...]
     since: Antichain
     upper: Antichain
 
@@ -195,7 +195,7 @@ class Remap:
         >>> Remap.minted(Total(), [(Antichain.of(Total(), [2]), 3)]).steps()
         [(0, {0}), (3, {2})]
         """
-        counts: Counter = Counter()
+        counts: Counter[Time] = Counter()
         start = _only(self.since)
         times = sorted({b.into_time for b in self.bindings} | ({start} if start is not None else set()))
         pending, result = iter(sorted(self.bindings, key=lambda b: b.into_time)), []
@@ -318,7 +318,7 @@ def advance_bindings(bindings: Iterable[Binding], since: Antichain) -> list[Bind
     return [Binding(b.from_time, advance_by(b.into_time, since), b.diff) for b in bindings]
 
 
-def consolidate_bindings(domain: Domain, bindings: Iterable[Binding]) -> tuple:
+def consolidate_bindings(domain: Domain, bindings: Iterable[Binding]) -> tuple[Binding, ...]:
     """Compaction rule: merges equal `(from_time, into_time)`, drops zero diffs, canonical order.
 
     >>> consolidate_bindings(Total(), [Binding(0, 3, 1), Binding(0, 3, -1), Binding(2, 3, 1)])
@@ -327,9 +327,9 @@ def consolidate_bindings(domain: Domain, bindings: Iterable[Binding]) -> tuple:
     return _canonical(domain, bindings)
 
 
-def _canonical(domain: Domain, bindings: Iterable[Binding]) -> tuple:
+def _canonical(domain: Domain, bindings: Iterable[Binding]) -> tuple[Binding, ...]:
     """Consolidated bindings in canonical order; `audit` and `build` use it directly, not the rule."""
-    sums: Counter = Counter()
+    sums: Counter[tuple[Time, int]] = Counter()
     for b in bindings:
         sums[(b.from_time, b.into_time)] += b.diff
     merged = [Binding(f, t, d) for (f, t), d in sums.items() if d != 0]
@@ -405,7 +405,7 @@ def _unconsolidated(remap: Remap) -> list[Violation]:
     """Bindings not in consolidated canonical form (repeated `(from, into)`, wrong order)."""
     if _canonical(remap.domain, remap.bindings) == tuple(remap.bindings):
         return []
-    seen: Counter = Counter((b.from_time, b.into_time) for b in remap.bindings)
+    seen: Counter[tuple[Time, int]] = Counter((b.from_time, b.into_time) for b in remap.bindings)
     repeated = tuple(b for b in remap.bindings if seen[(b.from_time, b.into_time)] > 1)
     return [Violation("unconsolidated", "bindings are not consolidated in (into, from) order", repeated)]
 
@@ -431,10 +431,10 @@ def _start(remap: Remap) -> list[Violation]:
 def _accumulation(remap: Remap) -> list[Violation]:
     """Multiplicity, antichain and monotonicity of `R(t)` at each binding IntoTime."""
     found: list[Violation] = []
-    counts: Counter = Counter()
-    inserted: dict = {}
+    counts: Counter[Time] = Counter()
+    inserted: dict[Time, Binding] = {}
     previous: Antichain | None = None
-    by_time: dict = {}
+    by_time: dict[int, list[Binding]] = {}
     for b in remap.bindings:
         by_time.setdefault(b.into_time, []).append(b)
     for t, here in sorted(by_time.items()):
@@ -452,7 +452,7 @@ def _accumulation(remap: Remap) -> list[Violation]:
     return found
 
 
-def _multiplicity(remap: Remap, counts: Counter, touched: set, t: int) -> list[Violation]:
+def _multiplicity(remap: Remap, counts: Counter[Time], touched: set[Time], t: int) -> list[Violation]:
     found = []
     for f in sorted(touched, key=remap.domain.key):
         if counts[f] not in (0, 1):
@@ -461,7 +461,9 @@ def _multiplicity(remap: Remap, counts: Counter, touched: set, t: int) -> list[V
     return found
 
 
-def _comparable(domain: Domain, current: Antichain, touched: set, inserted: dict, t: int) -> list[Violation]:
+def _comparable(
+    domain: Domain, current: Antichain, touched: set[Time], inserted: dict[Time, Binding], t: int
+) -> list[Violation]:
     found = []
     elements = current.sorted()
     for i, a in enumerate(elements):
@@ -474,7 +476,7 @@ def _comparable(domain: Domain, current: Antichain, touched: set, inserted: dict
 
 
 def _regression(
-    domain: Domain, previous: Antichain, current: Antichain, inserted: dict, t: int
+    domain: Domain, previous: Antichain, current: Antichain, inserted: dict[Time, Binding], t: int
 ) -> list[Violation]:
     """Elements of `R(t)` not beyond the previous `R`: named with a previous element they fall behind."""
     found = []

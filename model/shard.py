@@ -13,6 +13,7 @@ valid only at times beyond `since` and not beyond `upper`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
@@ -27,7 +28,7 @@ class Shard:
     """Updates with `since` and `upper` frontiers; values, never mutated in place."""
 
     domain: Domain
-    updates: tuple = ()
+    updates: tuple[Update, ...] = ()
     since: Antichain = attrs.field(default=None)
     upper: Antichain = attrs.field(default=None)
 
@@ -72,7 +73,7 @@ class Shard:
         """Whether `time` is beyond `since` and not beyond `upper`."""
         return self.since.less_equal(time) and not self.upper.less_equal(time)
 
-    def read_at(self, time: Time) -> dict[str, int]:
+    def read_at(self, time: Time) -> dict[Any, int]:
         """Contents at `time`; a typed error unless `readable(time)`."""
         if not self.readable(time):
             raise ReadNotValid(time, self.since, self.upper)

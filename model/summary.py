@@ -58,8 +58,8 @@ class Summary:
     Summary(output=(), temp=())
     """
 
-    output: tuple = ()
-    temp: tuple = ()
+    output: tuple[Update, ...] = ()
+    temp: tuple[DataRecord | TxnRecord, ...] = ()
 
 
 @runtime_checkable
@@ -161,7 +161,7 @@ def combined_upper(data_upper: Antichain, txn_upper: Antichain) -> Antichain:
     return Antichain.of(domain, [(a, b) for a in data_upper for b in txn_upper])
 
 
-def complete_txns(pool: Sequence) -> set:
+def complete_txns(pool: Sequence) -> set[str]:
     """Transactions whose metadata record and all `size` data records are in `pool`.
 
     >>> complete_txns([TxnRecord("t", 1, 0), DataRecord("t", "x", 0), TxnRecord("u", 2, 1)])
@@ -172,7 +172,7 @@ def complete_txns(pool: Sequence) -> set:
     return {txn for txn, size in sizes.items() if counts[txn] == size}
 
 
-def earlier_complete(record: TxnRecord, pool: Sequence, complete: set, domain: Domain) -> bool:
+def earlier_complete(record: TxnRecord, pool: Sequence, complete: set[str], domain: Domain) -> bool:
     """Order rule: every transaction in `pool` whose metadata time is `<=` `record`'s is complete.
 
     Emitted transactions have left the pool, and every metadata time `<=` a covered
@@ -207,7 +207,7 @@ class Transactional:
         records = tuple(records)
         for r in records:
             _checked_time(domain, r)
-        sizes: dict = {}
+        sizes: dict[str, int] = {}
         for r in (r for r in records if isinstance(r, TxnRecord)):
             if r.txn in sizes or not isinstance(r.size, int) or r.size < 0:
                 raise InvalidTransactionInput(r.txn, f"{r!r}: one metadata record per transaction, size >= 0")
@@ -230,7 +230,7 @@ class Transactional:
         temp = sorted((r for r in pool if r.txn not in done), key=lambda r: _record_key(_product(domain), r))
         return Summary(tuple(consolidate(INTO, summary.output + tuple(published))), tuple(temp))
 
-    def publishable(self, txn_domain: Domain, pool: Sequence) -> set:
+    def publishable(self, txn_domain: Domain, pool: Sequence) -> set[str]:
         """Complete transactions; when `ordered`, only those whose earlier ones are complete too."""
         complete = complete_txns(pool)
         if not self.ordered:
@@ -255,9 +255,15 @@ def _record_key(domain: Product, r: DataRecord | TxnRecord) -> tuple:
     return (1, r.txn, "", domain.b.key(r.time), r.size)
 
 
-def _fold(remap: Remap, summarizer: Summarizer, steps: list, summary: Summary, records: tuple) -> tuple:
+def _fold(
+    remap: Remap,
+    summarizer: Summarizer,
+    steps: list[tuple[int, Antichain]],
+    summary: Summary,
+    records: tuple[Any, ...],
+) -> tuple[tuple[int, Summary], ...]:
     """Each record joins the first step whose frontier covers it; the summary absorbs each step in turn."""
-    arrivals: dict = {}
+    arrivals: dict[int, list[Any]] = {}
     for r in records:
         first = next((t for t, frontier in steps if summarizer.covers(frontier, r)), None)
         if first is not None:
@@ -269,7 +275,7 @@ def _fold(remap: Remap, summarizer: Summarizer, steps: list, summary: Summary, r
     return tuple(result)
 
 
-def run(remap: Remap, summarizer: Summarizer, records: Iterable) -> tuple:
+def run(remap: Remap, summarizer: Summarizer, records: Iterable) -> tuple[tuple[int, Summary], ...]:
     """`(t, summary at t)` for every step `t` of the remap, from an empty summary.
 
     Records never covered (beyond the latest binding) are in no summary yet.
@@ -282,7 +288,9 @@ def run(remap: Remap, summarizer: Summarizer, records: Iterable) -> tuple:
     return _fold(remap, summarizer, remap.steps(), Summary(), records)
 
 
-def restart(remap: Remap, summarizer: Summarizer, it: int, summary: Summary, records: Iterable) -> tuple:
+def restart(
+    remap: Remap, summarizer: Summarizer, it: int, summary: Summary, records: Iterable
+) -> tuple[tuple[int, Summary], ...]:
     """Resumes at IntoTime `it` from `R(it)` and the summary at `it`: `run`'s summaries after `it`.
 
     It reads only the records not covered by `R(it)` (the seek to `R(it)`), so

@@ -38,8 +38,8 @@ class Upstream:
     """
 
     domain: Domain
-    partitions: tuple = ()
-    start: tuple = ()
+    partitions: tuple[tuple[str, ...], ...] = ()
+    start: tuple[int, ...] = ()
     committed: Antichain | None = None
 
     @classmethod

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from pandas_impl.orders import Order, order
-from properties.implementation import Implementation
+from properties.implementation import Implementation, Observation
 
 
 class PandasCollections(Implementation):
@@ -21,11 +21,11 @@ class PandasCollections(Implementation):
         return [_observe(ord_, history) for history in histories]
 
 
-def _observe(ord_: Order, history: Any) -> dict:
+def _observe(ord_: Order, history: Any) -> Observation:
     frame = pd.DataFrame(
         {"data": pd.Series(dtype=object), "time": pd.Series(dtype=object), "diff": pd.Series(dtype="int64")}
     )
-    observed: dict = {}
+    observed: Observation = {}
     for step, action in enumerate(history.actions):
         args = action.args
         if action.name == "update":

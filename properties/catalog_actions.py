@@ -151,7 +151,7 @@ def object_from_action(action: Action):
                 consistency_topic=None if topic is None else tuple(topic),
             )
         case "create_constant":
-            return Constant(n, tuple(tuple(r) for r in a.get("rows", ())))  # type: ignore[misc]  # attrs converter
+            return Constant(n, tuple(tuple(r) for r in a.get("rows", ())))
         case "create_view":
             return View(n, plan_from_json(a["plan"]))
         case "create_mv":

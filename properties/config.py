@@ -34,8 +34,8 @@ DEFAULTS = {"profile": "dev", "corpus": "counterexamples", "out": ".frontier-har
 class Config:
     """What `[tool.frontier-harness]` says, with defaults filled in."""
 
-    values: dict
-    profiles: dict
+    values: dict[str, Any]
+    profiles: dict[str, dict[str, Any]]
 
     def get(self, key: str) -> Any:
         return self.values[key]
@@ -57,14 +57,31 @@ class Config:
 def load_config(directory: Path = Path(".")) -> Config:
     """Reads `directory/pyproject.toml` if there is one."""
     path = directory / "pyproject.toml"
-    section: dict = {}
+    section: Any = {}
     if path.is_file():
         try:
             section = tomllib.loads(path.read_text()).get("tool", {}).get("frontier-harness", {})
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise HarnessError(f"{path}: not valid TOML: {exc}") from exc
-    if not isinstance(section, dict) or not isinstance(section.get("profiles", {}), dict):
+    table = _table(path, section)
+    values = {**DEFAULTS, **{k: v for k, v in table.items() if k != "profiles"}}
+    return Config(values, _profiles(path, table))
+
+
+def _table(path: Path, section: Any) -> dict[str, Any]:
+    if not isinstance(section, dict):
         raise HarnessError(f"{path}: [tool.frontier-harness] must be a table")
+    return section
+
+
+def _profiles(path: Path, section: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The profile overrides, each a table; a typed error naming one that is not."""
     profiles = section.get("profiles", {})
-    values = {**DEFAULTS, **{k: v for k, v in section.items() if k != "profiles"}}
-    return Config(values, profiles)
+    if not isinstance(profiles, dict):
+        raise HarnessError(f"{path}: [tool.frontier-harness.profiles] must be a table, got {profiles!r}")
+    for name, overrides in profiles.items():
+        if not isinstance(overrides, dict):
+            raise HarnessError(
+                f"{path}: [tool.frontier-harness.profiles.{name}] must be a table, got {overrides!r}"
+            )
+    return profiles

@@ -11,7 +11,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -29,7 +29,7 @@ class Action:
     """One step: an action name and its arguments."""
 
     name: str
-    args: dict = attrs.field(factory=dict)
+    args: dict[str, Any] = attrs.field(factory=dict)
 
 
 def _actions(actions: Iterable[Action]) -> tuple[Action, ...]:
@@ -52,7 +52,7 @@ class History:
         drop = set(indices)
         return History(self.domain, tuple(a for i, a in enumerate(self.actions) if i not in drop))
 
-    def to_json(self) -> list[dict]:
+    def to_json(self) -> list[dict[str, Any]]:
         """The actions as JSON-able records, times encoded by the domain."""
         domain = self.time_domain
         return [{"action": a.name, "args": encode_args(domain, a.args)} for a in self.actions]
@@ -69,13 +69,13 @@ class History:
         return cls(domain_name, tuple(actions))
 
 
-def _as_list(value: Any, what: str) -> list:
+def _as_list(value: Any, what: str) -> list[Any]:
     if not isinstance(value, list):
         raise BadHistory(f"{what} must be a list, got {value!r}")
     return value
 
 
-def encode_args(domain: Domain, args: dict) -> dict:
+def encode_args(domain: Domain, args: Mapping[str, Any]) -> dict[str, Any]:
     """Arguments with times encoded for JSON."""
     return {k: _encode_arg(domain, k, v) for k, v in args.items()}
 
@@ -88,7 +88,7 @@ def _encode_arg(domain: Domain, key: str, value: Any) -> Any:
     return value
 
 
-def decode_args(domain: Domain, args: Any, index: int) -> dict:
+def decode_args(domain: Domain, args: Any, index: int) -> dict[str, Any]:
     """Arguments with times decoded and validated; a typed error naming the action."""
     if not isinstance(args, dict):
         raise BadHistory(f"action {index}: args must be a record, got {args!r}")

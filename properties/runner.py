@@ -97,7 +97,7 @@ class PropertyResult:
     domain: str
     examples: int
     seconds: float
-    events: Counter
+    events: Counter[str]
     rejected: int = 0
     failure: Counterexample | None = None
 
@@ -227,7 +227,7 @@ def shrinking_lane(run: Run) -> PropertyResult:
     smallest so far) is kept.
     """
     tally = {"examples": 0, "rejected": 0}
-    events: Counter = Counter()
+    events: Counter[str] = Counter()
     found: dict[str, Any] = {}
 
     def one_batch(data: Any) -> None:

@@ -72,7 +72,8 @@ class Outcome:
         """Bad input drawn on purpose: holds iff the implementation rejected it with the same kind of error.
 
         >>> from model.errors import InvalidTime
-        >>> Outcome.both_rejected(InvalidTime("total", -1, "negative"), InvalidTime("total", -1, "negative")).ok
+        >>> bad = InvalidTime("total", -1, "negative")
+        >>> Outcome.both_rejected(bad, bad).ok
         True
         """
         expected = _refusal(model_error)
@@ -109,7 +110,7 @@ class Property:
     check: Check
     events: Callable[[History], Iterable[str]] = lambda history: ()
     # The profiles it runs in; empty means every profile (a property too slow for ci names thorough).
-    profiles: tuple = ()
+    profiles: tuple[str, ...] = ()
 
     def runs_in(self, profile_name: str) -> bool:
         return not self.profiles or profile_name in self.profiles
@@ -240,7 +241,9 @@ def model_or_error(model_observe: Callable[[History], Observation], history: His
         return error
 
 
-def observe_or_reject(impl: Implementation, method: str, histories: Sequence[History]) -> list:
+def observe_or_reject(
+    impl: Implementation, method: str, histories: Sequence[History]
+) -> Sequence[Observation | ModelError]:
     """The implementation's observation of each history, or the `ModelError` it rejected it with.
 
     One batched call; only when the batch is rejected, one call per history to find which.
@@ -249,7 +252,7 @@ def observe_or_reject(impl: Implementation, method: str, histories: Sequence[His
         return _observe_by_domain(impl, method, histories)
     except ModelError:
         pass
-    out: list = []
+    out: list[Observation | ModelError] = []
     for h in histories:
         try:
             out.append(_observe_by_domain(impl, method, [h])[0])
@@ -260,12 +263,11 @@ def observe_or_reject(impl: Implementation, method: str, histories: Sequence[His
 
 def _observe_by_domain(impl: Implementation, method: str, histories: Sequence[History]) -> list[Observation]:
     """One implementation call per domain present in the batch, results in batch order."""
-    results: list = [None] * len(histories)
+    results: dict[int, Observation] = {}
     by_domain: dict[str, list[int]] = {}
     for i, h in enumerate(histories):
         by_domain.setdefault(h.domain, []).append(i)
     for indices in by_domain.values():
         batch = [histories[i] for i in indices]
-        for i, obs in zip(indices, getattr(impl, method)(batch[0].time_domain, batch)):
-            results[i] = obs
-    return results
+        results.update(zip(indices, getattr(impl, method)(batch[0].time_domain, batch)))
+    return [results[i] for i in range(len(histories))]

@@ -62,9 +62,9 @@ class Plan:
     """What a run mutates and checks it with."""
 
     target: str
-    modules: tuple  # SourceModule of the target
-    extra: tuple  # modules outside the target re-executed with it (an `--impl` factory's module)
-    probes: tuple
+    modules: tuple[SourceModule, ...]  # the target's
+    extra: tuple[SourceModule, ...]  # modules outside the target re-executed with it (an `--impl` factory's)
+    probes: tuple[Probe, ...]
     profile: Profile
     seed: int
 
@@ -148,7 +148,7 @@ class Engine:
         """Whether a module the probe's methods are defined in (or delegate to) imports one of `wanted`,
         directly or not; True when that cannot be told (a method outside the target)."""
         entries = {observer_module(impl, method) for method in probe.suite.calls}
-        known = entries & set(self.imports)
+        known = {e for e in entries if e is not None and e in self.imports}
         if not probe.suite.calls or known != entries:
             return True
         seen, todo = set(known), list(known)

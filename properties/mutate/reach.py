@@ -65,8 +65,8 @@ class LineTracer:
 class Reached:
     """The lines one check ran, and the files they are in."""
 
-    lines: frozenset
-    files: frozenset
+    lines: frozenset[tuple[str, int]]  # (file, line)
+    files: frozenset[str]
 
     @classmethod
     def of(cls, lines: Iterable[tuple[str, int]]) -> Reached:

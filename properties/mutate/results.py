@@ -23,10 +23,14 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import attrs
 
 from properties.mutate.mutants import Mutant
+
+if TYPE_CHECKING:  # engine imports this module
+    from properties.mutate.engine import Baseline
 
 KILLED, SURVIVED, TIMEOUT, INFRASTRUCTURE, UNREACHED = (
     "killed",
@@ -60,12 +64,12 @@ class MutationRun:
     target: str
     profile: str
     seed: int
-    results: tuple
+    results: tuple[MutantResult, ...]
     seconds: float
     sessions_started: int
-    baseline: tuple = ()
+    baseline: tuple[Baseline, ...] = ()
 
-    def counts(self, path: str | None = None) -> Counter:
+    def counts(self, path: str | None = None) -> Counter[str]:
         return Counter(r.status for r in self.results if path is None or r.mutant.path == path)
 
     @property

@@ -61,7 +61,7 @@ class SourceModule:
 
     def imports(self) -> set[str]:
         """Dotted names this module imports anywhere (top level or inside functions), made absolute."""
-        out: set = set()
+        out: set[str] = set()
         for node in ast.walk(self.tree()):
             if isinstance(node, ast.Import):
                 out.update(a.name for a in node.names)

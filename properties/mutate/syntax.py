@@ -34,10 +34,10 @@ class Scope:
     `pyspark.sql.functions` (usually `F`), if any.
     """
 
-    names: frozenset
-    defined: frozenset
-    attribute_pairs: frozenset
-    modules: dict
+    names: frozenset[str]
+    defined: frozenset[str]
+    attribute_pairs: frozenset[tuple[str, str]]
+    modules: dict[str, str]  # alias -> dotted module name
     functions: str | None
 
     @classmethod
@@ -55,7 +55,7 @@ class Scope:
         }
         return cls(_top_level_names(tree), frozenset(defined), frozenset(pairs), modules, functions)
 
-    def module_names(self, alias: str) -> frozenset:
+    def module_names(self, alias: str) -> frozenset[str]:
         """Top-level names of the module imported as `alias` (parsed from its source, not imported)."""
         name = self.modules.get(alias)
         spec = _find_spec(name) if name else None
@@ -162,8 +162,8 @@ def is_constant(node: ast.AST) -> bool:
     return not any(isinstance(n, ast.Name | ast.Attribute | ast.Call) for n in ast.walk(node))
 
 
-def _top_level_names(tree: ast.Module) -> frozenset:
-    names: set = set()
+def _top_level_names(tree: ast.Module) -> frozenset[str]:
+    names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
@@ -175,9 +175,9 @@ def _top_level_names(tree: ast.Module) -> frozenset:
     return frozenset(names)
 
 
-def _imported_modules(tree: ast.Module, package: str | None) -> dict:
+def _imported_modules(tree: ast.Module, package: str | None) -> dict[str, str]:
     """Alias -> dotted name for every `import m as a` and `from p import m` (m maybe a module)."""
-    modules: dict = {}
+    modules: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:

@@ -14,19 +14,19 @@ frontier's that arrived (+1).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
-def minimal_positive(domain: Any, counts: dict) -> frozenset:
+def minimal_positive(domain: Any, counts: Mapping[Any, int]) -> frozenset[Any]:
     """The times with a positive count that have no smaller time with a positive count."""
     positive = [t for t, n in counts.items() if n > 0]
     return frozenset(t for t in positive if not any(s != t and domain.le(s, t) for s in positive))
 
 
-def frontiers_after(domain: Any, batches: Iterable[Sequence[tuple[Any, int]]]) -> list[frozenset]:
+def frontiers_after(domain: Any, batches: Iterable[Sequence[tuple[Any, int]]]) -> list[frozenset[Any]]:
     """The frontier after each batch of `(time, diff)` updates, from counts summed since the start."""
-    counts: dict = {}
+    counts: dict[Any, int] = {}
     out = []
     for batch in batches:
         for time, diff in batch:
@@ -35,6 +35,6 @@ def frontiers_after(domain: Any, batches: Iterable[Sequence[tuple[Any, int]]]) -
     return out
 
 
-def changes(before: frozenset, after: frozenset) -> frozenset:
+def changes(before: frozenset[Any], after: frozenset[Any]) -> frozenset[tuple[Any, int]]:
     """What a batch reports: `(t, -1)` for each element that left, `(t, +1)` for each that arrived."""
     return frozenset({(t, -1) for t in before - after} | {(t, 1) for t in after - before})

@@ -137,9 +137,9 @@ def clause(obj: Any) -> Every | At:
     return At(ival(obj.at))
 
 
-def symbolic_schedule(shape: Sequence[str], prefix: str) -> tuple:
+def symbolic_schedule(shape: Sequence[str], prefix: str) -> tuple[Every | At, ...]:
     """A schedule of clauses of the given kinds (`"every"`, `"at"`) with fresh parameters."""
-    made = []
+    made: list[Every | At] = []
     for i, kind in enumerate(shape):
         name = f"{prefix}.{i}"
         made.append(
@@ -257,7 +257,7 @@ def meet_inputs(rules: Rules, bounds: Sequence[Opt]) -> Opt:
 CLOCK_KINDS = ("table", "source")  # the leaves that follow the wall clock (model `follows_wall_clock`)
 
 
-def leaf_bound(rules: Rules, kind: str, wall: Any, seen: tuple | None = None) -> Opt:
+def leaf_bound(rules: Rules, kind: str, wall: Any, seen: tuple[Any, Any] | None = None) -> Opt:
     """model `leaf_bound`: a table the wall time, a source by `source_bound`, a constant none; a clock
     leaf `seen` at `(upper, render)` is carried to `wall` by the seed's branch."""
     if kind == "table":
@@ -319,7 +319,7 @@ def kind_of(obj: Any) -> str:
     return kinds[type(obj)]
 
 
-def schedule_of(obj: Any) -> tuple:
+def schedule_of(obj: Any) -> tuple[Every | At, ...]:
     """An MV's refresh schedule as constant clauses (empty for every other object)."""
     return tuple(clause(c) for c in obj.refresh) if isinstance(obj, MaterializedView) else ()
 

@@ -38,7 +38,7 @@ constraints (Partitioned: `0 <= lo <= hi <= 2**31-1`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from typing import Any
 
@@ -58,10 +58,10 @@ class Case:
 
     obligation: str
     label: str
-    hypotheses: tuple
+    hypotheses: tuple[Any, ...]  # z3 booleans
     goal: Any
-    terms: dict = attrs.field(factory=dict)
-    template: dict = attrs.field(factory=dict)
+    terms: dict[str, Any] = attrs.field(factory=dict)  # z3 terms or `Opt`s
+    template: dict[str, Any] = attrs.field(factory=dict)  # what `realize.templates_for` starts from
     assumption: str = ""
     euclid: bool = False  # name `%` by a variable as Euclid's division before solving (see `euclid`)
 
@@ -164,7 +164,7 @@ def _incarnation(rules: Rules, world: World, suffix: str = "") -> tuple[Any, Any
     )
 
 
-def _label(kind: str, shape: tuple, has_up_to: bool) -> str:
+def _label(kind: str, shape: tuple[str, ...], has_up_to: bool) -> str:
     return kind + (f" refresh {'+'.join(shape)}" if shape else "") + (" up_to" if has_up_to else "")
 
 
@@ -174,7 +174,7 @@ def _derived_variants(refresh: bool = True) -> list[tuple[str, tuple, bool]]:
     return variants + [("subscribe", (), False), ("subscribe", (), True)]
 
 
-def _schedule(shape: tuple, has_up_to: bool, prefix: str = "refresh") -> tuple[tuple, Opt, list]:
+def _schedule(shape: tuple[str, ...], has_up_to: bool, prefix: str = "refresh") -> tuple[tuple, Opt, list]:
     """Symbolic refresh clauses of `shape` and an `UP TO` (or none), with their validity constraints."""
     schedule = encoding.symbolic_schedule(shape, prefix)
     up_to = some(_time("up_to")) if has_up_to else NONE
@@ -234,7 +234,7 @@ def time_dependence_cases(rules: Rules, world: World) -> list[Case]:
     return cases
 
 
-def _derived_case(rules: Rules, world: World, kind: str, shape: tuple, has_up_to: bool) -> Case:
+def _derived_case(rules: Rules, world: World, kind: str, shape: tuple[str, ...], has_up_to: bool) -> Case:
     (met_u, ok_u), (met_b, ok_b) = _opt_time("upper.met"), _opt_time("bound.met")
     schedule, up_to, valid = _schedule(shape, has_up_to)
     upper = world.derived_upper(kind, met_u, schedule, up_to)
@@ -383,7 +383,9 @@ def restart_cases(rules: Rules, world: World) -> list[Case]:
     return cases + [_restart_dataflow_case(rules, world, *v) for v in variants]
 
 
-def _restart_dataflow_case(rules: Rules, world: World, kind: str, shape: tuple, has_up_to: bool) -> Case:
+def _restart_dataflow_case(
+    rules: Rules, world: World, kind: str, shape: tuple[str, ...], has_up_to: bool
+) -> Case:
     """The new incarnation keeps every update it shows that the old one dropped, drops no more, and holds.
 
     Its bound and the old one's are the kind's step (by the rules) of its inputs' met bounds,
@@ -666,11 +668,11 @@ def lattice_cases(rules: Rules, world: World) -> list[Case]:
 # ---------------------------------------------------------------- registry
 
 
-def _terms(**named: Any) -> dict:
+def _terms(**named: Any) -> dict[str, Any]:
     return {k: v for k, v in named.items() if v is not None}
 
 
-def _schedule_terms(schedule: tuple) -> dict:
+def _schedule_terms(schedule: Sequence[encoding.Every | encoding.At]) -> dict[str, Any]:
     out = {}
     for i, c in enumerate(schedule):
         if isinstance(c, encoding.Every):
@@ -746,7 +748,7 @@ class Verdict:
     case: Case
     status: str
     seconds: float
-    values: dict = attrs.field(factory=dict)
+    values: dict[str, int | None] = attrs.field(factory=dict)
     reason: str = ""
 
 
@@ -759,7 +761,7 @@ def euclid(exprs: Sequence[Any]) -> tuple[list, list]:
     free, which only makes a proof harder, never easier.
     """
     named: dict[str, Any] = {}
-    facts: list = []
+    facts: list[Any] = []
 
     def walk(e: Any) -> Any:
         if z3.is_app(e) and e.decl().kind() == z3.Z3_OP_MOD and not z3.is_int_value(e.arg(1)):
@@ -813,7 +815,7 @@ def check_case(case: Case, timeout_s: float | None = None, rlimit: int | None = 
         return Verdict(case, "error", time.perf_counter() - started, reason=f"solver error: {exc}")
 
 
-def read_terms(terms: dict, model: z3.ModelRef) -> dict:
+def read_terms(terms: Mapping[str, Any], model: z3.ModelRef) -> dict[str, int | None]:
     """The named terms' values under a model (`Opt`s as `Optional[int]`)."""
     return {
         k: encoding.concrete(v, model)
@@ -828,7 +830,7 @@ class Result:
     """An obligation's verdicts: refuted if any case is, else unknown/error if any is, else proved."""
 
     obligation: Obligation
-    verdicts: tuple
+    verdicts: tuple[Verdict, ...]
     seconds: float
 
     @property

@@ -21,6 +21,7 @@ from properties.solver.encoding import (
     CLOCK_KINDS,
     EXPIRING_KINDS,
     NONE,
+    At,
     Every,
     Rules,
     frontier_lt_time,
@@ -81,12 +82,12 @@ class Unknowns:
     wall: Any
     time: Any
     window: Any
-    reach: dict
-    skews: dict
-    schedule: tuple
+    reach: dict[str, Any]
+    skews: dict[str, tuple[Any, Any, Any]]
+    schedule: tuple[Every | At, ...]
     up_to: Any
 
-    def all(self) -> list:
+    def all(self) -> list[Any]:
         extra = [
             p
             for c in self.schedule

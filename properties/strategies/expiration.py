@@ -16,6 +16,7 @@ frontier check must catch (never serving wrong data).
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from properties.catalog_actions import ARITY
 from properties.history import Action, History
@@ -91,7 +92,7 @@ def _draw_maintained(source: Source, name: str, pool: list[str], horizon: int, t
     if kind == "create_index":
         return Action(kind, {"name": name, "on": source.choice(pool)})
     inputs = repeat(source, lambda: source.choice(pool), 1, 3, 0.4)
-    plan: dict = {
+    plan: dict[str, Any] = {
         "node": "union",
         "inputs": [
             {"node": "project", "input": {"node": "get", "name": n}, "columns": [0, 1]} for n in inputs
@@ -103,7 +104,7 @@ def _draw_maintained(source: Source, name: str, pool: list[str], horizon: int, t
             "input": plan,
             "predicates": draw_temporal_predicates(source, ARITY, -2, 6),
         }
-    args: dict = {"name": name, "plan": plan}
+    args: dict[str, Any] = {"name": name, "plan": plan}
     if kind == "create_mv":
         refresh = source.integer(0, 3)
         if refresh == 1:

@@ -46,7 +46,7 @@ class _Clock:
 
     domain: Domain
     upper: Antichain
-    offsets: dict = attrs.field(factory=dict)
+    offsets: dict[int, int] = attrs.field(factory=dict)  # partition -> next offset
     tick: int = 0
     since: int = 0
     closed: bool = False

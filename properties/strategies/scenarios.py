@@ -17,6 +17,9 @@ leaves, its refresh clauses); `scenario` fills in the numbers, which
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import attrs
 
 from properties.history import Action, History
@@ -32,13 +35,13 @@ class Template:
     """A small catalog shape: an expiring dataflow of `kind` over `leaves`."""
 
     kind: str
-    leaves: tuple
-    shape: tuple = ()
+    leaves: tuple[str, ...]
+    shape: tuple[str, ...] = ()
     up_to: bool = False
     restart: bool = False
 
 
-def scenario(template: Template, values: dict) -> History:
+def scenario(template: Template, values: Mapping[str, Any]) -> History:
     """The history a template and solved parameters describe."""
     names = [LEAF_NAMES[leaf] for leaf in template.leaves]
     actions = [_create_leaf(leaf, name) for leaf, name in zip(template.leaves, names)]
@@ -72,7 +75,7 @@ def scenario(template: Template, values: dict) -> History:
     return History("total", tuple(actions))
 
 
-def _skews(name: str, skew: list | None) -> list[Action]:
+def _skews(name: str, skew: list[int] | None) -> list[Action]:
     """A clock leaf's `[lead, jump, later]`: `lead` from wall 0, `later` from `jump` on (when it differs)."""
     if skew is None or skew == [0, skew[1], 0]:
         return []

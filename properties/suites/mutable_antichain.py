@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 from model.antichain import MutableAntichain
-from model.domains import Domain
+from model.domains import Domain, Time
 from properties.errors import BadHistory
 from properties.history import History
 from properties.oracles.antichain import changes, frontiers_after, minimal_positive
@@ -35,7 +35,7 @@ EMPTIED = "the frontier empties"
 UNCHANGED = "counts change but the frontier does not"
 
 
-def batches(history: History) -> Iterator[tuple[int, list[tuple]]]:
+def batches(history: History) -> Iterator[tuple[int, list[tuple[Time, int]]]]:
     """`(step, updates)` per batch: each `apply` at its step, and what is left at the history's end.
 
     >>> from properties.history import Action
@@ -43,7 +43,7 @@ def batches(history: History) -> Iterator[tuple[int, list[tuple]]]:
     >>> list(batches(h))
     [(1, [(1, 1)]), (2, [])]
     """
-    pending: list[tuple] = []
+    pending: list[tuple[Time, int]] = []
     for step, action in enumerate(history.actions):
         if action.name == "update":
             pending.append((action.args["time"], action.args["diff"]))
@@ -57,7 +57,8 @@ def batches(history: History) -> Iterator[tuple[int, list[tuple]]]:
 
 def observe(history: History) -> Observation:
     """The model's observations: `MutableAntichain.update_iter` per batch, then its frontier."""
-    antichain, observed = MutableAntichain(history.time_domain), {}
+    antichain = MutableAntichain(history.time_domain)
+    observed: Observation = {}
     for step, batch in batches(history):
         observed[(step, "changes")] = frozenset(antichain.update_iter(batch))
         observed[(step, "frontier")] = frozenset(antichain.frontier)
@@ -68,7 +69,7 @@ def reference(history: History) -> Observation:
     """The brute-force observations (`properties.oracles.antichain`): the first property's expected side."""
     steps, updates = zip(*batches(history))
     observed: Observation = {}
-    before: frozenset = frozenset()
+    before: frozenset[Time] = frozenset()
     for step, after in zip(steps, frontiers_after(history.time_domain, updates)):
         observed[(step, "changes")] = changes(before, after)
         observed[(step, "frontier")] = before = after
@@ -78,8 +79,8 @@ def reference(history: History) -> Observation:
 def events(history: History) -> list[str]:
     """Hard cases this history reaches, found by brute force (never by the model)."""
     domain, found = history.time_domain, set[str]()
-    counts: dict = {}
-    before: frozenset = frozenset()
+    counts: dict[Time, int] = {}
+    before: frozenset[Time] = frozenset()
     for _, batch in batches(history):
         start = counts
         counts = dict(start)
@@ -94,7 +95,7 @@ def events(history: History) -> list[str]:
     return sorted(found)
 
 
-def _count_events(batch: list[tuple], start: dict, counts: dict) -> set[str]:
+def _count_events(batch: list[tuple[Time, int]], start: dict[Time, int], counts: dict[Time, int]) -> set[str]:
     found = set()
     if any(start.get(t, 0) != 0 and t not in counts for t, _ in batch):
         found.add(ZERO)
@@ -107,7 +108,11 @@ def _count_events(batch: list[tuple], start: dict, counts: dict) -> set[str]:
 
 
 def _frontier_events(
-    domain: Domain, batch: list[tuple], start: dict, before: frozenset, after: frozenset
+    domain: Domain,
+    batch: list[tuple[Time, int]],
+    start: dict[Time, int],
+    before: frozenset[Time],
+    after: frozenset[Time],
 ) -> set[str]:
     found = set()
     if before and any(not any(domain.le(f, t) or domain.le(t, f) for f in before) for t, _ in batch):

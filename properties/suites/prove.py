@@ -22,6 +22,7 @@ from model.catalog import Catalog, Feed, output_updates
 from model.errors import ModelError, ReplicaExpired
 from model.expiration import Replica, render, replica_expiration, seen_at, served
 from properties.history import History
+from properties.implementation import Observation
 from properties.oracles import expiration as oracle
 from properties.strategies.scenarios import draw_scenario
 from properties.suite import Outcome, Property, Suite, compare, observe_or_reject
@@ -34,6 +35,7 @@ ONE_START, RESTARTED = (
     "reads-equal-across-a-restart",
 )  # the suite's properties, by scenario shape
 BEYOND, LATE = "diffs at or beyond the expiration", "diffs kept past the replica's life"
+Kept = tuple[str, int, int, int, int]  # a diff kept: (dataflow, start, bound, time, diff)
 
 
 @attrs.frozen
@@ -43,9 +45,9 @@ class Scenario:
     catalog: Catalog
     feed: Feed
     offset: int
-    starts: tuple
-    reads: tuple  # (step, name, wall, time)
-    dataflows: tuple
+    starts: tuple[int, ...]
+    reads: tuple[tuple[int, str, int, int], ...]  # (step, name, wall, time)
+    dataflows: tuple[str, ...]
 
 
 def to_world(history: History) -> Scenario:
@@ -61,7 +63,7 @@ def to_world(history: History) -> Scenario:
     return Scenario(catalog, feed, offset, starts, reads, dataflows)
 
 
-def _read(world: Scenario, replica: Replica, name: str, wall: int, time: int) -> frozenset:
+def _read(world: Scenario, replica: Replica, name: str, wall: int, time: int) -> frozenset[tuple[Any, ...]]:
     try:
         got = served(world.catalog, world.feed, replica, name, wall, time)
     except ReplicaExpired:
@@ -71,10 +73,11 @@ def _read(world: Scenario, replica: Replica, name: str, wall: int, time: int) ->
     return frozenset({("rows", tuple(sorted(got.items())))})
 
 
-def _kept(world: Scenario) -> tuple[frozenset, frozenset]:
+def _kept(world: Scenario) -> tuple[frozenset[Kept], frozenset[Kept]]:
     """Per incarnation and expiring dataflow, the diffs kept at or beyond its expiration, and past the
     replica's life (`start + offset + 1`), as `(name, start, bound, time, diff)`."""
-    beyond, late = set(), set()
+    beyond: set[Kept] = set()
+    late: set[Kept] = set()
     for start in world.starts:
         replica_exp = replica_expiration(start, world.offset)
         seen, life = seen_at(world.catalog, world.feed, start), start + world.offset + 1
@@ -88,11 +91,11 @@ def _kept(world: Scenario) -> tuple[frozenset, frozenset]:
     return frozenset(beyond), frozenset(late)
 
 
-def observe(history: History) -> dict:
+def observe(history: History) -> Observation:
     """Each read with expiration (`read`) and without (`read without expiration`), and the diffs kept."""
     world = to_world(history)
     on, off = Replica(world.offset, world.starts), Replica(0, world.starts)
-    obs: dict = {}
+    obs: Observation = {}
     for step, name, wall, time in world.reads:
         obs[(step, "read")] = _read(world, on, name, wall, time)
         obs[(step, "read without expiration")] = _read(world, off, name, wall, time)
@@ -110,7 +113,7 @@ def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     ]
 
 
-def _judge(history: History, obs: dict) -> Outcome:
+def _judge(history: History, obs: Observation) -> Outcome:
     end = len(history.actions)
     expected = {(s, "read"): v for (s, label), v in obs.items() if label == "read without expiration"}
     actual = {(s, "read"): v for (s, label), v in obs.items() if label == "read"}
@@ -129,7 +132,7 @@ def _judge(history: History, obs: dict) -> Outcome:
     )
 
 
-def _dropped_by_the_seed(history: History, kept: tuple) -> bool:
+def _dropped_by_the_seed(history: History, kept: Kept) -> bool:
     name, start, _, time, _ = kept
     drop = oracle.must_drop_from(history, name, start)
     return drop is not None and time >= drop

@@ -9,7 +9,8 @@ remap's final (compacted, consolidated) bindings.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from model.antichain import Antichain
 from model.collection import Update
@@ -47,12 +48,12 @@ def final_state(history: History) -> tuple[Remap, list]:
     return remap, updates
 
 
-def inversion_frontier(args: dict) -> Antichain:
+def inversion_frontier(args: Mapping[str, Any]) -> Antichain:
     """The IntoTime frontier an `invert` action names: `{tick}`, or `{}` when `closed`."""
     return Antichain(INTO) if args.get("closed") else Antichain.of(INTO, [args["tick"]])
 
 
-def _reclocked(observed: dict, step: int, remap: Remap, updates: list) -> None:
+def _reclocked(observed: Observation, step: int, remap: Remap, updates: list[Update]) -> None:
     result = reclock(remap, updates)
     observed[(step, "reclocked")] = frozenset((u.data, u.time, u.diff) for u in result.updates)
     observed[(step, "pending")] = frozenset((u.data, u.time, u.diff) for u in result.pending)
@@ -60,7 +61,7 @@ def _reclocked(observed: dict, step: int, remap: Remap, updates: list) -> None:
 
 def observe(history: History) -> Observation:
     """The model's observations of a reclock history."""
-    observed: dict = {}
+    observed: Observation = {}
     remap, updates = Remap.initial(history.time_domain), list[Update]()
     for step, action, remap, updates in replay(history):
         if action.name == "read":
@@ -84,9 +85,9 @@ def events(history: History) -> list[str]:
 
 
 def _events(history: History) -> list[str]:
-    found: set = set()
-    ticks = set()
-    seen_partitions: set = set()
+    found: set[str] = set()
+    ticks: set[int] = set()
+    seen_partitions: set[int] = set()
     remap, updates = Remap.initial(history.time_domain), list[Update]()
     for _step, action, after, now in replay(history):
         updates = now
@@ -111,7 +112,7 @@ def _events(history: History) -> list[str]:
     return sorted(found)
 
 
-def _mint_events(before: Remap, after: Remap, args: dict, seen_partitions: set) -> set:
+def _mint_events(before: Remap, after: Remap, args: Mapping[str, Any], seen_partitions: set[int]) -> set[str]:
     found = set()
     if after == before and not before.upper.is_empty():
         found.add("skipped tick")

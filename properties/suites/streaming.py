@@ -67,7 +67,7 @@ def _frontier(elements: Any) -> Antichain:
 
 def _records(history: History, before: int) -> list[Update]:
     """The records produced before `before`, at their FromTime (partition, offset)."""
-    offsets: Counter = Counter()
+    offsets: Counter[int] = Counter()  # partition -> next offset
     found = []
     for action in history.actions[:before]:
         if action.name == "produce":
@@ -117,7 +117,9 @@ def exactly_once(history: History, obs: Observation) -> Outcome:
     return Outcome(ok=True)
 
 
-def _mismatch(step: int, expected: frozenset, actual: frozenset) -> Outcome:
+def _mismatch(
+    step: int, expected: frozenset[tuple[Any, int, int]], actual: frozenset[tuple[Any, int, int]]
+) -> Outcome:
     want = {(d, b): n for d, b, n in expected}
     got = {(d, b): n for d, b, n in actual}
     lost = sorted(f"{d}@{b}" for d, b in want if (d, b) not in got)
@@ -135,7 +137,7 @@ def _mismatch(step: int, expected: frozenset, actual: frozenset) -> Outcome:
 
 def offset_log_is_remap(history: History, obs: Observation) -> Outcome:
     """The checkpoint's laws at every step, and each batch bound to one range for good."""
-    bound: dict = {}
+    bound: dict[int, tuple[Any, int]] = {}
     for step in _steps(obs):
         for batch, frontier in sorted(obs[(step, "offsets")]):
             if bound.setdefault(batch, (frontier, step))[0] != frontier:
@@ -203,7 +205,7 @@ def _fail(step: int, message: str, obs: Observation, label: str) -> Outcome:
     return Outcome(ok=False, message=message, expected=None, actual=shown, step=step)
 
 
-def _show(rows: frozenset) -> str:
+def _show(rows: frozenset[tuple[Any, ...]]) -> str:
     return "; ".join(" ".join(map(str, row)) for row in sorted(rows))
 
 
