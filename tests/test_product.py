@@ -47,6 +47,9 @@ def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.frontier-harness.profiles.ci]\nbogus = 1\n")
     with pytest.raises(HarnessError, match="bogus"):
         load_config(tmp_path).profile("ci")
+    (tmp_path / "pyproject.toml").write_text("[tool.frontier-harness.profiles]\nci = 3\n")
+    with pytest.raises(HarnessError, match=r"profiles\.ci\] must be a table, got 3"):
+        load_config(tmp_path).profile("ci")
 
 
 def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):
