@@ -17,14 +17,16 @@ what the model's does, as Spark values:
 
 - the upstream: records per partition, its records `(data, FromTime)`, the
   committed offset frontier and per-partition compaction points;
-- the remap shard as *presence intervals*: each source frontier element `f` is
-  in `R(t)` for `start <= t < end` (`end` = `remap.OPEN` while present), so
-  minting closes and opens intervals (`remap.retractions`, `remap.insertions`),
-  compaction advances their bounds (`remap.advance_into`) and `R(t)` is the
-  elements present at `t` (`remap.present`, the rule `remap.frontier_at` reads
-  a remap collection with); its bindings are `+1` at `start`, `-1` at `end`;
-- the data shard's rows, both uppers, the remap's since, whether it runs;
-- what was observed so far (`Observation` rows).
+- the remap shard as *presence intervals* (`spark_impl.remap_intervals`): each
+  source frontier element `f` is in `R(t)` for `start <= t < end`; minting
+  closes and opens intervals; the intervals keep the whole history and a
+  reader sees them compacted to the remap's since (`remap_read`);
+- the data shard's rows (each with the step that appended it), both uppers,
+  the remap's since, whether it runs;
+- per commit, what it committed and the uppers and sinces around it.
+
+What a history showed is derived from its final state once, after the fold:
+the state carries no growing list of observation rows through every action.
 
 Choice (kept from the round-by-round pipeline, `spark_impl.durable_ingestion`):
 the reader keeps no position between ingests; each ingest reads from the data
@@ -36,7 +38,7 @@ against `upstream_start`, which the resumption laws check).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -47,9 +49,11 @@ from pyspark.sql import types as T
 
 from model.errors import UnknownFault
 from model.partitioned_time import PARTITION_MAX  # value types
-from spark_impl import frontiers, remap
+from spark_impl import frontiers
+from spark_impl import remap_intervals as intervals
 from spark_impl.arrow import to_frame
-from spark_impl.reclock import literal, not_beyond, nullable
+from spark_impl.reclock import literal, nullable
+from spark_impl.remap_intervals import let
 from spark_impl.time_columns import TimeColumns, time_columns
 
 INGEST_FAULTS = ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append")
@@ -71,7 +75,7 @@ def compaction_target(data_upper: Column, remap_upper: Column) -> Column:
 
 @attrs.frozen
 class Shapes:
-    """The Spark types of a domain's fold: its state and the observation rows it emits."""
+    """A domain's Spark types: the fold's state and the observation rows."""
 
     tc: TimeColumns
     minimum: Any
@@ -81,23 +85,30 @@ class Shapes:
         return nullable(self.tc.spark_type)
 
     @property
-    def observation(self) -> T.StructType:
-        return _struct(step=LONG, label=T.StringType(), t=LONG, time=self.time, data=T.StringType(), n=LONG)
-
-    @property
     def state(self) -> T.StructType:
+        frontier = T.ArrayType(self.time)
         return _struct(
             running=T.BooleanType(),
             counts=T.ArrayType(LONG),
-            records=T.ArrayType(_struct(step=LONG, data=T.StringType(), time=self.time)),
-            committed=T.ArrayType(self.time),
+            records=T.ArrayType(_struct(data=T.StringType(), time=self.time)),
+            committed=frontier,
             start=T.ArrayType(LONG),
             remap=T.ArrayType(_struct(from_time=self.time, start=LONG, end=LONG)),
             remap_upper=LONG,
             since=LONG,
-            data=T.ArrayType(_struct(data=T.StringType(), time=LONG)),
+            data=T.ArrayType(_struct(step=LONG, data=T.StringType(), time=LONG)),
             data_upper=LONG,
-            observed=T.ArrayType(self.observation),
+            commits=T.ArrayType(
+                _struct(
+                    step=LONG,
+                    restart=T.BooleanType(),
+                    committed=frontier,
+                    start=T.ArrayType(LONG),
+                    remap_upper=LONG,
+                    since=LONG,
+                    since_after=LONG,
+                )
+            ),
         )
 
     def minimum_column(self) -> Column:
@@ -108,12 +119,7 @@ def _struct(**fields: T.DataType) -> T.StructType:
     return T.StructType([T.StructField(name, kind, True) for name, kind in fields.items()])
 
 
-def _let(value: Column, body: Callable[[Column], Column]) -> Column:
-    """`body(value)` with `value` evaluated once (a one-element `transform` binds it to a name)."""
-    return F.get(F.transform(F.array(value), body), 0)
-
-
-# --- the upstream ------------------------------------------------------------------------------------
+# --- the upstream --------------------------------------------------------------------------------------
 
 
 def upstream_upper(tc: TimeColumns, counts: Column) -> Column:
@@ -143,18 +149,12 @@ def produce(shapes: Shapes, state: Column, action: Column) -> Column:
     known = p < F.size(counts)
     offset = F.when(known, F.get(counts, p.cast("int"))).otherwise(F.lit(0).cast(LONG))
     time = offset if shapes.tc.spark_type == LONG else _partitioned(p, p, offset)
-    record = F.struct(
-        action["step"].alias("step"), action["data"].alias("data"), time.cast(shapes.time).alias("time")
-    )
+    record = F.struct(action["data"].alias("data"), time.cast(shapes.time).alias("time"))
     grown = F.transform(counts, lambda c, i: F.when(i == p, c + 1).otherwise(c))
+    one, zero = F.array(F.lit(1).cast(LONG)), F.array(F.lit(0).cast(LONG))
     return (
-        state.withField(
-            "counts", F.when(known, grown).otherwise(F.concat(counts, F.array(F.lit(1).cast(LONG))))
-        )
-        .withField(
-            "start",
-            F.when(known, state["start"]).otherwise(F.concat(state["start"], F.array(F.lit(0).cast(LONG)))),
-        )
+        state.withField("counts", F.when(known, grown).otherwise(F.concat(counts, one)))
+        .withField("start", F.when(known, state["start"]).otherwise(F.concat(state["start"], zero)))
         .withField("records", F.concat(state["records"], F.array(record)))
     )
 
@@ -164,144 +164,18 @@ def upstream_compact(shapes: Shapes, state: Column) -> Column:
     committed = state["committed"]
 
     def kept(first: Column, p: Column) -> Column:
-        count = F.get(state["counts"], p)
-        return F.greatest(first, F.least(needed_offset(shapes.tc, committed, p.cast(LONG)), count))
+        needed = needed_offset(shapes.tc, committed, p.cast(LONG))
+        return F.greatest(first, F.least(needed, F.get(state["counts"], p)))
 
     return state.withField("start", F.transform(state["start"], kept))
 
 
-# --- the remap as presence intervals -----------------------------------------------------------------
+# --- the pipeline --------------------------------------------------------------------------------------
 
 
-def frontier_at(intervals: Column, t: Column) -> Column:
-    """`R(t)`: the source frontier elements present at IntoTime `t`."""
-    present = F.filter(intervals, lambda i: remap.present(i["start"], i["end"], t))
-    return F.transform(present, lambda i: i["from_time"])
-
-
-def minted(intervals: Column, upper: Column, tick: Column) -> Column:
-    """The remap after recording source `upper` at `tick`: retracted elements' intervals end at `tick`,
-    inserted ones start there."""
-    latest = frontier_at(intervals, F.lit(remap.OPEN - 1))
-    return _let(
-        F.struct(
-            remap.retractions(latest, upper).alias("gone"), remap.insertions(latest, upper).alias("new")
-        ),
-        lambda change: F.concat(
-            F.transform(
-                intervals,
-                lambda i: F.when(
-                    (i["end"] == remap.OPEN) & F.array_contains(change["gone"], i["from_time"]),
-                    i.withField("end", tick),
-                ).otherwise(i),
-            ),
-            F.transform(
-                change["new"],
-                lambda f: F.struct(
-                    f.alias("from_time"), tick.alias("start"), F.lit(remap.OPEN).cast(LONG).alias("end")
-                ),
-            ),
-        ),
-    )
-
-
-def compacted(intervals: Column, since: Column) -> Column:
-    """The remap compacted to `since`: bounds advanced (`remap.advance_into`), intervals left empty dropped
-    (their bindings consolidated away)."""
-    advanced = F.transform(
-        intervals,
-        lambda i: i.withField("start", remap.advance_into(i["start"], since)).withField(
-            "end", remap.advance_into(i["end"], since)
-        ),
-    )
-    return F.filter(advanced, lambda i: i["start"] < i["end"])
-
-
-def inverted(shapes: Shapes, intervals: Column, since: Column, t: Column) -> Column:
-    """The remap inverted at Total frontier `{t}` (`remap.inversion_time`): `R(t - 1)`, `{minimum}` at or
-    below `since`."""
-    at = remap.inversion_time(t, F.lit(False), since)
-    return F.when(at.isNull(), F.array(shapes.minimum_column())).otherwise(frontier_at(intervals, at))
-
-
-def reclocked(tc: TimeColumns, intervals: Column, since: Column, records: Column) -> Column:
-    """Each record `(data, time)` with the first IntoTime step whose `R` it is not beyond (null: pending)."""
-    bounds = F.concat(
-        F.array(since),
-        F.transform(intervals, lambda i: i["start"]),
-        F.transform(intervals, lambda i: i["end"]),
-    )
-    steps = F.array_sort(F.array_distinct(F.filter(bounds, lambda b: (b >= since) & (b < remap.OPEN))))
-    return _let(
-        F.transform(steps, lambda t: F.struct(t.alias("t"), frontier_at(intervals, t).alias("frontier"))),
-        lambda at_steps: F.transform(
-            records,
-            lambda r: F.struct(
-                r["data"].alias("data"),
-                F.get(F.filter(at_steps, lambda s: not_beyond(tc, s["frontier"], r["time"])), 0)["t"].alias(
-                    "time"
-                ),
-            ),
-        ),
-    )
-
-
-# --- observations -------------------------------------------------------------------------------------
-
-
-def observation(shapes: Shapes, step: Column, label: str, **values: Column) -> Column:
-    """One observation row: `(step, label)` and what was seen (`t`, `time`, `data`, `n`; absent: null).
-
-    A row with nothing but its key makes the observation present even when the set is empty."""
-    fields = {"t": LONG, "time": shapes.time, "data": T.StringType(), "n": LONG}
-    return F.struct(
-        step.cast(LONG).alias("step"),
-        F.lit(label).alias("label"),
-        *[values.get(name, F.lit(None)).cast(kind).alias(name) for name, kind in fields.items()],
-    )
-
-
-def frontier_rows(shapes: Shapes, step: Column, label: str, frontier: Column) -> Column:
-    return F.concat(
-        F.array(observation(shapes, step, label)),
-        F.transform(frontier, lambda f: observation(shapes, step, label, time=f)),
-    )
-
-
-def commit_rows(shapes: Shapes, state: Column, step: Column, labels: tuple, committed: Column) -> Column:
-    """What a commit shows: the committed frontier, the data shard's `(data, count)`, the remap's latest."""
-    names = F.array_distinct(F.transform(state["data"], lambda d: d["data"]))
-    count = lambda name: F.size(F.filter(state["data"], lambda d: d["data"] == name))  # noqa: E731
-    ids = F.transform(names, lambda name: observation(shapes, step, "durable_ids", data=name, n=count(name)))
-    latest = frontier_at(state["remap"], state["remap_upper"] - 1)
-    return F.concat(
-        *[frontier_rows(shapes, step, label, committed) for label in labels],
-        F.array(observation(shapes, step, "durable_ids")),
-        ids,
-        frontier_rows(shapes, step, "remap_latest", latest),
-    )
-
-
-def remap_rows(shapes: Shapes, step: Column, label: str, intervals: Column, ts: Column) -> Column:
-    """`(t, R(t))` for each `t` of `ts`."""
-    return F.flatten(
-        F.transform(
-            ts,
-            lambda t: F.concat(
-                F.array(observation(shapes, step, label, t=t)),
-                F.transform(
-                    frontier_at(intervals, t), lambda f: observation(shapes, step, label, t=t, time=f)
-                ),
-            ),
-        )
-    )
-
-
-def observe(state: Column, rows: Column) -> Column:
-    return state.withField("observed", F.concat(state["observed"], rows))
-
-
-# --- the pipeline's actions ---------------------------------------------------------------------------
+def remap_read(state: Column) -> Column:
+    """The remap shard as a reader sees it: compacted to its since."""
+    return intervals.compacted(state["remap"], state["since"])
 
 
 def ingest(shapes: Shapes, state: Column, action: Column) -> Column:
@@ -310,30 +184,34 @@ def ingest(shapes: Shapes, state: Column, action: Column) -> Column:
     fault, tick = F.coalesce(action["fault"], F.lit("")), action["tick"]
     mints = tick >= state["remap_upper"]
     upper = upstream_upper(shapes.tc, state["counts"]).cast(T.ArrayType(shapes.time))
-    new_remap = F.when(mints, minted(state["remap"], upper, tick)).otherwise(state["remap"])
-    with_remap = state.withField("remap", new_remap).withField(
-        "remap_upper", F.when(mints, tick + 1).otherwise(state["remap_upper"])
-    )
-    stopped = state.withField("running", F.lit(False))
+    with_remap = state.withField(
+        "remap", F.when(mints, intervals.minted(state["remap"], upper, tick)).otherwise(state["remap"])
+    ).withField("remap_upper", F.when(mints, tick + 1).otherwise(state["remap_upper"]))
+    stopped = F.lit(False)
     return (
         F.when(~state["running"], state)
-        .when(fault == "mid_remap_write", stopped)
-        .when(
-            fault.isin("after_remap_append", "mid_data_write"), with_remap.withField("running", F.lit(False))
-        )
-        .otherwise(_let(with_remap, lambda s: _append_data(shapes, s, fault)))
+        .when(fault == "mid_remap_write", state.withField("running", stopped))
+        .when(fault.isin("after_remap_append", "mid_data_write"), with_remap.withField("running", stopped))
+        .otherwise(let(with_remap, lambda s: _append_data(shapes, s, action["step"], fault)))
     )
 
 
-def _append_data(shapes: Shapes, state: Column, fault: Column) -> Column:
+def _append_data(shapes: Shapes, state: Column, step: Column, fault: Column) -> Column:
     """The data shard gains the records beyond its offset frontier that the remap reclocks; its upper
     becomes the remap's."""
-    frontier = inverted(shapes, state["remap"], state["since"], state["data_upper"])
-    read = F.filter(state["records"], lambda r: frontiers.less_equal(shapes.tc, frontier, r["time"]))
-    assigned = reclocked(shapes.tc, state["remap"], state["since"], read)
-    appended = F.filter(assigned, lambda a: a["time"].isNotNull())
+
+    def append(remap: Column) -> Column:
+        frontier = intervals.inverted(remap, state["since"], state["data_upper"], shapes.minimum_column())
+        read = F.filter(state["records"], lambda r: frontiers.less_equal(shapes.tc, frontier, r["time"]))
+        assigned = intervals.reclocked(shapes.tc, remap, state["since"], read)
+        rows = F.transform(
+            F.filter(assigned, lambda a: a["into"].isNotNull()),
+            lambda a: F.struct(step.alias("step"), a["data"].alias("data"), a["into"].alias("time")),
+        )
+        return F.concat(state["data"], rows)
+
     return (
-        state.withField("data", F.concat(state["data"], appended))
+        state.withField("data", let(remap_read(state), append))
         .withField("data_upper", state["remap_upper"])
         .withField("running", fault != "after_data_append")
     )
@@ -342,63 +220,64 @@ def _append_data(shapes: Shapes, state: Column, fault: Column) -> Column:
 def checkpoint(shapes: Shapes, state: Column, action: Column) -> Column:
     """Commit the offset resumption frontier upstream and compact the remap one tick before the target, in
     that order or (`compact_first`) the other. A fault names the step after which the process dies, so each
-    step happens unless it comes after that one; the commit reads the remap as it is then. Observed from the
-    state before and after: what was committed, the data shard, `R(t)` around a compaction."""
-    fault, step = F.coalesce(action["fault"], F.lit("")), action["step"]
+    step happens unless it comes after that one; the commit reads the remap as it is then."""
+    fault = F.coalesce(action["fault"], F.lit(""))
     first = F.coalesce(action["compact_first"], F.lit(False))
     compacts = first | (fault != "after_commit")
     commits = ~first | (fault != "after_compaction")
-    resumption = combine_uppers(state["data_upper"], state["remap_upper"])
+    target = compaction_target(state["data_upper"], state["remap_upper"]) - 1
+    since = F.when(compacts & (target > state["since"]), target).otherwise(state["since"])
+    read_since = F.when(first, since).otherwise(state["since"])
+    committed = F.when(commits, _resumption(shapes, state, read_since)).otherwise(state["committed"])
 
-    def done(compacted: Column) -> Column:
-        read = F.when(first, compacted).otherwise(state)
-        committed = inverted(shapes, read["remap"], read["since"], resumption)
+    def done(committed: Column, since: Column) -> Column:
+        entry = _commit_entry(shapes, state, action["step"], F.lit(False), committed, since)
         return (
-            state.withField("remap", F.when(compacts, compacted["remap"]).otherwise(state["remap"]))
-            .withField("since", F.when(compacts, compacted["since"]).otherwise(state["since"]))
-            .withField("committed", F.when(commits, committed).otherwise(state["committed"]))
+            state.withField("since", since)
+            .withField("committed", committed)
             .withField("running", fault == "")
+            .withField("commits", F.concat(state["commits"], F.array(entry)))
         )
 
-    after = _let(_compact_remap(state), done)
     return F.when(~state["running"], state).otherwise(
-        _let(after, lambda a: observe(a, _checkpoint_rows(shapes, state, a, step)))
+        let(since, lambda s: let(committed, lambda c: done(c, s)))
     )
-
-
-def _compact_remap(state: Column) -> Column:
-    """The remap compacted one tick before the compaction target, when that advances its since."""
-    target = compaction_target(state["data_upper"], state["remap_upper"]) - 1
-    advanced = state.withField("remap", compacted(state["remap"], target)).withField("since", target)
-    return F.when(target > state["since"], advanced).otherwise(state)
-
-
-def _checkpoint_rows(shapes: Shapes, before: Column, after: Column, step: Column) -> Column:
-    """The commit's rows, and `(t, R(t))` before and after a compaction from the new since to the upper."""
-    ts = F.sequence(after["since"], before["remap_upper"] - 1)
-    around = F.concat(
-        remap_rows(shapes, step, "remap_before", before["remap"], ts),
-        remap_rows(shapes, step, "remap_after", after["remap"], ts),
-    )
-    compacted_rows = F.when(after["since"] > before["since"], around).otherwise(F.array())
-    return F.concat(commit_rows(shapes, before, step, ("committed",), after["committed"]), compacted_rows)
 
 
 def restart(shapes: Shapes, state: Column, action: Column) -> Column:
     """Drop memory, recompute the frontiers from the shards, commit, resume."""
-    step = action["step"]
-    resumption = combine_uppers(state["data_upper"], state["remap_upper"])
-    starts = F.concat(
-        F.array(observation(shapes, step, "upstream_start")),
-        F.transform(state["start"], lambda s, p: observation(shapes, step, "upstream_start", t=p, n=s)),
-    )
-    return _let(
-        inverted(shapes, state["remap"], state["since"], resumption),
-        lambda c: (
-            observe(state, F.concat(starts, commit_rows(shapes, state, step, ("committed", "resumed"), c)))
-            .withField("committed", c)
+
+    def done(committed: Column) -> Column:
+        entry = _commit_entry(shapes, state, action["step"], F.lit(True), committed, state["since"])
+        return (
+            state.withField("committed", committed)
             .withField("running", F.lit(True))
-        ),
+            .withField("commits", F.concat(state["commits"], F.array(entry)))
+        )
+
+    return let(_resumption(shapes, state, state["since"]), done)
+
+
+def _resumption(shapes: Shapes, state: Column, since: Column) -> Column:
+    """The offset resumption frontier: the remap, compacted to `since`, inverted at `combine_uppers`."""
+    resumption = combine_uppers(state["data_upper"], state["remap_upper"])
+    remap = intervals.compacted(state["remap"], since)
+    return intervals.inverted(remap, since, resumption, shapes.minimum_column())
+
+
+def _commit_entry(
+    shapes: Shapes, state: Column, step: Column, restart: Column, committed: Column, since_after: Column
+) -> Column:
+    """What a commit leaves to observe: the frontier committed, the upstream's compaction points, and the
+    remap's upper and since before and after (the data shard's rows carry the step that appended them)."""
+    return F.struct(
+        step.alias("step"),
+        restart.alias("restart"),
+        committed.alias("committed"),
+        state["start"].alias("start"),
+        state["remap_upper"].alias("remap_upper"),
+        state["since"].alias("since"),
+        since_after.alias("since_after"),
     )
 
 
@@ -416,8 +295,8 @@ def apply(shapes: Shapes, state: Column, action: Column) -> Column:
 
 def start(shapes: Shapes) -> Column:
     """A fresh upstream and shards, started (and committed at the minimum) like a restart."""
-    empty = F.array().cast(T.ArrayType(LONG))
-    one = F.array(F.lit(0).cast(LONG)) if shapes.tc.spark_type == LONG else empty
+    longs = F.array().cast(T.ArrayType(LONG))
+    one = F.array(F.lit(0).cast(LONG)) if shapes.tc.spark_type == LONG else longs
     minimum = shapes.minimum_column()
     return F.struct(
         F.lit(True).alias("running"),
@@ -425,45 +304,64 @@ def start(shapes: Shapes) -> Column:
         F.array().alias("records"),
         F.array(minimum).alias("committed"),
         one.alias("start"),
-        F.array(
-            F.struct(
-                minimum.alias("from_time"),
-                F.lit(0).cast(LONG).alias("start"),
-                F.lit(remap.OPEN).cast(LONG).alias("end"),
-            )
-        ).alias("remap"),
+        intervals.initial(minimum).alias("remap"),
         F.lit(1).cast(LONG).alias("remap_upper"),
         F.lit(0).cast(LONG).alias("since"),
         F.array().alias("data"),
         F.lit(0).cast(LONG).alias("data_upper"),
-        F.array().alias("observed"),
+        F.array().alias("commits"),
     ).cast(shapes.state)
 
 
-def final_rows(shapes: Shapes, state: Column, step: Column) -> Column:
-    """After the final ingest: the data shard's updates, the remap's bindings and its since."""
-    data = F.transform(
-        state["data"], lambda d: observation(shapes, step, "data", data=d["data"], t=d["time"], n=F.lit(1))
+# --- observations --------------------------------------------------------------------------------------
+
+
+def observed(shapes: Shapes, state: Column) -> Column:
+    """What a history showed, from its final state: per commit what it committed, the data shard's
+    `(data, count)` then, the remap's latest source upper, at a restart the upstream's compaction points,
+    around a compaction `(t, R(t))` from the new since to the upper; at the end the data shard's updates,
+    the remap's bindings and its since."""
+    return F.struct(
+        F.transform(state["commits"], lambda entry: commit(shapes, state, entry)).alias("commits"),
+        state["data"].alias("data"),
+        intervals.bindings(remap_read(state)).alias("remap"),
+        state["since"].alias("since"),
     )
-    inserted = F.transform(
-        state["remap"],
-        lambda i: observation(shapes, step, "remap", time=i["from_time"], t=i["start"], n=F.lit(1)),
-    )
-    retracted = F.transform(
-        F.filter(state["remap"], lambda i: i["end"] < remap.OPEN),
-        lambda i: observation(shapes, step, "remap", time=i["from_time"], t=i["end"], n=F.lit(-1)),
-    )
-    return F.concat(
-        F.array(
-            observation(shapes, step, "data"), observation(shapes, step, "remap_since", n=state["since"])
+
+
+def commit(shapes: Shapes, final: Column, entry: Column) -> Column:
+    """One commit as observed: the frontier committed, the data shard's `(data, count)` (its rows carry the
+    step that appended them), the remap as it was then (its `latest`, `R(t)` around a compaction)."""
+    remap = intervals.as_of(final["remap"], entry["remap_upper"])
+    before = intervals.compacted(remap, entry["since"])
+    written = F.filter(final["data"], lambda d: d["step"] < entry["step"])
+    names = F.array_distinct(F.transform(written, lambda d: d["data"]))
+    count = lambda name: F.size(F.filter(written, lambda d: d["data"] == name))  # noqa: E731
+    ids = F.transform(names, lambda name: F.struct(name.alias("data"), count(name).cast(LONG).alias("n")))
+    compacts = entry["since_after"] > entry["since"]
+    ts = F.when(compacts, F.sequence(entry["since_after"], entry["remap_upper"] - 1)).otherwise(F.array())
+    after = intervals.compacted(remap, entry["since_after"])
+    around = F.transform(
+        ts,
+        lambda t: F.struct(
+            t.alias("t"),
+            intervals.frontier_at(before, t).alias("before"),
+            intervals.frontier_at(after, t).alias("after"),
         ),
-        data,
-        inserted,
-        retracted,
+    )
+    return F.struct(
+        entry["step"].alias("step"),
+        entry["restart"].alias("restart"),
+        entry["committed"].alias("committed"),
+        ids.alias("ids"),
+        intervals.frontier_at(before, entry["remap_upper"] - 1).alias("latest"),
+        entry["start"].alias("start"),
+        compacts.alias("compacts"),
+        around.alias("around"),
     )
 
 
-# --- the batch ----------------------------------------------------------------------------------------
+# --- the batch -----------------------------------------------------------------------------------------
 
 
 def observe_resumption(domain: Any, histories: Sequence[Any]) -> list[dict]:
@@ -472,19 +370,18 @@ def observe_resumption(domain: Any, histories: Sequence[Any]) -> list[dict]:
     One Spark job and one `toArrow()` for the whole batch, whatever its histories' lengths.
     """
     shapes = Shapes(time_columns(domain), domain.minimum)
-    batch = to_frame(action_table(shapes, histories))
-    end = F.col("end")
+    batch = to_frame(action_table(histories))
     final = F.aggregate(
         "actions",
         start(shapes),
         lambda state, action: apply(shapes, state, action),
-        lambda state: F.concat(state["observed"], final_rows(shapes, state, end)),
+        lambda state: observed(shapes, state),
     )
-    rows = batch.select("history_id", F.inline(final)).toArrow()
-    return decode(shapes.tc, len(histories), rows)
+    table = batch.select("history_id", "end", final.alias("observed")).toArrow()
+    return decode(shapes.tc, histories, table)
 
 
-def action_table(shapes: Shapes, histories: Sequence[Any]) -> pa.Table:
+def action_table(histories: Sequence[Any]) -> pa.Table:
     """One row per history: its actions, then the observation's implicit end (a restart and a final
     ingest one tick past the last), and `end`, the final ingest's step."""
     rows = []
@@ -532,40 +429,41 @@ def _action(step: int, action: Any) -> dict:
     )
 
 
-def decode(tc: TimeColumns, n: int, rows: pa.Table) -> list[dict]:
-    """Each history's observation from the job's rows (a row with a null payload makes its key present)."""
-    observed: list[dict] = [{} for _ in range(n)]
-    cols = [rows.column(c).to_pylist() for c in ("history_id", "step", "label", "t", "time", "data", "n")]
-    for h, step, label, t, time, data, count in zip(*cols):
-        seen = observed[h].setdefault(
-            (step, label), {} if label in ("remap_before", "remap_after") else set()
+def decode(tc: TimeColumns, histories: Sequence[Any], table: pa.Table) -> list[dict]:
+    """Each history's observation (`properties.suites.resumption`'s keys) from its row."""
+    time = _time_decoder(tc)
+    observations: list[dict] = [{} for _ in histories]
+    for h, end, seen in zip(*(table.column(c).to_pylist() for c in ("history_id", "end", "observed"))):
+        obs = observations[h]
+        for c in seen["commits"]:
+            step, committed = c["step"], frozenset(map(time, c["committed"]))
+            obs[(step, "committed")] = committed
+            obs[(step, "durable_ids")] = frozenset((i["data"], i["n"]) for i in c["ids"])
+            obs[(step, "remap_latest")] = frozenset(map(time, c["latest"]))
+            if c["restart"]:
+                obs[(step, "resumed")] = committed
+                obs[(step, "upstream_start")] = frozenset(enumerate(c["start"]))
+            if c["compacts"]:
+                for label in ("before", "after"):
+                    obs[(step, f"remap_{label}")] = frozenset(
+                        (a["t"], frozenset(map(time, a[label]))) for a in c["around"]
+                    )
+        obs[(end, "data")] = frozenset((d["data"], d["time"], 1) for d in seen["data"])
+        obs[(end, "remap")] = frozenset(
+            (time(b["from_time"]), b["into_time"], b["diff"]) for b in seen["remap"]
         )
-        if label in ("committed", "resumed", "remap_latest"):
-            if time is not None:
-                seen.add(tc.from_row(time))
-        elif label in ("remap_before", "remap_after"):
-            elements = seen.setdefault(t, set())
-            if time is not None:
-                elements.add(tc.from_row(time))
-        elif label == "durable_ids":
-            if data is not None:
-                seen.add((data, count))
-        elif label == "upstream_start":
-            if t is not None:
-                seen.add((t, count))
-        elif label == "data":
-            if data is not None:
-                seen.add((data, t, count))
-        elif label == "remap":
-            seen.add((tc.from_row(time), t, count))
-        else:
-            seen.add(count)
-    return [
-        {
-            key: frozenset((t, frozenset(f)) for t, f in value.items())
-            if isinstance(value, dict)
-            else frozenset(value)
-            for key, value in obs.items()
-        }
-        for obs in observed
-    ]
+        obs[(end, "remap_since")] = frozenset((seen["since"],))
+    return observations
+
+
+def _time_decoder(tc: TimeColumns):
+    """`tc.from_row`, remembering each time it has made (a batch repeats few distinct times)."""
+    made: dict = {}
+
+    def time(row: Any) -> Any:
+        key = row if not isinstance(row, dict) else tuple(row.values())
+        if key not in made:
+            made[key] = tc.from_row(row)
+        return made[key]
+
+    return time
