@@ -45,7 +45,7 @@ def model_throughput(ticks: int, per_tick: int) -> float:
 
 
 def spark_throughput(ticks: int, per_tick: int) -> int:
-    from spark_impl.ingestion import Ingestion
+    from spark_impl.durable_ingestion import Ingestion
 
     pipeline = Ingestion(parse_domain("total"), 1, root=tempfile.mkdtemp(prefix="fh-bench-"), source="bench")
     pipeline.running = [True]

@@ -307,5 +307,6 @@ SUITE = Suite(
         "remap compacted before the upstream commit",
         "crash between the remap compaction and the upstream commit",
     ),
+    event_domains={"partition discovered after ingestion began": ("partitioned",)},
     domains=DOMAINS,
 )
