@@ -51,7 +51,7 @@ def spark_throughput(ticks: int, per_tick: int) -> int:
     pipeline.running = [True]
     for tick in range(1, ticks + 1):
         for i in range(per_tick):
-            pipeline.broker.produce(0, tick, 0, f"r{tick}-{i}")
+            pipeline.upstream.produce(0, tick, 0, f"r{tick}-{i}")
         pipeline.ingest({0: tick}, {}, tick + 1)
         pipeline.checkpoint([0], {})
     return pipeline.data.read().count()
