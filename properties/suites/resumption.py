@@ -296,7 +296,6 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
-    spark_cost=30.0,  # ~5 Spark jobs per ingestion round: ci checks 1 example + 67 screened histories per property and domain
     required_events=FAULT_EVENTS
     + (
         "restart after a crash",
