@@ -7,8 +7,10 @@ Materialize: a binding is durable before any data reclocked to it, so the data
 upper never passes the remap upper). A checkpoint computes the *timestamp
 resumption frontier* (meet of the two shards' uppers), the *offset resumption
 frontier* (the remap inverted there), commits the latter upstream and compacts
-the remap. A crash at a named fault point drops everything in memory; a restart
-reads the shards, recomputes both frontiers, commits and reads from there.
+the remap, in either order (the seed: compaction "can happen in any order with
+when we commit the upstream frontier"). A crash at a named fault point drops
+everything in memory; a restart reads the shards, recomputes both frontiers,
+commits and reads from there.
 
 Rules the planted-bug tests replace are module-level functions looked up at call
 time: `combine_uppers`, `compaction_target`.
@@ -190,27 +192,48 @@ def ingest(pipeline: Pipeline, tick: int, fault: str | None = None) -> Pipeline:
     return attrs.evolve(pipeline, durable=durable, reader=Reader(upper, reclocked.pending))
 
 
-def checkpoint(pipeline: Pipeline, fault: str | None = None) -> Pipeline:
-    """Commits the offset resumption frontier upstream, then compacts the remap (`remap_since`).
+def checkpoint(pipeline: Pipeline, fault: str | None = None, compact_first: bool = False) -> Pipeline:
+    """Commits the offset resumption frontier upstream, then compacts the remap (`remap_since`), or the
+    other way round when `compact_first`; crashes after the step `fault` names.
+
+    Both orders commit the same frontier: compaction leaves `R(t)` unchanged from the new
+    since on, and the inversion at `t` reads `R(t - 1)` with the since at most `t - 1`.
 
     >>> from model.domains import Total
     >>> p = Pipeline.start(Total())
-    >>> p = checkpoint(ingest(attrs.evolve(p, upstream=p.upstream.produce(0, "a")), 2))
-    >>> p.upstream.committed, p.durable.remap.since
+    >>> p = ingest(attrs.evolve(p, upstream=p.upstream.produce(0, "a")), 2)
+    >>> done = checkpoint(p)
+    >>> done.upstream.committed, done.durable.remap.since
     ({1}, {2})
+    >>> checkpoint(p, compact_first=True) == done
+    True
+    >>> crashed = checkpoint(p, "after_compaction", compact_first=True)
+    >>> crashed.upstream.committed, crashed.durable.remap.since, crashed.running
+    ({0}, {2}, False)
     """
     _check_fault(fault, CHECKPOINT_FAULTS)
     if not pipeline.running:
         return pipeline
-    upstream = pipeline.upstream.commit(offset_resumption(pipeline.durable))
-    if fault == "after_commit":
-        return _crash(pipeline, upstream=upstream)
-    since = remap_since(pipeline.durable.remap, compaction_target(pipeline.durable))
-    remap = pipeline.durable.remap if since is None else pipeline.durable.remap.compact(since)
-    durable = attrs.evolve(pipeline.durable, remap=remap)
-    if fault == "after_compaction":
-        return _crash(pipeline, upstream=upstream, durable=durable)
-    return attrs.evolve(pipeline, upstream=upstream, durable=durable)
+    steps = [("after_commit", _commit_upstream), ("after_compaction", _compact_remap)]
+    for point, step in reversed(steps) if compact_first else steps:
+        pipeline = step(pipeline)
+        if fault == point:
+            return _crash(pipeline)
+    return pipeline
+
+
+def _commit_upstream(pipeline: Pipeline) -> Pipeline:
+    """The upstream commits the offset resumption frontier."""
+    return attrs.evolve(pipeline, upstream=pipeline.upstream.commit(offset_resumption(pipeline.durable)))
+
+
+def _compact_remap(pipeline: Pipeline) -> Pipeline:
+    """The remap compacted to `remap_since` of the compaction target (unchanged if that does not advance)."""
+    durable = pipeline.durable
+    since = remap_since(durable.remap, compaction_target(durable))
+    if since is None:
+        return pipeline
+    return attrs.evolve(pipeline, durable=attrs.evolve(durable, remap=durable.remap.compact(since)))
 
 
 def restart(pipeline: Pipeline) -> Pipeline:

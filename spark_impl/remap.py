@@ -131,11 +131,16 @@ def frontier_at(remap: DataFrame, times: DataFrame) -> DataFrame:
     Compares every time of a point with every interval of its remap: for reads and
     for the general (Product, Partitioned) reclocking path, not for large remaps.
     """
-    inside = (F.col("start") <= F.col("t")) & (F.col("t") < F.col("end"))
+    inside = present(F.col("start"), F.col("end"), F.col("t"))
     joined = times.join(presence(remap), on=["history_id", "point"], how="left")
     return joined.groupBy(*times.columns).agg(
         F.collect_list(F.when(inside, F.col("from_time"))).alias("frontier")
     )
+
+
+def present(start: Column, end: Column, t: Column) -> Column:
+    """`R(t)` rule: an element whose count is positive over IntoTimes `[start, end)` is in `R(t)` iff `t` is."""
+    return (start <= t) & (t < end)
 
 
 def inversion_time(tick: Column, closed: Column, since: Column) -> Column:

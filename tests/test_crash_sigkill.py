@@ -1,4 +1,4 @@
-"""A real crash test: the Spark ingestion in a subprocess, killed with SIGKILL at random moments, then restarted.
+"""A real crash test: the durable Spark ingestion in a subprocess, SIGKILLed at random moments, restarted.
 
 The upstream is an LSN log of `RECORDS` records, `RATE` produced per tick; its
 upstream state (committed offsets, compaction point) lives in `upstream.json`, written
@@ -27,7 +27,7 @@ MAX_KILLS, TIME_BUDGET_S = 3, 120
 
 def worker(root: str) -> None:
     from model.domains import Total
-    from spark_impl.ingestion import Ingestion
+    from spark_impl.durable_ingestion import Ingestion
 
     pipeline = Ingestion(Total(), 1, root=root, source="crash-test")
     first = min(pipeline.remap.upper(0)[0], LAST_TICK)
@@ -136,7 +136,8 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
     }
     print(
         f"crash test: {trials} runs, {kills} SIGKILLs, {sum(counts.values())} updates checked "
-        f"(each exactly once) in {time.monotonic() - started:.0f} s; (data, remap) uppers at each kill: {progress}"
+        f"(each exactly once) in {time.monotonic() - started:.0f} s; "
+        f"(data, remap) uppers at each kill: {progress}"
     )
 
 

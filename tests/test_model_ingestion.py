@@ -1,4 +1,4 @@
-"""The model of bounded input reliance: upstream log, ingestion, resumption frontiers, crashes and restarts."""
+"""The model of bounded input reliance: upstream log, ingestion, resumption frontiers, crashes, restarts."""
 
 from __future__ import annotations
 
@@ -116,6 +116,19 @@ def test_checkpoint_faults_commit_then_restart(fault):
     assert (p.durable.remap.since == Antichain.of(INTO, [3])) == (fault == "after_compaction")
     p = ingest(restart(attrs.evolve(p, upstream=p.upstream.compact())), 7)
     assert contents(p) == Counter({"a": 1, "b": 1, "c": 1})
+
+
+def test_both_checkpoint_orders_commit_the_same_frontier_and_compact_alike():
+    p = ingest(produce(Pipeline.start(Total()), "a", "b"), 2)
+    p = ingest(produce(p, "c"), 4, "after_remap_append")
+    p = ingest(produce(restart(p), "d"), 6)
+    assert checkpoint(p, compact_first=True) == checkpoint(p)
+    crashed = checkpoint(p, "after_compaction", compact_first=True)
+    assert crashed.durable.remap.since == checkpoint(p).durable.remap.since
+    assert crashed.upstream.committed == p.upstream.committed and not crashed.running
+    resumed = restart(attrs.evolve(crashed, upstream=crashed.upstream.compact()))
+    assert resumed.upstream.committed == checkpoint(p).upstream.committed
+    assert contents(ingest(resumed, 8)) == Counter({"a": 1, "b": 1, "c": 1, "d": 1})
 
 
 def test_compaction_steps_back_one_tick_so_restart_inverts_correctly():

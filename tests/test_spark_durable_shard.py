@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import spark_impl.durable_shard as ds
+from spark_impl.durable_ingestion import DATA_SCHEMA
 from spark_impl.durable_shard import DurableShard
 from spark_impl.errors import PartialShard, ShardError, ShardFromAnotherSource, ShardMissing, UpperMismatch
-from spark_impl.ingestion import DATA_SCHEMA
 
 
 def snapshot(path: Path) -> dict:

@@ -1,4 +1,4 @@
-"""The resumption suite: holds on the model and on Spark; catches its planted bugs with small counterexamples."""
+"""The resumption suite: holds on the model and on Spark; catches planted bugs with small counterexamples."""
 
 from __future__ import annotations
 
@@ -83,16 +83,15 @@ def test_uninterrupted_drops_faults_and_restarts():
 
 
 def spark_join_of_uppers() -> Any:
-    """Bug on the Spark side: the timestamp resumption frontier is the join (max) of the uppers."""
+    """Bug on the Spark side: the timestamp resumption frontier is the join (the later) of the uppers."""
+    from pyspark.sql import functions as F
+
     from properties.adapters.spark import SparkImplementation
     from spark_impl import ingestion as spark_ingestion
 
-    def join(data_upper, remap_upper):
-        return [max(data_upper + remap_upper)] if data_upper and remap_upper else []
-
     class Impl(SparkImplementation):
         def observe_resumption(self, domain, histories):
-            with patched(spark_ingestion, "combine_uppers", join):
+            with patched(spark_ingestion, "combine_uppers", F.greatest):
                 return spark_ingestion.observe_resumption(domain, histories)
 
     return Impl()
@@ -111,25 +110,71 @@ def _crash_between_appends(domain: str):
     )
 
 
+def _batch(domain: str, n: int, max_steps: int = 24) -> list:
+    """Generated histories and a crash between the two appends."""
+    from properties.source import RandomSource
+    from properties.strategies.ingestion import draw_ingestion_history
+
+    drawn = [draw_ingestion_history(RandomSource(seed), domain, max_steps) for seed in range(n)]
+    return drawn + [_crash_between_appends(domain)]
+
+
+def _equal_to_the_model_and_lawful(histories: list, observed: list) -> None:
+    from properties.suite import compare
+
+    calm = len(histories)
+    for i, h in enumerate(histories):
+        outcome = compare(resumption.observe(h), observed[i])
+        assert outcome.ok, (outcome.message, h)
+        assert resumption.laws(h, observed[i], observed[i + calm]).ok
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("domain", resumption.DOMAINS)
 def test_spark_equals_the_model_and_obeys_the_laws(domain):
-    """One Spark call per domain: a batch of generated histories and their uninterrupted runs."""
+    """One Spark job per domain: a batch of generated histories and their uninterrupted runs."""
     from properties.adapters.spark import SparkImplementation
-    from properties.source import RandomSource
-    from properties.strategies.ingestion import draw_ingestion_history
-    from properties.suite import compare
 
-    histories = [draw_ingestion_history(RandomSource(seed), domain, max_steps=12) for seed in range(10)] + [
-        _crash_between_appends(domain)
-    ]
+    histories = _batch(domain, 300)
     calm = [resumption.uninterrupted(h) for h in histories]
     observed = SparkImplementation().observe_resumption(histories[0].time_domain, histories + calm)
-    for i, h in enumerate(histories):
-        assert compare(resumption.observe(h), observed[i]).ok, compare(
-            resumption.observe(h), observed[i]
-        ).message
-        assert resumption.laws(h, observed[i], observed[i + len(histories)]).ok
+    _equal_to_the_model_and_lawful(histories, observed)
+    assert set(SUITE.required_in([domain])) <= {e for h in histories for e in resumption.events(h)}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("domain", resumption.DOMAINS)
+def test_durable_pipeline_equals_the_model_and_obeys_the_laws(domain, tmp_path):
+    """The round-by-round pipeline over Parquet shards, on short histories with both checkpoint orders."""
+    from spark_impl.durable_ingestion import observe_durable
+
+    histories = [h for h in _batch(domain, 40, max_steps=10) if _has_compaction(h)][:6]
+    histories.append(_crash_after_compaction_before_commit(domain))
+    calm = [resumption.uninterrupted(h) for h in histories]
+    observed = observe_durable(histories[0].time_domain, histories + calm, tmp_path)
+    _equal_to_the_model_and_lawful(histories, observed)
+
+
+def _has_compaction(history) -> bool:
+    return any("remap compact" in e or "before the remap" in e for e in resumption.events(history))
+
+
+def _crash_after_compaction_before_commit(domain: str):
+    from properties.history import Action, History
+
+    produce = Action("produce", {"partition": 0, "data": "r0"})
+    return History(
+        domain,
+        (
+            produce,
+            Action("ingest", {"tick": 2}),
+            Action("checkpoint", {"compact_first": True, "fault": "after_compaction"}),
+            Action("produce", {"partition": 0, "data": "r1"}),
+            Action("upstream_compact", {}),
+            Action("restart", {}),
+            Action("ingest", {"tick": 3}),
+        ),
+    )
 
 
 @pytest.mark.spark

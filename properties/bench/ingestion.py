@@ -45,13 +45,13 @@ def model_throughput(ticks: int, per_tick: int) -> float:
 
 
 def spark_throughput(ticks: int, per_tick: int) -> int:
-    from spark_impl.ingestion import Ingestion
+    from spark_impl.durable_ingestion import Ingestion
 
     pipeline = Ingestion(parse_domain("total"), 1, root=tempfile.mkdtemp(prefix="fh-bench-"), source="bench")
     pipeline.running = [True]
     for tick in range(1, ticks + 1):
         for i in range(per_tick):
-            pipeline.broker.produce(0, tick, 0, f"r{tick}-{i}")
+            pipeline.upstream.produce(0, tick, 0, f"r{tick}-{i}")
         pipeline.ingest({0: tick}, {}, tick + 1)
         pipeline.checkpoint([0], {})
     return pipeline.data.read().count()

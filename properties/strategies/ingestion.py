@@ -1,11 +1,12 @@
-"""Histories of an ingestion with bounded input reliance: produce, ingest, checkpoint, compact, crash, restart.
+"""Ingestion histories with bounded input reliance: produce, ingest, checkpoint, compact, crash, restart.
 
 Actions (plain data; semantics in `model.ingestion`, observed by
 `properties.suites.resumption`):
 
 - `produce {partition, data}`: the upstream appends a record (`data` unique per history);
 - `ingest {tick, fault?}`: read, mint at IntoTime `tick`, append remap then data shard;
-- `checkpoint {fault?}`: commit the offset resumption frontier, compact the remap;
+- `checkpoint {compact_first?, fault?}`: commit the offset resumption frontier and
+  compact the remap, in that order or (`compact_first`) the other;
 - `upstream_compact {}`: the upstream deletes everything before its committed offsets;
 - `restart {}`: read the shards, recompute the frontiers, commit, resume.
 
@@ -68,8 +69,9 @@ def _step(source: Source, state: ProducerState) -> list[Action]:
         state.tick += source.choice((1, 1, 2, 0))
         fault = _fault(source, state, INGEST_FAULTS)
         return [Action("ingest", {"tick": state.tick, **({"fault": fault} if fault else {})})]
+    order = {"compact_first": True} if source.boolean(0.3) else {}
     fault = _fault(source, state, CHECKPOINT_FAULTS)
-    return [Action("checkpoint", {**({"fault": fault} if fault else {})})]
+    return [Action("checkpoint", {**order, **({"fault": fault} if fault else {})})]
 
 
 def draw_ingestion_history(source: Source, domain_name: str, max_steps: int = 24) -> History:

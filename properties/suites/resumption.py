@@ -70,7 +70,7 @@ def _apply(pipeline: Pipeline, step: int, action: Any, observed: dict) -> Pipeli
     if action.name == "ingest":
         return ingest(pipeline, args["tick"], args.get("fault"))
     if action.name == "checkpoint":
-        after = checkpoint(pipeline, args.get("fault"))
+        after = checkpoint(pipeline, args.get("fault"), args.get("compact_first", False))
         if pipeline.running:
             _commit(pipeline, after, step, observed)
             _compaction(pipeline.durable.remap, after.durable.remap, step, observed)
@@ -197,7 +197,8 @@ def _restarts(history: History, obs: Observation, calm: Observation):
             if needed is not None and needed < first:
                 return (
                     step,
-                    f"restart at {resumed!r} needs offset {needed} of partition {partition}, compacted to {first}",
+                    f"restart at {resumed!r} needs offset {needed} of partition {partition}, "
+                    f"compacted to {first}",
                 )
     return None
 
@@ -225,11 +226,41 @@ def events(history: History) -> list[str]:
             found.add("restart after upstream compaction")
         if a.name == "checkpoint" and i > 0 and names[i - 1] == "restart":
             found.add("checkpoint right after a restart")
+    for a in _compacting_checkpoints(history):
+        if a.args.get("compact_first"):
+            found.add("remap compacted before the upstream commit")
+            if a.args.get("fault") == "after_compaction":
+                found.add("crash between the remap compaction and the upstream commit")
+        else:
+            found.add("upstream commit before the remap compaction")
     if history.domain == "partitioned":
         first_ingest = names.index("ingest") if "ingest" in names else len(names)
         if any(a.name == "produce" and a.args["partition"] > 0 for a in history.actions[first_ingest:]):
             found.add("partition discovered after ingestion began")
     return sorted(found)
+
+
+def _compacting_checkpoints(history: History) -> list:
+    """The checkpoints that compact the remap (the since advances), found by following the shards' uppers:
+    the remap's is one past the last tick minted, the data shard's the remap's when data was last written,
+    and a checkpoint compacts to one tick before the earlier of the two."""
+    running, remap_upper, data_upper, since, found = True, 1, 0, 0, []
+    for a in history.actions:
+        fault = a.args.get("fault")
+        if a.name == "restart":
+            running = True
+        elif a.name in ("ingest", "checkpoint") and running:
+            if a.name == "ingest" and fault != "mid_remap_write":
+                remap_upper = max(remap_upper, a.args["tick"] + 1)
+                if fault not in ("after_remap_append", "mid_data_write"):
+                    data_upper = remap_upper
+            elif a.name == "checkpoint":
+                target = min(data_upper, remap_upper) - 1
+                if target > since and (fault != "after_commit" or a.args.get("compact_first")):
+                    since = target
+                    found.append(a)
+            running = fault is None
+    return found
 
 
 FAULT_EVENTS = tuple(
@@ -246,7 +277,7 @@ FAULT_EVENTS = tuple(
 
 SUITE = Suite(
     name="resumption",
-    doc="Bounded input reliance: resumption frontiers, upstream commits and compaction, crashes and restarts.",
+    doc="Bounded input reliance: resumption frontiers, upstream commits and compaction, crashes, restarts.",
     properties=(
         Property(
             name="resumption_laws",
@@ -265,13 +296,16 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
-    spark_cost=30.0,  # ~5 Spark jobs per ingestion round: ci checks 1 example + 67 screened histories per property and domain
     required_events=FAULT_EVENTS
     + (
         "restart after a crash",
         "restart after upstream compaction",
         "checkpoint right after a restart",
         "partition discovered after ingestion began",
+        "upstream commit before the remap compaction",
+        "remap compacted before the upstream commit",
+        "crash between the remap compaction and the upstream commit",
     ),
+    event_domains={"partition discovered after ingestion began": ("partitioned",)},
     domains=DOMAINS,
 )
