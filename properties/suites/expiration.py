@@ -247,5 +247,4 @@ SUITE = Suite(
         "read with data after a restart",
     ),
     domains=("total",),
-    spark_cost=3.0,  # plans evaluated level by level, as in the timelines suite
 )

@@ -152,5 +152,4 @@ SUITE = Suite(
     default_impl="spark",
     required_events=("expiring dataflow", "no expiration", "restart", "read at or beyond the expiration"),
     domains=("total",),
-    spark_cost=3.0,  # plans evaluated level by level, as in the timelines suite
 )
