@@ -6,14 +6,15 @@ coordinator adds when it inlines a materialized view (`spark_impl.expiration`):
 `refresh{input, refresh}` moves each update to the schedule's next refresh at or
 after its time (dropping it when none is left) and `persisted{input}` evaluates its
 input without the reader's `until` (an MV's output is its own). Every history has its
-own plan, so plans are grouped by *shape*: `lift` moves each plan's parameters
-(names, columns, operators, constants) into slots `p0, p1, ...` of a per-query
-parameter row, leaving a tree of node kinds with slot numbers. Each shape becomes
-one DataFrame pipeline reading its slots as columns; the pipelines are unioned
-and read back with one `toArrow()`.
+own plan, so a plan travels as data: `program` lists its nodes in post-order
+(children first, the root last), each naming its inputs by position. One row per
+query holds its program; it meets its history's rows (one row per history, a
+broadcast join) and `aggregate` runs the program node by node, the accumulator
+holding every node's output updates. So a batch is one projection whatever its
+plans' depths and shapes, then one grouping consolidates every query's output
+and counts its diffs: one Spark job per batch, one `toArrow()`.
 
-Frames are `(key, P, data, time, diff)`: `key` identifies the query, `P` is the
-struct of its parameters (and `until`), `data` an `array<long>` row, time Total.
+Updates are `struct<data, time, diff>`: `data` an `array<long>` row, time Total.
 Join is bilinear (times join with `greatest`, diffs multiply); a temporal filter
 yields `+d` at `max(t, lower)` and `-d` at `upper_exclusive` when that is later,
 nothing when the interval is empty, and drops every diff at or after `until`.
@@ -70,10 +71,10 @@ def column(data: Column, index: Column) -> Column:
 
 
 def temporal_events(data: Column, time: Column, diff: Column, predicates: Column, until: Column) -> Column:
-    """`array<struct<time, diff>>`: `+diff` at the validity start, `-diff` at its end; empty interval: nothing.
+    """`array<struct<time, diff>>`: `+diff` at the validity start, `-diff` at its end; empty: nothing.
 
-    `predicates` is an `array<struct<op, col, off>>` (`op` in `>=`, `<=`, `<`; the bound is `data[col] + off`);
-    events at or after `until` (null: none) are dropped.
+    `predicates` is an `array<struct<op, col, off>>` (`op` in `>=`, `<=`, `<`; the bound is
+    `data[col] + off`); events at or after `until` (null: none) are dropped.
     """
     bound = lambda p: column(data, p["col"]) + p["off"]  # noqa: E731
     start = F.aggregate(
@@ -98,7 +99,8 @@ def temporal_events(data: Column, time: Column, diff: Column, predicates: Column
 def next_refresh(clauses: Column, time: Column) -> Column:
     """The first refresh of any clause at or after `time` (null when none is left).
 
-    A clause is `every` (with `aligned_to`: `time + (aligned_to - time) mod every`) or `at` (itself if not past).
+    A clause is `every` (with `aligned_to`: `time + (aligned_to - time) mod every`) or `at` (itself if
+    not past).
     """
 
     def refresh(c: Column) -> Column:
@@ -109,33 +111,30 @@ def next_refresh(clauses: Column, time: Column) -> Column:
     return F.aggregate(clauses, F.lit(None).cast("long"), lambda acc, c: F.least(acc, refresh(c)))
 
 
-# ---------------------------------------------------------------- plans as node tables
+# ---------------------------------------------------------------- plans as programs
 
+ROW_STRUCT = pa.struct([("data", ROW), ("time", pa.int64()), ("diff", pa.int64())])
+INPUT_ROW = pa.struct(
+    [("name", pa.string()), ("step", pa.int64()), ("data", ROW), ("time", pa.int64()), ("diff", pa.int64())]
+)
 FILTER_PRED = pa.struct([("col", pa.int64()), ("op", pa.string()), ("val", pa.int64())])
 TEMPORAL_PRED = pa.struct([("op", pa.string()), ("col", pa.int64()), ("off", pa.int64())])
 ON_PAIR = pa.struct([("l", pa.int64()), ("r", pa.int64())])
 REFRESH_CLAUSE = pa.struct([("every", pa.int64()), ("aligned_to", pa.int64()), ("at", pa.int64())])
-EDGE_TYPES = {
-    "key": pa.int64(),
-    "child": pa.int64(),
-    "parent": pa.int64(),
-    "role": pa.string(),
-    "level": pa.int64(),
-    "kind": pa.string(),
-    "fpreds": pa.list_(FILTER_PRED),
-    "cols": pa.list_(pa.int64()),
-    "on": pa.list_(ON_PAIR),
-    "tpreds": pa.list_(TEMPORAL_PRED),
-    "refresh": pa.list_(REFRESH_CLAUSE),
-    "until": pa.int64(),
-}
-GET_TYPES = {
-    "key": pa.int64(),
-    "history_id": pa.int64(),
-    "qstep": pa.int64(),
-    "node": pa.int64(),
-    "name": pa.string(),
-}
+NODE = pa.struct(
+    [
+        ("kind", pa.string()),
+        ("name", pa.string()),
+        ("ins", pa.list_(pa.int32())),
+        ("fpreds", pa.list_(FILTER_PRED)),
+        ("cols", pa.list_(pa.int64())),
+        ("on", pa.list_(ON_PAIR)),
+        ("tpreds", pa.list_(TEMPORAL_PRED)),
+        ("refresh", pa.list_(REFRESH_CLAUSE)),
+        ("until", pa.int64()),
+    ]
+)
+OUTPUTS = "array<array<struct<data:array<bigint>,time:bigint,diff:bigint>>>"
 
 
 @attrs.frozen
@@ -149,245 +148,209 @@ class Query:
     until: int | None = None
 
 
-class NodeTables:
-    """Plans flattened into `gets` (leaves, level 0) and `edges` (child -> parent, parent's level and parameters).
+class Programs:
+    """Plans as programs, held as Arrow columns: each plan's nodes in post-order, one list per plan.
 
-    Levels are padded with `pass` nodes so every child sits exactly one level below its
-    parent, and every root at the batch's top level: level `i` is computed from level `i-1` only.
+    Children come first and the root last; a node names its inputs by their position in
+    its plan's list. `persisted{input}` is no node: its input is read without `until`.
+
+    >>> programs = Programs()
+    >>> programs.add({"node": "filter", "input": {"node": "get", "name": "t"}, "predicates": [[0, ">", 1]]})
+    >>> [(n["kind"], n["ins"]) for n in programs.array().to_pylist()[0]]
+    [('get', []), ('filter', [0])]
     """
 
     def __init__(self) -> None:
-        self.gets: list[dict] = []
-        self.edges: list[dict] = []
-        self.roots: list[tuple[Query, int, int]] = []
-        self.next_id = 0
+        self.columns: dict[str, list] = {name: [] for name in NODE.names}
+        self.offsets = [0]
 
-    def add(self, q: Query) -> None:
-        node, level = self._visit(q, q.plan, q.until)
-        self.roots.append((q, node, level))
+    def add(self, plan: dict, until: int | None = None) -> None:
+        self._visit(plan, until, self.offsets[-1])
+        self.offsets.append(len(self.columns["kind"]))
 
-    def top(self) -> int:
-        return max((level for _, _, level in self.roots), default=0)
+    def array(self) -> pa.ListArray:
+        nodes = pa.StructArray.from_arrays(
+            [pa.array(self.columns[f.name], f.type) for f in NODE], fields=list(NODE)
+        )
+        return pa.ListArray.from_arrays(pa.array(self.offsets, pa.int32()), nodes)
 
-    def finish(self) -> None:
-        """Pads every root to the top level."""
-        top = self.top()
-        self.roots = [(q, self._pad(q, node, level, top), top) for q, node, level in self.roots]
-
-    def _new(self) -> int:
-        self.next_id += 1
-        return self.next_id
-
-    def _visit(self, q: Query, plan: dict, until: int | None) -> tuple[int, int]:
+    def _visit(self, plan: dict, until: int | None, base: int) -> int:
         kind = plan["node"]
         if kind == "persisted":
-            return self._visit(q, plan["input"], None)
+            return self._visit(plan["input"], None, base)
         if kind == "get":
-            node = self._new()
-            self.gets.append(
-                {
-                    "key": q.key,
-                    "history_id": q.history_id,
-                    "qstep": q.step,
-                    "node": node,
-                    "name": plan["name"],
-                }
-            )
-            return node, 0
-        if kind == "union":
-            children = [(p, "L") for p in plan["inputs"]]
+            ins: list | tuple = ()
+        elif kind == "union":
+            ins = [self._visit(p, until, base) for p in plan["inputs"]]
         elif kind == "join":
-            children = [(plan["left"], "L"), (plan["right"], "R")]
+            ins = (self._visit(plan["left"], until, base), self._visit(plan["right"], until, base))
         else:
-            children = [(plan["input"], "L")]
-        visited = [(self._visit(q, p, until), role) for p, role in children]
-        level = max(lv for (_, lv), _ in visited) + 1
-        node = self._new()
-        for (child, lv), role in visited:
-            self._edge(q, self._pad(q, child, lv, level - 1), node, role, level, plan, until)
-        return node, level
-
-    def _pad(self, q: Query, node: int, level: int, to: int) -> int:
-        while level < to:
-            parent = self._new()
-            level += 1
-            self._edge(q, node, parent, "L", level, {"node": "pass"}, None)
-            node = parent
-        return node
-
-    def _edge(
-        self, q: Query, child: int, parent: int, role: str, level: int, plan: dict, until: int | None
-    ) -> None:
-        kind = plan["node"]
-        self.edges.append(
-            {
-                "key": q.key,
-                "child": child,
-                "parent": parent,
-                "role": role,
-                "level": level,
-                "kind": kind,
-                "fpreds": [{"col": c, "op": op, "val": v} for c, op, v in plan["predicates"]]
-                if kind == "filter"
-                else [],
-                "cols": list(plan["columns"]) if kind == "project" else [],
-                "on": [{"l": a, "r": b} for a, b in plan["on"]] if kind == "join" else [],
-                "tpreds": [{"op": op, "col": c, "off": o} for op, c, o in plan["predicates"]]
-                if kind == "temporal"
-                else [],
-                "refresh": [
-                    {"every": c.get("every"), "aligned_to": c.get("aligned_to"), "at": c.get("at")}
-                    for c in plan.get("refresh") or ()
-                ]
-                if kind == "refresh"
-                else [],
-                "until": until,
-            }
-        )
-
-
-def _table(records: list[dict], types: dict) -> pa.Table:
-    return pa.table({name: pa.array([r[name] for r in records], type=t) for name, t in types.items()})
+            ins = (self._visit(plan["input"], until, base),)
+        c = self.columns
+        c["kind"].append(kind)
+        c["name"].append(plan.get("name"))
+        c["ins"].append(ins)
+        preds = [tuple(p) for p in plan["predicates"]] if "predicates" in plan else ()
+        c["fpreds"].append(preds if kind == "filter" else ())
+        c["cols"].append(plan.get("columns", ()))
+        c["on"].append([tuple(p) for p in plan["on"]] if kind == "join" else ())
+        c["tpreds"].append(preds if kind == "temporal" else ())
+        c["refresh"].append(plan["refresh"] if kind == "refresh" else ())
+        c["until"].append(until)
+        return len(c["kind"]) - 1 - base
 
 
 def rows_table(rows: Sequence[tuple]) -> pa.Table:
-    """Input rows `(history_id, step, name, data, time, diff)` as an Arrow table."""
-    names = ("history_id", "step", "name", "data", "time", "diff")
-    types = (pa.int64(), pa.int64(), pa.string(), ROW, pa.int64(), pa.int64())
-    return pa.table({n: pa.array([r[i] for r in rows], type=t) for i, (n, t) in enumerate(zip(names, types))})
+    """Input rows `(history_id, step, name, data, time, diff)` as an Arrow table, one row per history."""
+    rows = sorted(rows, key=lambda r: r[0])  # stable: a history's rows keep their order
+    hids, offsets = [], []
+    for i, r in enumerate(rows):
+        if not hids or r[0] != hids[-1]:
+            hids.append(r[0])
+            offsets.append(i)
+    offsets.append(len(rows))
+    columns = list(zip(*rows)) or [()] * 6
+    items = pa.StructArray.from_arrays(
+        [pa.array(columns[i], f.type) for i, f in zip((2, 1, 3, 4, 5), INPUT_ROW)], fields=list(INPUT_ROW)
+    )
+    return pa.table(
+        {
+            "history_id": pa.array(hids, pa.int64()),
+            "rows": pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), items),
+        }
+    )
+
+
+def queries_table(queries: Sequence[Query]) -> pa.Table:
+    """One row per query: its key, history, step and program."""
+    programs = Programs()
+    for q in queries:
+        programs.add(q.plan, q.until)
+    return pa.table(
+        {
+            "key": pa.array([q.key for q in queries], pa.int64()),
+            "history_id": pa.array([q.history_id for q in queries], pa.int64()),
+            "qstep": pa.array([q.step for q in queries], pa.int64()),
+            "program": programs.array(),
+        }
+    )
+
+
+def outputs(rows: pa.Table, queries: Sequence[Query]) -> DataFrame | None:
+    """Per query `(key, out)`: `out` its output updates, not consolidated; every query in one projection.
+
+    Each query row meets its history's rows (a broadcast join) and runs its program
+    with `aggregate`: the accumulator holds each node's output, node `i` at position `i`.
+    """
+    if not queries:
+        return None
+    inputs = to_frame(rows)
+    frame = to_frame(queries_table(queries)).join(F.broadcast(inputs), "history_id", "left")
+    rows_col = F.coalesce(F.col("rows"), F.array().cast(inputs.schema["rows"].dataType))
+    zero = F.array().cast(OUTPUTS)
+    results = F.aggregate(
+        "program", zero, lambda acc, n: F.concat(acc, F.array(node_output(acc, n, rows_col, F.col("qstep"))))
+    )
+    return frame.select("key", F.element_at(results, -1).alias("out"))
 
 
 def evaluate_queries(rows: pa.Table, queries: Sequence[Query]) -> DataFrame | None:
-    """Every query's output updates `(key, data, time, diff)`, not consolidated, in one pipeline of `top` levels."""
-    if not queries:
+    """Every query's output updates `(key, data, time, diff)`, not consolidated."""
+    frame = outputs(rows, queries)
+    if frame is None:
         return None
-    tables = NodeTables()
-    for q in queries:
-        tables.add(q)
-    tables.finish()
-    inputs, gets = to_frame(rows), to_frame(_table(tables.gets, GET_TYPES))
-    edges = to_frame(_table(tables.edges, EDGE_TYPES)) if tables.edges else None
-    level = (
-        inputs.join(gets, on=["history_id", "name"])
-        .where(F.col("step") < F.col("qstep"))
-        .select("key", "node", "data", "time", "diff")
-    )
-    columns = level_columns()
-    for i in range(1, tables.top() + 1):
-        level = evaluate_level(
-            level, edges.where(F.col("level") == i).withColumnRenamed("child", "node"), columns
-        )
-    return level.select("key", "data", "time", "diff")
+    return frame.select("key", F.explode("out").alias("u")).select("key", "u.data", "u.time", "u.diff")
 
 
-def level_columns() -> dict[str, Column]:
-    """The column expressions every level applies (built once per job: each costs a round trip to the JVM).
+def _row(data: Column, time: Column, diff: Column) -> Column:
+    return F.struct(data.alias("data"), time.alias("time"), diff.alias("diff"))
 
-    `jk`: a join parent's key of a row; `pairs`: a group's left rows crossed with its right rows (with one unit
-    row for other parents: times join, diffs multiply); `keep`: a filter's predicates; `data`: a projection;
-    `events`: the `(time, diff)` a row becomes (a temporal filter's two events, a refresh's move, or itself).
+
+def node_output(acc: Column, n: Column, rows: Column, qstep: Column) -> Column:
+    """Node `n`'s output updates, its inputs read from `acc` (the outputs of the nodes before it).
+
+    `get` reads its history's rows of its name inserted before the query; `filter` keeps rows whose
+    predicates hold; `project` picks columns; `union` concatenates; `join` crosses left and right rows
+    with equal keys (times join with `greatest`, diffs multiply); `temporal` gives each row's two
+    events; `refresh` moves each update to its next refresh, dropping it when none is left.
     """
-    kind, data, time = F.col("kind"), F.col("data"), F.col("time")
-    is_join = kind == "join"
-    side = F.when(F.col("role") == "L", F.col("on")["l"]).otherwise(F.col("on")["r"])
-    unit = F.array(
-        F.struct(
-            F.array().cast("array<bigint>").alias("data"),
-            F.lit(None).cast("long").alias("time"),
-            F.lit(1).cast("long").alias("diff"),
-        )
+    kind, first, second = n["kind"], F.get(acc, F.get(n["ins"], 0)), F.get(acc, F.get(n["ins"], 1))
+    get = F.transform(
+        F.filter(rows, lambda r: (r["name"] == n["name"]) & (r["step"] < qstep)),
+        lambda r: _row(r["data"], r["time"], r["diff"]),
     )
-    rs = F.when(is_join, F.col("rs")).otherwise(unit)
-    refreshed = F.when(kind == "refresh", next_refresh(F.col("refresh"), time)).otherwise(time)
-    return {
-        "is_join": is_join,
-        "jk": F.when(is_join, F.transform(side, lambda c: column(data, c))),
-        "pairs": F.flatten(
-            F.transform(
-                "ls",
-                lambda left: F.transform(
-                    rs,
-                    lambda r: F.struct(
-                        F.concat(left["data"], r["data"]).alias("data"),
-                        F.greatest(left["time"], r["time"]).alias("time"),
-                        (left["diff"] * r["diff"]).alias("diff"),
+    keep = F.filter(
+        first,
+        lambda r: F.forall(n["fpreds"], lambda p: compare(p["op"], column(r["data"], p["col"]), p["val"])),
+    )
+    project = F.transform(
+        first, lambda r: _row(F.transform(n["cols"], lambda c: column(r["data"], c)), r["time"], r["diff"])
+    )
+    union = F.flatten(F.transform(n["ins"], lambda i: F.get(acc, i)))
+    join = F.flatten(
+        F.transform(
+            first,
+            lambda left: F.transform(
+                F.filter(
+                    second,
+                    lambda right: F.forall(
+                        n["on"], lambda p: column(left["data"], p["l"]) == column(right["data"], p["r"])
                     ),
                 ),
+                lambda right: _row(
+                    F.concat(left["data"], right["data"]),
+                    F.greatest(left["time"], right["time"]),
+                    left["diff"] * right["diff"],
+                ),
+            ),
+        )
+    )
+    temporal = F.flatten(
+        F.transform(
+            first,
+            lambda r: F.transform(
+                temporal_events(r["data"], r["time"], r["diff"], n["tpreds"], n["until"]),
+                lambda e: _row(r["data"], e["time"], e["diff"]),
+            ),
+        )
+    )
+    refresh = F.filter(
+        F.transform(first, lambda r: _row(r["data"], next_refresh(n["refresh"], r["time"]), r["diff"])),
+        lambda r: r["time"].isNotNull(),
+    )
+    return (
+        F.when(kind == "get", get)
+        .when(kind == "filter", keep)
+        .when(kind == "project", project)
+        .when(kind == "union", union)
+        .when(kind == "join", join)
+        .when(kind == "temporal", temporal)
+        .otherwise(refresh)
+    )
+
+
+def consolidated_with_counts(frame: DataFrame) -> DataFrame:
+    """Per key: the consolidated updates (`n` null) and one row with the number of diffs processed (`n`)."""
+    nothing = F.lit(None)
+    counted = F.concat(
+        F.transform(
+            "out", lambda u: F.struct(u["data"], u["time"], u["diff"], nothing.cast("long").alias("n"))
+        ),
+        F.array(
+            F.struct(
+                nothing.cast("array<bigint>").alias("data"),
+                nothing.cast("long").alias("time"),
+                nothing.cast("long").alias("diff"),
+                F.size("out").cast("long").alias("n"),
             )
         ),
-        "keep": (kind != "filter")
-        | F.forall("fpreds", lambda p: compare(p["op"], column(data, p["col"]), p["val"])),
-        "data": F.when(kind == "project", F.transform("cols", lambda c: column(data, c))).otherwise(data),
-        "events": F.when(
-            kind == "temporal", temporal_events(data, time, F.col("diff"), F.col("tpreds"), F.col("until"))
-        ).otherwise(
-            F.filter(F.array(F.struct(refreshed.alias("time"), "diff")), lambda e: e["time"].isNotNull())
-        ),
-    }
-
-
-def evaluate_level(below: DataFrame, edges: DataFrame, c: dict[str, Column]) -> DataFrame:
-    """The outputs of one level's nodes from the level below: one join, one grouping, one explode.
-
-    Rows reach their parent; a join parent groups its left and right rows by join key and
-    crosses them (times join, diffs multiply); every other parent keeps rows one by one
-    (each its own group) and applies its filter, projection, temporal filter or refresh
-    (`c` is `level_columns()`).
-    """
-    row = F.struct("data", "time", "diff")
-    grouped = (
-        below.join(edges, on=["key", "node"])
-        .groupBy(
-            "key",
-            "parent",
-            c["jk"].alias("jk"),
-            F.when(~c["is_join"], F.monotonically_increasing_id()).alias("uid"),
-        )
-        .agg(
-            *[F.first(name).alias(name) for name in ("kind", "fpreds", "cols", "tpreds", "refresh", "until")],
-            F.collect_list(F.when(F.col("role") == "L", row)).alias("ls"),
-            F.collect_list(F.when(F.col("role") == "R", row)).alias("rs"),
-        )
     )
-    out = (
-        grouped.select(
-            "key",
-            F.col("parent").alias("node"),
-            "kind",
-            "fpreds",
-            "cols",
-            "tpreds",
-            "refresh",
-            "until",
-            F.explode(c["pairs"]).alias("u"),
-        )
-        .select("*", "u.data", "u.time", "u.diff")
-        .drop("u")
-    )
-    out = out.where(c["keep"]).withColumn("data", c["data"])
-    return out.select("key", "node", "data", F.explode(c["events"]).alias("e")).select(
-        "key", "node", "data", "e.time", "e.diff"
-    )
-
-
-def consolidated_with_counts(updates: DataFrame) -> DataFrame:
-    """Per key: the consolidated updates (`n` null) and one row with the number of diffs processed (`n`)."""
-    merged = (
-        updates.groupBy("key", "data", "time")
-        .agg(F.sum("diff").alias("diff"))
-        .where(F.col("diff") != 0)
-        .withColumn("n", F.lit(None).cast("long"))
-    )
-    counts = updates.groupBy("key").agg(F.count(F.lit(1)).alias("n"))
-    nothing = F.lit(None)
-    return merged.unionByName(
-        counts.select(
-            "key",
-            nothing.cast("array<bigint>").alias("data"),
-            nothing.cast("long").alias("time"),
-            nothing.cast("long").alias("diff"),
-            "n",
-        )
+    return (
+        frame.select("key", F.explode(counted).alias("u"))
+        .select("key", "u.*")
+        .groupBy("key", "data", "time")
+        .agg(F.sum("diff").alias("diff"), F.max("n").alias("n"))
+        .where((F.col("diff") != 0) | F.col("n").isNotNull())
     )
 
 
@@ -412,7 +375,7 @@ def _read(frame: DataFrame | None) -> dict[int, tuple[set, int]]:
 
 
 def observe_temporal(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Per `query` step: its consolidated output and the number of diffs it processed (see the temporal suite)."""
+    """Per `query` step: its consolidated output and the number of diffs it processed (temporal suite)."""
     rows, queries, keys = [], [], []
     for hid, history in enumerate(histories):
         for step, action in enumerate(history.actions):
@@ -423,7 +386,7 @@ def observe_temporal(domain: Any, histories: Sequence[Any]) -> list[dict]:
                 until = a.get("until") or ()
                 queries.append(Query(len(queries), hid, step, a["plan"], until[0] if until else None))
                 keys.append((hid, step))
-    results = _read(evaluate_queries(rows_table(rows), queries))
+    results = _read(outputs(rows_table(rows), queries))
     observed: list[dict] = [{} for _ in histories]
     for q, (hid, step) in zip(queries, keys):
         updates, count = results.get(q.key, (set(), 0))
@@ -471,7 +434,7 @@ def reads(plan: dict) -> set[str]:
 
 
 def plan_catalog(history: Any) -> tuple[dict, dict, list]:
-    """Driver-side planning: `(rejected {step: {(name, timeline)}}, accepted {step: (name, leaf plan)}, leaf rows)`."""
+    """Driver-side planning: `(rejected {step: {(name, timeline)}}, accepted {step: (name, plan)}, rows)`."""
     timelines, defined, rejected, accepted, rows = {}, {}, {}, {}, []
     for step, action in enumerate(history.actions):
         a = action.args
@@ -500,7 +463,7 @@ def plan_catalog(history: Any) -> tuple[dict, dict, list]:
 
 
 def observe_timelines(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Per dataflow creation: rejected (naming every input and its timeline) or created; each created one's output."""
+    """Per dataflow creation: rejected (naming every input and its timeline) or created; each one's output."""
     rows, queries, observed, names = [], [], [], []
     for hid, history in enumerate(histories):
         rejected, accepted, constants = plan_catalog(history)
@@ -516,7 +479,7 @@ def observe_timelines(domain: Any, histories: Sequence[Any]) -> list[dict]:
         for name, body in accepted.values():
             queries.append(Query(len(queries), hid, 1, body))
             names.append((hid, len(history.actions), name))
-    results = _read(evaluate_queries(rows_table(rows), queries))
+    results = _read(outputs(rows_table(rows), queries))
     for q, (hid, end, name) in zip(queries, names):
         observed[hid][(end, f"output {name}")] = frozenset(results.get(q.key, (set(), 0))[0])
     return observed

@@ -32,6 +32,29 @@ def accepts_everything() -> ModelImplementation:
     return Impl()
 
 
+def confuses_external_and_user() -> ModelImplementation:
+    """Bug: timelines compared by name only, so a CDC source's `External(x)` runs with a `User(x)` source."""
+    import model.catalog as catalog
+
+    original = catalog.single_timeline
+
+    def by_name(owner, timelines):
+        present = {n: t for n, t in timelines.items() if t is not None}
+        if len({getattr(t, "name", repr(t)) for t in present.values()}) > 1:
+            raise TimelineError(owner, present)
+        return next(iter(present.values()), None)
+
+    class Impl(ModelImplementation):
+        def observe_timelines(self, domain, histories):
+            catalog.single_timeline = by_name
+            try:
+                return [suite.observe(h) for h in histories]
+            finally:
+                catalog.single_timeline = original
+
+    return Impl()
+
+
 def test_suite_holds_on_the_model_and_reaches_every_hard_case():
     result = run_suite(
         TIMELINES, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0
@@ -53,7 +76,7 @@ def test_rejection_message_names_every_object():
 def test_planted_missing_timeline_check_is_caught_small(tmp_path):
     name = "tests.test_suite_timelines:accepts_everything"
     only = attrs.evolve(TIMELINES, properties=(TIMELINES.property("multi_timeline_rejected_single_runs"),))
-    profile = attrs.evolve(QUICK, max_examples=30, batch_size=2, screening_histories=500)
+    profile = attrs.evolve(QUICK, max_examples=30, batch_size=2, screening_histories=1000)
     failure = run_suite(only, accepts_everything(), name, profile, seed=0).results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 5, failure.history
@@ -66,3 +89,14 @@ def test_spark_equals_model(spark_session):
     result = run_suite(TIMELINES, SparkImplementation(), "spark", profile, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
+
+
+def test_planted_external_and_user_of_one_name_confused_is_caught_small(tmp_path):
+    """`External(s0)` and `User(s0)` are two timelines: a dataflow reading both must be rejected."""
+    name = "tests.test_suite_timelines:confuses_external_and_user"
+    only = attrs.evolve(TIMELINES, properties=(TIMELINES.property("multi_timeline_rejected_single_runs"),))
+    profile = attrs.evolve(QUICK, max_examples=30, batch_size=2, screening_histories=2000)
+    failure = run_suite(only, confuses_external_and_user(), name, profile, seed=0).results[0].failure
+    assert failure is not None
+    assert len(failure.history.actions) <= 5, failure.history
+    assert write_and_replay(failure, tmp_path, name) == 1

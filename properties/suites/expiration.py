@@ -383,5 +383,4 @@ SUITE = Suite(
         "frontier passes the expiration",
     ),
     domains=("total",),
-    spark_cost=3.0,  # plans evaluated level by level, as in the timelines suite
 )

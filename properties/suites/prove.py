@@ -180,5 +180,4 @@ SUITE = Suite(
         "input ahead of the wall clock",
     ),
     domains=("total",),
-    spark_cost=3.0,  # plans evaluated level by level, as in the timelines suite
 )

@@ -96,7 +96,6 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
-    spark_cost=3.0,  # plans evaluated level by level: several joins per job
     required_events=(
         "empty validity interval",
         "retraction at upper_exclusive",

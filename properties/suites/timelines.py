@@ -2,7 +2,8 @@
 
 Histories (`properties.catalog_actions.draw_timelines_history`): a table, one
 to three sources of random kinds and `WITH` options (epoch, `External` CDC,
-`User` timelines, Debezium `Counter`s, load generators), maybe a constant, a few
+`User` timelines, Debezium `Counter`s, load generators; a user timeline may take
+an earlier CDC source's name, so `External(x)` meets `User(x)`), maybe a constant, a few
 inserts, then views, MVs, indexes, subscribes and selects over random readable
 objects (most generated catalogs mix timelines).
 
@@ -16,23 +17,24 @@ Properties:
 - `dataflows_match_model` (differential): the implementation rejects and
   computes exactly what the model does.
 - `multi_timeline_rejected_single_runs`: an oracle computed from the history's
-  plain data: a creation is rejected iff its transitive inputs span two or more
+  plain data (leaf timelines by `properties.oracles.timelines`): a creation is rejected iff its transitive inputs span two or more
   timelines, the rejection names exactly the inputs that have one, and every
   accepted dataflow produced its output (it ran).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from model.catalog import DATAFLOWS, Catalog, Feed, output_updates
 from model.collection import Update, consolidate
 from model.domains import Total
 from model.errors import ModelError, TimelineError
-from model.timeline_rules import source_timeline
-from properties.catalog_actions import DATAFLOW_ACTIONS, insert_update, object_from_action, plan_from_json
+from model.timeline import External, User  # value types
+from properties.catalog_actions import DATAFLOW_ACTIONS, insert_update, object_from_action
 from properties.history import History
+from properties.oracles.timelines import leaf_timeline, plan_reads
 from properties.strategies.timelines import draw_timelines_history
 from properties.suite import Observation, Outcome, Property, Suite, differential
 
@@ -72,36 +74,21 @@ def observe(history: History) -> Observation:
 # ---------------------------------------------------------------- the oracle
 
 
-def _reads(plan) -> set[str]:
-    from model.plan import plan_inputs
-
-    return set(plan_inputs(plan))
-
-
 def expected_timelines(history: History) -> dict[int, dict[str, Any]]:
-    """Per dataflow creation step: every transitive leaf input that has a timeline, with it (plain-data oracle)."""
+    """Per dataflow creation step: every transitive leaf input that has a timeline, with it.
+
+    A plain-data oracle: leaf timelines from `properties.oracles.timelines` (the seed's rule
+    restated), reads from the plan records themselves.
+    """
     leaf_timelines: dict[str, Any] = {}
     depends: dict[str, set[str]] = {}
     out: dict[int, dict[str, Any]] = {}
     for step, action in enumerate(history.actions):
         a = action.args
-        if action.name == "create_table":
-            leaf_timelines[a["name"]] = source_timeline(
-                "kafka", a["name"]
-            )  # tables are epoch, like a kafka source
-        elif action.name == "create_source":
-            topic = a.get("consistency_topic")
-            leaf_timelines[a["name"]] = source_timeline(
-                a["kind"],
-                a["name"],
-                timeline=a.get("timeline"),
-                epoch_ms_timeline=bool(a.get("epoch_ms_timeline")),
-                consistency_topic=None if topic is None else tuple(topic),
-            )
-        elif action.name == "create_constant":
-            leaf_timelines[a["name"]] = None
+        if action.name in ("create_table", "create_source", "create_constant"):
+            leaf_timelines[a["name"]] = leaf_timeline(action.name, a)
         elif action.name in DATAFLOW_ACTIONS:
-            direct = {a["on"]} if action.name == "create_index" else _reads(plan_from_json(a["plan"]))
+            direct = {a["on"]} if action.name == "create_index" else plan_reads(a["plan"])
             leaves = set().union(*({n} if n in leaf_timelines else depends.get(n, set()) for n in direct))
             out[step] = {n: leaf_timelines[n] for n in leaves if leaf_timelines[n] is not None}
             if len(set(out[step].values())) <= 1:
@@ -157,18 +144,22 @@ def events(history: History) -> list[str]:
         action = history.actions[step]
         if len(set(timelines.values())) > 1:
             found.add("multi-timeline dataflow rejected")
-            direct = (
-                {action.args["on"]}
-                if action.name == "create_index"
-                else _reads(plan_from_json(action.args["plan"]))
-            )
+            direct = {action.args["on"]} if action.name == "create_index" else plan_reads(action.args["plan"])
             if set(timelines) - direct:
                 found.add("rejected through a view or MV")
+            if _same_name_external_and_user(timelines.values()):
+                found.add("External(x) and User(x) rejected together")
         elif not timelines:
             found.add("dataflow over constants only (no timeline)")
         else:
             found.add(f"single-timeline dataflow ran ({kinds.pop()})")
     return sorted(found)
+
+
+def _same_name_external_and_user(timelines: Iterable[Any]) -> bool:
+    """Whether a CDC source's `External(x)` meets a user timeline `User(x)` of the same name."""
+    timelines = set(timelines)
+    return any(isinstance(t, External) and User(t.name) in timelines for t in timelines)
 
 
 SUITE = Suite(
@@ -191,10 +182,10 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
-    spark_cost=3.0,  # plans evaluated level by level: several joins per job
     required_events=(
         "multi-timeline dataflow rejected",
         "rejected through a view or MV",
+        "External(x) and User(x) rejected together",
         "dataflow over constants only (no timeline)",
         "single-timeline dataflow ran (EpochMilliseconds)",
         "single-timeline dataflow ran (External)",
