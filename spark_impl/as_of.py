@@ -29,7 +29,16 @@ def as_of(boundaries: DataFrame, rows: DataFrame, keys: list, value: str) -> Dat
 
     `boundaries` `(keys..., t, bound)` must be monotone: a larger `t` never has a smaller bound.
     """
-    spans = intervals(boundaries, keys)
+    return as_of_intervals(intervals(boundaries, keys), rows, keys, value)
+
+
+def as_of_intervals(spans: DataFrame, rows: DataFrame, keys: list, value: str) -> DataFrame:
+    """`rows` with `into_time`: the `t` of the interval `(keys..., lo, hi, t)` with `lo <= value < hi` (null
+    `lo`, `hi`: unbounded); null when none holds it (pending).
+
+    Per key the intervals must be disjoint and non-empty, as `intervals` makes them, with at most one
+    unbounded below and one unbounded above.
+    """
     probed = _probes(rows, _key_levels(spans, keys), keys, F.col(value))
     index = _index(spans, keys)
     v = F.col(value)

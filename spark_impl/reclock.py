@@ -4,8 +4,9 @@ Three paths, by what the FromTime domain allows:
 
 - Total: a valid `R(t)` holds at most one element `u(t)` (`None` once closed), and
   `u` is monotone in `t`, so the update at `s` goes to the first step with
-  `u(t) > s`: an as-of join (`spark_impl.as_of`) of the updates against the step
-  boundaries. `u(t)` comes from running sums over the bindings, no per-step join.
+  `u(t) > s`: an as-of join (`spark_impl.as_of`) of the updates against the
+  intervals `[u(t-1), u(t))`, each read off step `t`'s own bindings (no running
+  sum, no sort of the bindings).
 - Partitioned, single-partition updates: per partition `p`, `u_p(t)` is the smallest
   offset of an element of `R(t)` covering `p` (monotone too), so the same as-of join
   keyed by partition.
@@ -22,13 +23,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from spark_impl import frontiers, remap
 from spark_impl.arrow import append_row, arrow_type
-from spark_impl.as_of import as_of
+from spark_impl.as_of import as_of, as_of_intervals
 from spark_impl.remap import frontier_at
 from spark_impl.session import spark
 from spark_impl.time_columns import TimeColumns, time_columns
@@ -47,36 +48,33 @@ def steps(remap: DataFrame, sinces: DataFrame) -> DataFrame:
     return remap.select(*POINT, F.col("into_time").alias("t")).unionByName(starts).distinct()
 
 
-def total_boundaries(remap: DataFrame, sinces: DataFrame) -> DataFrame:
-    """`(history_id, point, t, bound)`: `u(t)` at each step, by running sums; null once closed.
+def total_intervals(remap: DataFrame, sinces: DataFrame) -> DataFrame:
+    """`(history_id, point, lo, hi, t)`: the FromTimes `lo <= s < hi` that step `t` reclocks.
 
-    Relies on the remap law that `R(t)` has at most one element, with multiplicity 1.
+    Relies on the remap law that `R(t)` holds at most one element, with multiplicity 1, and never
+    regains one once empty: a step after the since retracts the old upper `u(t-1)` and inserts the new
+    `u(t)`, so its interval is read off its own bindings, `[u(t-1), u(t))`, with no running sum over
+    the steps (no sort). The since's bindings are `R(since)` itself: nothing below, `u(since)` (none
+    once closed) above. A step with no insertion closed the source: unbounded above.
     """
-    weighted = remap.select(
-        *POINT,
-        F.col("into_time").alias("t"),
-        (F.col("diff") * F.col("from_time")).alias("s1"),
-        F.col("diff").alias("s0"),
-    )
+    bindings = remap.select(*POINT, F.col("into_time").alias("t"), "from_time", "diff")
     starts = sinces.select(
         *POINT,
         F.col("since").alias("t"),
-        F.lit(0).cast("long").alias("s1"),
-        F.lit(0).cast("long").alias("s0"),
+        F.lit(None).cast(remap.schema["from_time"].dataType).alias("from_time"),
+        F.lit(0).cast("long").alias("diff"),
     )
-    per_step = (
-        weighted.unionByName(starts)
-        .groupBy(*POINT, "t")
-        .agg(F.sum("s1").alias("s1"), F.sum("s0").alias("s0"))
+    # Partitioned by point, the index and the key levels built from the steps need no other exchange.
+    per_step = bindings.unionByName(starts).repartition(*POINT).groupBy(*POINT, "t")
+    return per_step.agg(
+        F.max(F.when(F.col("diff") < 0, F.col("from_time"))).alias("lo"),
+        F.max(F.when(F.col("diff") > 0, F.col("from_time"))).alias("hi"),
     )
-    running = Window.partitionBy(*POINT).orderBy("t").rowsBetween(Window.unboundedPreceding, 0)
-    count, total = F.sum("s0").over(running), F.sum("s1").over(running)
-    return per_step.select(*POINT, "t", F.when(count > 0, total).alias("bound"))
 
 
 def assign_total(remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> DataFrame:
     """Total FromTime: each update `(history_id, point, time, ...)` with its `into_time` (null: pending)."""
-    return as_of(total_boundaries(remap, sinces), updates, POINT, "time")
+    return as_of_intervals(total_intervals(remap, sinces), updates, POINT, "time")
 
 
 def assign_partitioned(tc: TimeColumns, remap: DataFrame, sinces: DataFrame, updates: DataFrame) -> DataFrame:
