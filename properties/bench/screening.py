@@ -21,6 +21,7 @@ from properties.source import RecordingSource
 from properties.suite import Property, Suite
 
 HISTORIES = 20_000
+TRIALS = ("streaming",)  # real queries, seconds a history: `bench --only streaming` reports trials a minute
 
 
 def figures(scale: float) -> list[Figure]:
@@ -32,6 +33,8 @@ def figures(scale: float) -> list[Figure]:
     spark.prepare()
     out = []
     for suite in SUITES.values():
+        if suite.name in TRIALS:
+            continue
         if suite.default_impl == "spark" and suite.unsupported(spark, "spark") is None:
             out += _suite_figures(suite, model, spark, max(200, int(HISTORIES * scale)))
     return out
