@@ -68,7 +68,7 @@ class Trial:
         self.log = UpstreamLog.create(self.spec.log)
         self.query: Any = None
         self.crashed = False
-        self.again = False  # the final step runs an availableNow query once more (begin_final)
+        self.again = False  # an availableNow restart after a crash runs once more (_restart)
         self.pending: list = []
         self.outcome: dict = {}
 
@@ -94,13 +94,7 @@ class Trial:
         return False
 
     def begin_final(self) -> None:
-        """The implicit last step: a crashed query restarts, a running one is triggered.
-
-        An `availableNow` restart after a crash re-runs the batch whose offsets were logged and
-        stops (observed with Spark 4: records that arrived while the query was down wait for the
-        next run), so the final step runs it once more, as a scheduled job would.
-        """
-        self.again = self.crashed and self.spec.trigger == "availableNow"
+        """The implicit last step: a crashed query restarts, a running one is triggered."""
         self._restart() if self.crashed else self._trigger(None, False)
 
     def _flush(self) -> None:
@@ -125,6 +119,10 @@ class Trial:
         self._ensure_running()
 
     def _restart(self) -> None:
+        """Starts the query from its checkpoint. An `availableNow` restart after a crash re-runs the
+        batch whose offsets were logged and stops (observed with Spark 4: records that arrived while the
+        query was down wait for the next run), so it runs once more, as a scheduled job would."""
+        self.again = self.crashed and self.spec.trigger == "availableNow"
         self.outcome = {"fault": None, "commits": checkpoint_files.commit_log(self.spec.checkpoint)}
         self._stop()
         self._flush()
