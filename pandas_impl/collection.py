@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from pandas_impl.orders import Order, order
-from properties.implementation import Implementation, Observation
+from properties.engine.implementation import Implementation, Observation
 
 
 class PandasCollections(Implementation):

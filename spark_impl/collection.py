@@ -2,7 +2,7 @@
 
 Batched: every frame carries `history_id`. `observe_collections` evaluates a
 whole batch of collection histories (updates, reads, compactions; see
-`properties.strategies.collections`) in one Spark job and one `toArrow()`.
+`properties.checks.time.strategies.collections`) in one Spark job and one `toArrow()`.
 """
 
 from __future__ import annotations

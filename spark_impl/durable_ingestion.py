@@ -535,7 +535,7 @@ class Ingestion:
 
 def observe_durable(domain: Any, histories: Sequence[Any], root: os.PathLike | None = None) -> list[dict]:
     """Observations of a batch of ingestion histories through the durable pipeline, round by round, as
-    `properties.suites.resumption.observe` records them.
+    `properties.checks.ingestion.resumption.observe` records them.
 
     Rounds: each history applies its upstream actions (produce, upstream_compact) up to
     its next pipeline action, then every history's pipeline action runs in one round.

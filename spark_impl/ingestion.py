@@ -365,7 +365,7 @@ def commit(shapes: Shapes, final: Column, entry: Column) -> Column:
 
 
 def observe_resumption(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of a batch of ingestion histories, as `properties.suites.resumption.observe` records them.
+    """Observations of a batch of ingestion histories, as `properties.checks.ingestion.resumption.observe` records them.
 
     One Spark job and one `toArrow()` for the whole batch, whatever its histories' lengths.
     """
@@ -430,7 +430,7 @@ def _action(step: int, action: Any) -> dict:
 
 
 def decode(tc: TimeColumns, histories: Sequence[Any], table: pa.Table) -> list[dict]:
-    """Each history's observation (`properties.suites.resumption`'s keys) from its row."""
+    """Each history's observation (`properties.checks.ingestion.resumption`'s keys) from its row."""
     time = _time_decoder(tc)
     observations: list[dict] = [{} for _ in histories]
     for h, end, seen in zip(*(table.column(c).to_pylist() for c in ("history_id", "end", "observed"))):

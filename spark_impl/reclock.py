@@ -130,7 +130,7 @@ def reclocked_and_pending(assigned: DataFrame) -> DataFrame:
 
 
 def observe_reclock(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of a batch of reclock histories (`properties.suites.reclock`) in one Spark job."""
+    """Observations of a batch of reclock histories (`properties.checks.reclocking.reclock`) in one Spark job."""
     tc = time_columns(domain)
     frames = {name: spark().createDataFrame(table) for name, table in _history_tables(tc, histories).items()}
     rows = _observations(tc, domain, frames).toArrow()

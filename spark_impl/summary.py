@@ -1,6 +1,6 @@
 """Practical reclocking summaries on Spark: at every IntoTime of the remap, each summarizer's output and temp.
 
-Batched by `history_id` (restart histories, `properties.strategies.reclocking`).
+Batched by `history_id` (restart histories, `properties.checks.reclocking.strategies.reclocking`).
 The remap is minted and accumulated per step with `spark_impl.remap`; `R(t)` at
 each step `t` and `R(it)` at the crash tick come from `frontier_at`.
 
@@ -193,7 +193,7 @@ def summaries(runs: DataFrame) -> DataFrame:
 
 
 def observe_summary(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of a batch of restart histories (`properties.suites.summary`) in one Spark job."""
+    """Observations of a batch of restart histories (`properties.checks.reclocking.summary`) in one Spark job."""
     tc = time_columns(domain)
     frames = {name: to_frame(table) for name, table in _history_tables(tc, histories).items()}
     rows = _observations(domain, tc, frames).toArrow()

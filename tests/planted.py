@@ -61,7 +61,7 @@ def advance_by_joins_all() -> ModelImplementation:
 def model_keeps_zero_diffs() -> ModelImplementation:
     """Bug: the model's collections with a consolidation that keeps zero diffs."""
     from model import collection
-    from properties.suites import collections as suite
+    from properties.checks.time import collections as suite
 
     class Impl(ModelImplementation):
         def observe_collections(self, domain, histories):
@@ -143,7 +143,7 @@ class NonMinimalFrontier(MutableAntichain):
 
 
 def _model_with_antichain(broken: type) -> ModelImplementation:
-    from properties.suites import mutable_antichain as suite
+    from properties.checks.time import mutable_antichain as suite
 
     class Impl(ModelImplementation):
         def observe_mutable_antichain(self, domain, histories):

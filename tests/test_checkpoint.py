@@ -9,12 +9,12 @@ from pathlib import Path
 import attrs
 import pytest
 
-from properties import counterexample
 from properties.adapters.model import ModelImplementation
-from properties.cli import main as cli
-from properties.profiles import PROFILES
-from properties.runner import run_suite
-from properties.suites import get_suite
+from properties.checks.registry import get_suite
+from properties.cli.main import main as cli
+from properties.engine import counterexample
+from properties.engine.profiles import PROFILES
+from properties.engine.runner import run_suite
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
 
@@ -57,7 +57,7 @@ def test_kafka_offsets_of_two_topics_and_a_purged_log_hold(tmp_path):
 
 
 def test_v2_offset_logs_name_their_sources(tmp_path):
-    from properties.checkpoint.reader import read_checkpoint
+    from properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
 
     root = write_checkpoint(tmp_path / "ck", {}, commits=[0])
     (root / "offsets" / "0").write_text("\n".join(["v2", META, json.dumps({"clicks": '{"logOffset":3}'})]))

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model.domains import PartitionedTime
-from properties import counterexample
-from properties.counterexample import Counterexample, from_itf, to_itf
-from properties.errors import CounterexampleFormatError
-from properties.history import Action, History
+from properties.engine import counterexample
+from properties.engine.counterexample import Counterexample, from_itf, to_itf
+from properties.engine.errors import CounterexampleFormatError
+from properties.engine.history import Action, History
 
 
 def _example() -> Counterexample:

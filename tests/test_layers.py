@@ -35,7 +35,9 @@ def _copy(tmp_path: Path) -> Path:
     [
         ("model/antichain.py", "import spark_impl.session", "model is the specification"),
         ("spark_impl/collection.py", "from model.antichain import Antichain", "spark_impl shares only"),
-        ("properties/runner.py", "import spark_impl.session", "the harness core knows no Spark"),
+        ("properties/engine/runner.py", "import spark_impl.session", "the harness engine and the checks know no Spark"),
+        ("properties/engine/runner.py", "import properties.checks.registry", "properties by role"),
+        ("properties/checks/time/laws.py", "import properties.adapters.model", "properties by role"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(tmp_path, module, forbidden, contract):

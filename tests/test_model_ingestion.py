@@ -23,9 +23,9 @@ from model.ingestion import (
 )
 from model.remap import INTO
 from model.upstream import Upstream, needed_offset
-from properties.source import RandomSource
-from properties.strategies.ingestion import draw_ingestion_history
-from properties.suites.resumption import laws, observe, uninterrupted
+from properties.checks.ingestion.resumption import laws, observe, uninterrupted
+from properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
+from properties.engine.source import RandomSource
 
 P = PartitionedTime
 

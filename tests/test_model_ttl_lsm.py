@@ -2,7 +2,7 @@
 
 The central check runs a history (plain data: a list of actions) on the store and on a
 reference without flushes or compaction, built from the seed's rules as
-`properties.oracles.ttl` restates them (not the model's), and after every step compares
+`properties.checks.ttl.oracles.ttl` restates them (not the model's), and after every step compares
 every `get` and `scan`, checks that nothing deleted or expired comes back, and that no
 sorted run holds a value already expired at its creation."""
 
@@ -17,7 +17,7 @@ from model.ttl import lsm
 from model.ttl.clock import ManualClock
 from model.ttl.lsm import StoreOptions, TtlStore, compact_runs
 from model.ttl.row import I64_MAX, NEVER, Row, expire_ts_for
-from properties.oracles.ttl import expiry, readable
+from properties.checks.ttl.oracles.ttl import expiry, readable
 
 KEYS = (b"a", b"b", b"c")
 

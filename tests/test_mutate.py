@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from properties.cli import main
+from properties.cli.main import main
 
 FIXTURE = Path(__file__).parent / "mutate_fixture"
 TINY = [
@@ -118,11 +118,11 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     import attrs
 
     import spark_impl.collection as original
+    from properties.checks.registry import get_suite
+    from properties.engine.profiles import PROFILES
     from properties.mutate.engine import Engine, Plan, plan_modules
     from properties.mutate.mutants import enumerate_mutants
     from properties.mutate.probe import Probe
-    from properties.profiles import PROFILES
-    from properties.suites import get_suite
     from spark_impl import session
 
     modules, extra = plan_modules("spark_impl", "spark")

@@ -15,13 +15,14 @@ from model.domains import Total
 from model.errors import InvalidTime
 from model.ingestion import Reader, offset_resumption
 from properties.adapters.model import ModelImplementation
-from properties.history import Action, History
-from properties.implementation import Implementation
-from properties.junit import write_junit
-from properties.runner import run_suite
-from properties.source import Source
-from properties.suite import Property, Suite, differential
-from properties.suites import get_suite, resumption
+from properties.checks.ingestion import resumption
+from properties.checks.registry import get_suite
+from properties.engine.history import Action, History
+from properties.engine.implementation import Implementation
+from properties.engine.junit import write_junit
+from properties.engine.runner import run_suite
+from properties.engine.source import Source
+from properties.engine.suite import Property, Suite, differential
 from tests.helpers import QUICK, patched
 
 RESUMPTION = get_suite("resumption")

@@ -19,14 +19,14 @@ from model.antichain import Antichain
 from model.catalog import RefreshAt, RefreshEvery, next_refresh, upper_at
 from model.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product
 from model.errors import DataflowExpired
-from properties import counterexample
 from properties.adapters.model import ModelImplementation
-from properties.solver import cli as solver_cli
+from properties.checks.catalog import prove as prove_suite
+from properties.cli import prove as solver_cli
+from properties.engine import counterexample
 from properties.solver import encoding as enc
 from properties.solver import obligations
 from properties.solver.encoding import FAITHFUL, NONE, concrete, ite, lift, some
 from properties.solver.realize import realize
-from properties.suites import prove as prove_suite
 from tests.test_model_expiration import scenarios
 
 FAST = settings(max_examples=150, deadline=None, database=None)
@@ -313,7 +313,7 @@ def replica_expires_at_start():
 
 @pytest.mark.parametrize("bug", sorted(PLANTED))
 def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
-    from properties.cli import main
+    from properties.cli.main import main
 
     encoded, _, obligation = PLANTED[bug]
     rules = attrs.evolve(FAITHFUL, **encoded)
@@ -372,7 +372,7 @@ def spark_refresh_not_rounded():
 def test_refutations_replay_on_spark(spark_session, tmp_path):
     """Each planted bug's counterexample holds on Spark, and shows the same difference on Spark's planted."""
     from properties.adapters.spark import SparkImplementation
-    from properties.cli import main
+    from properties.cli.main import main
 
     realized = {}
     for bug, (encoded, _, obligation) in PLANTED.items():
@@ -513,7 +513,7 @@ def test_prove_verb_exit_codes_and_json(tmp_path):
 
 def test_skew_beyond_the_bound_is_refuted_with_a_file_that_fails_on_the_model(tmp_path):
     """A lead gained after the render is beyond what the branch handles: the model itself shows it."""
-    from properties.cli import main
+    from properties.cli.main import main
 
     args = _args("--obligation", "time-dependence", "--skew", "1", "--out", str(tmp_path))
     assert solver_cli.run(args, _console()) == 1
@@ -544,8 +544,8 @@ def test_a_planted_bug_through_the_verb_writes_a_counterexample(tmp_path):
 
 
 def test_the_prove_suite_holds_on_the_model():
-    from properties.profiles import PROFILES
-    from properties.runner import run_suite
+    from properties.engine.profiles import PROFILES
+    from properties.engine.runner import run_suite
 
     profile = attrs.evolve(PROFILES["ci"], max_examples=20, screening_histories=100)
     result = run_suite(prove_suite.SUITE, ModelImplementation(), "model", profile, 0)

@@ -60,7 +60,7 @@ def test_collections_suite_passes_on_spark_connect(tmp_path):
         [
             sys.executable,
             "-m",
-            "properties.cli",
+            "properties.cli.main",
             "--remote",
             "local[2]",
             "check",

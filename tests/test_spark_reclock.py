@@ -6,8 +6,8 @@ import pytest
 
 from model.domains import PARTITION_MAX, parse_domain
 from model.domains import PartitionedTime as P
-from properties.history import Action, History
-from properties.suites.reclock import observe
+from properties.checks.reclocking.reclock import observe
+from properties.engine.history import Action, History
 
 pytestmark = pytest.mark.spark
 

@@ -26,10 +26,11 @@ from model.errors import BadCompaction, ClockRegression, CorruptSst, InvalidRow,
 from model.ttl import codec as model_codec
 from model.ttl.row import Row
 from properties.adapters.spark import SparkImplementation
-from properties.history import Action, History
-from properties.runner import run_suite
-from properties.suite import compare
-from properties.suites import get_suite, ttl
+from properties.checks.registry import get_suite
+from properties.checks.ttl import ttl
+from properties.engine.history import Action, History
+from properties.engine.runner import run_suite
+from properties.engine.suite import compare
 from spark_impl.ttl import codec as ttl_codec
 from spark_impl.ttl import compaction, manifest, store_observer
 from spark_impl.ttl.store import SparkTtlStore

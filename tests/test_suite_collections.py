@@ -6,9 +6,9 @@ import attrs
 import pytest
 
 from properties.adapters.spark import SparkImplementation
-from properties.profiles import PROFILES
-from properties.runner import Run, run_suite, screening_lane
-from properties.suites import get_suite
+from properties.checks.registry import get_suite
+from properties.engine.profiles import PROFILES
+from properties.engine.runner import Run, run_suite, screening_lane
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 

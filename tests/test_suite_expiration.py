@@ -12,11 +12,11 @@ import pytest
 from model import expiration as ex
 from properties.adapters.model import ModelImplementation
 from properties.adapters.spark import SparkImplementation
-from properties.runner import run_suite
-from properties.source import RandomSource
-from properties.strategies.expiration import draw_expiration_history
-from properties.suites import expiration as suite
-from properties.suites import get_suite
+from properties.checks.catalog import expiration as suite
+from properties.checks.catalog.strategies.expiration import draw_expiration_history
+from properties.checks.registry import get_suite
+from properties.engine.runner import run_suite
+from properties.engine.source import RandomSource
 from tests.helpers import QUICK, patched, write_and_replay
 
 EXPIRATION = get_suite("expiration")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from properties.adapters.model import ModelImplementation
-from properties.profiles import PROFILES
-from properties.runner import run_suite
-from properties.suites import get_suite
+from properties.checks.registry import get_suite
+from properties.engine.profiles import PROFILES
+from properties.engine.runner import run_suite
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 

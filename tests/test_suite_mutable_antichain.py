@@ -9,10 +9,10 @@ import pytest
 from model.domains import Partitioned, PartitionedTime, Product, Total
 from properties.adapters.model import ModelImplementation
 from properties.adapters.spark import SparkImplementation
-from properties.history import Action, History
-from properties.runner import Run, run_property, run_suite, screening_lane
-from properties.suites import get_suite
-from properties.suites.mutable_antichain import observe, reference
+from properties.checks.registry import get_suite
+from properties.checks.time.mutable_antichain import observe, reference
+from properties.engine.history import Action, History
+from properties.engine.runner import Run, run_property, run_suite, screening_lane
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 

@@ -7,9 +7,9 @@ import pytest
 
 import model.reclock as reclock_module
 from properties.adapters.model import ModelImplementation
-from properties.runner import Run, run_suite, screening_lane
-from properties.suites import get_suite
-from properties.suites.reclock import observe
+from properties.checks.reclocking.reclock import observe
+from properties.checks.registry import get_suite
+from properties.engine.runner import Run, run_suite, screening_lane
 from tests.helpers import QUICK, patched, write_and_replay
 
 RECLOCK = get_suite("reclock")

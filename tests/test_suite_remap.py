@@ -8,8 +8,8 @@ import model.reclock as reclock_module
 import model.remap as remap_module
 from model.antichain import Antichain
 from properties.adapters.model import ModelImplementation
-from properties.runner import run_suite
-from properties.suites import get_suite
+from properties.checks.registry import get_suite
+from properties.engine.runner import run_suite
 from tests.helpers import QUICK, write_and_replay
 
 REMAP = get_suite("remap")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import model.summary as summary_module
 from properties.adapters.model import ModelImplementation
-from properties.runner import run_suite
-from properties.suites import get_suite
+from properties.checks.registry import get_suite
+from properties.engine.runner import run_suite
 from tests.helpers import QUICK, write_and_replay
 
 RESTART = get_suite("restart")

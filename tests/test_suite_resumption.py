@@ -9,12 +9,13 @@ import pytest
 
 import model.ingestion as ingestion
 import model.remap as remap
-from properties import counterexample
 from properties.adapters.model import ModelImplementation
-from properties.cli import main as cli
-from properties.profiles import PROFILES
-from properties.runner import run_suite
-from properties.suites import get_suite, resumption
+from properties.checks.ingestion import resumption
+from properties.checks.registry import get_suite
+from properties.cli.main import main as cli
+from properties.engine import counterexample
+from properties.engine.profiles import PROFILES
+from properties.engine.runner import run_suite
 from tests.helpers import patched
 
 SUITE = get_suite("resumption")
@@ -76,7 +77,7 @@ def test_planted_bug_is_caught_small(factory, max_actions, domain, tmp_path):
 
 
 def test_uninterrupted_drops_faults_and_restarts():
-    from properties.history import Action, History
+    from properties.engine.history import Action, History
 
     h = History("total", (Action("ingest", {"tick": 1, "fault": "mid_data_write"}), Action("restart", {})))
     assert resumption.uninterrupted(h).actions == (Action("ingest", {"tick": 1}),)
@@ -98,7 +99,7 @@ def spark_join_of_uppers() -> Any:
 
 
 def _crash_between_appends(domain: str):
-    from properties.history import Action, History
+    from properties.engine.history import Action, History
 
     return History(
         domain,
@@ -112,15 +113,15 @@ def _crash_between_appends(domain: str):
 
 def _batch(domain: str, n: int, max_steps: int = 24) -> list:
     """Generated histories and a crash between the two appends."""
-    from properties.source import RandomSource
-    from properties.strategies.ingestion import draw_ingestion_history
+    from properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
+    from properties.engine.source import RandomSource
 
     drawn = [draw_ingestion_history(RandomSource(seed), domain, max_steps) for seed in range(n)]
     return drawn + [_crash_between_appends(domain)]
 
 
 def _equal_to_the_model_and_lawful(histories: list, observed: list) -> None:
-    from properties.suite import compare
+    from properties.engine.suite import compare
 
     calm = len(histories)
     for i, h in enumerate(histories):
@@ -160,7 +161,7 @@ def _has_compaction(history) -> bool:
 
 
 def _crash_after_compaction_before_commit(domain: str):
-    from properties.history import Action, History
+    from properties.engine.history import Action, History
 
     produce = Action("produce", {"partition": 0, "data": "r0"})
     return History(
@@ -179,7 +180,7 @@ def _crash_after_compaction_before_commit(domain: str):
 
 @pytest.mark.spark
 def test_spark_planted_join_of_uppers_is_caught_and_replays(tmp_path):
-    from properties.counterexample import Counterexample
+    from properties.engine.counterexample import Counterexample
 
     history = _crash_between_appends("total")
     outcome = SUITE.property("resumption_laws").check(spark_join_of_uppers(), [history])[0]

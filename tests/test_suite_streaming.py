@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from properties.history import Action, History
-from properties.suites import get_suite, streaming
+from properties.checks.ingestion import streaming
+from properties.checks.registry import get_suite
+from properties.engine.history import Action, History
 from tests.helpers import write_and_replay
 
 SUITE = get_suite("streaming")
@@ -142,7 +143,7 @@ PLANTED = [
 @pytest.mark.spark
 @pytest.mark.parametrize("factory,prop,actions", PLANTED, ids=[p[0] for p in PLANTED])
 def test_planted_bug_is_caught_with_a_small_history(factory, prop, actions, spark_session, tmp_path):
-    from properties.counterexample import Counterexample
+    from properties.engine.counterexample import Counterexample
     from tests import planted_streaming
 
     small = history(*actions)

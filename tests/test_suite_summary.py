@@ -7,10 +7,10 @@ import pytest
 
 from model.domains import parse_domain
 from properties.adapters.model import ModelImplementation
-from properties.history import Action, History
-from properties.runner import Run, run_suite, screening_lane
-from properties.suites import get_suite
-from properties.suites.summary import observe
+from properties.checks.reclocking.summary import observe
+from properties.checks.registry import get_suite
+from properties.engine.history import Action, History
+from properties.engine.runner import Run, run_suite, screening_lane
 from tests.helpers import QUICK, patched, write_and_replay
 
 SUMMARY = get_suite("summary")

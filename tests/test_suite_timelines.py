@@ -8,9 +8,9 @@ import pytest
 from model.errors import TimelineError
 from properties.adapters.model import ModelImplementation
 from properties.adapters.spark import SparkImplementation
-from properties.runner import run_suite
-from properties.suites import get_suite
-from properties.suites import timelines as suite
+from properties.checks.catalog import timelines as suite
+from properties.checks.registry import get_suite
+from properties.engine.runner import run_suite
 from tests.helpers import QUICK, write_and_replay
 
 TIMELINES = get_suite("timelines")

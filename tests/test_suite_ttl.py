@@ -2,7 +2,7 @@
 
 Each planted factory is importable as `--impl tests.test_suite_ttl:NAME`: the model
 store with one `model.ttl` rule replaced. The reference the suite compares with
-restates the seed's rules (`properties.oracles.ttl`), so no planted rule reaches it:
+restates the seed's rules (`properties.checks.ttl.oracles.ttl`), so no planted rule reaches it:
 `strict_boundary` flips the model's one expiry predicate, which reads and the
 compaction filter share, and is caught although the two agree with each other.
 """
@@ -17,8 +17,9 @@ import pytest
 from model.errors import InvalidTtl
 from model.ttl import lsm, row
 from properties.adapters.model import ModelImplementation
-from properties.runner import run_suite
-from properties.suites import get_suite, ttl
+from properties.checks.registry import get_suite
+from properties.checks.ttl import ttl
+from properties.engine.runner import run_suite
 from tests.helpers import QUICK, write_and_replay
 
 TTL = get_suite("ttl")

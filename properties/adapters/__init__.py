@@ -3,7 +3,7 @@
 `model` is the oracle itself (`properties.adapters.model`), `spark` the Spark
 pipeline (`properties.adapters.spark`), and `module:factory` calls `factory()`
 from an importable module: a user's own pipeline, which must satisfy
-`properties.implementation.Implementation` (subclass it for the defaults).
+`properties.engine.implementation.Implementation` (subclass it for the defaults).
 
 >>> load_implementation("model").name
 'model'
@@ -15,8 +15,8 @@ import importlib
 import os
 import sys
 
-from properties.errors import ImplementationError
-from properties.implementation import Implementation
+from properties.engine.errors import ImplementationError
+from properties.engine.implementation import Implementation
 
 
 def load_implementation(spec: str) -> Implementation:
@@ -33,7 +33,7 @@ def load_implementation(spec: str) -> Implementation:
     if not isinstance(impl, Implementation):
         raise ImplementationError(
             f"--impl {spec!r}: {type(impl).__name__} is not an Implementation (it needs name, speed, "
-            "prepare, recover and infrastructure_failure: subclass properties.implementation.Implementation)"
+            "prepare, recover and infrastructure_failure: subclass properties.engine.implementation.Implementation)"
         )
     return impl
 

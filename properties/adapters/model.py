@@ -17,22 +17,13 @@ from typing import Any
 
 from model.antichain import Antichain, advance_by
 from model.domains import Domain, parse_domain
-from properties.history import History
-from properties.implementation import Implementation, Observation
-from properties.suites import (
-    collections,
-    expiration,
-    mutable_antichain,
-    prove,
-    reclock,
-    resumption,
-    summary,
-    temporal,
-    timelines,
-    ttl,
-    ttl_codec,
-    ttl_compaction,
-)
+from properties.checks.catalog import expiration, prove, temporal, timelines
+from properties.checks.ingestion import resumption
+from properties.checks.reclocking import reclock, summary
+from properties.checks.time import collections, mutable_antichain
+from properties.checks.ttl import ttl, ttl_codec, ttl_compaction
+from properties.engine.history import History
+from properties.engine.implementation import Implementation, Observation
 
 
 def _each(observe: Callable[[History], Observation]) -> Any:

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from model.domains import Domain
-from properties.errors import ConfigurationError
-from properties.history import History
-from properties.implementation import Implementation, Observation, Speed
-from properties.infrastructure import InfrastructureError
+from properties.engine.errors import ConfigurationError
+from properties.engine.history import History
+from properties.engine.implementation import Implementation, Observation, Speed
+from properties.engine.infrastructure import InfrastructureError
 
 # Texts of exceptions that mean Spark itself failed (as opposed to a wrong query or answer).
 INFRASTRUCTURE_MARKERS = (

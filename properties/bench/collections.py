@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from properties.bench import Figure, timed
-from properties.source import RandomSource
-from properties.strategies.collections import draw_collection_history
-from properties.suite import differential
-from properties.suites.collections import observe
+from properties.checks.time.collections import observe
+from properties.checks.time.strategies.collections import draw_collection_history
+from properties.engine.source import RandomSource
+from properties.engine.suite import differential
 
 UPDATES = 20
 

@@ -16,9 +16,9 @@ import random
 import time
 
 from properties.bench import Figure
-from properties.implementation import Implementation
-from properties.source import RecordingSource
-from properties.suite import Property, Suite
+from properties.engine.implementation import Implementation
+from properties.engine.source import RecordingSource
+from properties.engine.suite import Property, Suite
 
 HISTORIES = 20_000
 TRIALS = ("streaming",)  # real queries, seconds a history: `bench --only streaming` reports trials a minute
@@ -27,7 +27,7 @@ TRIALS = ("streaming",)  # real queries, seconds a history: `bench --only stream
 def figures(scale: float) -> list[Figure]:
     from properties.adapters.model import ModelImplementation
     from properties.adapters.spark import SparkImplementation
-    from properties.suites import SUITES
+    from properties.checks.registry import SUITES
 
     model, spark = ModelImplementation(), SparkImplementation()
     spark.prepare()

@@ -1,6 +1,6 @@
 """Structured Streaming figures: real streaming trials per minute, and what validating a checkpoint costs.
 
-- `streaming_trials_per_minute`: generated histories (`properties.strategies.streaming`, each a
+- `streaming_trials_per_minute`: generated histories (`properties.checks.ingestion.strategies.streaming`, each a
   real query with its crashes and restarts) run by `spark_impl.streaming.trial` in one session,
   after one warm-up trial; wall-clock, so on a shared machine it moves with the load.
 - `validate_checkpoint_s_per_1000_batches`: reading a checkpoint of Kafka-like offsets (3 topics
@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 from properties.bench import Figure, timed
-from properties.checkpoint.laws import check_log
-from properties.checkpoint.reader import read_checkpoint
-from properties.source import RandomSource
-from properties.strategies.streaming import draw_streaming_history
+from properties.checks.ingestion.checkpoint_log.laws import check_log
+from properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
+from properties.checks.ingestion.strategies.streaming import draw_streaming_history
+from properties.engine.source import RandomSource
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
 

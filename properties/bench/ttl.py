@@ -75,8 +75,8 @@ def _compaction_figures(scale: float) -> list[Figure]:
 
 
 def _store_figures(scale: float) -> list[Figure]:
-    from properties.source import RandomSource
-    from properties.strategies.ttl import draw_ttl_history
+    from properties.checks.ttl.strategies.ttl import draw_ttl_history
+    from properties.engine.source import RandomSource
     from spark_impl.ttl.store_observer import observe_ttl
 
     source = RandomSource(0)

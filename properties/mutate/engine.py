@@ -20,7 +20,8 @@ from typing import Any
 import attrs
 
 from properties.adapters import load_implementation
-from properties.infrastructure import InfrastructureError
+from properties.engine.infrastructure import InfrastructureError
+from properties.engine.profiles import Profile
 from properties.mutate.loader import ImportFailed, Loader
 from properties.mutate.mutants import Mutant, mutated_tree
 from properties.mutate.probe import FULL, LANES, SCREENING, Probe, Witness, check
@@ -36,7 +37,6 @@ from properties.mutate.results import (
 )
 from properties.mutate.sources import SourceModule, dependents, target_modules
 from properties.mutate.watchdog import TimedOut, time_limit
-from properties.profiles import Profile
 
 # A check's time limit: generous multiples of what the probe took unmutated (seconds).
 SCREENING_FLOOR, SCREENING_FACTOR = 60.0, 10.0

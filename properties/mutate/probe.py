@@ -20,12 +20,12 @@ from typing import Any
 
 import attrs
 
-from properties import runner
-from properties.errors import UnsupportedImplementation
-from properties.history import History
-from properties.implementation import Implementation
-from properties.profiles import Profile
-from properties.suite import Outcome, Property, Suite
+from properties.engine import runner
+from properties.engine.errors import UnsupportedImplementation
+from properties.engine.history import History
+from properties.engine.implementation import Implementation
+from properties.engine.profiles import Profile
+from properties.engine.suite import Outcome, Property, Suite
 
 SCREENING, FULL = "screening", "full"
 LANES = (SCREENING, FULL)

@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from properties.errors import HarnessError
+from properties.engine.errors import HarnessError
 
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import attrs
 
-from properties.errors import HarnessError
+from properties.engine.errors import HarnessError
 
 PINNED = ("session", "errors")
 

@@ -15,8 +15,11 @@ from typing import Any
 import attrs
 import z3
 
-from properties.counterexample import Counterexample
-from properties.history import History
+from properties.checks.catalog.prove import ONE_START, RESTARTED, SUITE_NAME, check
+from properties.checks.catalog.strategies.scenarios import Template, scenario
+from properties.engine.counterexample import Counterexample
+from properties.engine.history import History
+from properties.engine.suite import Outcome
 from properties.solver.encoding import (
     CLOCK_KINDS,
     EXPIRING_KINDS,
@@ -32,9 +35,6 @@ from properties.solver.encoding import (
     symbolic_schedule,
 )
 from properties.solver.obligations import Case, Verdict, World
-from properties.strategies.scenarios import Template, scenario
-from properties.suite import Outcome
-from properties.suites.prove import ONE_START, RESTARTED, SUITE_NAME, check
 
 SMALL = 30  # every number a realized scenario uses is at most this
 

@@ -1,7 +1,7 @@
 """spark_impl's own writer and reader of the TTL store's binary SST form (v0 and v1).
 
 Written independently of `model.ttl.codec` and tested against it in both
-directions (`properties.suites.ttl_codec`): the same bytes out, the same rows
+directions (`properties.checks.ttl.ttl_codec`): the same bytes out, the same rows
 back, a typed error on every corruption. A row here is the plain tuple the
 Parquet SSTs of `spark_impl.ttl.store` hold, `(key, value, seq, create_ts,
 expire_ts)`: `value is None` is a tombstone, `create_ts is None` a v0 row.
@@ -176,7 +176,7 @@ def _read_row(cur: _Cursor, meta: dict, previous: bytes | None) -> Row:
 
 
 def observe_ttl_codec(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of codec histories (see `properties.suites.ttl_codec`) with this codec (no Spark)."""
+    """Observations of codec histories (see `properties.checks.ttl.ttl_codec`) with this codec (no Spark)."""
     return [_observe(h) for h in histories]
 
 

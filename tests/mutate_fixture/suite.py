@@ -1,15 +1,15 @@
 """The tiny suite: the implementation's latest time at or before a bound, against the rule restated.
 
->>> from properties.source import RandomSource
+>>> from properties.engine.source import RandomSource
 >>> draw(RandomSource(1), "total").actions[-1].name
 'read'
 """
 
 from __future__ import annotations
 
-from properties.history import Action, History
-from properties.source import Source, repeat
-from properties.suite import Property, Suite, differential
+from properties.engine.history import Action, History
+from properties.engine.source import Source, repeat
+from properties.engine.suite import Property, Suite, differential
 
 from .impl import as_set, times_and_bound
 

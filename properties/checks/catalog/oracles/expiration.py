@@ -1,0 +1,154 @@
+"""The seed's dataflow-expiration rule, restated from a history's plain data (never `model.expiration`).
+
+`dataflow-expiration.md`: a maintained dataflow over epoch inputs, without a refresh
+schedule, expires at how far its inputs' upper will have advanced at the point of
+expiration (the replica's start plus its offset; further when they run ahead of the wall
+clock when it starts), one tick on. Its `until` (or its `UP TO`, if earlier) drops every
+diff from there on "in `mfp.evaluate()`", where temporal filters produce them: a dataflow
+whose every diff comes out of a temporal filter (`late_diffs_dropped`) keeps none. A
+dataflow with no input that follows the wall clock (only load generators, constants or
+sources of another timeline) never expires.
+
+Written for the expiration histories' vocabulary (`properties.checks.catalog.actions`): a table
+and an epoch source other than a load generator follow the wall clock, at the skew of
+their `skew{name, wall, by}` actions (0 before the first).
+
+>>> from properties.engine.history import Action, History
+>>> h = History("total", (
+...     Action("create_table", {"name": "t"}), Action("create_index", {"name": "i", "on": "t"}),
+...     Action("set_offset", {"offset": 10}), Action("skew", {"name": "t", "wall": 0, "by": 2})))
+>>> expiration_at(h, "i", 0), never_expires(h, "i"), leads_at(h, 0), must_drop_from(h, "i", 0)
+(13, False, {'t': 2}, None)
+"""
+
+from __future__ import annotations
+
+from properties.engine.history import Action, History
+
+
+def _creations(history: History) -> dict[str, Action]:
+    return {a.args["name"]: a for a in history.actions if a.name.startswith("create_") or a.name == "select"}
+
+
+def _gets(plan: dict) -> set[str]:
+    if plan["node"] == "get":
+        return {plan["name"]}
+    children = [plan[k] for k in ("input", "left", "right") if k in plan] + list(plan.get("inputs", ()))
+    return set().union(*(_gets(c) for c in children))
+
+
+def _reads(action: Action) -> set[str]:
+    if action.name == "create_index":
+        return {action.args["on"]}
+    return _gets(action.args["plan"]) if "plan" in action.args else set()
+
+
+def closure(history: History, name: str) -> set[str]:
+    """`name` and every object it reads, directly or not."""
+    made, seen, todo = _creations(history), set(), [name]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo += sorted(_reads(made[n]))
+    return seen
+
+
+def follows_wall_clock(action: Action) -> bool:
+    """A table, or an epoch source that is not a load generator (epoch: no `timeline` or
+    `consistency_topic`, and a CDC source only with `epoch_ms_timeline`)."""
+    a = action.args
+    if action.name == "create_table":
+        return True
+    if action.name != "create_source" or a["kind"] == "load_generator":
+        return False
+    epoch = not a.get("timeline") and not a.get("consistency_topic")
+    return epoch and (a["kind"] != "cdc" or bool(a.get("epoch_ms_timeline")))
+
+
+def upper_at(points: list[tuple[int, int]], wall: int) -> int:
+    """A wall-clock leaf's upper at `wall`: the furthest `w + skew(w)` of any `w <= wall`, at least 0."""
+
+    def skew(w: int) -> int:
+        return ([by for at, by in points if at <= w] or [0])[-1]
+
+    return max(0, *(w + skew(w) for w in range(wall + 1)))
+
+
+def _skews(history: History) -> dict[str, list[tuple[int, int]]]:
+    out: dict[str, list[tuple[int, int]]] = {}
+    for a in history.actions:
+        if a.name == "skew":
+            out.setdefault(a.args["name"], []).append((a.args["wall"], a.args["by"]))
+    return out
+
+
+def leads_at(history: History, start: int) -> dict[str, int]:
+    """How far each wall-clock leaf is ahead of the clock (negative: behind) at a start `start`."""
+    skews = _skews(history)
+    return {
+        n: upper_at(skews.get(n, []), start) - start
+        for n, a in _creations(history).items()
+        if follows_wall_clock(a)
+    }
+
+
+def offset(history: History) -> int:
+    """The replica's expiration offset (0: disabled)."""
+    return ([a.args["offset"] for a in history.actions if a.name == "set_offset"] or [0])[-1]
+
+
+def never_expires(history: History, name: str) -> bool:
+    """No input of `name` follows the wall clock (only load generators, constants, other timelines)."""
+    made = _creations(history)
+    return not any(follows_wall_clock(made[n]) for n in closure(history, name))
+
+
+def expiration_at(history: History, name: str, start: int) -> int | None:
+    """Where `name`'s dataflow, rendered when the replica starts at `start`, expires (its `UP TO` aside).
+
+    `None` when the seed's rule says nothing: expiration disabled, no wall-clock input,
+    or a refresh schedule anywhere in its inputs (the model bounds those by the next
+    refresh; that is checked against the model, not here).
+    """
+    made, names = _creations(history), closure(history, name)
+    if (
+        offset(history) == 0
+        or never_expires(history, name)
+        or any(made[n].args.get("refresh") for n in names)
+    ):
+        return None
+    ahead = min(lead for n, lead in leads_at(history, start).items() if n in names)
+    return start + offset(history) + max(0, ahead) + 1
+
+
+def late_diffs_dropped(history: History, name: str) -> bool:
+    """Whether every diff of `name`'s dataflow comes out of a temporal filter, where its `until` drops it.
+
+    Views are inlined; a materialized view is read as its persisted output, which this
+    dataflow's `until` does not reach.
+    """
+    made = _creations(history)
+
+    def filtered(plan: dict) -> bool:
+        if plan["node"] == "temporal":
+            return True
+        if plan["node"] == "get":
+            read = made[plan["name"]]
+            return read.name == "create_view" and filtered(read.args["plan"])
+        children = [plan[k] for k in ("input", "left", "right") if k in plan] + list(plan.get("inputs", ()))
+        return bool(children) and all(filtered(c) for c in children)
+
+    action = made[name]
+    return filtered(
+        {"node": "get", "name": action.args["on"]} if "on" in action.args else action.args["plan"]
+    )
+
+
+def must_drop_from(history: History, name: str, start: int) -> int | None:
+    """The time from which `name`'s dataflow, rendered at `start`, keeps no diff: `expiration_at`, or its
+    `UP TO` if earlier (`None`: the rule says nothing, or not every diff comes out of a temporal filter)."""
+    expiration, up_to = expiration_at(history, name, start), _creations(history)[name].args.get("up_to")
+    if expiration is None or not late_diffs_dropped(history, name):
+        return None
+    return expiration if up_to is None else min(expiration, up_to)

@@ -1,0 +1,69 @@
+"""Drawing plans over readable objects: rows, relational plans, temporal predicates.
+
+Plans are drawn as the plain JSON records of `properties.checks.catalog.actions`.
+"""
+
+from __future__ import annotations
+
+from properties.checks.catalog.actions import ARITY
+from properties.engine.source import Source, repeat
+
+
+def draw_row(source: Source, lo: int = 0, hi: int = 6) -> list[int]:
+    return [source.integer(lo, hi) for _ in range(ARITY)]
+
+
+def draw_plan(
+    source: Source, readable: list[str], depth: int = 2, temporal: bool = False
+) -> tuple[dict, int]:
+    """A random plan over `readable` names (each of arity `ARITY`) and its output arity."""
+    kind = source.integer(0, 9) if depth > 0 else 0
+    if kind <= 3:
+        return {"node": "get", "name": source.choice(readable)}, ARITY
+    if kind == 4:
+        inner, arity = draw_plan(source, readable, depth - 1, temporal)
+        preds = repeat(
+            source,
+            lambda: [
+                source.integer(0, arity - 1),
+                source.choice(("==", "!=", "<", "<=", ">", ">=")),
+                source.integer(0, 6),
+            ],
+            1,
+            2,
+            0.3,
+        )
+        return {"node": "filter", "input": inner, "predicates": preds}, arity
+    if kind == 5:
+        inner, arity = draw_plan(source, readable, depth - 1, temporal)
+        cols = repeat(source, lambda: source.integer(0, arity - 1), 1, 3, 0.5)
+        return {"node": "project", "input": inner, "columns": cols}, len(cols)
+    if kind == 6:
+        left, a = draw_plan(source, readable, depth - 1, temporal)
+        right, b = draw_plan(source, readable, depth - 1, temporal)
+        if b != a or source.boolean(0.3):
+            right = {
+                "node": "project",
+                "input": right,
+                "columns": [source.integer(0, b - 1) for _ in range(a)],
+            }
+        return {"node": "union", "inputs": [left, right]}, a
+    if kind == 7:
+        left, a = draw_plan(source, readable, depth - 1, temporal)
+        right, b = draw_plan(source, readable, depth - 1, temporal)
+        on = repeat(source, lambda: [source.integer(0, a - 1), source.integer(0, b - 1)], 0, 2, 0.6)
+        return {"node": "join", "left": left, "right": right, "on": on}, a + b
+    inner, arity = draw_plan(source, readable, depth - 1, temporal)
+    if not temporal:
+        return inner, arity
+    return {"node": "temporal", "input": inner, "predicates": draw_temporal_predicates(source, arity)}, arity
+
+
+def draw_temporal_predicates(source: Source, arity: int, lo: int = -3, hi: int = 6) -> list:
+    return repeat(
+        source,
+        lambda: [source.choice(("<=", "<", ">=")), source.integer(0, arity - 1), source.integer(lo, hi)],
+        1,
+        3,
+        0.4,
+    )

@@ -1,0 +1,107 @@
+"""The *temporal* suite: plans with temporal filters, evaluated by an implementation, against the model.
+
+Histories (`properties.checks.catalog.actions.draw_temporal_history`): two tables
+`a` and `b` (rows of two ints), inserts at times, and `query{plan, until}`
+actions. A query evaluates its plan (filter, project, union, equi-join,
+temporal filters) over everything inserted before it; `until` (a frontier: `()`
+none, `(u,)`) drops the diffs temporal filters produce at or after `u`.
+
+Observed per query: the consolidated output `(data, time, diff)` and the number
+of diffs the plan produced before consolidation (the diffs processed).
+Total time only (`domains=("total",)`): plans and temporal filters are Total.
+"""
+
+from __future__ import annotations
+
+from model.collection import consolidate
+from model.domains import Total
+from model.plan import evaluate
+from model.temporal import validity
+from properties.checks.catalog.actions import insert_update, plan_from_json
+from properties.checks.catalog.strategies.temporal import draw_temporal_history
+from properties.engine.errors import BadHistory
+from properties.engine.history import History
+from properties.engine.suite import Observation, Property, Suite, differential
+
+TIME = Total()
+
+
+def _until(args: dict):
+    until = args.get("until") or ()
+    return until[0] if until else None
+
+
+def observe(history: History) -> Observation:
+    """The model's observations: per query, its consolidated output and its diffs processed."""
+    tables: dict[str, list] = {}
+    observed: Observation = {}
+    for step, action in enumerate(history.actions):
+        args = action.args
+        if action.name == "create_table":
+            tables[args["name"]] = []
+        elif action.name == "insert":
+            tables.setdefault(args["table"], []).append(insert_update(action))
+        elif action.name == "query":
+            out = evaluate(plan_from_json(args["plan"]), tables, _until(args))
+            observed[(step, "output")] = frozenset((u.data, u.time, u.diff) for u in consolidate(TIME, out))
+            observed[(step, "diffs")] = frozenset({(len(out),)})
+        else:
+            raise BadHistory(f"temporal history: unknown action {action.name!r} at step {step}")
+    return observed
+
+
+def _temporal_nodes(plan: dict) -> list[dict]:
+    found = [plan] if plan["node"] == "temporal" else []
+    children = plan.get("inputs", []) + [plan[k] for k in ("input", "left", "right") if k in plan]
+    return found + [n for c in children for n in _temporal_nodes(c)]
+
+
+def events(history: History) -> list[str]:
+    """Hard cases: empty intervals, retractions, lower bounds that move the start, until dropping diffs, joins."""
+    found: set[str] = set()
+    inserted = [insert_update(a) for a in history.actions if a.name == "insert"]
+    for action in history.actions:
+        if action.name != "query":
+            continue
+        plan, until = action.args["plan"], _until(action.args)
+        if plan["node"] == "join" or '"join"' in repr(plan).replace("'", '"'):
+            found.add("temporal query with a join")
+        for node in _temporal_nodes(plan):
+            preds = [p for p in plan_from_json(node).predicates]
+            for u in inserted:
+                if len(u.data) <= max(p.column for p in preds):
+                    continue
+                start, end = validity(u.time, u.data, preds)
+                if end is not None and end <= start:
+                    found.add("empty validity interval")
+                if end is not None and end > start:
+                    found.add("retraction at upper_exclusive")
+                    if until is not None and start < until <= end:
+                        found.add("until drops a retraction")
+                if start > u.time:
+                    found.add("lower bound moves the insertion later")
+    return sorted(found)
+
+
+SUITE = Suite(
+    name="temporal",
+    doc="Plans with temporal filters (and until) evaluated by the implementation equal the model's.",
+    properties=(
+        Property(
+            name="plans_match_model",
+            doc="Every query's consolidated output and diffs processed equal the model's, with and without until.",
+            draw=draw_temporal_history,
+            check=differential(observe, "observe_temporal"),
+            events=events,
+        ),
+    ),
+    default_impl="spark",
+    required_events=(
+        "empty validity interval",
+        "retraction at upper_exclusive",
+        "until drops a retraction",
+        "lower bound moves the insertion later",
+        "temporal query with a join",
+    ),
+    domains=("total",),
+)

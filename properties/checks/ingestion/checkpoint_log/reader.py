@@ -1,0 +1,143 @@
+"""Reads any Structured Streaming checkpoint (and a file sink's log) into a history.
+
+Files read (Spark writes each whole, by rename; `.crc` and temporary files are skipped):
+
+- `metadata`: `{"id": ...}`; its absence means the directory is not a checkpoint;
+- `offsets/N`: `v1`, a metadata line, then one line per source (its offsets as JSON, or
+  `-` for none); or `v2`, a metadata line, then one JSON object from source name to its
+  offsets' JSON text;
+- `commits/N`: `v1` or `v2`, then a JSON object;
+- `SINK/_spark_metadata/N` and `N.compact`: `v1`, then one JSON object per data file.
+
+Anything else is `CheckpointFormatError` naming the file and the line (1-based).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from properties.checks.ingestion.checkpoint_log.offsets import UnknownOffsets, streams
+from properties.engine.errors import CheckpointFormatError
+from properties.engine.history import Action, History
+
+
+def read_checkpoint(directory: Path, sink: Path | None = None) -> History:
+    """The checkpoint at `directory` (and the file sink at `sink`) as a history, batch by batch."""
+    directory = Path(directory)
+    _metadata(directory)
+    offsets = {n: _offset_actions(n, f) for n, f in _batch_files(directory / "offsets")}
+    commits = {n: _commit(n, f) for n, f in _batch_files(directory / "commits")}
+    sinks = _sink_actions(Path(sink)) if sink is not None else {}
+    actions = [Action("file_sink", {})] if sink is not None else []
+    for batch in sorted(set(offsets) | set(commits) | set(sinks)):
+        actions += offsets.get(batch, []) + sinks.get(batch, []) + commits.get(batch, [])
+    domains = [a.args["domain"] for a in actions if "domain" in a.args]
+    return History(domains[0] if domains else "total", tuple(actions))
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CheckpointFormatError(path, None, f"cannot read: {exc}") from exc
+
+
+def _json(path: Path, lines: list[str], number: int, what: str) -> Any:
+    if len(lines) < number:
+        raise CheckpointFormatError(
+            path, number, f"truncated: expected {what}, the file has {len(lines)} lines"
+        )
+    try:
+        return json.loads(lines[number - 1])
+    except json.JSONDecodeError as exc:
+        raise CheckpointFormatError(path, number, f"{what} is not JSON: {exc}") from exc
+
+
+def _version(path: Path, lines: list[str], known: tuple) -> str:
+    if not lines or lines[0] not in known:
+        found = repr(lines[0]) if lines else "an empty file"
+        raise CheckpointFormatError(path, 1, f"expected a version line {' or '.join(known)}, found {found}")
+    return lines[0]
+
+
+def _metadata(directory: Path) -> None:
+    path = directory / "metadata"
+    if not path.is_file():
+        raise CheckpointFormatError(
+            directory, None, "not a Structured Streaming checkpoint (no metadata file)"
+        )
+    meta = _json(path, _lines(path), 1, "the query's metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
+        raise CheckpointFormatError(path, 1, f"expected an object with the query's id, found {meta!r}")
+
+
+def _batch_files(directory: Path, compact: bool = False) -> list[tuple[int, Path]]:
+    if not directory.is_dir():
+        return []
+    found = []
+    for f in directory.iterdir():
+        stem = f.name.removesuffix(".compact") if compact else f.name
+        if stem.isdigit():
+            found.append((int(stem), f))
+    return sorted(found, key=lambda pair: (pair[0], pair[1].name))
+
+
+def _offset_actions(batch: int, path: Path) -> list[Action]:
+    lines = _lines(path)
+    version = _version(path, lines, ("v1", "v2"))
+    if len(lines) < 3:
+        what = "the batch's metadata line" if len(lines) < 2 else "the sources' offsets"
+        raise CheckpointFormatError(path, len(lines) + 1, f"truncated: expected {what}")
+    if version == "v1":
+        named = [(str(i), line, i + 3) for i, line in enumerate(lines[2:])]
+    else:
+        sources = _json(path, lines, 3, "the sources' offsets")
+        if not isinstance(sources, dict):
+            raise CheckpointFormatError(path, 3, f"expected an object of sources, found {sources!r}")
+        named = [(name, text, 3) for name, text in sorted(sources.items())]
+    actions = [a for name, text, number in named for a in _source_actions(batch, path, name, text, number)]
+    return actions or [Action("offsets", {"batch": batch})]
+
+
+def _source_actions(batch: int, path: Path, name: str, text: Any, number: int) -> list[Action]:
+    if text == "-":
+        return []
+    try:
+        raw = json.loads(text) if isinstance(text, str) else text
+        found = streams(name, raw)
+    except json.JSONDecodeError as exc:
+        raise CheckpointFormatError(path, number, f"source {name}'s offsets are not JSON: {exc}") from exc
+    except UnknownOffsets as exc:
+        raise CheckpointFormatError(path, number, f"source {name}: {exc}") from exc
+    return [
+        Action("offsets", {"batch": batch, "source": stream, "domain": domain, "offsets": frontier})
+        for stream, domain, frontier in found
+    ]
+
+
+def _commit(batch: int, path: Path) -> list[Action]:
+    lines = _lines(path)
+    _version(path, lines, ("v1", "v2"))
+    if not isinstance(_json(path, lines, 2, "the commit's metadata"), dict):
+        raise CheckpointFormatError(path, 2, "expected a JSON object")
+    return [Action("commit", {"batch": batch})]
+
+
+def _sink_actions(sink: Path) -> dict[int, list[Action]]:
+    log = sink / "_spark_metadata"
+    if not log.is_dir():
+        raise CheckpointFormatError(sink, None, "not a Spark file sink (no _spark_metadata directory)")
+    found: dict[int, list[Action]] = {}
+    for batch, path in _batch_files(log, compact=True):
+        lines = _lines(path)
+        _version(path, lines, ("v1",))
+        for number in range(2, len(lines) + 1):
+            entry = _json(path, lines, number, "a file entry")
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+                raise CheckpointFormatError(
+                    path, number, f"expected a file entry with a path, found {entry!r}"
+                )
+        found.setdefault(batch, []).append(Action("sink", {"batch": batch, "files": len(lines) - 1}))
+    return found

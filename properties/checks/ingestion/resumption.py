@@ -1,0 +1,311 @@
+"""The *resumption* suite: bounded input reliance under crashes, restarts and upstream compaction.
+
+Histories from `properties.checks.ingestion.strategies.ingestion`. `observe` runs the model
+pipeline (`model.ingestion`) and records, at each step:
+
+- `committed`: the offset frontier committed upstream (checkpoints and restarts);
+- `durable_ids`: `(data, count)` in the data shard when it was committed, and
+  `remap_latest`: the durable remap's latest source upper then;
+- `resumed` / `upstream_start`: a restart's offset resumption frontier and the
+  upstream's per-partition compaction points `(partition, first offset)`;
+- `remap_before` / `remap_after`: `(t, R(t))` for every `t` from the new since to
+  the upper, around a remap compaction;
+- at the end (after an implicit restart and a final ingest one tick past the
+  last): `data` (the data shard's updates), `remap` (bindings) and `remap_since`.
+
+Properties: the laws (nothing lost or duplicated, equal to the uninterrupted run;
+commits never regress nor pass what is durable in both shards; restarts never
+need compacted offsets; `R(t)` unchanged by compaction at and beyond `since`)
+checked on any implementation's observations, and Spark equal to the model.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from model.antichain import Antichain
+from model.errors import ModelError
+from model.ingestion import Pipeline, checkpoint, ingest, restart
+from model.upstream import Upstream, needed_offset
+from properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
+from properties.engine.errors import BadHistory
+from properties.engine.history import History
+from properties.engine.suite import Observation, Outcome, Property, Suite, differential
+
+DOMAINS = ("total", "partitioned")
+
+
+def final_tick(history: History) -> int:
+    """One tick past the last tick of the history: the implicit final ingest drains the upstream."""
+    return 1 + max((a.args["tick"] for a in history.actions if a.name == "ingest"), default=0)
+
+
+def observe(history: History) -> Observation:
+    """The model pipeline's observations (see the module docstring)."""
+    domain, observed = history.time_domain, Observation()
+    pipeline = Pipeline.start(domain)
+    for step, action in enumerate(history.actions):
+        pipeline = _apply(pipeline, step, action, observed)
+    end = len(history.actions)
+    pipeline = ingest(_restart(pipeline, end, observed), final_tick(history))
+    durable = pipeline.durable
+    observed[(end + 1, "data")] = frozenset((u.data, u.time, u.diff) for u in durable.data.updates)
+    observed[(end + 1, "remap")] = frozenset(
+        (b.from_time, b.into_time, b.diff) for b in durable.remap.bindings
+    )
+    observed[(end + 1, "remap_since")] = frozenset(durable.remap.since)
+    return observed
+
+
+def _apply(pipeline: Pipeline, step: int, action: Any, observed: dict) -> Pipeline:
+    args = action.args
+    if action.name == "produce":
+        return attrs.evolve(pipeline, upstream=pipeline.upstream.produce(args["partition"], args["data"]))
+    if action.name == "upstream_compact":
+        return attrs.evolve(pipeline, upstream=pipeline.upstream.compact())
+    if action.name == "ingest":
+        return ingest(pipeline, args["tick"], args.get("fault"))
+    if action.name == "checkpoint":
+        after = checkpoint(pipeline, args.get("fault"), args.get("compact_first", False))
+        if pipeline.running:
+            _commit(pipeline, after, step, observed)
+            _compaction(pipeline.durable.remap, after.durable.remap, step, observed)
+        return after
+    if action.name == "restart":
+        return _restart(pipeline, step, observed)
+    raise BadHistory(f"ingestion history: unknown action {action.name!r} at step {step}")
+
+
+def _restart(pipeline: Pipeline, step: int, observed: dict) -> Pipeline:
+    after = restart(pipeline)
+    observed[(step, "upstream_start")] = frozenset(enumerate(pipeline.upstream.start))
+    observed[(step, "resumed")] = frozenset(after.upstream.committed or ())
+    _commit(pipeline, after, step, observed)
+    return after
+
+
+def _commit(before: Pipeline, after: Pipeline, step: int, observed: dict) -> None:
+    durable = before.durable
+    observed[(step, "committed")] = frozenset(after.upstream.committed or ())
+    ids = Counter[str]()
+    for u in durable.data.updates:
+        ids[u.data] += u.diff
+    observed[(step, "durable_ids")] = frozenset(ids.items())
+    observed[(step, "remap_latest")] = frozenset(durable.remap.latest())
+
+
+def _compaction(before, after, step: int, observed: dict) -> None:
+    if after.since == before.since:
+        return
+    start, upper = next(iter(after.since)), next(iter(after.upper))
+    observed[(step, "remap_before")] = frozenset((t, frozenset(before.at(t))) for t in range(start, upper))
+    observed[(step, "remap_after")] = frozenset((t, frozenset(after.at(t))) for t in range(start, upper))
+
+
+def uninterrupted(history: History) -> History:
+    """The same history without faults and restarts: the run every crashy run must end equal to."""
+    kept = []
+    for a in history.actions:
+        if a.name == "restart":
+            continue
+        kept.append(attrs.evolve(a, args={k: v for k, v in a.args.items() if k != "fault"}))
+    return History(history.domain, tuple(kept))
+
+
+def check_laws(impl: Any, histories: Sequence[History]) -> list[Outcome]:
+    """The resumption laws on `impl`'s observations of each history and of its uninterrupted run."""
+    valid, outcomes = [], {}
+    for i, h in enumerate(histories):
+        try:
+            observe(h)
+            valid.append(i)
+        except ModelError as error:
+            outcomes[i] = Outcome.model_rejected(error)
+    batch = [histories[i] for i in valid] + [uninterrupted(histories[i]) for i in valid]
+    observed = impl.observe_resumption(histories[0].time_domain, batch) if batch else []
+    for k, i in enumerate(valid):
+        outcomes[i] = laws(histories[i], observed[k], observed[k + len(valid)])
+    return [outcomes[i] for i in range(len(histories))]
+
+
+def laws(history: History, obs: Observation, calm: Observation) -> Outcome:
+    """The first broken law, as a failing Outcome naming the step; ok if all hold."""
+    for law in (_nothing_lost, _commits, _restarts, _compactions):
+        broken = law(history, obs, calm)
+        if broken is not None:
+            step, message = broken
+            return Outcome(ok=False, message=message, expected=None, actual=obs, step=step)
+    return Outcome(ok=True)
+
+
+def _counts(obs: Observation, history: History) -> dict:
+    counts = Counter[str]()
+    for data, _time, diff in obs[(len(history.actions) + 1, "data")]:
+        counts[data] += diff
+    return {d: n for d, n in counts.items() if n}
+
+
+def _nothing_lost(history: History, obs: Observation, calm: Observation):
+    produced = {a.args["data"]: 1 for a in history.actions if a.name == "produce"}
+    got, expected = _counts(obs, history), _counts(calm, uninterrupted(history))
+    end = len(history.actions) + 1
+    if got != expected or got != produced:
+        lost = sorted(set(produced) - set(got))
+        extra = sorted(d for d, n in got.items() if n != produced.get(d))
+        return (
+            end,
+            f"final data shard differs from the uninterrupted run: lost {lost}, duplicated/unknown {extra}",
+        )
+    return None
+
+
+def _record_times(history: History) -> dict:
+    log = Upstream.empty(history.time_domain)
+    for a in history.actions:
+        if a.name == "produce":
+            log = log.produce(a.args["partition"], a.args["data"])
+    return {u.data: u.time for u in log.records()}
+
+
+def _commits(history: History, obs: Observation, calm: Observation):
+    domain, times, previous = history.time_domain, _record_times(history), None
+    for step in sorted(s for s, label in obs if label == "committed"):
+        committed = Antichain.of(domain, obs[(step, "committed")])
+        if previous is not None and not previous.le(committed):
+            return step, f"committed offset frontier regressed from {previous!r} to {committed!r}"
+        latest = Antichain.of(domain, obs[(step, "remap_latest")])
+        if not committed.le(latest):
+            return step, f"committed {committed!r} passes the durable remap's latest source upper {latest!r}"
+        durable = {d for d, n in obs[(step, "durable_ids")] if n > 0}
+        missing = sorted(d for d, t in times.items() if not committed.less_equal(t) and d not in durable)
+        if missing:
+            return step, f"committed {committed!r} covers records not in the data shard: {missing}"
+        previous = committed
+    return None
+
+
+def _restarts(history: History, obs: Observation, calm: Observation):
+    domain = history.time_domain
+    for step in sorted(s for s, label in obs if label == "resumed"):
+        resumed = Antichain.of(domain, obs[(step, "resumed")])
+        for partition, first in sorted(obs[(step, "upstream_start")]):
+            needed = needed_offset(domain, resumed, partition)
+            if needed is not None and needed < first:
+                return (
+                    step,
+                    f"restart at {resumed!r} needs offset {needed} of partition {partition}, "
+                    f"compacted to {first}",
+                )
+    return None
+
+
+def _compactions(history: History, obs: Observation, calm: Observation):
+    for step in sorted(s for s, label in obs if label == "remap_after"):
+        before, after = dict(obs[(step, "remap_before")]), dict(obs[(step, "remap_after")])
+        changed = sorted(t for t in before if before[t] != after.get(t))
+        if changed:
+            t = changed[0]
+            return step, f"remap compaction changed R({t}) from {set(before[t])} to {set(after.get(t, ()))}"
+    return None
+
+
+def events(history: History) -> list[str]:
+    """Hard cases this history reaches."""
+    names, found = [a.name for a in history.actions], set()
+    for i, a in enumerate(history.actions):
+        fault = a.args.get("fault")
+        if fault:
+            found.add(f"crash {fault}")
+            if "restart" in names[i + 1 :]:
+                found.add("restart after a crash")
+        if a.name == "restart" and "upstream_compact" in names[:i]:
+            found.add("restart after upstream compaction")
+        if a.name == "checkpoint" and i > 0 and names[i - 1] == "restart":
+            found.add("checkpoint right after a restart")
+    for a in _compacting_checkpoints(history):
+        if a.args.get("compact_first"):
+            found.add("remap compacted before the upstream commit")
+            if a.args.get("fault") == "after_compaction":
+                found.add("crash between the remap compaction and the upstream commit")
+        else:
+            found.add("upstream commit before the remap compaction")
+    if history.domain == "partitioned":
+        first_ingest = names.index("ingest") if "ingest" in names else len(names)
+        if any(a.name == "produce" and a.args["partition"] > 0 for a in history.actions[first_ingest:]):
+            found.add("partition discovered after ingestion began")
+    return sorted(found)
+
+
+def _compacting_checkpoints(history: History) -> list:
+    """The checkpoints that compact the remap (the since advances), found by following the shards' uppers:
+    the remap's is one past the last tick minted, the data shard's the remap's when data was last written,
+    and a checkpoint compacts to one tick before the earlier of the two."""
+    running, remap_upper, data_upper, since, found = True, 1, 0, 0, []
+    for a in history.actions:
+        fault = a.args.get("fault")
+        if a.name == "restart":
+            running = True
+        elif a.name in ("ingest", "checkpoint") and running:
+            if a.name == "ingest" and fault != "mid_remap_write":
+                remap_upper = max(remap_upper, a.args["tick"] + 1)
+                if fault not in ("after_remap_append", "mid_data_write"):
+                    data_upper = remap_upper
+            elif a.name == "checkpoint":
+                target = min(data_upper, remap_upper) - 1
+                if target > since and (fault != "after_commit" or a.args.get("compact_first")):
+                    since = target
+                    found.append(a)
+            running = fault is None
+    return found
+
+
+FAULT_EVENTS = tuple(
+    f"crash {f}"
+    for f in (
+        "mid_remap_write",
+        "after_remap_append",
+        "mid_data_write",
+        "after_data_append",
+        "after_commit",
+        "after_compaction",
+    )
+)
+
+SUITE = Suite(
+    name="resumption",
+    doc="Bounded input reliance: resumption frontiers, upstream commits and compaction, crashes, restarts.",
+    properties=(
+        Property(
+            name="resumption_laws",
+            doc="Nothing lost or duplicated vs the uninterrupted run; commits monotone and durable; "
+            "restarts never need compacted offsets; remap compaction keeps R(t) from since on.",
+            draw=draw_ingestion_history,
+            check=check_laws,
+            events=events,
+        ),
+        Property(
+            name="observations_match_model",
+            doc="The pipeline's commits, restarts and final shards equal the model's.",
+            draw=draw_ingestion_history,
+            check=differential(observe, "observe_resumption"),
+            events=events,
+        ),
+    ),
+    default_impl="spark",
+    required_events=FAULT_EVENTS
+    + (
+        "restart after a crash",
+        "restart after upstream compaction",
+        "checkpoint right after a restart",
+        "partition discovered after ingestion began",
+        "upstream commit before the remap compaction",
+        "remap compacted before the upstream commit",
+        "crash between the remap compaction and the upstream commit",
+    ),
+    event_domains={"partition discovered after ingestion began": ("partitioned",)},
+    domains=DOMAINS,
+)

@@ -1,0 +1,288 @@
+"""The *streaming* suite: Structured Streaming over the upstream log, crashes included, against the model.
+
+Histories from `properties.checks.ingestion.strategies.streaming`; an implementation's
+`observe_streaming(domain, histories)` runs each as a real query (Spark's:
+`spark_impl.streaming.trial`) and reports, after every trigger and restart, the
+offset log, the commit log, the sink, the upstream's committed offsets and the
+source's `commit(end)` calls (labels in the trial's docstring). One trial is judged
+by three properties (observations are shared, so it runs once):
+
+- `exactly_once`: after every step that did not crash, the sink holds the model's
+  reclocked collection (`model.reclock`) of the records produced so far through the
+  remap the offset log is (batch `N` is IntoTime `N + 1`), for the committed batches;
+  at the end, every record produced is in the sink exactly once;
+- `offset_log_is_remap`: at every step the checkpoint obeys `properties.checks.ingestion.checkpoint_log.laws`
+  (monotone per partition, each batch bound once, commits after offsets, at most one
+  uncommitted batch, the sink holding each batch once), and a batch keeps the offsets it
+  was first bound to (a re-run after a crash binds the same range);
+- `bounded_input_reliance`: no `commit(end)` the source received, and no offsets the
+  upstream holds as committed, is beyond the durable frontier (the offsets of the newest
+  committed batch), and no step fails reading what the upstream compacted.
+
+In the `thorough` profile, `laws_under_sigkill` judges all three on histories whose
+crashes SIGKILL a separate driver process (a JVM start per crash, so not in `ci`).
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from model.antichain import Antichain
+from model.collection import Update
+from model.domains import Partitioned, PartitionedTime
+from model.errors import ModelError
+from model.reclock import reclock
+from model.remap import Remap
+from properties.checks.ingestion.checkpoint_log.laws import check_log
+from properties.checks.ingestion.strategies.streaming import CRASH_POINTS, draw_streaming_history
+from properties.engine.history import Action, History
+from properties.engine.suite import Observation, Outcome, Property, Suite
+
+DOMAIN = Partitioned()
+_observed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def observations(impl: Any, histories: Sequence[History]) -> list[Observation]:
+    """`impl.observe_streaming` for the histories it has not run yet; the three properties share them."""
+    memo = _observed.setdefault(impl, {})
+    keys = [json.dumps([h.domain, h.to_json()], sort_keys=True) for h in histories]
+    todo = [i for i, k in enumerate(keys) if k not in memo]
+    if todo:
+        fresh = impl.observe_streaming(histories[todo[0]].time_domain, [histories[i] for i in todo])
+        memo.update({keys[i]: obs for i, obs in zip(todo, fresh)})
+    return [memo[k] for k in keys]
+
+
+def _steps(obs: Observation) -> list[int]:
+    return sorted(step for step, label in obs if label == "offsets")
+
+
+def _frontier(elements: Any) -> Antichain:
+    return Antichain.of(DOMAIN, [PartitionedTime(*e) for e in elements])
+
+
+def _records(history: History, before: int) -> list[Update]:
+    """The records produced before `before`, at their FromTime (partition, offset)."""
+    offsets: Counter[int] = Counter()  # partition -> next offset
+    found = []
+    for action in history.actions[:before]:
+        if action.name == "produce":
+            p = action.args["partition"]
+            found.append(Update(action.args["data"], PartitionedTime.point(p, offsets[p]), 1))
+            offsets[p] += 1
+    return found
+
+
+def _property_check(judge: Callable[[History, Observation], Outcome]):
+    def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
+        return [judge(h, obs) for h, obs in zip(histories, observations(impl, histories))]
+
+    return check
+
+
+def exactly_once(history: History, obs: Observation) -> Outcome:
+    """The sink equals the reclocked collection after every step that left the query up (see the module)."""
+    for step in _steps(obs):
+        if (step, "error") in obs:
+            return _fail(step, f"the query failed: {_show(obs[(step, 'error')])}", obs, "error")
+        if (step, "down") in obs:
+            continue
+        try:
+            remap = Remap.minted(DOMAIN, [(_frontier(f), b + 1) for b, f in sorted(obs[(step, "offsets")])])
+        except ModelError as exc:
+            return _fail(
+                step, f"the offset log is not a remap, nothing to reclock through: {exc}", obs, "offsets"
+            )
+        reclocked = reclock(remap, _records(history, step))
+        committed = obs[(step, "commits")]
+        if step == len(history.actions):
+            unbound = sorted(u.data for u in reclocked.pending)
+            uncommitted = sorted(
+                f"{u.data}@{u.time - 1}" for u in reclocked.updates if u.time - 1 not in committed
+            )
+            if unbound or uncommitted:
+                message = (
+                    f"records never processed: unbound {unbound}, in batches never committed {uncommitted}"
+                )
+                return _fail(step, message, obs, "commits")
+        expected = frozenset(
+            (u.data, u.time - 1, u.diff) for u in reclocked.updates if u.time - 1 in committed
+        )
+        if obs[(step, "sink")] != expected:
+            return _mismatch(step, expected, obs[(step, "sink")])
+    return Outcome(ok=True)
+
+
+def _mismatch(
+    step: int, expected: frozenset[tuple[Any, int, int]], actual: frozenset[tuple[Any, int, int]]
+) -> Outcome:
+    want = {(d, b): n for d, b, n in expected}
+    got = {(d, b): n for d, b, n in actual}
+    lost = sorted(f"{d}@{b}" for d, b in want if (d, b) not in got)
+    dup = sorted(f"{d}@{b} x{n}" for (d, b), n in got.items() if n > 1)
+    wrong = sorted(f"{d}@{b}" for d, b in got if (d, b) not in want)
+    message = f"the sink is not the reclocked collection: lost {lost}, duplicated {dup}, unexpected {wrong}"
+    return Outcome(
+        ok=False,
+        message=message,
+        expected={(step, "sink"): expected},
+        actual={(step, "sink"): actual},
+        step=step,
+    )
+
+
+def offset_log_is_remap(history: History, obs: Observation) -> Outcome:
+    """The checkpoint's laws at every step, and each batch bound to one range for good."""
+    bound: dict[int, tuple[Any, int]] = {}
+    for step in _steps(obs):
+        for batch, frontier in sorted(obs[(step, "offsets")]):
+            if bound.setdefault(batch, (frontier, step))[0] != frontier:
+                first, at = bound[batch]
+                message = (
+                    f"batch {batch} was bound to {list(first)} at step {at} and to {list(frontier)} now: "
+                    "a re-run batch must read the range it logged"
+                )
+                return _fail(step, message, obs, "offsets")
+        broken = check_log(checkpoint_history(obs, step))
+        if broken:
+            return _fail(step, f"{broken[0].law}: {broken[0].message}", obs, "offsets")
+    return Outcome(ok=True)
+
+
+def checkpoint_history(obs: Observation, step: int) -> History:
+    """The checkpoint a trial observed at `step`, as the history `properties.checks.ingestion.checkpoint_log` reads from files."""
+    offsets = dict(obs[(step, "offsets")])
+    writes = dict(obs[(step, "sink_writes")])
+    actions = [Action("file_sink", {})]
+    for batch in sorted(set(offsets) | set(writes) | set(obs[(step, "commits")])):
+        if batch in offsets:
+            frontier = [list(e) for e in offsets[batch]]
+            actions.append(
+                Action("offsets", {"batch": batch, "source": "0", "domain": DOMAIN.name, "offsets": frontier})
+            )
+        actions += [Action("sink", {"batch": batch, "files": 1})] * writes.get(batch, 0)
+        if batch in obs[(step, "commits")]:
+            actions.append(Action("commit", {"batch": batch}))
+    return History(DOMAIN.name, tuple(actions))
+
+
+def bounded_input_reliance(history: History, obs: Observation) -> Outcome:
+    """Nothing committed upstream beyond what Spark made durable; no step fails on a compacted read."""
+    for step in _steps(obs):
+        error = obs.get((step, "error"), frozenset())
+        if any(kind == "CompactedRead" for kind, _ in error):
+            return _fail(
+                step, f"the query needs records the upstream compacted: {_show(error)}", obs, "error"
+            )
+        durable = _durable(obs, step)
+        held = [
+            ("the upstream's committed offsets", row[1])
+            for row in obs[(step, "upstream")]
+            if row[0] == "committed"
+        ]
+        calls = [(f"commit(end) call #{i}", f) for i, f in sorted(obs[(step, "source_commits")])]
+        for what, frontier in held + calls:
+            if not _frontier(frontier).le(durable):
+                message = f"{what} {list(frontier)} is beyond the durable frontier {durable!r} (last commit)"
+                return _fail(step, message, obs, "upstream")
+    return Outcome(ok=True)
+
+
+def _durable(obs: Observation, step: int) -> Antichain:
+    offsets = dict(obs[(step, "offsets")])
+    done = [b for b in obs[(step, "commits")] if b in offsets]
+    return _frontier(offsets[max(done)]) if done else Antichain.of(DOMAIN, [DOMAIN.minimum])
+
+
+def _fail(step: int, message: str, obs: Observation, label: str) -> Outcome:
+    shown = {
+        key: value for key, value in obs.items() if key[0] <= step and key[1] in (label, "crash", "error")
+    }
+    return Outcome(ok=False, message=message, expected=None, actual=shown, step=step)
+
+
+def _show(rows: frozenset[tuple[Any, ...]]) -> str:
+    return "; ".join(" ".join(map(str, row)) for row in sorted(rows))
+
+
+def events(history: History) -> list[str]:
+    """Hard cases the history reaches: each crash point firing (a live query with new records), a restart
+    after the upstream compacted while the query was down, and which trigger and sink it runs."""
+    query = history.actions[0].args if history.actions and history.actions[0].name == "query" else {}
+    found = {f"{query.get('trigger', 'processingTime')} trigger, {query.get('sink', 'shard')} sink"}
+    down = pending = compacted = False
+    for action in history.actions:
+        fault = action.args.get("fault")
+        if action.name == "produce":
+            pending = True
+        elif action.name == "upstream_compact":
+            compacted = compacted or down
+        elif action.name == "trigger" and not down:
+            if fault and pending:
+                found.add(f"crash {fault}" + (" (SIGKILL)" if action.args.get("kill") else ""))
+            down, pending = bool(fault and pending), False
+        elif action.name == "restart":
+            if down and compacted:
+                found.add("restart after upstream compaction")
+            down = pending = compacted = False
+    if down and compacted:
+        found.add("restart after upstream compaction")
+    return sorted(found)
+
+
+def all_laws(history: History, obs: Observation) -> Outcome:
+    """The three properties' judges in turn: the first that fails."""
+    for judge in (exactly_once, offset_log_is_remap, bounded_input_reliance):
+        outcome = judge(history, obs)
+        if not outcome.ok:
+            return outcome
+    return Outcome(ok=True)
+
+
+def _property(name: str, doc: str, judge, kill: bool = False) -> Property:
+    return Property(
+        name=name,
+        doc=doc,
+        draw=lambda source, domain: draw_streaming_history(source, domain, kill=kill),
+        check=_property_check(judge),
+        events=events,
+        profiles=("thorough",) if kill else (),
+    )
+
+
+SUITE = Suite(
+    name="streaming",
+    doc="Structured Streaming over the upstream log: exactly once, the offset log a remap, bounded reliance.",
+    properties=(
+        _property(
+            "exactly_once",
+            "After every restart the sink is the model's reclocked collection, no loss, no duplicate.",
+            exactly_once,
+        ),
+        _property(
+            "offset_log_is_remap",
+            "The offset log is a valid remap; a re-run batch binds the offsets it logged.",
+            offset_log_is_remap,
+        ),
+        _property(
+            "bounded_input_reliance",
+            "commit(end) never passes the durable frontier; upstream compaction never breaks a restart.",
+            bounded_input_reliance,
+        ),
+        _property(
+            "laws_under_sigkill",
+            "The three laws when a separate driver process is SIGKILLed at the crash points (thorough only).",
+            all_laws,
+            kill=True,
+        ),
+    ),
+    default_impl="spark",
+    # One history is one real query: seconds, not milliseconds. ci checks 1 example + ~12 histories.
+    spark_cost=160.0,
+    required_events=tuple(f"crash {p}" for p in CRASH_POINTS) + ("restart after upstream compaction",),
+    domains=("partitioned",),
+)

@@ -1,0 +1,1 @@
+"""Reclocking through a remap collection: the `remap`, `reclock`, `restart` and `summary` suites."""

@@ -1,0 +1,153 @@
+"""The *reclock* suite: Spark's remap, reclocked collections and inversion against the model's.
+
+Histories of mints, source updates, compactions, reads, inversions and reclock
+points (`properties.checks.reclocking.strategies.reclocking`), in every FromTime domain. Observed:
+`R(tick)` at each read, `source_upper_at` at each inversion, the reclocked
+collection and the pending updates at each reclock point and at the end, and the
+remap's final (compacted, consolidated) bindings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from model.antichain import Antichain
+from model.collection import Update
+from model.errors import ModelError
+from model.reclock import reclock
+from model.remap import INTO, Remap
+from properties.checks.reclocking.strategies.reclocking import draw_reclock_history
+from properties.engine.errors import BadHistory
+from properties.engine.history import Action, History
+from properties.engine.suite import Observation, Property, Suite, differential
+
+
+def replay(history: History) -> Iterator[tuple[int, Action, Remap, list]]:
+    """`(step, action, remap, updates)` after applying each mint/update/compact action in order."""
+    domain = history.time_domain
+    remap, updates = Remap.initial(domain), list[Update]()
+    for step, action in enumerate(history.actions):
+        args = action.args
+        if action.name == "mint":
+            remap = remap.mint(Antichain.checked(domain, args["upper"]), args["tick"])
+        elif action.name == "update":
+            updates = updates + [Update(args["data"], args["time"], args["diff"])]
+        elif action.name == "compact":
+            remap = remap.compact(Antichain.of(INTO, [args["to"]]))
+        elif action.name not in ("read", "invert", "reclock"):
+            raise BadHistory(f"reclock history: unknown action {action.name!r} at step {step}")
+        yield step, action, remap, updates
+
+
+def final_state(history: History) -> tuple[Remap, list]:
+    """The remap and the source updates after the whole history."""
+    remap, updates = Remap.initial(history.time_domain), list[Update]()
+    for _, _, after, now in replay(history):
+        remap, updates = after, now
+    return remap, updates
+
+
+def inversion_frontier(args: Mapping[str, Any]) -> Antichain:
+    """The IntoTime frontier an `invert` action names: `{tick}`, or `{}` when `closed`."""
+    return Antichain(INTO) if args.get("closed") else Antichain.of(INTO, [args["tick"]])
+
+
+def _reclocked(observed: Observation, step: int, remap: Remap, updates: list[Update]) -> None:
+    result = reclock(remap, updates)
+    observed[(step, "reclocked")] = frozenset((u.data, u.time, u.diff) for u in result.updates)
+    observed[(step, "pending")] = frozenset((u.data, u.time, u.diff) for u in result.pending)
+
+
+def observe(history: History) -> Observation:
+    """The model's observations of a reclock history."""
+    observed: Observation = {}
+    remap, updates = Remap.initial(history.time_domain), list[Update]()
+    for step, action, remap, updates in replay(history):
+        if action.name == "read":
+            observed[(step, "remap_at")] = frozenset(remap.at(action.args["tick"]))
+        elif action.name == "invert":
+            observed[(step, "inverted")] = frozenset(remap.source_upper_at(inversion_frontier(action.args)))
+        elif action.name == "reclock":
+            _reclocked(observed, step, remap, updates)
+    end = len(history.actions)
+    _reclocked(observed, end, remap, updates)
+    observed[(end, "bindings")] = frozenset((b.from_time, b.into_time, b.diff) for b in remap.bindings)
+    return observed
+
+
+def events(history: History) -> list[str]:
+    """Hard cases this history reaches (none for a history the model rejects)."""
+    try:
+        return _events(history)
+    except ModelError:
+        return []
+
+
+def _events(history: History) -> list[str]:
+    found: set[str] = set()
+    ticks: set[int] = set()
+    seen_partitions: set[int] = set()
+    remap, updates = Remap.initial(history.time_domain), list[Update]()
+    for _step, action, after, now in replay(history):
+        updates = now
+        args = action.args
+        if action.name == "mint":
+            found |= _mint_events(remap, after, args, seen_partitions)
+            if after.bindings != remap.bindings:
+                ticks.add(args["tick"])
+        elif action.name == "compact" and args["to"] in ticks and args["to"] > 0:
+            found.add("since at a binding time")
+        elif action.name == "update" and getattr(args["time"], "lo", 0) != getattr(args["time"], "hi", 0):
+            found.add("update on a range of partitions")
+        remap = after
+    result = reclock(remap, updates)
+    if result.pending:
+        found.add("pending updates")
+    start = next(iter(remap.since))
+    if start > 0 and any(u.time == start for u in result.updates):
+        found.add("update reclocked to a compacted since")
+    if any(len(f) > 1 for _, f in remap.steps()):
+        found.add("remap frontier with several elements")
+    return sorted(found)
+
+
+def _mint_events(before: Remap, after: Remap, args: Mapping[str, Any], seen_partitions: set[int]) -> set[str]:
+    found = set()
+    if after == before and not before.upper.is_empty():
+        found.add("skipped tick")
+    if after != before and after.upper.is_empty():
+        found.add("source closed")
+    points = {t.lo for t in args["upper"] if getattr(t, "lo", None) == getattr(t, "hi", -1)}
+    if after != before and points - seen_partitions and seen_partitions:
+        found.add("new partition appears")
+    if after != before:
+        seen_partitions |= points
+    return found
+
+
+SUITE = Suite(
+    name="reclock",
+    doc="Remap minting, compaction, R(t), inversion and reclocked collections on Spark against the model.",
+    properties=(
+        Property(
+            name="reclocking_matches_model",
+            doc="Every R(t), inversion, reclocked collection, pending set and the final bindings equal the model's.",
+            draw=draw_reclock_history,
+            check=differential(observe, "observe_reclock"),
+            events=events,
+        ),
+    ),
+    default_impl="spark",
+    spark_cost=5.0,  # ~30 stages a job (remap per point, as-of joins): seconds per batch, not tenths
+    required_events=(
+        "skipped tick",
+        "source closed",
+        "new partition appears",
+        "since at a binding time",
+        "pending updates",
+        "update reclocked to a compacted since",
+        "update on a range of partitions",
+        "remap frontier with several elements",
+    ),
+)

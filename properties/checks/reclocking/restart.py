@@ -1,0 +1,188 @@
+"""The *restart* suite: practical reclocking restarts from `R(it)` and the summary at `it` identically.
+
+Histories (`draw_restart_history`): mints, source records and one crash tick `it`.
+For the simple case (independent updates, every domain) and the transactional
+case (`product(D, total)`, ordered and unordered), the summaries after `it` of a
+restart fed only the records a seek to `R(it)` would read (those not covered by
+`R(it)`) equal the uninterrupted run's, also against the remap compacted to `it`.
+The ordered case also emits transactions in metadata order. The *summary* suite
+holds an implementation's summaries and restarts against these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from model.antichain import Antichain
+from model.collection import Update
+from model.errors import ModelError
+from model.remap import INTO, Remap
+from model.summary import DataRecord, Independent, Transactional, TxnRecord, restart, run, summary_at
+from properties.checks.reclocking.strategies.reclocking import draw_restart_history
+from properties.engine.errors import BadHistory
+from properties.engine.history import History
+from properties.engine.suite import Outcome, Property, Suite
+
+
+def parse(history: History) -> tuple[Remap, list, int]:
+    """The minted remap, the source records and the crash tick of a restart history."""
+    remap, records, crash = read(history)
+    if crash is None:
+        raise BadHistory("restart history: no crash action")
+    return remap, records, crash
+
+
+def read(history: History) -> tuple[Remap, list, int | None]:
+    """`parse`, with None for a history without a crash (a reduced one: its run is still observable)."""
+    domain = history.time_domain
+    remap, crash = Remap.initial(domain), None
+    records: list[Update | DataRecord | TxnRecord] = []
+    for step, action in enumerate(history.actions):
+        args = action.args
+        if action.name == "mint":
+            remap = remap.mint(Antichain.checked(domain, args["upper"]), args["tick"])
+        elif action.name == "update":
+            records.append(Update(args["data"], args["time"], args["diff"]))
+        elif action.name == "data":
+            records.append(DataRecord(args["txn"], args["payload"], args["time"][0]))
+        elif action.name == "txn":
+            records.append(TxnRecord(args["txn"], args["size"], args["time"][1]))
+        elif action.name == "crash":
+            crash = args["tick"]
+        else:
+            raise BadHistory(f"restart history: unknown action {action.name!r} at step {step}")
+    return remap, records, crash
+
+
+def summarizers(records: list) -> list:
+    """The model's summarizers for these records: `Independent`, or the ordered and unordered transactional ones."""
+    if any(isinstance(r, (DataRecord, TxnRecord)) for r in records):
+        return [Transactional(ordered=True), Transactional(ordered=False)]
+    return [Independent()]
+
+
+def unread(remap: Remap, summarizer, crash: int, records: list) -> list:
+    """The records a seek to `R(crash)` reads: those `R(crash)` does not cover."""
+    frontier = remap.at(crash)
+    return [r for r in records if not summarizer.covers(frontier, r)]
+
+
+def restart_is_identical(remap: Remap, records: list, crash: int) -> str | None:
+    """After `it`, a restart from `R(it)` and the summary at `it` gives the run's summaries (compacted too)."""
+    for summarizer in summarizers(records):
+        full = run(remap, summarizer, records)
+        expected = tuple((t, s) for t, s in full if t > crash)
+        seek = unread(remap, summarizer, crash, records)
+        at_crash = summary_at(full, crash)
+        for name, resumed_remap in (
+            ("remap", remap),
+            ("remap compacted to it", remap.compact(Antichain.of(INTO, [crash]))),
+        ):
+            resumed = restart(resumed_remap, summarizer, crash, at_crash, seek)
+            if resumed != expected:
+                return (
+                    f"{summarizer!r} restarted at {crash} from {name}: {resumed} != uninterrupted {expected}"
+                )
+    return None
+
+
+def transactions_in_order(remap: Remap, records: list, crash: int) -> str | None:
+    """Ordered: whenever a transaction is published, every transaction with metadata time `<=` its own is too."""
+    meta = {r.txn: r.time for r in records if isinstance(r, TxnRecord)}
+    if not meta:
+        return None
+    for t, summary in run(remap, Transactional(ordered=True), records):
+        published = {u.data.split(":")[0] for u in summary.output}
+        for txn in published:
+            missing = [e for e, m in meta.items() if m <= meta[txn] and e not in published]
+            if missing:
+                return f"at {t}, {txn} (metadata {meta[txn]}) is published before earlier {missing}"
+    return None
+
+
+def events(history: History) -> list[str]:
+    """Hard cases: crash at a binding time, temp held at the crash, an earlier transaction holding back a later one."""
+    try:
+        remap, records, crash = parse(history)
+    except ModelError:
+        return []
+    found = set()
+    if crash in {b.into_time for b in remap.bindings} and crash > 0:
+        found.add("crash at a binding time")
+    if remap.upper.is_empty():
+        found.add("source closed")
+    latest = remap.latest()
+    for summarizer in summarizers(records):
+        if any(not summarizer.covers(latest, r) for r in records):
+            found.add("records not yet covered")
+    if summarizers(records)[0] != Independent():
+        found |= _transaction_events(remap, records, crash)
+    return sorted(found)
+
+
+def _transaction_events(remap: Remap, records: list, crash: int) -> set:
+    found = set()
+    ordered, unordered = run(remap, Transactional(True), records), run(remap, Transactional(False), records)
+    if any(a[1].output != b[1].output for a, b in zip(ordered, unordered)):
+        found.add("earlier incomplete transaction holds back a later one")
+    if summary_at(ordered, crash).temp:
+        found.add("records held in temp at the crash")
+    return found
+
+
+def drawer(transactional: bool) -> Callable:
+    """A restart history's draw: simple, or transactional (data and metadata records)."""
+
+    def draw(source, domain_name: str) -> History:
+        return draw_restart_history(source, domain_name, transactional)
+
+    return draw
+
+
+def kind(transactional: bool) -> str:
+    """The prefix of a property's name."""
+    return "transactional" if transactional else "simple"
+
+
+def law(fn: Callable, transactional: bool) -> Property:
+    """A law over each drawn restart history."""
+
+    def check(impl, histories: Sequence[History]) -> list[Outcome]:
+        outcomes = []
+        for history in histories:
+            try:
+                broken = fn(*parse(history))
+            except ModelError as error:
+                outcomes.append(Outcome.model_rejected(error))
+                continue
+            outcomes.append(
+                Outcome(
+                    ok=broken is None,
+                    message=broken or "",
+                    step=None if broken is None else len(history.actions) - 1,
+                )
+            )
+        return outcomes
+
+    name = f"{kind(transactional)}_{fn.__name__}"
+    return Property(name=name, doc=fn.__doc__ or name, draw=drawer(transactional), check=check, events=events)
+
+
+SUITE = Suite(
+    name="restart",
+    doc="Practical reclocking: restarting from R(it) and the summary at it gives identical summaries.",
+    properties=(
+        law(restart_is_identical, transactional=False),
+        law(restart_is_identical, transactional=True),
+        law(transactions_in_order, transactional=True),
+    ),
+    default_impl="model",
+    calls=(),
+    required_events=(
+        "crash at a binding time",
+        "source closed",
+        "records not yet covered",
+        "earlier incomplete transaction holds back a later one",
+        "records held in temp at the crash",
+    ),
+)

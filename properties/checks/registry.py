@@ -1,0 +1,42 @@
+"""The registry of suites, by name, in the order `list` and `check` show them."""
+
+from __future__ import annotations
+
+from properties.checks.catalog import expiration, prove, temporal, timelines
+from properties.checks.ingestion import checkpoint, resumption, streaming
+from properties.checks.reclocking import reclock, remap, restart, summary
+from properties.checks.time import collections, laws, mutable_antichain
+from properties.checks.ttl import ttl, ttl_codec, ttl_compaction
+from properties.engine.errors import UnknownSuite
+from properties.engine.suite import Suite
+
+SUITES: dict[str, Suite] = {
+    s.name: s
+    for s in (
+        laws.SUITE,
+        collections.SUITE,
+        mutable_antichain.SUITE,
+        resumption.SUITE,
+        streaming.SUITE,
+        checkpoint.SUITE,
+        ttl.SUITE,
+        ttl_compaction.SUITE,
+        ttl_codec.SUITE,
+        reclock.SUITE,
+        remap.SUITE,
+        restart.SUITE,
+        summary.SUITE,
+        prove.SUITE,
+        timelines.SUITE,
+        temporal.SUITE,
+        expiration.SUITE,
+    )
+}
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called `name`; a typed error listing the known ones."""
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise UnknownSuite(f"unknown suite {name!r}: known suites are {', '.join(SUITES)}") from None

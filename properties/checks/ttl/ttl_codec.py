@@ -1,0 +1,180 @@
+"""The *ttl_codec* suite: the SST byte format round-trips, reads v0, and never yields a wrong row.
+
+Histories (`properties.checks.ttl.strategies.ttl.draw_codec_history`): rows, one `encode`
+(v0 or v1), then `corrupt` (one byte xor-ed) and `truncate` (a strict prefix)
+actions, each applied alone to the encoded bytes. Observations: the encoded
+bytes (hex), what the one reader decodes from them (metadata and rows), and
+what it decodes from each damaged copy; every damaged copy must be a typed
+`CorruptSst`, never rows.
+
+Two properties: `round_trip_and_corruption` checks the implementation's codec
+against the history itself (rows back equal, v0 read by the same reader,
+damage always typed); `agrees_with_model` compares it with the model's codec
+(`model.ttl.codec`) observation for observation, so the same bytes come out
+and each codec reads what the other wrote. The Spark implementation's codec is
+`spark_impl.ttl.codec` (driver-side; no Spark job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from model.errors import CorruptSst, InvalidRow
+from model.ttl.codec import decode_sst, encode_sst
+from model.ttl.row import Row
+from properties.checks.ttl.strategies.ttl import draw_codec_history
+from properties.engine.history import History
+from properties.engine.suite import Observation, Outcome, Property, Suite, differential
+
+
+def rows_of(history: History) -> list[Row]:
+    """The history's rows as model rows (hex keys and values decoded)."""
+    out = []
+    for a in (a.args for a in history.actions if a.name == "row"):
+        value = a.get("value")
+        out.append(
+            Row(
+                bytes.fromhex(a["key"]),
+                None if value is None else bytes.fromhex(value),
+                a["seq"],
+                a.get("create"),
+                a["expire"],
+            )
+        )
+    return out
+
+
+def damage(data: bytes, name: str, args: dict) -> bytes:
+    """`corrupt`: the byte at `offset % len` xor-ed with `xor` (non-zero); `truncate`: the first
+    `length % len` bytes."""
+    if name == "truncate":
+        return data[: args["length"] % len(data)]
+    at = args["offset"] % len(data)
+    return data[:at] + bytes([data[at] ^ args["xor"]]) + data[at + 1 :]
+
+
+def decoded(data: bytes) -> frozenset:
+    """What the model's reader makes of `data`: metadata and numbered rows, or the error's name."""
+    try:
+        info, rows = decode_sst("sst", data)
+    except CorruptSst as error:
+        return frozenset({(type(error).__name__,)})
+    head = (
+        "meta",
+        info.format_version,
+        tuple(int(f) for f in info.row_features),
+        info.creation_timestamp,
+        info.min_ts,
+        info.max_ts,
+    )
+    return frozenset(
+        {head}
+        | {
+            (i, r.key.hex(), None if r.value is None else r.value.hex(), r.seq, r.create_ts, r.expire_ts)
+            for i, r in enumerate(rows)
+        }
+    )
+
+
+def observe(history: History) -> Observation:
+    """The model codec's observations."""
+    rows, observed, data = rows_of(history), {}, None
+    for step, action in enumerate(history.actions):
+        if action.name == "encode":
+            try:
+                data = encode_sst(rows, action.args["created"], action.args["version"])
+            except InvalidRow as error:
+                observed[(step, "encoded")] = frozenset({(type(error).__name__,)})
+                return observed
+            observed[(step, "encoded")] = frozenset({(data.hex(),)})
+            observed[(step, "decoded")] = decoded(data)
+        elif action.name in ("corrupt", "truncate") and data:
+            observed[(step, "decoded")] = decoded(damage(data, action.name, action.args))
+    return observed
+
+
+def expected_rows(history: History) -> frozenset:
+    """The numbered rows a correct round trip returns."""
+    return frozenset(
+        (i, r.key.hex(), None if r.value is None else r.value.hex(), r.seq, r.create_ts, r.expire_ts)
+        for i, r in enumerate(rows_of(history))
+    )
+
+
+def laws(history: History, obs: Observation) -> Outcome:
+    """Round trip equals the rows; every damaged copy is a typed `CorruptSst`."""
+    for step, action in enumerate(history.actions):
+        got = obs.get((step, "decoded"))
+        if action.name == "encode" and got is not None:
+            rows = frozenset(t for t in got if t[0] != "meta")
+            if rows != expected_rows(history):
+                return Outcome(
+                    ok=False,
+                    message=f"round trip at step {step} returned {sorted(rows, key=repr)}",
+                    expected=expected_rows(history),
+                    actual=rows,
+                    step=step,
+                )
+        if action.name in ("corrupt", "truncate") and got is not None and got != frozenset({("CorruptSst",)}):
+            return Outcome(
+                ok=False,
+                message=f"damaged SST at step {step} decoded to {sorted(got, key=repr)}",
+                actual=got,
+                step=step,
+            )
+    return Outcome(ok=True)
+
+
+def check_laws(impl: Any, histories: Sequence[History]) -> list[Outcome]:
+    """The implementation's codec observations against the histories themselves."""
+    return [
+        laws(h, o) for h, o in zip(histories, impl.observe_ttl_codec(histories[0].time_domain, histories))
+    ]
+
+
+def events(history: History) -> list[str]:
+    found = set()
+    for a in history.actions:
+        if a.name == "encode":
+            found.add(f"format v{a.args['version']}")
+        if a.name in ("corrupt", "truncate"):
+            found.add(f"{a.name} of an encoded SST")
+    if any(a.name == "row" and a.args.get("value") is None for a in history.actions):
+        found.add("tombstone row")
+    if any(a.name == "row" and a.args["seq"] >= 2**63 for a in history.actions):
+        found.add("seq above 2^63")
+    return sorted(found)
+
+
+SUITE = Suite(
+    name="ttl_codec",
+    doc="TTL SST codec: round trip in v0 and v1, v0 read by the v1 reader, corruption always typed; "
+    "model and spark_impl codecs agree.",
+    properties=(
+        Property(
+            "round_trip_and_corruption",
+            "Rows come back equal; damaged bytes are always CorruptSst.",
+            draw_codec_history,
+            check_laws,
+            events,
+        ),
+        Property(
+            "agrees_with_model",
+            "Same bytes and same decodings as the model's codec.",
+            draw_codec_history,
+            differential(observe, "observe_ttl_codec"),
+            events,
+        ),
+    ),
+    default_impl="spark",
+    required_events=(
+        "format v0",
+        "format v1",
+        "corrupt of an encoded SST",
+        "truncate of an encoded SST",
+        "tombstone row",
+        "seq above 2^63",
+    ),
+    domains=("total",),
+)

@@ -1,0 +1,107 @@
+"""The *ttl_compaction* suite: an implementation's TTL compaction equals the model's `compact_runs`.
+
+Histories (`properties.checks.ttl.strategies.ttl.draw_compaction_history`): rows of a few
+sorted runs, then compactions `compact(now, last)` of all of them. Each
+compaction's output rows are observed: newest version per key, values expired
+at `now` (`expire_ts <= now`) turned into tombstones that keep `create_ts`,
+tombstones dropped iff the output is the last run. The Spark side checks a whole
+batch in one job (`spark_impl.ttl.compaction_observer`).
+"""
+
+from __future__ import annotations
+
+from model.ttl.lsm import compact_runs
+from model.ttl.row import Row
+from properties.checks.ttl.strategies.ttl import draw_compaction_history
+from properties.engine.errors import BadHistory
+from properties.engine.history import History
+from properties.engine.suite import Observation, Property, Suite, differential
+
+
+def runs_of(history: History) -> list[list[Row]]:
+    """The history's runs as model rows, newest run first."""
+    runs: dict[int, list[Row]] = {}
+    for step, action in enumerate(history.actions):
+        if action.name == "row":
+            a = action.args
+            value = a.get("value")
+            runs.setdefault(a["run"], []).append(
+                Row(
+                    a["key"].encode(),
+                    None if value is None else value.encode(),
+                    a["seq"],
+                    a["create"],
+                    a["expire"],
+                )
+            )
+        elif action.name != "compact":
+            raise BadHistory(f"ttl_compaction history: unknown action {action.name!r} at step {step}")
+    return [runs[k] for k in sorted(runs)]
+
+
+def as_tuples(rows) -> frozenset:
+    """Output rows as plain tuples `(key, value, seq, create_ts, expire_ts)`."""
+    return frozenset(
+        (r.key.decode(), None if r.value is None else r.value.decode(), r.seq, r.create_ts, r.expire_ts)
+        for r in rows
+    )
+
+
+def observe(history: History) -> Observation:
+    """The model's output rows of every compaction."""
+    runs = runs_of(history)
+    return {
+        (step, "output"): as_tuples(compact_runs(runs, a.args["now"], a.args["last"]))
+        for step, a in enumerate(history.actions)
+        if a.name == "compact"
+    }
+
+
+def events(history: History) -> list[str]:
+    """Hard cases: the boundary, an expired version over an older one, tombstones kept and dropped."""
+    found: set[str] = set()
+    rows = [r for run in runs_of(history) for r in run]
+    for a in history.actions:
+        if a.name != "compact":
+            continue
+        now, last = a.args["now"], a.args["last"]
+        newest: dict[bytes, Row] = {}
+        for r in rows:
+            if r.key not in newest or newest[r.key].seq < r.seq:
+                newest[r.key] = r
+        for r in newest.values():
+            older_value = any(o.key == r.key and o.seq < r.seq and o.value is not None for o in rows)
+            if r.value is not None and r.expire_ts == now:
+                found.add("value expiring exactly at now")
+            if r.value is not None and r.expire_ts <= now and older_value and not last:
+                found.add("expired value over an older version, non-last run")
+            if r.value is None and older_value:
+                found.add(
+                    "tombstone over an older version, last run"
+                    if last
+                    else "tombstone over an older version, non-last run"
+                )
+    return sorted(found)
+
+
+SUITE = Suite(
+    name="ttl_compaction",
+    doc="TTL compaction (newest per key, TTL filter, tombstone rules) equals the model's compact_runs.",
+    properties=(
+        Property(
+            name="compaction_matches_model",
+            doc="Every compaction's output rows equal the model's.",
+            draw=draw_compaction_history,
+            check=differential(observe, "observe_ttl_compaction"),
+            events=events,
+        ),
+    ),
+    default_impl="spark",
+    required_events=(
+        "value expiring exactly at now",
+        "expired value over an older version, non-last run",
+        "tombstone over an older version, non-last run",
+        "tombstone over an older version, last run",
+    ),
+    domains=("total",),
+)

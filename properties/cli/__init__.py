@@ -1,0 +1,1 @@
+"""The `frontier-harness` command: one module per verb, and the pytest plugin."""

@@ -1,0 +1,355 @@
+"""`frontier-harness`: check, verify, replay, prove, validate-checkpoint, mutate, list, bench.
+
+Exit codes: 0 all held; 1 a property failed (or a replayed counterexample still
+fails); 2 usage or bad input; 3 infrastructure (no Java, Spark died).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+from rich.console import Console
+from rich.status import Status
+
+from model.errors import ModelError
+from properties.bench import NAMES as BENCH_NAMES
+from properties.cli.arguments import domain_name, non_negative_int, positive_float
+from properties.engine import counterexample, report
+from properties.engine.config import Config, load_config
+from properties.engine.errors import HarnessError, UnsupportedImplementation
+from properties.engine.implementation import Implementation
+from properties.engine.infrastructure import InfrastructureError
+from properties.engine.junit import write_junit
+from properties.engine.profiles import PROFILES, Profile
+from properties.engine.runner import Progress, SuiteResult
+from properties.engine.suite import Suite
+
+OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit 2, never a traceback
+        raise HarnessError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="frontier-harness", description=__doc__.splitlines()[0])
+    parser.add_argument("--master", help="Spark master URL (default local[2])")
+    parser.add_argument("--remote", help="Spark Connect URL (default: $SPARK_REMOTE)")
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+
+    check = verbs.add_parser("check", help="run property suites")
+    check.add_argument("--suite", action="append", help="suite to run (repeatable; default all)")
+    check.add_argument(
+        "--domain",
+        action="append",
+        type=domain_name,
+        help="time domain to run over (repeatable; default each suite's)",
+    )
+    _run_options(check, default_profile=None)
+
+    verify = verbs.add_parser(
+        "verify", help="pre-merge gate: every suite (ci), every proof, the regression corpus"
+    )
+    _run_options(verify, default_profile="ci")
+    verify.add_argument(
+        "--corpus", type=Path, help="regression corpus of counterexample files (default: counterexamples/)"
+    )
+    verify.add_argument(
+        "--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds"
+    )
+
+    from properties.cli import prove
+
+    prove.add_parser(verbs)
+
+    from properties.cli.mutate import add_parser as add_mutate
+
+    add_mutate(verbs)
+
+    replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
+    replay.add_argument("file", type=Path)
+    replay.add_argument("--impl", help="override the implementation recorded in the file")
+    replay.add_argument(
+        "--plot", type=Path, metavar="FILE.png", help="also draw the counterexample (needs the plot extra)"
+    )
+
+    from properties.cli.validate_checkpoint import add_parser as add_validate
+
+    add_validate(verbs)
+
+    verbs.add_parser("list", help="suites and their properties")
+
+    bench = verbs.add_parser("bench", help="side-by-side throughput figures")
+    bench.add_argument("--json", type=Path, help="also write the figures as JSON")
+    bench.add_argument(
+        "--scale", type=positive_float, default=1.0, help="fraction of the issue-sized workloads"
+    )
+    bench.add_argument("--only", action="append", choices=BENCH_NAMES, help="benchmark to run (repeatable)")
+    return parser
+
+
+def _run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> None:
+    verb.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default=default_profile,
+        help="dev, ci or thorough (default: [tool.frontier-harness] profile, else dev)",
+    )
+    verb.add_argument("--seed", type=non_negative_int, default=0)
+    verb.add_argument(
+        "--max-examples",
+        type=non_negative_int,
+        help="Hypothesis examples for suites checked against the model",
+    )
+    verb.add_argument(
+        "--spark-examples",
+        type=non_negative_int,
+        help="Hypothesis examples for suites checked against an implementation",
+    )
+    verb.add_argument(
+        "--screening",
+        type=non_negative_int,
+        help="histories the screening lane checks per property and domain",
+    )
+    verb.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
+    verb.add_argument(
+        "--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)"
+    )
+    verb.add_argument("--junit", type=Path, help="write JUnit XML here")
+
+
+def _profile(args: argparse.Namespace, config: Config) -> Profile:
+    profile = config.profile(args.profile or config.get("profile"))
+    overrides = {
+        "max_examples": args.max_examples,
+        "spark_examples": args.spark_examples,
+        "screening_histories": args.screening,
+        "spark_screening_histories": args.screening,
+    }
+    return attrs.evolve(profile, seed=args.seed, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    out = report.console()
+    try:
+        args = build_parser().parse_args(argv)
+        _configure_spark(args)
+        verbs = {
+            "check": _check,
+            "verify": _verify,
+            "replay": _replay,
+            "prove": _prove,
+            "validate-checkpoint": _validate_checkpoint,
+            "list": _list,
+            "bench": _bench,
+            "mutate": _mutate,
+        }
+        return verbs[args.verb](args, out)
+    except InfrastructureError as exc:
+        out.print(f"[bold]infrastructure:[/] {exc}", markup=True, soft_wrap=True)
+        return INFRA
+    except (HarnessError, ModelError) as exc:
+        out.print(f"error: {exc}", markup=False, soft_wrap=True)
+        return USAGE
+
+
+def _configure_spark(args: argparse.Namespace) -> None:
+    if args.master or args.remote:
+        from properties.adapters.spark import configure
+
+        configure(master=args.master, remote=args.remote)
+
+
+def _check(args: argparse.Namespace, out: Console) -> int:
+    from properties.checks.registry import SUITES, get_suite
+
+    config = load_config()
+    suites = [get_suite(name) for name in (args.suite or SUITES)]
+    results, written = _run_suites(args, out, config, suites, args.domain)
+    out.print(report.results_table(results))
+    if args.junit:
+        write_junit(args.junit, results, written)
+    return OK if all(r.passed for r in results) else FAILED
+
+
+def _against(
+    args: argparse.Namespace, out: Console, suites: list[Suite]
+) -> list[tuple[Suite, str, Implementation]]:
+    """Each suite with the implementation it runs against: `--impl` for every suite, else the suite's default.
+
+    A suite named with `--suite` that cannot run against `--impl` refuses (exit 2);
+    among all suites, those that cannot are listed and not run.
+    """
+    from properties.adapters import load_implementation
+
+    loaded: dict[str, Implementation] = {}
+    runs = []
+    for suite in suites:
+        spec = args.impl or suite.default_impl
+        if spec not in loaded:
+            loaded[spec] = load_implementation(spec)
+        reason = suite.unsupported(loaded[spec], spec)
+        if reason is None:
+            runs.append((suite, spec, loaded[spec]))
+        elif getattr(args, "suite", None) or not args.impl:
+            raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {spec}")
+        else:
+            out.print(f"not run: {reason}", markup=False)
+    if not runs:
+        raise UnsupportedImplementation(f"no suite can run against --impl {args.impl}")
+    return runs
+
+
+def _run_suites(
+    args: argparse.Namespace, out: Console, config: Config, suites: list[Suite], domains: list[str] | None
+) -> tuple[list[SuiteResult], dict]:
+    """Runs `suites`, prints and writes each counterexample; returns the results and the files written."""
+    from properties.engine.runner import run_suite
+
+    profile = _profile(args, config)
+    directory = args.out or Path(config.get("out"))
+    results, written = [], {}
+    for suite, impl_name, impl in _against(args, out, suites):
+        started = time.perf_counter()
+        with out.status(f"{suite.name}: running") as status:
+            progress = _progress(suite.name, status, started)
+            result = run_suite(suite, impl, impl_name, profile, args.seed, domains, progress)
+        results.append(result)
+        failed = sum(not r.passed for r in result.results)
+        histories = sum(r.examples for r in result.results)
+        out.print(
+            f"{suite.name} against {impl_name}: {histories} histories in "
+            f"{time.perf_counter() - started:.1f}s, {failed} failed",
+            markup=False,
+        )
+        for r in result.results:
+            if r.failure is not None:
+                path = counterexample.write(r.failure, directory)
+                written[(suite.name, r.property, r.domain)] = path
+                out.print(report.counterexample_table(r.failure))
+                out.print(
+                    f"counterexample written to {path}; replay with: frontier-harness replay {path}",
+                    markup=False,
+                )
+    return results, written
+
+
+def _progress(suite: str, status: Status, started: float) -> Progress:
+    """Updates the status line with the histories checked so far and the rate."""
+    counts = {"n": 0}
+
+    def progress(label: str, n: int) -> None:
+        counts["n"] += n
+        rate = counts["n"] / max(1e-9, time.perf_counter() - started)
+        status.update(f"{suite}: {label} — {counts['n']} histories, {rate:,.0f}/s")
+
+    return progress
+
+
+def _verify(args: argparse.Namespace, out: Console) -> int:
+    """Every suite under the ci profile, every z3 obligation, every file of the regression corpus."""
+    from properties.checks.registry import SUITES
+    from properties.cli.prove import exit_code
+    from properties.cli.verify import replay_corpus, summary_table
+    from properties.solver import obligations
+    from properties.solver.encoding import FAITHFUL
+
+    config = load_config()
+    results, written = _run_suites(args, out, config, [s for s in SUITES.values() if s.name != "prove"], None)
+    proofs = obligations.prove(None, FAITHFUL, 0, args.timeout, None)
+    corpus = replay_corpus(args.corpus or Path(config.get("corpus")))
+    out.print(summary_table(results, proofs, corpus))
+    if args.junit:
+        write_junit(args.junit, results, written, proofs, corpus)
+    if not all(r.passed for r in results) or exit_code(proofs) == FAILED or any(not c.passed for c in corpus):
+        return FAILED
+    return INFRA if exit_code(proofs) == INFRA else OK
+
+
+def _prove(args: argparse.Namespace, out: Console) -> int:
+    from properties.cli.prove import run
+
+    return run(args, out)
+
+
+def _validate_checkpoint(args: argparse.Namespace, out: Console) -> int:
+    from properties.cli.validate_checkpoint import run
+
+    return run(args, out, Path(load_config().get("out")))
+
+
+def _mutate(args: argparse.Namespace, out: Console) -> int:
+    from properties.cli.mutate import run
+
+    return run(args, out)
+
+
+def _replay(args: argparse.Namespace, out: Console) -> int:
+    from properties.adapters import load_implementation
+    from properties.checks.registry import get_suite
+    from properties.engine.runner import check_batch
+
+    cx = counterexample.read(args.file)
+    suite, spec = get_suite(cx.suite), args.impl or cx.impl
+    prop, impl = suite.property(cx.property), load_implementation(spec)
+    suite.require(impl, spec)
+    impl.prepare()
+    outcome = check_batch(prop, impl, [cx.history])[0]
+    out.print(report.counterexample_table(cx, outcome))
+    if args.plot:
+        from properties.cli.plot import plot
+
+        out.print(f"drawn to {plot(cx, outcome, args.plot)}", markup=False)
+    if outcome.ok:
+        out.print("[green]holds now[/]: the counterexample no longer reproduces")
+        return OK
+    out.print(f"[red]still fails[/]: {outcome.message}", soft_wrap=True)
+    return FAILED
+
+
+def _list(args: argparse.Namespace, out: Console) -> int:
+    from rich.table import Table
+
+    from properties.checks.registry import SUITES
+
+    table = Table(title="suites")
+    for column in ("suite", "property", "runs against", "what it checks"):
+        table.add_column(column)
+    for suite in SUITES.values():
+        for prop in suite.properties:
+            table.add_row(suite.name, prop.name, suite.default_impl, prop.doc.strip().splitlines()[0])
+    out.print(table)
+    return OK
+
+
+def _bench(args: argparse.Namespace, out: Console) -> int:
+    from rich.table import Table
+
+    from properties import bench
+
+    figures = [f for module in bench.modules(args.only or bench.NAMES) for f in module.figures(args.scale)]
+    values = {f.name: f.value for f in figures}
+    table = Table(title=f"frontier-harness bench (scale {args.scale})")
+    for column in ("figure", "value", "unit", "ratio", "goal", "note"):
+        table.add_column(column)
+    rows = []
+    for f in figures:
+        ratio = values[f.baseline] and f.value / values[f.baseline] if f.baseline else None
+        ratio_text = f"{ratio:.2f}x {f.baseline}" if ratio is not None else ""
+        table.add_row(f.name, f"{f.value:,.2f}", f.unit, ratio_text, f.goal, f.note)
+        rows.append({**attrs.asdict(f), "ratio": ratio})
+    out.print(table)
+    if args.json:
+        args.json.write_text(json.dumps({"scale": args.scale, "figures": rows}, indent=1) + "\n")
+    return OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""The `mutate` verb: how many of the target's mutants the suites kill, and which survive.
+
+Exit 0 when every mutant was killed; 1 when one survived, timed out or was
+unreached; 2 on usage or bad input; 3 when an infrastructure failure left
+mutants unjudged (and nothing survived).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from properties.cli.arguments import non_negative_int
+from properties.engine.config import load_config
+from properties.engine.errors import UnknownSuite
+from properties.engine.profiles import PROFILES
+from properties.engine.suite import Suite
+from properties.mutate import output
+from properties.mutate.engine import Engine, Plan, plan_modules
+from properties.mutate.mutants import Mutant, enumerate_mutants
+from properties.mutate.probe import may_reach, probes_of
+from properties.mutate.results import INFRASTRUCTURE, SURVIVED, TIMEOUT, UNREACHED, MutationRun
+
+OK, FAILED, INFRA = 0, 1, 3
+DEFAULT_TARGET = "spark_impl"
+
+
+def add_parser(verbs: Any) -> argparse.ArgumentParser:
+    """Adds `mutate` to the CLI's subparsers."""
+    p = verbs.add_parser("mutate", help="mutation testing: which planted mistakes the suites would miss")
+    p.add_argument("--target", help="package or module to mutate (default spark_impl, or --impl's package)")
+    p.add_argument(
+        "--suite", action="append", help="suite to judge with (repeatable; name or module:ATTR; default all)"
+    )
+    p.add_argument("--impl", help="implementation under test: spark (default) or module:factory")
+    p.add_argument("--since", metavar="GIT_REF", help="mutate only lines changed since this git ref")
+    p.add_argument("--sample", type=non_negative_int, help="judge a random sample of this many mutants")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seeds the checks and --sample")
+    p.add_argument(
+        "--profile", choices=sorted(PROFILES), help="dev, ci or thorough (default: config, else dev)"
+    )
+    p.add_argument("--list", action="store_true", help="list the mutants and stop (no checks run)")
+    p.add_argument("--json", type=Path, help="write every mutant's verdict as JSON")
+    p.add_argument("--junit", type=Path, help="write JUnit XML (one testcase per mutant)")
+    return p
+
+
+def run(args: argparse.Namespace, out: Any) -> int:
+    config = load_config()
+    profile = config.profile(args.profile or config.get("profile"))
+    target = args.target or _default_target(args.impl)
+    modules, extra = plan_modules(target, args.impl)
+    mutants = select(modules, args.since, args.sample, args.seed)
+    if args.list:
+        for mutant in mutants:
+            out.print(mutant.describe(), markup=False, highlight=False)
+        out.print(f"{len(mutants)} mutants", markup=False)
+        return OK
+    named = bool(args.suite)
+    probes = [p for p in probes_of(load_suites(args.suite), args.impl, named) if may_reach(p, target)]
+    _quiet_query_context_logs()
+    plan = Plan(
+        target, tuple(modules), tuple(extra), tuple(probes), attrs.evolve(profile, seed=args.seed), args.seed
+    )
+    from properties.adapters import spark as spark_adapter
+
+    engine = Engine(plan, cancel=spark_adapter.cancel_jobs)
+    with out.status(f"mutate {target}: {len(mutants)} mutants") as status:
+        engine.progress = _progress(out, status, f"mutate {target}: ")
+        result = engine.run(mutants, spark_adapter.sessions_started, _saving(args.json, engine))
+    _print(out, result)
+    if args.json:
+        output.write_json(args.json, result, engine.suites_by_module())
+    if args.junit:
+        output.write_junit(args.junit, result)
+    return exit_code(result)
+
+
+def _progress(out: Any, status: Any, prefix: str, every: float = 30.0) -> Callable[[str], None]:
+    """The progress line: a live status on a terminal; elsewhere (CI logs) a printed line every `every` s."""
+    if out.is_terminal:
+        return lambda text: status.update(prefix + text)
+    last = [-every]
+
+    def line(text: str) -> None:
+        if time.perf_counter() - last[0] >= every:
+            last[0] = time.perf_counter()
+            out.print(prefix + text, markup=False, highlight=False, soft_wrap=True)
+
+    return line
+
+
+def _saving(path: Path | None, engine: Engine, every: float = 60.0) -> Callable[[MutationRun], None]:
+    """Writes the run so far to `path` at most every `every` seconds (a long run loses little if stopped)."""
+    last = [time.perf_counter()]
+
+    def save(run: MutationRun) -> None:
+        if path is not None and time.perf_counter() - last[0] >= every:
+            last[0] = time.perf_counter()
+            output.write_json(path, run, engine.suites_by_module())
+
+    return save
+
+
+def select(modules: list, since: str | None, sample: int | None, seed: int) -> list[Mutant]:
+    """Every mutant of `modules`, only on lines changed since `since`, then `sample` of them at random."""
+    mutants = [mutant for module in modules for mutant in enumerate_mutants(module)]
+    if since is not None:
+        from properties.mutate.since import changed_lines
+
+        changed = changed_lines(since, [m.path for m in modules])
+        paths = {m.name: m.path.resolve() for m in modules}
+        mutants = [m for m in mutants if m.line in changed.get(paths[m.module], ())]
+    if sample is not None and sample < len(mutants):
+        mutants = sorted(random.Random(seed).sample(mutants, sample))
+    return mutants
+
+
+def load_suites(names: list[str] | None) -> list[Suite]:
+    """Registered suites by name, or a user's `module:ATTR` suite; all registered ones by default."""
+    from properties.checks.registry import SUITES, get_suite
+
+    if not names:
+        return list(SUITES.values())
+    return [_user_suite(n) if ":" in n else get_suite(n) for n in names]
+
+
+def _user_suite(spec: str) -> Suite:
+    module_name, _, attribute = spec.partition(":")
+    try:
+        suite = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise UnknownSuite(
+            f"--suite {spec!r}: cannot load {attribute!r} from {module_name!r}: {exc}"
+        ) from exc
+    if not isinstance(suite, Suite):
+        raise UnknownSuite(f"--suite {spec!r}: {type(suite).__name__} is not a Suite")
+    return suite
+
+
+def _default_target(impl: str | None) -> str:
+    if impl and ":" in impl:
+        return impl.partition(":")[0].split(".")[0]
+    return DEFAULT_TARGET
+
+
+def _quiet_query_context_logs() -> None:
+    """PySpark logs every analysis error with its whole plan; under mutation they are expected."""
+    import logging
+
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:
+        return
+    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _print(out: Any, run: MutationRun) -> None:
+    out.print(output.files_table(run))
+    for status, title in ((SURVIVED, "survivors"), (TIMEOUT, "timeouts"), (UNREACHED, "unreached")):
+        lines = output.listing(run.results, status)
+        if lines:
+            out.print(f"{title} ({len(lines)}):", markup=False)
+            for line in lines:
+                out.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    out.print(output.summary(run), markup=False)
+
+
+def exit_code(run: MutationRun) -> int:
+    counts = run.counts()
+    if counts[SURVIVED] or counts[TIMEOUT] or counts[UNREACHED]:
+        return FAILED
+    return INFRA if counts[INFRASTRUCTURE] else OK

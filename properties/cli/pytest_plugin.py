@@ -1,0 +1,65 @@
+"""pytest integration: the `frontier_harness` fixture runs suites inside your test session.
+
+    def test_my_pipeline(frontier_harness):
+        frontier_harness.check("collections", impl="my_pkg.pipeline:factory")
+
+Options: `--fh-profile` (default ci), `--fh-seed`. Under `pytest -n auto` each
+xdist worker has its own lazily started Spark session; the `thorough` profile's
+example database is a directory database, which tolerates concurrent writers.
+A failure writes the counterexample file and fails the test with its table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+import pytest
+
+from properties.engine import counterexample, report
+from properties.engine.config import load_config
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("frontier-harness")
+    group.addoption("--fh-profile", default="ci", help="frontier-harness profile: dev, ci or thorough")
+    group.addoption("--fh-seed", type=int, default=0, help="frontier-harness seed")
+
+
+@attrs.define
+class Harness:
+    """Runs suites for one test; `check` fails the test on a counterexample or an unreached hard case."""
+
+    profile_name: str
+    seed: int
+    out: Path
+
+    def check(self, suite_name: str, impl: str | None = None, domains: Sequence[str] | None = None) -> None:
+        from properties.adapters import load_implementation
+        from properties.checks.registry import get_suite
+        from properties.engine.runner import run_suite
+
+        suite = get_suite(suite_name)
+        impl_name = impl or suite.default_impl
+        profile = attrs.evolve(load_config().profile(self.profile_name), seed=self.seed)
+        result = run_suite(suite, load_implementation(impl_name), impl_name, profile, self.seed, domains)
+        failures = [r.failure for r in result.results if r.failure is not None]
+        if failures:
+            path = counterexample.write(failures[0], self.out)
+            console = report.console()
+            with console.capture() as captured:
+                console.print(report.counterexample_table(failures[0]))
+            pytest.fail(f"{captured.get()}\ncounterexample: {path}", pytrace=False)
+        if result.missing_events:
+            pytest.fail(
+                f"{suite_name}: the generator never reached {list(result.missing_events)}", pytrace=False
+            )
+
+
+@pytest.fixture
+def frontier_harness(request: pytest.FixtureRequest) -> Harness:
+    config = request.config
+    return Harness(
+        config.getoption("--fh-profile"), config.getoption("--fh-seed"), Path(load_config().get("out"))
+    )

@@ -1,0 +1,79 @@
+"""`frontier-harness verify`: the regression corpus and the one summary table.
+
+A counterexample file committed to the corpus (default `counterexamples/` in the
+user's repository) stays a regression test forever, the way Hypothesis's
+`@example` does: `verify` replays it against the implementation it names and
+fails while it still reproduces, or when it can no longer be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+from rich.table import Table
+
+from properties.engine import counterexample
+from properties.engine.errors import HarnessError
+from properties.engine.runner import SuiteResult
+
+
+@attrs.frozen
+class CorpusResult:
+    """One corpus file: whether it now holds, and why not."""
+
+    path: Path
+    passed: bool
+    message: str
+
+
+def replay_corpus(directory: Path) -> list[CorpusResult]:
+    """Replays every `*.itf.json` under `directory` (none if it does not exist)."""
+    return [_replay(path) for path in sorted(Path(directory).glob("**/*.itf.json"))]
+
+
+def _replay(path: Path) -> CorpusResult:
+    from properties.adapters import load_implementation
+    from properties.checks.registry import get_suite
+    from properties.engine.runner import check_batch
+
+    try:
+        cx = counterexample.read(path)
+        suite, impl = get_suite(cx.suite), load_implementation(cx.impl)
+        suite.require(impl, cx.impl)
+        impl.prepare()
+        outcome = check_batch(suite.property(cx.property), impl, [cx.history])[0]
+    except HarnessError as exc:
+        return CorpusResult(path, False, f"unreadable: {exc}")
+    return CorpusResult(path, outcome.ok, "holds" if outcome.ok else f"still fails: {outcome.message}")
+
+
+def summary_table(results: Sequence[SuiteResult], proofs: Sequence, corpus: Sequence[CorpusResult]) -> Table:
+    """Suites, proofs and corpus files, one line each group member, one verdict column."""
+    table = Table(title="frontier-harness verify")
+    for column in ("kind", "name", "detail", "verdict"):
+        table.add_column(column)
+    for suite in results:
+        failed = [f"{r.property}[{r.domain}]" for r in suite.results if not r.passed]
+        histories = sum(r.examples for r in suite.results)
+        detail = f"{histories} histories" + (f"; failed: {', '.join(failed)}" if failed else "")
+        if suite.missing_events:
+            detail += f"; never reached: {', '.join(suite.missing_events)}"
+        table.add_row("suite", suite.suite, detail, _verdict(suite.passed))
+    for proof in proofs:
+        table.add_row(
+            "proof",
+            proof.obligation.name,
+            f"{len(proof.verdicts)} cases, {proof.seconds:.2f}s",
+            _verdict(proof.status == "proved", proof.status.upper()),
+        )
+    for item in corpus:
+        table.add_row("corpus", item.path.name, item.message, _verdict(item.passed))
+    if not corpus:
+        table.add_row("corpus", "(empty)", "no counterexample files to replay", _verdict(True))
+    return table
+
+
+def _verdict(passed: bool, text: str = "") -> str:
+    return f"[green]{text or 'passed'}[/]" if passed else f"[red]{text or 'FAILED'}[/]"

@@ -1,0 +1,195 @@
+"""Counterexamples as ITF JSON traces (the Informal Trace Format of Apalache and Quint).
+
+One state per action (`step`, `action`, `args`); the trace's `#meta` names the
+suite, property, domain, implementation, seed and lane, and records what the
+model and the implementation said and the first divergent step. `itf-py` reads
+and writes the values. Files are named by content, so the same failure found
+twice writes the same file.
+
+An argument that is None is omitted from its record (ITF has no null).
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import attrs
+from itf_py import State, Trace, trace_from_json, trace_to_json
+
+from properties.engine.errors import BadHistory, CounterexampleFormatError
+from properties.engine.history import History
+
+FORMAT = "frontier-harness/counterexample"
+FORMAT_VERSION = 1
+REQUIRED_META = ("suite", "property", "domain", "impl")
+
+
+@attrs.frozen
+class Counterexample:
+    """A failing history and what each side said about it."""
+
+    suite: str
+    property: str
+    history: History
+    impl: str
+    message: str = ""
+    step: int | None = None
+    seed: int | None = None
+    lane: str = "shrinking"
+    model_said: Any = None
+    impl_said: Any = None
+
+    @builtins.property  # `property` is a field here
+    def domain(self) -> str:
+        return self.history.domain
+
+
+def render_observation(observation: Any) -> Any:
+    """An observation as JSON-able text: `{"step label": [rows...]}`, rows sorted (idempotent)."""
+    if not isinstance(observation, dict):
+        return None if observation is None else repr(observation)
+    if all(isinstance(key, str) for key in observation):
+        return observation
+    return {f"{step} {label}": sorted(map(repr, rows)) for (step, label), rows in sorted(observation.items())}
+
+
+def to_itf(cx: Counterexample) -> dict:
+    """The counterexample as an ITF trace (a JSON-able dict)."""
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "description": f"{cx.suite}.{cx.property} fails on {cx.domain}: {cx.message}",
+        "suite": cx.suite,
+        "property": cx.property,
+        "domain": cx.domain,
+        "impl": cx.impl,
+        "seed": cx.seed,
+        "lane": cx.lane,
+        "message": cx.message,
+        "divergence_step": cx.step,
+        "model": render_observation(cx.model_said),
+        "implementation": render_observation(cx.impl_said),
+    }
+    states = [
+        State(
+            meta={"index": i},
+            values={
+                "step": i,
+                "action": record["action"],
+                "args": SimpleNamespace(**_without_none(record["args"])),
+            },
+        )
+        for i, record in enumerate(cx.history.to_json())
+    ]
+    return trace_to_json(
+        Trace(meta=meta, params=[], vars=["step", "action", "args"], states=states, loop=None)
+    )
+
+
+def _without_none(args: dict) -> dict:
+    return {k: v for k, v in args.items() if v is not None}
+
+
+def file_name(cx: Counterexample) -> str:
+    """`suite-property-domain-<content hash>.itf.json`."""
+    digest = hashlib.sha256(json.dumps(cx.history.to_json(), sort_keys=True).encode()).hexdigest()[:10]
+    domain = "".join(ch if ch.isalnum() else "_" for ch in cx.domain).strip("_")
+    return f"{cx.suite}-{cx.property}-{domain}-{digest}.itf.json"
+
+
+def write(cx: Counterexample, directory: Path) -> Path:
+    """Writes the trace under `directory`; returns its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / file_name(cx)
+    path.write_text(json.dumps(to_itf(cx), indent=1) + "\n")
+    return path
+
+
+def read(path: Path) -> Counterexample:
+    """Reads a trace back; a `CounterexampleFormatError` naming the file and the field."""
+    try:
+        raw = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CounterexampleFormatError(path, "(file)", f"cannot read: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise CounterexampleFormatError(path, "(file)", f"not JSON: {exc}") from exc
+    return from_itf(raw, path)
+
+
+def from_itf(raw: Any, path: Any = "<trace>") -> Counterexample:
+    """Inverse of `to_itf`, validating every field it uses."""
+    meta = _meta(raw, path)
+    try:
+        trace = trace_from_json(raw)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CounterexampleFormatError(path, "states", f"not an ITF trace: {exc}") from exc
+    records = [_record(state, i, path) for i, state in enumerate(trace.states)]
+    try:
+        history = History.from_json(meta["domain"], records)
+    except (BadHistory, ValueError) as exc:
+        raise CounterexampleFormatError(path, "states", str(exc)) from exc
+    step = meta.get("divergence_step")
+    return Counterexample(
+        suite=meta["suite"],
+        property=meta["property"],
+        history=history,
+        impl=meta["impl"],
+        message=str(meta.get("message", "")),
+        step=step if isinstance(step, int) else None,
+        seed=meta.get("seed") if isinstance(meta.get("seed"), int) else None,
+        lane=str(meta.get("lane", "")),
+        model_said=meta.get("model"),
+        impl_said=meta.get("implementation"),
+    )
+
+
+def _meta(raw: Any, path: Any) -> dict:
+    if not isinstance(raw, dict):
+        raise CounterexampleFormatError(path, "(root)", "expected a JSON object")
+    meta = raw.get("#meta")
+    if not isinstance(meta, dict):
+        raise CounterexampleFormatError(path, "#meta", "missing or not an object")
+    if meta.get("format") != FORMAT:
+        raise CounterexampleFormatError(
+            path, "#meta.format", f"expected {FORMAT!r}, got {meta.get('format')!r}"
+        )
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise CounterexampleFormatError(
+            path,
+            "#meta.format_version",
+            f"unsupported version {meta.get('format_version')!r} (this reader knows {FORMAT_VERSION})",
+        )
+    for field in REQUIRED_META:
+        if not isinstance(meta.get(field), str):
+            raise CounterexampleFormatError(
+                path, f"#meta.{field}", f"missing or not a string: {meta.get(field)!r}"
+            )
+    if not isinstance(raw.get("states"), list):
+        raise CounterexampleFormatError(path, "states", "missing or not a list")
+    return meta
+
+
+def _record(state: State, index: int, path: Any) -> dict:
+    action, args = state.values.get("action"), state.values.get("args", {})
+    if not isinstance(action, str):
+        raise CounterexampleFormatError(path, f"states[{index}].action", f"expected a string, got {action!r}")
+    thawed = _thaw(args)
+    if not isinstance(thawed, dict):
+        raise CounterexampleFormatError(path, f"states[{index}].args", f"expected a record, got {args!r}")
+    return {"action": action, "args": thawed}
+
+
+def _thaw(value: Any) -> Any:
+    """itf-py's immutable values back to plain dicts and lists."""
+    if hasattr(value, "_asdict"):
+        return {k: _thaw(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, frozenset)):
+        return [_thaw(v) for v in value]
+    return value

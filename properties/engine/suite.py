@@ -1,0 +1,273 @@
+"""Suites and properties: plain functions over an implementation, checked in batches.
+
+A `Property` draws one history from a `Source` and checks a *batch* of them
+against an implementation, returning one `Outcome` per history. A
+`differential` property compares an implementation's observations with the
+model's; a law checks the implementation's own algebra. A `Suite` groups
+properties, names the domains they run over, and lists the hard cases its
+generator must reach (counted from `Property.events`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from model.domains import DOMAIN_NAMES
+from model.errors import ModelError
+from properties.engine.errors import UnknownSuite, UnsupportedImplementation
+from properties.engine.history import History
+from properties.engine.implementation import Implementation, Observation
+from properties.engine.source import Source
+
+Check = Callable[[Implementation, Sequence[History]], list["Outcome"]]
+
+
+@attrs.frozen
+class Outcome:
+    """The verdict on one history; `step` is the first action where the two sides diverge.
+
+    `rejected` marks a history the model rejected as bad input. A generated
+    history is valid by construction, so that is a failure (the generator and
+    the model disagree) unless the property draws bad input on purpose; then it
+    holds when the implementation rejected it with an error of the same kind.
+    """
+
+    ok: bool
+    message: str = ""
+    expected: Any = None
+    actual: Any = None
+    step: int | None = None
+    rejected: bool = False
+
+    @classmethod
+    def model_rejected(cls, error: ModelError) -> Outcome:
+        """A generated history the model rejects: the generator and the model disagree (a failure).
+
+        >>> from model.errors import InvalidTime
+        >>> Outcome.model_rejected(InvalidTime("total", -1, "negative")).ok
+        False
+        """
+        return cls(
+            ok=False,
+            rejected=True,
+            message=f"generator/model disagreement: the model rejected a generated history: {error}",
+            expected=_refusal(error),
+        )
+
+    @classmethod
+    def implementation_rejected(cls, error: ModelError) -> Outcome:
+        """The implementation refused a generated (valid) history with a typed error: a failure."""
+        return cls(
+            ok=False,
+            message=f"the implementation rejected a generated history: {error}",
+            actual=_refusal(error),
+            step=0,
+        )
+
+    @classmethod
+    def both_rejected(cls, model_error: ModelError, answer: Any) -> Outcome:
+        """Bad input drawn on purpose: holds iff the implementation rejected it with the same kind of error.
+
+        >>> from model.errors import InvalidTime
+        >>> bad = InvalidTime("total", -1, "negative")
+        >>> Outcome.both_rejected(bad, bad).ok
+        True
+        """
+        expected = _refusal(model_error)
+        actual = _refusal(answer) if isinstance(answer, ModelError) else answer
+        if expected == actual:
+            return cls(ok=True, rejected=True, message=f"both rejected it: {model_error}")
+        return cls(
+            ok=False,
+            rejected=True,
+            expected=expected,
+            actual=actual,
+            step=0,
+            message=f"the model rejected the history with {type(model_error).__name__} ({model_error}); "
+            f"the implementation {_answered(answer)}",
+        )
+
+
+def _answered(answer: Any) -> str:
+    return f"rejected it with {type(answer).__name__}" if isinstance(answer, ModelError) else "accepted it"
+
+
+def _refusal(error: ModelError) -> Observation:
+    """An error as an observation (so a counterexample shows it): its kind at the history's start."""
+    return {(0, "rejected"): frozenset({(type(error).__name__,)})}
+
+
+@attrs.frozen
+class Property:
+    """One property: how to draw a history, how to check a batch, which hard cases it hit."""
+
+    name: str
+    doc: str
+    draw: Callable[[Source, str], History]
+    check: Check
+    events: Callable[[History], Iterable[str]] = lambda history: ()
+    # The profiles it runs in; empty means every profile (a property too slow for ci names thorough).
+    profiles: tuple[str, ...] = ()
+
+    def runs_in(self, profile_name: str) -> bool:
+        return not self.profiles or profile_name in self.profiles
+
+
+@attrs.frozen
+class Suite:
+    """Properties run over `domains` against an implementation (`default_impl` unless told).
+
+    `calls` names the implementation methods the properties call (by default the
+    suite's observer, `observe_<name>`); a suite with `calls=()` checks the
+    model's own laws and runs against the model only.
+    """
+
+    name: str
+    doc: str
+    properties: tuple[Property, ...]
+    default_impl: str
+    required_events: tuple[str, ...] = ()
+    domains: tuple[str, ...] = DOMAIN_NAMES
+    event_domains: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    # Against an implementation other than the model, example counts are divided by this
+    # (a suite whose every history costs several Spark jobs sets it > 1).
+    spark_cost: float = 1.0
+    calls: tuple[str, ...] = attrs.field()
+
+    @calls.default
+    def _observer(self) -> tuple[str, ...]:
+        return (f"observe_{self.name}",)
+
+    def required_in(self, domains: Sequence[str]) -> tuple[str, ...]:
+        """The hard cases a run over `domains` must reach (some exist only in some domains)."""
+        return tuple(
+            e for e in self.required_events if set(self.event_domains.get(e, domains)) & set(domains)
+        )
+
+    def property(self, name: str) -> Property:
+        """The property called `name`; a typed error listing the suite's properties."""
+        for prop in self.properties:
+            if prop.name == name:
+                return prop
+        raise UnknownSuite(
+            f"suite {self.name!r} has no property {name!r}: {[p.name for p in self.properties]}"
+        )
+
+    def unsupported(self, impl: Implementation, impl_name: str) -> str | None:
+        """Why this suite cannot run against `impl`, or None when it can.
+
+        >>> from properties.engine.implementation import Implementation
+        >>> class Empty(Implementation):
+        ...     name = "empty"
+        >>> Suite("s", "", (), "spark").unsupported(Empty(), "pkg:empty")
+        "suite 's' calls observe_s, which 'pkg:empty' lacks"
+        """
+        if not self.calls:
+            return None if impl.name == "model" else f"suite {self.name!r} checks the model's own laws only"
+        missing = [m for m in self.calls if not callable(getattr(impl, m, None))]
+        if missing:
+            return f"suite {self.name!r} calls {', '.join(missing)}, which {impl_name!r} lacks"
+        return None
+
+    def require(self, impl: Implementation, impl_name: str) -> None:
+        """Raises `UnsupportedImplementation` (exit 2) when this suite cannot run against `impl`."""
+        reason = self.unsupported(impl, impl_name)
+        if reason is not None:
+            raise UnsupportedImplementation(reason)
+
+
+def compare(expected: Observation, actual: Observation) -> Outcome:
+    """Equal observations hold; otherwise the earliest differing `(step, label)` is the divergence.
+
+    >>> compare({(0, "read"): {1}}, {(0, "read"): {2}}).step
+    0
+    """
+    if expected == actual:
+        return Outcome(ok=True)
+    differing = sorted(k for k in set(expected) | set(actual) if expected.get(k) != actual.get(k))
+    step, label = differing[0]
+    return Outcome(
+        ok=False,
+        message=f"{label} at step {step}: model {_show(expected.get(step_label := (step, label)))} "
+        f"!= implementation {_show(actual.get(step_label))}",
+        expected=expected,
+        actual=actual,
+        step=step,
+    )
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(nothing)"
+    return "{" + ", ".join(sorted(map(repr, value))) + "}"
+
+
+def differential(
+    model_observe: Callable[[History], Observation], impl_method: str, draws_invalid: bool = False
+) -> Check:
+    """A batched check: the implementation's `impl_method(domain, histories)` against the model.
+
+    A history the model rejects fails as a generator/model disagreement, unless
+    the property `draws_invalid` on purpose: then the implementation must reject
+    it with an error of the same kind.
+    """
+
+    def check(impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
+        expected = [model_or_error(model_observe, h) for h in histories]
+        valid = [h for h, e in zip(histories, expected) if not isinstance(e, ModelError)]
+        observed = iter(_observe_by_domain(impl, impl_method, valid))
+        invalid = [h for h, e in zip(histories, expected) if isinstance(e, ModelError)]
+        refused = iter(observe_or_reject(impl, impl_method, invalid) if draws_invalid and invalid else [])
+        return [
+            compare(e, next(observed))
+            if not isinstance(e, ModelError)
+            else Outcome.both_rejected(e, next(refused))
+            if draws_invalid
+            else Outcome.model_rejected(e)
+            for e in expected
+        ]
+
+    return check
+
+
+def model_or_error(model_observe: Callable[[History], Observation], history: History) -> Any:
+    """The model's observation of `history`, or the `ModelError` it rejected it with."""
+    try:
+        return model_observe(history)
+    except ModelError as error:
+        return error
+
+
+def observe_or_reject(
+    impl: Implementation, method: str, histories: Sequence[History]
+) -> Sequence[Observation | ModelError]:
+    """The implementation's observation of each history, or the `ModelError` it rejected it with.
+
+    One batched call; only when the batch is rejected, one call per history to find which.
+    """
+    try:
+        return _observe_by_domain(impl, method, histories)
+    except ModelError:
+        pass
+    out: list[Observation | ModelError] = []
+    for h in histories:
+        try:
+            out.append(_observe_by_domain(impl, method, [h])[0])
+        except ModelError as error:
+            out.append(error)
+    return out
+
+
+def _observe_by_domain(impl: Implementation, method: str, histories: Sequence[History]) -> list[Observation]:
+    """One implementation call per domain present in the batch, results in batch order."""
+    results: dict[int, Observation] = {}
+    by_domain: dict[str, list[int]] = {}
+    for i, h in enumerate(histories):
+        by_domain.setdefault(h.domain, []).append(i)
+    for indices in by_domain.values():
+        batch = [histories[i] for i in indices]
+        results.update(zip(indices, getattr(impl, method)(batch[0].time_domain, batch)))
+    return [results[i] for i in range(len(histories))]
