@@ -6,7 +6,7 @@ The empty antichain is the closed frontier: nothing is beyond it. Frontiers are
 ordered `F <= G` iff every element of `G` is beyond `F`, so the empty antichain
 is the top.
 
->>> from model.domains import Total
+>>> from frontier_harness.model.domains import Total
 >>> f = Antichain.of(Total(), [3])
 >>> f.less_equal(3), f.less_equal(2), Antichain.of(Total(), []).less_equal(99)
 (True, False, False)
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
-from model.domains import Domain, Time
-from model.errors import NotAnAntichain
+from frontier_harness.model.domains import Domain, Time
+from frontier_harness.model.errors import NotAnAntichain
 
 
 @attrs.define(eq=False)
@@ -33,7 +33,7 @@ class Antichain:
     def of(cls, domain: Domain, times: Iterable[Time]) -> Antichain:
         """The minimal elements of `times` (dominated ones are dropped).
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Antichain.of(Total(), [5, 3, 7])
         {3}
         """
@@ -46,11 +46,11 @@ class Antichain:
     def checked(cls, domain: Domain, times: Iterable[Time]) -> Antichain:
         """`times` as given, validated: a typed error if two are comparable.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Antichain.checked(Total(), [3, 5])
         Traceback (most recent call last):
         ...
-        model.errors.NotAnAntichain: not an antichain: [3, 5] has 3 <= 5
+        frontier_harness.model.errors.NotAnAntichain: not an antichain: [3, 5] has 3 <= 5
         """
         times = [domain.validate(t) for t in times]
         for i, a in enumerate(times):
@@ -69,7 +69,7 @@ class Antichain:
 
         Returns whether the antichain changed.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> f = Antichain.of(Total(), [5])
         >>> f.insert(7), f.insert(3), f
         (False, True, {3})
@@ -87,7 +87,7 @@ class Antichain:
     def less_than(self, time: Time) -> bool:
         """Whether some element is strictly less than `time`.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Antichain.of(Total(), [3]).less_than(3)
         False
         """
@@ -96,7 +96,7 @@ class Antichain:
     def le(self, other: Antichain) -> bool:
         """Frontier order: every element of `other` is beyond `self`.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Antichain.of(Total(), [3]).le(Antichain.of(Total(), []))
         True
         """
@@ -105,7 +105,7 @@ class Antichain:
     def meet(self, other: Antichain) -> Antichain:
         """The earlier of two frontiers (greatest lower bound): minimal elements of the union.
 
-        >>> from model.domains import Product, Total
+        >>> from frontier_harness.model.domains import Product, Total
         >>> d = Product(Total(), Total())
         >>> sorted(Antichain.of(d, [(0, 2)]).meet(Antichain.of(d, [(1, 0), (0, 3)])))
         [(0, 2), (1, 0)]
@@ -117,7 +117,7 @@ class Antichain:
 
         Pairs without an upper bound (disjoint Partitioned intervals) contribute nothing.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Antichain.of(Total(), [3]).join(Antichain.of(Total(), [5]))
         {5}
         """
@@ -156,7 +156,7 @@ def advance_by(time: Time, frontier: Antichain) -> Time:
     frontier, or one with no element `time` can join (disjoint Partitioned
     intervals), leaves `time` unchanged.
 
-    >>> from model.domains import Product, Total
+    >>> from frontier_harness.model.domains import Product, Total
     >>> d = Product(Total(), Total())
     >>> advance_by((0, 0), Antichain.of(d, [(2, 1), (1, 2)]))
     (1, 1)
@@ -179,7 +179,7 @@ class MutableAntichain:
     Choice (timely's): a count may go negative; such a time is not in the frontier and hides nothing.
     Zero counts are removed, so state stays compact under `+1/-1` churn.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> m = MutableAntichain(Total())
     >>> m.update_iter([(3, 1), (5, 1)])
     [(3, 1)]

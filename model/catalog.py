@@ -11,7 +11,7 @@ runs, and how far the other sources got), `upper_at` says how far each object is
 complete at a wall-clock time and `output_updates` what it contains.
 Expiration (model/expiration.py) bounds these uppers; it never computes them.
 
->>> from model.plan import Get
+>>> from frontier_harness.model.plan import Get
 >>> c = Catalog().add(Table("t")).add(Source.create("c", "cdc"))
 >>> c.add(View("v", Get("t"))).timeline_of("v")
 EpochMilliseconds()
@@ -23,10 +23,10 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from model.antichain import Antichain
-from model.collection import Update
-from model.domains import Total
-from model.errors import (
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import (
     DuplicateObject,
     InvalidDependency,
     InvalidRefresh,
@@ -35,9 +35,9 @@ from model.errors import (
     UnknownObject,
     UpperRegression,
 )
-from model.plan import evaluate, plan_inputs
-from model.timeline import EpochMilliseconds, Timeline
-from model.timeline_rules import SOURCE_KINDS, is_epoch, single_timeline, source_timeline
+from frontier_harness.model.plan import evaluate, plan_inputs
+from frontier_harness.model.timeline import EpochMilliseconds, Timeline
+from frontier_harness.model.timeline_rules import SOURCE_KINDS, is_epoch, single_timeline, source_timeline
 
 TIME = Total()
 
@@ -167,7 +167,7 @@ class Constant:
 class View:
     """A named plan, inlined into every dataflow that reads it; `inputs` are the plan's.
 
-    >>> from model.plan import Get, Union
+    >>> from frontier_harness.model.plan import Get, Union
     >>> View("v", Union((Get("b"), Get("a")))).inputs
     ('a', 'b')
     """
@@ -184,7 +184,7 @@ class View:
 class MaterializedView:
     """A plan maintained by its own dataflow; `refresh` clauses (empty: refresh on every change).
 
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.plan import Get
     >>> MaterializedView("m", Get("t"), [RefreshAt(5)]).refresh
     (RefreshAt(at=5),)
     """
@@ -218,7 +218,7 @@ class Index:
 class Subscribe:
     """A subscribe to a plan, stopping at `up_to` (its `until`) when given.
 
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.plan import Get
     >>> upper_at(Catalog().add(Table("t")).add(Subscribe("s", Get("t"), up_to=4)), Feed(), "s", 9)
     {4}
     """
@@ -236,7 +236,7 @@ class Subscribe:
 class Select:
     """A one-shot select: reads a single time, never expires.
 
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.plan import Get
     >>> Select("q", Get("t")).inputs
     ('t',)
     """
@@ -281,7 +281,7 @@ class Catalog:
         >>> Catalog().add(Table("t")).get("x")
         Traceback (most recent call last):
         ...
-        model.errors.UnknownObject: unknown catalog object 'x'; known: ['t']
+        frontier_harness.model.errors.UnknownObject: unknown catalog object 'x'; known: ['t']
         """
         for obj in self.objects:
             if obj.name == name:
@@ -291,12 +291,12 @@ class Catalog:
     def add(self, obj: CatalogObject) -> Catalog:
         """The catalog with `obj` added, after checking its name, inputs and timeline.
 
-        >>> from model.plan import Get, Join
+        >>> from frontier_harness.model.plan import Get, Join
         >>> c = Catalog().add(Table("t")).add(Source.create("s", "kafka", consistency_topic=("b", "x")))
         >>> c.add(View("v", Join(Get("t"), Get("s"), ())))
         Traceback (most recent call last):
         ...
-        model.errors.TimelineError: multiple timelines within one dataflow are not supported: 'v' depends on 's' (Counter(broker='b', topic='x')), 't' (EpochMilliseconds())
+        frontier_harness.model.errors.TimelineError: multiple timelines within one dataflow are not supported: 'v' depends on 's' (Counter(broker='b', topic='x')), 't' (EpochMilliseconds())
         """
         if obj.name in {o.name for o in self.objects}:
             raise DuplicateObject(obj.name)
@@ -311,7 +311,7 @@ class Catalog:
     def transitive_inputs(self, name: str) -> tuple[str, ...]:
         """Every object `name` reads, directly or not (sorted, `name` excluded).
 
-        >>> from model.plan import Get
+        >>> from frontier_harness.model.plan import Get
         >>> Catalog().add(Table("t")).add(View("v", Get("t"))).add(Index("i", "v")).transitive_inputs("i")
         ('t', 'v')
         """
@@ -372,7 +372,7 @@ class Feed:
     >>> Feed(ticks={"g": ((0, 5), (1, 3))})
     Traceback (most recent call last):
     ...
-    model.errors.UpperRegression: upper may not go back: ('g', 1, 3) is not >= current ('g', 0, 5)
+    frontier_harness.model.errors.UpperRegression: upper may not go back: ('g', 1, 3) is not >= current ('g', 0, 5)
     """
 
     updates: Mapping[str, tuple] = attrs.field(factory=dict)
@@ -434,7 +434,7 @@ def check_feed(catalog: Catalog, feed: Feed) -> None:
     >>> check_feed(Catalog().add(Source.create("g", "load_generator")), Feed(skews={"g": ((0, 1),)}))
     Traceback (most recent call last):
     ...
-    model.errors.InvalidSkew: invalid skew ((0, 1),) for 'g': it does not follow the wall clock
+    frontier_harness.model.errors.InvalidSkew: invalid skew ((0, 1),) for 'g': it does not follow the wall clock
     """
     for name, points in feed.skews.items():
         if not follows_wall_clock(catalog.get(name)):
@@ -447,7 +447,7 @@ def upper_at(catalog: Catalog, feed: Feed, name: str, wall: int) -> Antichain:
     An MV with a refresh schedule jumps to its next refresh (closed after the
     last); a subscribe stops at `UP TO`.
 
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.plan import Get
     >>> c = Catalog().add(Table("t")).add(MaterializedView("m", Get("t"), (RefreshEvery(10, 0),)))
     >>> upper_at(c, Feed(), "m", 3), upper_at(c, Feed(), "m", 10), upper_at(c, Feed(), "m", 11)
     ({10}, {10}, {20})
@@ -473,7 +473,7 @@ def output_updates(catalog: Catalog, feed: Feed, name: str, until: int | None = 
     schedule shows each update at the next refresh at or after its time, and never
     when there is none.
 
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.plan import Get
     >>> c = Catalog().add(Table("t")).add(MaterializedView("m", Get("t"), (RefreshEvery(10, 0),)))
     >>> output_updates(c, Feed({"t": (Update((1,), 3, 1),)}), "m")
     [Update(data=(1,), time=10, diff=1)]

@@ -4,7 +4,7 @@ A collection is a multiset of updates. Its contents *at* time `t` are the sums
 of diffs of updates with `time <= t`. Every comparison in frontier-harness is
 made after `consolidate`, never on row order.
 
->>> from model.domains import Total
+>>> from frontier_harness.model.domains import Total
 >>> ups = [Update("a", 1, 1), Update("b", 2, 1), Update("a", 3, -1)]
 >>> at(Total(), ups, 2), at(Total(), ups, 3)
 ({'a': 1, 'b': 1}, {'b': 1})
@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
-from model.antichain import Antichain, advance_by
-from model.domains import Domain, Time
+from frontier_harness.model.antichain import Antichain, advance_by
+from frontier_harness.model.domains import Domain, Time
 
 
 @attrs.frozen
@@ -34,7 +34,7 @@ class Update:
 def consolidate(domain: Domain, updates: Iterable[Update]) -> list[Update]:
     """Merges equal `(data, time)` pairs and drops zero diffs, in a canonical order.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> consolidate(Total(), [Update("a", 1, 2), Update("a", 1, -2), Update("b", 0, 1)])
     [Update(data='b', time=0, diff=1)]
     """
@@ -62,7 +62,7 @@ def advance_collection(domain: Domain, updates: Iterable[Update], since: Anticha
 
     Contents at every time beyond `since` are unchanged.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> advance_collection(Total(), [Update("a", 1, 1), Update("a", 2, -1)], Antichain.of(Total(), [3]))
     []
     """

@@ -26,8 +26,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from model.errors import InvalidTime, UnknownDomain
-from model.partitioned_time import PARTITION_MAX, PartitionedTime
+from frontier_harness.model.errors import InvalidTime, UnknownDomain
+from frontier_harness.model.partitioned_time import PARTITION_MAX, PartitionedTime
 
 Time = Any
 
@@ -64,7 +64,7 @@ class Total:
     >>> Total().validate(-1)
     Traceback (most recent call last):
     ...
-    model.errors.InvalidTime: invalid total time -1: expected a non-negative integer
+    frontier_harness.model.errors.InvalidTime: invalid total time -1: expected a non-negative integer
     """
 
     name = "total"

@@ -3,7 +3,7 @@
 >>> raise InvalidTime("total", -1, "expected a non-negative integer")
 Traceback (most recent call last):
 ...
-model.errors.InvalidTime: invalid total time -1: expected a non-negative integer
+frontier_harness.model.errors.InvalidTime: invalid total time -1: expected a non-negative integer
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class InvalidTime(ModelError):
 
 
 class UnknownDomain(ModelError):
-    """A domain name that `model.domains.parse_domain` does not know."""
+    """A domain name that `frontier_harness.model.domains.parse_domain` does not know."""
 
     def __init__(self, name: object):
         self.name = name

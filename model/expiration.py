@@ -27,8 +27,8 @@ can replace one rule:
 2. catalog walking (`time_dependence`, `render`), per object kind;
 3. the replica (`Replica`, `serve`), reading the world from model/catalog.py.
 
->>> from model.catalog import Catalog, Table, MaterializedView
->>> from model.plan import Get
+>>> from frontier_harness.model.catalog import Catalog, Table, MaterializedView
+>>> from frontier_harness.model.plan import Get
 >>> c = Catalog().add(Table("t")).add(MaterializedView("m", Get("t")))
 >>> render(c, "m", replica_expiration(100, 21))
 Dataflow(name='m', until=122, expiration=122)
@@ -44,8 +44,8 @@ from typing import Any
 
 import attrs
 
-from model.antichain import Antichain
-from model.catalog import (
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.catalog import (
     Catalog,
     Feed,
     Index,
@@ -60,10 +60,10 @@ from model.catalog import (
     output_updates,
     upper_at,
 )
-from model.collection import at
-from model.domains import Total
-from model.errors import DataflowExpired, InvalidReplica, ReplicaExpired, ReplicaNotRunning
-from model.timeline_rules import is_epoch
+from frontier_harness.model.collection import at
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import DataflowExpired, InvalidReplica, ReplicaExpired, ReplicaNotRunning
+from frontier_harness.model.timeline_rules import is_epoch
 
 TIME = Total()
 EXPIRING = (MaterializedView, Index, Subscribe)
@@ -146,7 +146,7 @@ def round_up_to_refresh(schedule: tuple[RefreshEvery | RefreshAt, ...], bound: i
 
     An empty schedule (refresh on every change) leaves the bound unchanged.
 
-    >>> from model.catalog import RefreshAt, RefreshEvery
+    >>> from frontier_harness.model.catalog import RefreshAt, RefreshEvery
     >>> round_up_to_refresh((RefreshEvery(10, 0),), 11), round_up_to_refresh((RefreshAt(5),), 11)
     (20, None)
     """
@@ -227,7 +227,7 @@ def leaf_bound(obj, wall: int, seen: Seen | None = None) -> int | None:
     A table's or epoch source's upper when the replica rendered (`seen`; without it:
     at the wall clock) is carried to `wall`, and the seed's branch keeps it when it runs ahead.
 
-    >>> from model.catalog import Constant
+    >>> from frontier_harness.model.catalog import Constant
     >>> leaf_bound(Table("t"), 9), leaf_bound(Table("t"), 9, Seen(4, {"t": 6})), leaf_bound(Constant("c"), 9)
     (9, 11, None)
     """
@@ -246,8 +246,8 @@ def leaf_bound(obj, wall: int, seen: Seen | None = None) -> int | None:
 def object_bound(obj, input_bounds: list[int | None]) -> int | None:
     """A derived object's bound from its inputs' bounds, per kind (the compositional step).
 
-    >>> from model.catalog import RefreshEvery
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.catalog import RefreshEvery
+    >>> from frontier_harness.model.plan import Get
     >>> object_bound(MaterializedView("m", Get("t"), (RefreshEvery(10, 0),)), [None, 11])
     20
     """
@@ -262,8 +262,8 @@ def object_bound(obj, input_bounds: list[int | None]) -> int | None:
 def time_dependence(catalog: Catalog, name: str, wall: int, seen: Seen | None = None) -> int | None:
     """How far `name`'s upper can be at wall-clock `wall`, having `seen` its inputs (`None`: no bound).
 
-    >>> from model.catalog import View
-    >>> from model.plan import Get, Union
+    >>> from frontier_harness.model.catalog import View
+    >>> from frontier_harness.model.plan import Get, Union
     >>> c = Catalog().add(Table("t")).add(Source.create("g", "load_generator"))
     >>> time_dependence(c.add(View("v", Union((Get("t"), Get("g"))))), "v", 7)
     7
@@ -277,7 +277,7 @@ def time_dependence(catalog: Catalog, name: str, wall: int, seen: Seen | None = 
 def dataflow_until(obj) -> int | None:
     """The `until` a dataflow has without expiration: a subscribe's `UP TO`, else none.
 
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.plan import Get
     >>> dataflow_until(Subscribe("s", Get("t"), up_to=5)), dataflow_until(Index("i", "t"))
     (5, None)
     """
@@ -305,8 +305,8 @@ def render(catalog: Catalog, name: str, replica_exp: int | None, seen: Seen | No
     Only MVs, indexes and subscribes expire. Without `seen` every input is taken to
     be at the wall clock.
 
-    >>> from model.catalog import Select
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.catalog import Select
+    >>> from frontier_harness.model.plan import Get
     >>> c = Catalog().add(Table("t")).add(Select("q", Get("t")))
     >>> render(c, "q", 121)
     Dataflow(name='q', until=None, expiration=None)
@@ -342,7 +342,7 @@ class Replica:
     >>> Replica(10, (0,)).expiration_at(11)
     Traceback (most recent call last):
     ...
-    model.errors.ReplicaExpired: replica started at 0 expired at 10; wall-clock time is 11
+    frontier_harness.model.errors.ReplicaExpired: replica started at 0 expired at 10; wall-clock time is 11
     """
 
     offset: int
@@ -382,7 +382,7 @@ def check_not_expired(flow: Dataflow, upper: Antichain, time: int) -> None:
     >>> check_not_expired(Dataflow("m", 12, 12), Antichain.of(TIME, [12]), 3)
     Traceback (most recent call last):
     ...
-    model.errors.DataflowExpired: dataflow 'm' expires at 12 (its upper is {12}): cannot serve a read at 3
+    frontier_harness.model.errors.DataflowExpired: dataflow 'm' expires at 12 (its upper is {12}): cannot serve a read at 3
     """
     e = flow.expiration
     if e is not None and (Antichain.of(TIME, [e]).le(upper) or time >= e):
@@ -397,8 +397,8 @@ def serve(
     The contents at `time` if `time` is complete (before the upper), `None` if not
     yet; `DataflowExpired` / `ReplicaExpired` as their rules say.
 
-    >>> from model.collection import Update
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.collection import Update
+    >>> from frontier_harness.model.plan import Get
     >>> c = Catalog().add(Table("t")).add(Index("i", "t"))
     >>> f = Feed({"t": (Update((1,), 2, 1),)})
     >>> serve(c, f, Replica(10, (0,)), "i", 5, 2), serve(c, f, Replica(10, (0,)), "i", 5, 5)
@@ -420,7 +420,7 @@ def served(
 
     The success criterion: equal for every read with the offset set and with 0.
 
-    >>> from model.plan import Get
+    >>> from frontier_harness.model.plan import Get
     >>> c = Catalog().add(Table("t")).add(Index("i", "t"))
     >>> served(c, Feed(), Replica(10, (0,)), "i", 5, 11)
     """
@@ -435,9 +435,9 @@ def diffs_processed(
 ) -> int:
     """How many diffs `name`'s dataflow produces on a replica expiring at `replica_exp`, having `seen`.
 
-    >>> from model.collection import Update
-    >>> from model.plan import Get, TemporalFilter
-    >>> from model.temporal import MzNow
+    >>> from frontier_harness.model.collection import Update
+    >>> from frontier_harness.model.plan import Get, TemporalFilter
+    >>> from frontier_harness.model.temporal import MzNow
     >>> last_30 = TemporalFilter(Get("t"), (MzNow("<=", 0, 30),))
     >>> c = Catalog().add(Table("t")).add(MaterializedView("m", last_30))
     >>> f = Feed({"t": (Update((0,), 0, 1),)})

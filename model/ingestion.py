@@ -15,7 +15,7 @@ commits and reads from there.
 Rules the planted-bug tests replace are module-level functions looked up at call
 time: `combine_uppers`, `compaction_target`.
 
->>> from model.domains import Total
+>>> from frontier_harness.model.domains import Total
 >>> p = Pipeline.start(Total())
 >>> p = ingest(attrs.evolve(p, upstream=p.upstream.produce(0, "a")), 3)
 >>> p.durable.data.updates, p.durable.data.upper, p.durable.remap.upper
@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import attrs
 
-from model.antichain import Antichain
-from model.domains import Domain
-from model.errors import UnknownFault
-from model.reclock import reclock
-from model.remap import INTO, Remap
-from model.shard import Shard
-from model.upstream import Upstream
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.domains import Domain
+from frontier_harness.model.errors import UnknownFault
+from frontier_harness.model.reclock import reclock
+from frontier_harness.model.remap import INTO, Remap
+from frontier_harness.model.shard import Shard
+from frontier_harness.model.upstream import Upstream
 
 INGEST_FAULTS = ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append")
 CHECKPOINT_FAULTS = ("after_commit", "after_compaction")
@@ -42,7 +42,7 @@ CHECKPOINT_FAULTS = ("after_commit", "after_compaction")
 class Durable:
     """What survives a crash: the data shard (Total IntoTime) and the remap shard.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> Durable.empty(Total()).data.upper, Durable.empty(Total()).remap.upper
     ({0}, {1})
     """
@@ -60,7 +60,7 @@ class Durable:
 class Reader:
     """In-memory state of a running ingestion: the upstream position read up to, and unreclocked records.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> Reader(Antichain.of(Total(), [2])).pending
     ()
     """
@@ -73,7 +73,7 @@ class Reader:
 class Pipeline:
     """The upstream, the durable shards, and the reader (None while crashed).
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> Pipeline.start(Total()).reader.position
     {0}
     """
@@ -104,7 +104,7 @@ def combine_uppers(data_upper: Antichain, remap_upper: Antichain) -> Antichain:
 def timestamp_resumption(durable: Durable) -> Antichain:
     """`combine_uppers` of the data and remap shards' uppers.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> timestamp_resumption(Durable.empty(Total()))
     {0}
     """
@@ -114,7 +114,7 @@ def timestamp_resumption(durable: Durable) -> Antichain:
 def offset_resumption(durable: Durable) -> Antichain:
     """The remap inverted at the timestamp resumption frontier: every source record not beyond it is durable.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> offset_resumption(Durable.empty(Total()))
     {0}
     """
@@ -124,7 +124,7 @@ def offset_resumption(durable: Durable) -> Antichain:
 def compaction_target(durable: Durable) -> Antichain:
     """Rule: the frontier the remap may be compacted up to: the timestamp resumption frontier.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> compaction_target(Durable.empty(Total()))
     {0}
     """
@@ -138,7 +138,7 @@ def remap_since(remap: Remap, target: Antichain) -> Antichain | None:
     bindings strictly before `target` stay distinguishable and `source_upper_at(target)`
     still inverts to `R(target - 1)` after compaction (at since itself it is `{minimum}`).
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> r = Remap.minted(Total(), [(Antichain.of(Total(), [4]), 2)])
     >>> remap_since(r, Antichain.of(INTO, [3])), remap_since(r, Antichain.of(INTO, [1]))
     ({2}, None)
@@ -165,7 +165,7 @@ def ingest(pipeline: Pipeline, tick: int, fault: str | None = None) -> Pipeline:
     A crashed pipeline does nothing. A tick not beyond the remap's upper mints
     nothing; records beyond the latest binding stay pending in memory.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> p = Pipeline.start(Total())
     >>> p = ingest(attrs.evolve(p, upstream=p.upstream.produce(0, "a")), 2, "after_remap_append")
     >>> p.running, p.durable.remap.upper, p.durable.data.upper
@@ -199,7 +199,7 @@ def checkpoint(pipeline: Pipeline, fault: str | None = None, compact_first: bool
     Both orders commit the same frontier: compaction leaves `R(t)` unchanged from the new
     since on, and the inversion at `t` reads `R(t - 1)` with the since at most `t - 1`.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> p = Pipeline.start(Total())
     >>> p = ingest(attrs.evolve(p, upstream=p.upstream.produce(0, "a")), 2)
     >>> done = checkpoint(p)
@@ -241,7 +241,7 @@ def restart(pipeline: Pipeline) -> Pipeline:
 
     Reading from a frontier the upstream compacted is `CompactedRead` (never an empty read).
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> p = Pipeline.start(Total())
     >>> p = ingest(attrs.evolve(p, upstream=p.upstream.produce(0, "a")), 2, "after_remap_append")
     >>> restart(p).reader

@@ -1,7 +1,7 @@
 """Partitioned (Kafka-like) time values: an inclusive interval of partition ids and an offset.
 
 The value type alone, shared with spark_impl and pandas_impl; the order
-(`le`, `join`, `meet`) is `model.domains.Partitioned`'s.
+(`le`, `join`, `meet`) is `frontier_harness.model.domains.Partitioned`'s.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ tuples of ints (choice: text columns are encoded as ints by whoever builds them)
 Every operator is linear in its inputs (join is bilinear: times join, diffs
 multiply) and respects time: the output at `t` depends only on inputs at times `<= t`.
 
->>> from model.collection import Update
+>>> from frontier_harness.model.collection import Update
 >>> plan = Filter(Get("t"), (Compare(0, ">", 1),))
 >>> evaluate(plan, {"t": [Update((1,), 0, 1), Update((2,), 0, 1)]})
 [Update(data=(2,), time=0, diff=1)]
@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from model.collection import Update
-from model.domains import Total
-from model.errors import ColumnOutOfRange, InvalidPlan, UnknownObject
-from model.temporal import MzNow, temporal_filter  # noqa: F401 (MzNow: the doctests build filters with it)
+from frontier_harness.model.collection import Update
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan, UnknownObject
+from frontier_harness.model.temporal import MzNow, temporal_filter  # noqa: F401 (MzNow: the doctests build filters with it)
 
 COMPARISONS = {
     "==": operator.eq,
@@ -169,7 +169,7 @@ def evaluate(plan, inputs: Mapping[str, list[Update]], until: int | None = None)
 
     `until` reaches the temporal filters: diffs they produce at or after it are dropped.
 
-    >>> from model.collection import Update
+    >>> from frontier_harness.model.collection import Update
     >>> evaluate(Join(Get("a"), Get("b"), ((0, 0),)), {"a": [Update((1,), 2, 3)], "b": [Update((1, 5), 4, -1)]})
     [Update(data=(1, 1, 5), time=4, diff=-3)]
     """

@@ -12,8 +12,8 @@ output by the same `since`.
 The one rule, `reclockable_at`, is a module-level function the others look up at
 call time, so a test may replace it.
 
->>> from model.domains import Total
->>> from model.remap import Remap
+>>> from frontier_harness.model.domains import Total
+>>> from frontier_harness.model.remap import Remap
 >>> r = Remap.minted(Total(), [(Antichain.of(Total(), [3]), 10), (Antichain.of(Total(), [6]), 20)])
 >>> reclock(r, [Update("a", 1, 1), Update("b", 4, 1), Update("c", 8, 1)])
 Reclocked(updates=(Update(data='a', time=10, diff=1), Update(data='b', time=20, diff=1)), pending=(Update(data='c', time=8, diff=1),))
@@ -25,16 +25,16 @@ from collections.abc import Iterable
 
 import attrs
 
-from model.antichain import Antichain
-from model.collection import Update, consolidate
-from model.domains import Time
-from model.remap import INTO, Remap
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update, consolidate
+from frontier_harness.model.domains import Time
+from frontier_harness.model.remap import INTO, Remap
 
 
 def reclockable_at(frontier: Antichain, time: Time) -> bool:
     """The assignment rule: `time` is complete at `frontier` (not beyond it: no element `<= time`).
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> reclockable_at(Antichain.of(Total(), [3]), 2), reclockable_at(Antichain.of(Total(), [3]), 3)
     (True, False)
     """
@@ -44,7 +44,7 @@ def reclockable_at(frontier: Antichain, time: Time) -> bool:
 def first_step(steps: list[tuple[int, Antichain]], time: Time) -> int | None:
     """The first IntoTime of `steps` (`Remap.steps()`) whose frontier `time` is reclockable at; None if none.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> first_step([(0, Antichain.of(Total(), [0])), (5, Antichain.of(Total(), [4]))], 3)
     5
     """
@@ -54,7 +54,7 @@ def first_step(steps: list[tuple[int, Antichain]], time: Time) -> int | None:
 def assign(remap: Remap, time: Time) -> int | None:
     """The IntoTime a source update at `time` is reclocked to; None while it is pending.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> r = Remap.minted(Total(), [(Antichain.of(Total(), [3]), 10)])
     >>> assign(r, 2), assign(r, 3)
     (10, None)
@@ -80,7 +80,7 @@ def reclock(remap: Remap, source: Iterable[Update]) -> Reclocked:
     Invariant: for every readable `t`, the reclocked contents at `t` are the source
     updates not beyond `R(t)`; `updates` plus `pending` account for every source diff.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> reclock(Remap.initial(Total()), [Update("a", 0, 1)]).pending
     (Update(data='a', time=0, diff=1),)
     """

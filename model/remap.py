@@ -18,7 +18,7 @@ call time, so a test may replace it: `retractions` and `insertions` (minting),
 `check_since`, `advance_bindings` and `consolidate_bindings` (compaction),
 `binding_before` (the strict `<` of inversion).
 
->>> from model.domains import Total
+>>> from frontier_harness.model.domains import Total
 >>> r = Remap.initial(Total()).mint(Antichain.of(Total(), [5]), 10)
 >>> r.at(9), r.at(10), r.upper
 ({0}, {5}, {11})
@@ -33,9 +33,9 @@ from collections.abc import Iterable
 
 import attrs
 
-from model.antichain import Antichain, advance_by
-from model.domains import Domain, Time, Total
-from model.errors import (
+from frontier_harness.model.antichain import Antichain, advance_by
+from frontier_harness.model.domains import Domain, Time, Total
+from frontier_harness.model.errors import (
     InvalidRemap,
     InvalidTime,
     InversionBeyondUpper,
@@ -119,7 +119,7 @@ class Remap:
     def initial(cls, domain: Domain) -> Remap:
         """The remap before any tick: `R(0) = {minimum}`, since `{0}`, upper `{1}`.
 
-        >>> from model.domains import Partitioned
+        >>> from frontier_harness.model.domains import Partitioned
         >>> Remap.initial(Partitioned()).at(0)
         {[0,MAX]@0}
         """
@@ -137,7 +137,7 @@ class Remap:
         >>> Remap.build(Total(), [Binding(0, 0, 1), Binding(0, 0, 1)], Antichain.of(INTO, [1]))
         Traceback (most recent call last):
         ...
-        model.errors.InvalidRemap: invalid remap (1 violations): multiplicity: 0 has count 2 at 0; bindings [Binding(from_time=0, into_time=0, diff=2)]
+        frontier_harness.model.errors.InvalidRemap: invalid remap (1 violations): multiplicity: 0 has count 2 at 0; bindings [Binding(from_time=0, into_time=0, diff=2)]
         """
         since = Antichain.of(INTO, [0]) if since is None else since
         raw = cls(domain, tuple(bindings), since, upper)
@@ -175,7 +175,7 @@ class Remap:
         >>> Remap.initial(Total()).at(1)
         Traceback (most recent call last):
         ...
-        model.errors.ReadNotValid: cannot read at 1: readable times are beyond since {0} and not beyond upper {1}
+        frontier_harness.model.errors.ReadNotValid: cannot read at 1: readable times are beyond since {0} and not beyond upper {1}
         """
         if not self.readable(INTO.validate(time)):
             raise ReadNotValid(time, self.since, self.upper)
@@ -221,7 +221,7 @@ class Remap:
         >>> r.mint(Antichain.of(Total(), [3]), 4)
         Traceback (most recent call last):
         ...
-        model.errors.SourceUpperRegression: source upper may not go back: {3} is not >= current {5}
+        frontier_harness.model.errors.SourceUpperRegression: source upper may not go back: {3} is not >= current {5}
         """
         if not self.upper.less_equal(INTO.validate(tick)):
             return self
@@ -265,7 +265,7 @@ class Remap:
         >>> r.source_upper_at(Antichain.of(INTO, [4]))
         Traceback (most recent call last):
         ...
-        model.errors.InversionBeyondUpper: cannot invert the remap at {4}: it is beyond the remap's upper {3}
+        frontier_harness.model.errors.InversionBeyondUpper: cannot invert the remap at {4}: it is beyond the remap's upper {3}
         """
         for t in frontier:
             INTO.validate(t)
@@ -303,7 +303,7 @@ def check_since(current: Antichain, requested: Antichain) -> None:
     >>> check_since(Antichain.of(INTO, [4]), Antichain.of(INTO, [2]))
     Traceback (most recent call last):
     ...
-    model.errors.SinceRegression: since may not go back: {2} is not >= current {4}
+    frontier_harness.model.errors.SinceRegression: since may not go back: {2} is not >= current {4}
     """
     if not current.le(requested):
         raise SinceRegression(current, requested)

@@ -4,7 +4,7 @@ Times not beyond `upper` are complete (no more updates will arrive for them);
 times not beyond `since` may have been advanced by compaction, so reads are
 valid only at times beyond `since` and not beyond `upper`.
 
->>> from model.domains import Total
+>>> from frontier_harness.model.domains import Total
 >>> s = Shard.empty(Total()).append([Update("a", 0, 1)], Antichain.of(Total(), [2]))
 >>> s.read_at(1), s.upper
 ({'a': 1}, {2})
@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
-from model.antichain import Antichain
-from model.collection import Update, advance_collection, at
-from model.domains import Domain, Time
-from model.errors import ReadNotValid, SinceRegression, UpdateOutsideAppend, UpperRegression
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update, advance_collection, at
+from frontier_harness.model.domains import Domain, Time
+from frontier_harness.model.errors import ReadNotValid, SinceRegression, UpdateOutsideAppend, UpperRegression
 
 
 @attrs.frozen
@@ -41,11 +41,11 @@ class Shard:
     def append(self, updates: Iterable[Update], new_upper: Antichain) -> Shard:
         """Adds updates whose times lie in `[upper, new_upper)`; advances `upper`.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Shard.empty(Total()).append([Update("a", 5, 1)], Antichain.of(Total(), [3]))
         Traceback (most recent call last):
         ...
-        model.errors.UpdateOutsideAppend: update Update(data='a', time=5, diff=1) is not in [{0}, {3})
+        frontier_harness.model.errors.UpdateOutsideAppend: update Update(data='a', time=5, diff=1) is not in [{0}, {3})
         """
         if not self.upper.le(new_upper):
             raise UpperRegression(self.upper, new_upper)
@@ -58,11 +58,11 @@ class Shard:
     def compact(self, since: Antichain) -> Shard:
         """Advances every time by `since`; `since` never goes back.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Shard.empty(Total()).compact(Antichain.of(Total(), [4])).compact(Antichain.of(Total(), [2]))
         Traceback (most recent call last):
         ...
-        model.errors.SinceRegression: since may not go back: {2} is not >= current {4}
+        frontier_harness.model.errors.SinceRegression: since may not go back: {2} is not >= current {4}
         """
         if not self.since.le(since):
             raise SinceRegression(self.since, since)

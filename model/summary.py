@@ -24,8 +24,8 @@ the summary at `it`, and yields the same summaries as `run` after `it`.
 Replaceable rules (module-level, looked up at call time): `complete_txns`,
 `earlier_complete`.
 
->>> from model.domains import Total
->>> from model.remap import Remap
+>>> from frontier_harness.model.domains import Total
+>>> from frontier_harness.model.remap import Remap
 >>> r = Remap.minted(Total(), [(Antichain.of(Total(), [2]), 5)])
 >>> run(r, Independent(), [Update("a", 1, 1), Update("b", 3, 1)])
 ((0, Summary(output=(), temp=())), (5, Summary(output=(Update(data='a', time=5, diff=1),), temp=())))
@@ -39,12 +39,17 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from model.antichain import Antichain
-from model.collection import Update, consolidate
-from model.domains import Domain, Product, Time
-from model.errors import InvalidTime, InvalidTransactionInput, NoSummaryAt, PartiallyClosedUpper
-from model.reclock import reclockable_at
-from model.remap import INTO, Remap
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update, consolidate
+from frontier_harness.model.domains import Domain, Product, Time
+from frontier_harness.model.errors import (
+    InvalidTime,
+    InvalidTransactionInput,
+    NoSummaryAt,
+    PartiallyClosedUpper,
+)
+from frontier_harness.model.reclock import reclockable_at
+from frontier_harness.model.remap import INTO, Remap
 
 
 @attrs.frozen
@@ -79,7 +84,7 @@ class Summarizer(Protocol):
 class Independent:
     """Independent records: every source `Update` is published when reclocked; no auxiliary state.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> Independent().step(Total(), Summary(), 4, [Update("a", 0, 1)])
     Summary(output=(Update(data='a', time=4, diff=1),), temp=())
     """
@@ -129,7 +134,7 @@ def project(frontier: Antichain, side: int) -> Antichain:
 
     A time `x` of that input is beyond the projection iff `(x, y)` is beyond `frontier` for some `y`.
 
-    >>> from model.domains import Product, Total
+    >>> from frontier_harness.model.domains import Product, Total
     >>> project(Antichain.of(Product(Total(), Total()), [(3, 1), (1, 4)]), 0)
     {1}
     """
@@ -151,7 +156,7 @@ def combined_upper(data_upper: Antichain, txn_upper: Antichain) -> Antichain:
     Closed only when both are; one closed input alone is a typed error (hold a
     finished input's upper just past its last record instead).
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> combined_upper(Antichain.of(Total(), [3]), Antichain.of(Total(), [1]))
     {(3, 1)}
     """
@@ -178,7 +183,7 @@ def earlier_complete(record: TxnRecord, pool: Sequence, complete: set[str], doma
     Emitted transactions have left the pool, and every metadata time `<=` a covered
     one is covered, so the pool holds every earlier transaction not yet emitted.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> pool = [TxnRecord("t", 1, 0), TxnRecord("u", 0, 1)]
     >>> earlier_complete(pool[1], pool, {"u"}, Total())
     False
@@ -192,7 +197,7 @@ class Transactional:
 
     Choice: transaction order is the metadata input's order (`<=` on metadata times).
 
-    >>> from model.domains import Product, Total
+    >>> from frontier_harness.model.domains import Product, Total
     >>> pool = [DataRecord("t1", "x", 0), TxnRecord("t0", 1, 0), TxnRecord("t1", 1, 1)]
     >>> Transactional(ordered=True).step(Product(Total(), Total()), Summary(), 7, pool).output
     ()
@@ -280,7 +285,7 @@ def run(remap: Remap, summarizer: Summarizer, records: Iterable) -> tuple[tuple[
 
     Records never covered (beyond the latest binding) are in no summary yet.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> run(Remap.initial(Total()), Independent(), [Update("a", 0, 1)])
     ((0, Summary(output=(), temp=())),)
     """
@@ -296,7 +301,7 @@ def restart(
     It reads only the records not covered by `R(it)` (the seek to `R(it)`), so
     `records` may start anywhere at or before `R(it)`. `it` must be readable.
 
-    >>> from model.domains import Total
+    >>> from frontier_harness.model.domains import Total
     >>> r = Remap.minted(Total(), [(Antichain.of(Total(), [2]), 5), (Antichain.of(Total(), [4]), 9)])
     >>> at5 = summary_at(run(r, Independent(), [Update("a", 1, 1)]), 6)
     >>> restart(r, Independent(), 6, at5, [Update("b", 3, 1)])
@@ -316,7 +321,7 @@ def summary_at(summaries: Sequence[tuple[int, Summary]], time: int) -> Summary:
     >>> summary_at(((3, Summary()),), 2)
     Traceback (most recent call last):
     ...
-    model.errors.NoSummaryAt: no summary at 2: the first summarized IntoTime is 3
+    frontier_harness.model.errors.NoSummaryAt: no summary at 2: the first summarized IntoTime is 3
     """
     before = [s for t, s in summaries if t <= time]
     if not before:

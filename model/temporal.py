@@ -6,7 +6,7 @@ where a bound is `row[column] + offset`. A row inserted at time `t` with diff
 `-d` at `upper_exclusive` when that is later, nothing when the interval is empty.
 Diffs at or beyond the dataflow's `until` are dropped here, where they are produced.
 
->>> from model.collection import Update
+>>> from frontier_harness.model.collection import Update
 >>> temporal_filter((MzNow("<=", 0, 30),), [Update((1,), 1, 1)], until=None)
 [Update(data=(1,), time=1, diff=1), Update(data=(1,), time=32, diff=-1)]
 """
@@ -17,8 +17,8 @@ from collections.abc import Iterable
 
 import attrs
 
-from model.collection import Update
-from model.errors import ColumnOutOfRange, InvalidPlan
+from frontier_harness.model.collection import Update
+from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan
 
 TEMPORAL_OPS = (">=", "<=", "<")
 

@@ -9,7 +9,7 @@ from at most one timeline, and constants belong to none.
 - `User(name)`: any source created `WITH (timeline='name')`.
 
 Which timeline a source gets, and the rule that a dataflow reads from at most
-one, are in `model.timeline_rules`; these are the values, shared with spark_impl.
+one, are in `frontier_harness.model.timeline_rules`; these are the values, shared with spark_impl.
 
 >>> EpochMilliseconds() == EpochMilliseconds(), External("c") == User("c")
 (True, False)

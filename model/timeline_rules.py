@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from model.errors import InvalidSourceOption, TimelineError
-from model.timeline import Counter, EpochMilliseconds, External, Timeline, User
+from frontier_harness.model.errors import InvalidSourceOption, TimelineError
+from frontier_harness.model.timeline import Counter, EpochMilliseconds, External, Timeline, User
 
 SOURCE_KINDS = ("kafka", "postgres", "cdc", "load_generator")
 
@@ -79,7 +79,7 @@ def single_timeline(owner: str, timelines: Mapping[str, Timeline | None]) -> Tim
     >>> single_timeline("v", {"a": EpochMilliseconds(), "b": External("b")})
     Traceback (most recent call last):
     ...
-    model.errors.TimelineError: multiple timelines within one dataflow are not supported: 'v' depends on 'a' (EpochMilliseconds()), 'b' (External(name='b'))
+    frontier_harness.model.errors.TimelineError: multiple timelines within one dataflow are not supported: 'v' depends on 'a' (EpochMilliseconds()), 'b' (External(name='b'))
     """
     present = {name: t for name, t in timelines.items() if t is not None}
     distinct = set(present.values())

@@ -8,7 +8,7 @@ Total FromTime `o`. A commit records an offset frontier; `compact` deletes every
 record not beyond the committed frontier. Reading from a frontier that still
 needs a deleted record is a typed error (`CompactedRead`), never an empty read.
 
->>> from model.domains import Total
+>>> from frontier_harness.model.domains import Total
 >>> log = Upstream.empty(Total()).produce(0, "a").produce(0, "b")
 >>> log.upper(), [r.data for r in log.read(Antichain.of(Total(), [1]))]
 ({2}, ['b'])
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import attrs
 
-from model.antichain import Antichain
-from model.collection import Update
-from model.domains import Domain, Partitioned, PartitionedTime, Time
-from model.errors import CompactedRead, UnknownPartition
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update
+from frontier_harness.model.domains import Domain, Partitioned, PartitionedTime, Time
+from frontier_harness.model.errors import CompactedRead, UnknownPartition
 
 
 @attrs.frozen
@@ -32,7 +32,7 @@ class Upstream:
     were compacted). Choice: commits are accepted as given, even going back (Kafka
     allows it); compaction never goes back, so `start` only grows.
 
-    >>> from model.domains import Partitioned
+    >>> from frontier_harness.model.domains import Partitioned
     >>> Upstream.empty(Partitioned()).produce(0, "a").upper()
     {[0,0]@1, [1,MAX]@0}
     """
@@ -46,7 +46,7 @@ class Upstream:
     def empty(cls, domain: Domain) -> Upstream:
         """A log with nothing produced; an LSN (Total) log has its one partition from the start.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Upstream.empty(Total()).partitions
         ((),)
         """
@@ -56,7 +56,7 @@ class Upstream:
     def time_of(self, partition: int, offset: int) -> Time:
         """The FromTime of record `offset` of `partition`.
 
-        >>> from model.domains import Partitioned
+        >>> from frontier_harness.model.domains import Partitioned
         >>> Upstream.empty(Partitioned()).time_of(2, 7)
         [2,2]@7
         """
@@ -65,11 +65,11 @@ class Upstream:
     def produce(self, partition: int, data: str) -> Upstream:
         """Appends record `data` to `partition` (a partitioned log may add partition `n`).
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Upstream.empty(Total()).produce(1, "a")
         Traceback (most recent call last):
         ...
-        model.errors.UnknownPartition: unknown partition 1: the log has partitions 0..0 and may add 1
+        frontier_harness.model.errors.UnknownPartition: unknown partition 1: the log has partitions 0..0 and may add 1
         """
         n = len(self.partitions)
         grows = self.domain.name != "total" and partition == n
@@ -84,7 +84,7 @@ class Upstream:
     def upper(self) -> Antichain:
         """The source upper: every record is not beyond it; the next record of each partition is.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Upstream.empty(Total()).upper()
         {0}
         """
@@ -96,7 +96,7 @@ class Upstream:
     def records(self) -> list[Update]:
         """Every record ever produced (deleted ones too), as updates `(data, from_time, +1)`.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Upstream.empty(Total()).produce(0, "a").records()
         [Update(data='a', time=0, diff=1)]
         """
@@ -109,12 +109,12 @@ class Upstream:
     def read(self, frontier: Antichain) -> list[Update]:
         """The stored records beyond `frontier`; `CompactedRead` if one it needs was deleted.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> log = Upstream.empty(Total()).produce(0, "a").produce(0, "b").commit(Antichain.of(Total(), [1])).compact()
         >>> log.read(Antichain.of(Total(), [0]))
         Traceback (most recent call last):
         ...
-        model.errors.CompactedRead: cannot read from {0}: partition 0 needs offset 0 but the upstream compacted everything before offset 1
+        frontier_harness.model.errors.CompactedRead: cannot read from {0}: partition 0 needs offset 0 but the upstream compacted everything before offset 1
         """
         for p, first in enumerate(self.start):
             needed = needed_offset(self.domain, frontier, p)
@@ -125,7 +125,7 @@ class Upstream:
     def commit(self, frontier: Antichain) -> Upstream:
         """Records `frontier` as the committed offset frontier (validated as an antichain).
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Upstream.empty(Total()).commit(Antichain.of(Total(), [3])).committed
         {3}
         """
@@ -134,7 +134,7 @@ class Upstream:
     def compact(self) -> Upstream:
         """Deletes every record not beyond the committed frontier: `start[p]` moves up, never back.
 
-        >>> from model.domains import Total
+        >>> from frontier_harness.model.domains import Total
         >>> Upstream.empty(Total()).produce(0, "a").commit(Antichain.of(Total(), [5])).compact().start
         (1,)
         """
@@ -155,7 +155,7 @@ def needed_offset(domain: Domain, frontier: Antichain, partition: int) -> int | 
     The smallest offset of a frontier element covering the partition (an LSN log's
     one partition is covered by every element).
 
-    >>> from model.domains import Partitioned
+    >>> from frontier_harness.model.domains import Partitioned
     >>> needed_offset(Partitioned(), Antichain.of(Partitioned(), Partitioned().live_frontier({0: 4})), 1)
     0
     """

@@ -4,7 +4,7 @@ Run the suite against it with
 
     frontier-harness check --suite collections --impl pandas_impl:factory
 
-It is a `properties.engine.implementation.Implementation` (subclassing it gives the
+It is a `frontier_harness.properties.engine.implementation.Implementation` (subclassing it gives the
 defaults) whose `observe_collections(domain, histories)` takes a batch of histories of one time
 domain and returns, per history, a dict keyed by `(step, label)`:
 `(i, "read")` -> frozenset of `(data, count)` for the read at action `i`, and
@@ -13,7 +13,7 @@ consolidated collection. Like spark_impl, it has its own encoding of the time
 orders (`orders.py`) and never calls the model.
 """
 
-from pandas_impl.collection import PandasCollections
+from frontier_harness.pandas_impl.collection import PandasCollections
 
 
 def factory() -> PandasCollections:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from pandas_impl.orders import Order, order
-from properties.engine.implementation import Implementation, Observation
+from frontier_harness.pandas_impl.orders import Order, order
+from frontier_harness.properties.engine.implementation import Implementation, Observation
 
 
 class PandasCollections(Implementation):

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
-from spark_impl.session import spark
+from frontier_harness.spark_impl.session import spark
 
 
 def arrow_type(spark_type: T.DataType) -> pa.DataType:

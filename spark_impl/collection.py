@@ -2,7 +2,7 @@
 
 Batched: every frame carries `history_id`. `observe_collections` evaluates a
 whole batch of collection histories (updates, reads, compactions; see
-`properties.checks.time.strategies.collections`) in one Spark job and one `toArrow()`.
+`frontier_harness.properties.checks.time.strategies.collections`) in one Spark job and one `toArrow()`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_impl import frontiers
-from spark_impl.arrow import append_row, arrow_type, to_frame
-from spark_impl.time_columns import TimeColumns, time_columns
+from frontier_harness.spark_impl import frontiers
+from frontier_harness.spark_impl.arrow import append_row, arrow_type, to_frame
+from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 KEYS = ("history_id", "step")
 

@@ -1,6 +1,6 @@
 """The ingestion pipeline round by round over durable Parquet shards: what a running process does.
 
-The pipeline of `spark_impl.ingestion` (and of the model), carried the way a
+The pipeline of `frontier_harness.spark_impl.ingestion` (and of the model), carried the way a
 running source carries it: the data and remap shards are `DurableShard`s
 (Parquet parts and versioned manifests) that survive a killed process, and the
 upstream's offsets, commits and compaction points are the upstream's own
@@ -13,15 +13,15 @@ restart recomputes both from the shards, checks the upstream can serve from
 there (`CompactedRead`), commits and resumes. Fault points are the model's;
 `mid_*_write` faults leave a written but unlisted Parquet part.
 
-It shares its rules with `spark_impl.ingestion` (`combine_uppers`,
-`compaction_target`) and the remap's with `spark_impl.remap` (minting, `compact`,
-`frontier_at`, `inversion_time`) and `spark_impl.reclock`; where
-`spark_impl.ingestion` folds every round of a history in one job, this path
+It shares its rules with `frontier_harness.spark_impl.ingestion` (`combine_uppers`,
+`compaction_target`) and the remap's with `frontier_harness.spark_impl.remap` (minting, `compact`,
+`frontier_at`, `inversion_time`) and `frontier_harness.spark_impl.reclock`; where
+`frontier_harness.spark_impl.ingestion` folds every round of a history in one job, this path
 reads each round's state from disk. `tests/test_crash_sigkill.py` kills it with
 SIGKILL; `observe_durable` runs histories through it round by round, so a test
 holds it equal to the model.
 
-Choice (as `spark_impl.ingestion`): the reader keeps no position between
+Choice (as `frontier_harness.spark_impl.ingestion`): the reader keeps no position between
 ingests; each ingest reads from the data shard's offset frontier.
 """
 
@@ -36,13 +36,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from model.errors import CompactedRead, UnknownFault
-from model.partitioned_time import PARTITION_MAX, PartitionedTime  # value types
-from spark_impl import frontiers, ingestion, remap
-from spark_impl.arrow import arrow_type, to_frame
-from spark_impl.durable_shard import DurableShard, temporary_root
-from spark_impl.reclock import assign_general, literal, steps
-from spark_impl.time_columns import TimeColumns, time_columns
+from frontier_harness.model.errors import CompactedRead, UnknownFault
+from frontier_harness.model.partitioned_time import PARTITION_MAX, PartitionedTime  # value types
+from frontier_harness.spark_impl import frontiers, ingestion, remap
+from frontier_harness.spark_impl.arrow import arrow_type, to_frame
+from frontier_harness.spark_impl.durable_shard import DurableShard, temporary_root
+from frontier_harness.spark_impl.reclock import assign_general, literal, steps
+from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 DATA_SCHEMA = T.StructType(
     [
@@ -535,7 +535,7 @@ class Ingestion:
 
 def observe_durable(domain: Any, histories: Sequence[Any], root: os.PathLike | None = None) -> list[dict]:
     """Observations of a batch of ingestion histories through the durable pipeline, round by round, as
-    `properties.checks.ingestion.resumption.observe` records them.
+    `frontier_harness.properties.checks.ingestion.resumption.observe` records them.
 
     Rounds: each history applies its upstream actions (produce, upstream_compact) up to
     its next pipeline action, then every history's pipeline action runs in one round.

@@ -33,8 +33,13 @@ import attrs
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
-from spark_impl.errors import PartialShard, ShardFromAnotherSource, ShardMissing, UpperMismatch
-from spark_impl.session import spark
+from frontier_harness.spark_impl.errors import (
+    PartialShard,
+    ShardFromAnotherSource,
+    ShardMissing,
+    UpperMismatch,
+)
+from frontier_harness.spark_impl.session import spark
 
 FORMAT = "frontier-harness-shard/1"
 START = [0]

@@ -2,7 +2,7 @@
 
 A `SparkInfrastructureError` (Java missing, the JVM died, the Connect server is
 gone) is not a wrong answer: the harness's Spark adapter reports it as
-infrastructure (`properties.adapters.spark`), never as a counterexample.
+infrastructure (`frontier_harness.properties.adapters.spark`), never as a counterexample.
 """
 
 from __future__ import annotations

@@ -8,13 +8,13 @@ wall clock at their skew (`skew` actions); the coordinator renders an incarnatio
 dataflows when it starts, from the leaves' uppers then (`Seen`): an input ahead of
 the wall clock is carried to the expiration (the seed's `inputs_upper > expiration`
 branch, `ahead`), and a dataflow whose frontier reaches its expiration serves nothing.
-Spark (one job per batch) evaluates each dataflow under its `until` (`spark_impl.plan`, MVs inlined as
+Spark (one job per batch) evaluates each dataflow under its `until` (`frontier_harness.spark_impl.plan`, MVs inlined as
 `persisted(refresh(body))`), and from those updates the reads' contents, the
 number of diffs each dataflow processed, and the diffs kept at or beyond an
 expiration. Frontiers of the Total epoch timeline are `Optional[int]`: `None` is
 the empty frontier (closed; as a bound: none).
 
-Histories are the expiration suite's (`properties.checks.catalog.actions`); the
+Histories are the expiration suite's (`frontier_harness.properties.checks.catalog.actions`); the
 observations are those of `observe_expiration` (the expiration suite) and
 `observe_prove` (the solver's scenarios). Rules live in small functions
 (`step_one_tick`, `meet_until`, ...) so that a planted bug replaces one.
@@ -30,7 +30,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from model.errors import (
+from frontier_harness.model.errors import (
     DuplicateObject,
     InvalidReplica,
     InvalidSkew,
@@ -40,9 +40,16 @@ from model.errors import (
     UnknownObject,
     UpperRegression,
 )
-from model.timeline import EpochMilliseconds  # value types
-from spark_impl.arrow import to_frame
-from spark_impl.plan import Query, evaluate_queries, leaf_timeline, plan_catalog, reads, rows_table
+from frontier_harness.model.timeline import EpochMilliseconds  # value types
+from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.spark_impl.plan import (
+    Query,
+    evaluate_queries,
+    leaf_timeline,
+    plan_catalog,
+    reads,
+    rows_table,
+)
 
 EXPIRING = ("mv", "index", "subscribe")
 KINDS = {

@@ -1,6 +1,6 @@
 """Frontiers as `array<time>` columns, with Spark's higher-order functions.
 
-Mirrors the model's antichain vocabulary (`model.antichain`): `less_equal`
+Mirrors the model's antichain vocabulary (`frontier_harness.model.antichain`): `less_equal`
 (some element `<=` the time: the time is beyond the frontier), `advance_by`,
 `minimal` (the antichain of an array), and frontier `meet`/`join`. Each takes
 the domain's `TimeColumns`. From updates `(keys..., time, diff)`, `positive` is
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_impl.time_columns import TimeColumns
+from frontier_harness.spark_impl.time_columns import TimeColumns
 
 
 def less_equal(tc: TimeColumns, frontier: Column, time: Column) -> Column:

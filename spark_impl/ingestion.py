@@ -1,6 +1,6 @@
 """The ingestion pipeline with bounded input reliance on Spark: every round of a batch in one job.
 
-The pipeline is the model's (`model.ingestion`): an ingest reads the upstream,
+The pipeline is the model's (`frontier_harness.model.ingestion`): an ingest reads the upstream,
 mints a remap binding at its tick, appends the remap shard, reclocks what it
 read and appends the data shard; a checkpoint commits the offset resumption
 frontier (the remap inverted at `combine_uppers` of the shards' uppers) and
@@ -17,7 +17,7 @@ what the model's does, as Spark values:
 
 - the upstream: records per partition, its records `(data, FromTime)`, the
   committed offset frontier and per-partition compaction points;
-- the remap shard as *presence intervals* (`spark_impl.remap_intervals`): each
+- the remap shard as *presence intervals* (`frontier_harness.spark_impl.remap_intervals`): each
   source frontier element `f` is in `R(t)` for `start <= t < end`; minting
   closes and opens intervals; the intervals keep the whole history and a
   reader sees them compacted to the remap's since (`remap_read`);
@@ -28,7 +28,7 @@ what the model's does, as Spark values:
 What a history showed is derived from its final state once, after the fold:
 the state carries no growing list of observation rows through every action.
 
-Choice (kept from the round-by-round pipeline, `spark_impl.durable_ingestion`):
+Choice (kept from the round-by-round pipeline, `frontier_harness.spark_impl.durable_ingestion`):
 the reader keeps no position between ingests; each ingest reads from the data
 shard's offset frontier (the remap inverted at the data upper), which equals
 the model's position plus its pending records. A restart that needs offsets the
@@ -47,14 +47,14 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from model.errors import UnknownFault
-from model.partitioned_time import PARTITION_MAX  # value types
-from spark_impl import frontiers
-from spark_impl import remap_intervals as intervals
-from spark_impl.arrow import to_frame
-from spark_impl.reclock import literal, nullable
-from spark_impl.remap_intervals import let
-from spark_impl.time_columns import TimeColumns, time_columns
+from frontier_harness.model.errors import UnknownFault
+from frontier_harness.model.partitioned_time import PARTITION_MAX  # value types
+from frontier_harness.spark_impl import frontiers
+from frontier_harness.spark_impl import remap_intervals as intervals
+from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.spark_impl.reclock import literal, nullable
+from frontier_harness.spark_impl.remap_intervals import let
+from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 INGEST_FAULTS = ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append")
 CHECKPOINT_FAULTS = ("after_commit", "after_compaction")
@@ -365,7 +365,7 @@ def commit(shapes: Shapes, final: Column, entry: Column) -> Column:
 
 
 def observe_resumption(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of a batch of ingestion histories, as `properties.checks.ingestion.resumption.observe` records them.
+    """Observations of a batch of ingestion histories, as `frontier_harness.properties.checks.ingestion.resumption.observe` records them.
 
     One Spark job and one `toArrow()` for the whole batch, whatever its histories' lengths.
     """
@@ -430,7 +430,7 @@ def _action(step: int, action: Any) -> dict:
 
 
 def decode(tc: TimeColumns, histories: Sequence[Any], table: pa.Table) -> list[dict]:
-    """Each history's observation (`properties.checks.ingestion.resumption`'s keys) from its row."""
+    """Each history's observation (`frontier_harness.properties.checks.ingestion.resumption`'s keys) from its row."""
     time = _time_decoder(tc)
     observations: list[dict] = [{} for _ in histories]
     for h, end, seen in zip(*(table.column(c).to_pylist() for c in ("history_id", "end", "observed"))):

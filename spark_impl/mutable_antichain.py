@@ -1,7 +1,7 @@
 """A `MutableAntichain` on Spark: after every batch, the frontier of positive counts and its changes.
 
 Batched by `history_id`: a whole batch of histories (see
-`properties.checks.time.strategies.mutable_antichain`) in one job and one `toArrow()`. Each
+`frontier_harness.properties.checks.time.strategies.mutable_antichain`) in one job and one `toArrow()`. Each
 update carries the step of the batch that applies it; each batch end `(history_id,
 step)` accumulates every update of its history applied at or before it, and
 `frontiers.of_positive_counts` gives its frontier. The changes are set
@@ -20,9 +20,9 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_impl import frontiers
-from spark_impl.arrow import append_row, arrow_type, to_frame
-from spark_impl.time_columns import TimeColumns, time_columns
+from frontier_harness.spark_impl import frontiers
+from frontier_harness.spark_impl.arrow import append_row, arrow_type, to_frame
+from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 KEYS = ("history_id", "step")
 
@@ -50,7 +50,7 @@ def after_batches(tc: TimeColumns, updates: DataFrame, ends: DataFrame) -> DataF
 
 
 def observe_mutable_antichain(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of a batch of histories, as `properties.checks.time.mutable_antichain.observe` records them."""
+    """Observations of a batch of histories, as `frontier_harness.properties.checks.time.mutable_antichain.observe` records them."""
     tc = time_columns(domain)
     tables = _history_tables(tc, histories)
     rows = after_batches(tc, to_frame(tables["updates"]), to_frame(tables["ends"])).toArrow()

@@ -1,8 +1,8 @@
 """View plans evaluated on Spark DataFrames, a whole batch of different plans in one job.
 
-Plans arrive as the plain JSON records of `properties.checks.catalog.actions`
+Plans arrive as the plain JSON records of `frontier_harness.properties.checks.catalog.actions`
 (`get`, `filter`, `project`, `union`, `join`, `temporal`), plus two nodes the
-coordinator adds when it inlines a materialized view (`spark_impl.expiration`):
+coordinator adds when it inlines a materialized view (`frontier_harness.spark_impl.expiration`):
 `refresh{input, refresh}` moves each update to the schedule's next refresh at or
 after its time (dropping it when none is left) and `persisted{input}` evaluates its
 input without the reader's `until` (an MV's output is its own). Every history has its
@@ -36,8 +36,8 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from model.timeline import Counter, EpochMilliseconds, External, User  # value types
-from spark_impl.arrow import to_frame
+from frontier_harness.model.timeline import Counter, EpochMilliseconds, External, User  # value types
+from frontier_harness.spark_impl.arrow import to_frame
 
 ROW = pa.list_(pa.int64())
 OPS = ("==", "!=", "<", "<=", ">", ">=")

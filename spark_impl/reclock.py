@@ -4,7 +4,7 @@ Three paths, by what the FromTime domain allows:
 
 - Total: a valid `R(t)` holds at most one element `u(t)` (`None` once closed), and
   `u` is monotone in `t`, so the update at `s` goes to the first step with
-  `u(t) > s`: an as-of join (`spark_impl.as_of`) of the updates against the
+  `u(t) > s`: an as-of join (`frontier_harness.spark_impl.as_of`) of the updates against the
   intervals `[u(t-1), u(t))`, each read off step `t`'s own bindings (no running
   sum, no sort of the bindings).
 - Partitioned, single-partition updates: per partition `p`, `u_p(t)` is the smallest
@@ -27,12 +27,12 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_impl import frontiers, remap
-from spark_impl.arrow import append_row, arrow_type
-from spark_impl.as_of import as_of, as_of_intervals
-from spark_impl.remap import frontier_at
-from spark_impl.session import spark
-from spark_impl.time_columns import TimeColumns, time_columns
+from frontier_harness.spark_impl import frontiers, remap
+from frontier_harness.spark_impl.arrow import append_row, arrow_type
+from frontier_harness.spark_impl.as_of import as_of, as_of_intervals
+from frontier_harness.spark_impl.remap import frontier_at
+from frontier_harness.spark_impl.session import spark
+from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 POINT = ["history_id", "point"]
 
@@ -130,7 +130,7 @@ def reclocked_and_pending(assigned: DataFrame) -> DataFrame:
 
 
 def observe_reclock(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of a batch of reclock histories (`properties.checks.reclocking.reclock`) in one Spark job."""
+    """Observations of a batch of reclock histories (`frontier_harness.properties.checks.reclocking.reclock`) in one Spark job."""
     tc = time_columns(domain)
     frames = {name: spark().createDataFrame(table) for name, table in _history_tables(tc, histories).items()}
     rows = _observations(tc, domain, frames).toArrow()

@@ -5,7 +5,7 @@ frontier element `f`, the IntoTimes where `f` is present: one interval
 `[start, end)` (`end` is `remap.OPEN` while `f` is present; a source upper never
 goes back, so an element once retracted never returns). Its bindings are `+1`
 at `start` and `-1` at `end`. Held as an `array<struct<from_time, start, end>>`
-column, the rules of `spark_impl.remap` apply per interval: minting
+column, the rules of `frontier_harness.spark_impl.remap` apply per interval: minting
 (`retractions`, `insertions`) closes and opens intervals, compaction
 (`advance_into`) advances their bounds, `R(t)` is the elements `present` at `t`,
 and the inversion reads `R` at `inversion_time`. The intervals keep the remap's
@@ -21,9 +21,9 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_impl import remap
-from spark_impl.reclock import not_beyond
-from spark_impl.time_columns import TimeColumns
+from frontier_harness.spark_impl import remap
+from frontier_harness.spark_impl.reclock import not_beyond
+from frontier_harness.spark_impl.time_columns import TimeColumns
 
 LONG = T.LongType()
 

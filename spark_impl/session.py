@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from spark_impl.errors import JavaMissing, SparkUnavailable
+from frontier_harness.spark_impl.errors import JavaMissing, SparkUnavailable
 
 _settings: dict = {"master": None, "remote": None, "shuffle_partitions": 1}
 
@@ -43,7 +43,7 @@ def user_conf() -> dict:
         if item.strip()
     ]
     if bad := [p[0] for p in pairs if len(p) != 2]:
-        from spark_impl.errors import SparkConfError
+        from frontier_harness.spark_impl.errors import SparkConfError
 
         raise SparkConfError(bad[0])
     return {k.strip(): v.strip() for k, v in pairs}
@@ -144,7 +144,9 @@ def _start():
 def _workers_import_this_code() -> None:
     """Spark's Python workers (a Python streaming source runs there) import the code the driver runs:
     this checkout goes first on their `PYTHONPATH`, which they inherit through the JVM."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    )  # holds frontier_harness/
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if root not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])

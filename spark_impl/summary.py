@@ -1,7 +1,7 @@
 """Practical reclocking summaries on Spark: at every IntoTime of the remap, each summarizer's output and temp.
 
-Batched by `history_id` (restart histories, `properties.checks.reclocking.strategies.reclocking`).
-The remap is minted and accumulated per step with `spark_impl.remap`; `R(t)` at
+Batched by `history_id` (restart histories, `frontier_harness.properties.checks.reclocking.strategies.reclocking`).
+The remap is minted and accumulated per step with `frontier_harness.spark_impl.remap`; `R(t)` at
 each step `t` and `R(it)` at the crash tick come from `frontier_at`.
 
 A *run* is one row keyed by `RUN`: a history, `run` (`run`, or `restarted` from
@@ -33,12 +33,12 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_impl import remap
-from spark_impl.arrow import append_row, arrow_type, to_frame
-from spark_impl.collection import consolidate
-from spark_impl.reclock import POINT, literal, not_beyond, nullable, steps
-from spark_impl.remap import frontier_at
-from spark_impl.time_columns import TimeColumns, time_columns
+from frontier_harness.spark_impl import remap
+from frontier_harness.spark_impl.arrow import append_row, arrow_type, to_frame
+from frontier_harness.spark_impl.collection import consolidate
+from frontier_harness.spark_impl.reclock import POINT, literal, not_beyond, nullable, steps
+from frontier_harness.spark_impl.remap import frontier_at
+from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 RUN = ["history_id", "run", "variant"]
 RECORD = ("kind", "txn", "data", "size", "time", "diff")
@@ -193,7 +193,7 @@ def summaries(runs: DataFrame) -> DataFrame:
 
 
 def observe_summary(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of a batch of restart histories (`properties.checks.reclocking.summary`) in one Spark job."""
+    """Observations of a batch of restart histories (`frontier_harness.properties.checks.reclocking.summary`) in one Spark job."""
     tc = time_columns(domain)
     frames = {name: to_frame(table) for name, table in _history_tables(tc, histories).items()}
     rows = _observations(domain, tc, frames).toArrow()

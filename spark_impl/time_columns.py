@@ -9,7 +9,7 @@ Spark built-ins (never by calling the model's `le`/`join`/`meet`):
   `a.lo <= b.lo`, `b.hi <= a.hi` and `a.offset <= b.offset`; `join` is null when
   the intervals are disjoint.
 
-Frontiers are `array<time>` columns; see `spark_impl.frontiers`.
+Frontiers are `array<time>` columns; see `frontier_harness.spark_impl.frontiers`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from model.partitioned_time import PartitionedTime  # value types
+from frontier_harness.model.partitioned_time import PartitionedTime  # value types
 
 ColumnOp = Callable[[Column, Column], Column]
 

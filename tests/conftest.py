@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from spark_impl import session
+from frontier_harness.spark_impl import session
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import attrs
 
-from properties.cli.main import main
-from properties.engine import counterexample
-from properties.engine.profiles import PROFILES
+from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.profiles import PROFILES
 
 # Tests choose their lanes: Hypothesis first, screening only where a test asks for it.
 QUICK = attrs.evolve(

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.antichain import Antichain, MutableAntichain
-from model.domains import Product
-from properties.adapters.model import ModelImplementation
+from frontier_harness.model.antichain import Antichain, MutableAntichain
+from frontier_harness.model.domains import Product
+from frontier_harness.properties.adapters.model import ModelImplementation
 from tests.helpers import patched
 
 
@@ -60,8 +60,8 @@ def advance_by_joins_all() -> ModelImplementation:
 
 def model_keeps_zero_diffs() -> ModelImplementation:
     """Bug: the model's collections with a consolidation that keeps zero diffs."""
-    from model import collection
-    from properties.checks.time import collections as suite
+    from frontier_harness.model import collection
+    from frontier_harness.properties.checks.time import collections as suite
 
     class Impl(ModelImplementation):
         def observe_collections(self, domain, histories):
@@ -76,7 +76,7 @@ def _consolidate_keeping_zeros(consolidate):
         updates = list(updates)
         kept = consolidate(domain, updates)
         cancelled = {(u.data, u.time) for u in updates} - {(u.data, u.time) for u in kept}
-        from model.collection import Update
+        from frontier_harness.model.collection import Update
 
         return kept + [Update(data, time, 0) for data, time in sorted(cancelled, key=repr)]
 
@@ -87,8 +87,8 @@ def spark_keeps_zero_diffs() -> Any:
     """Bug on the Spark side: consolidation without the `diff != 0` filter."""
     from pyspark.sql import functions as F
 
-    from properties.adapters.spark import SparkImplementation
-    from spark_impl import collection
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.spark_impl import collection
 
     def consolidate(updates, keys=("history_id",)):
         return updates.groupBy(*keys, "data", "time").agg(F.sum("diff").alias("diff"))
@@ -143,7 +143,7 @@ class NonMinimalFrontier(MutableAntichain):
 
 
 def _model_with_antichain(broken: type) -> ModelImplementation:
-    from properties.checks.time import mutable_antichain as suite
+    from frontier_harness.properties.checks.time import mutable_antichain as suite
 
     class Impl(ModelImplementation):
         def observe_mutable_antichain(self, domain, histories):
@@ -166,8 +166,8 @@ def model_non_minimal_frontier() -> ModelImplementation:
 
 
 def _spark_with_frontiers(name: str, broken: Any) -> Any:
-    from properties.adapters.spark import SparkImplementation
-    from spark_impl import frontiers, mutable_antichain
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.spark_impl import frontiers, mutable_antichain
 
     class Impl(SparkImplementation):
         def observe_mutable_antichain(self, domain, histories):
@@ -216,7 +216,7 @@ def _jvm_killer(times: Any) -> Any:
 
     from pyspark import SparkContext
 
-    from properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.adapters.spark import SparkImplementation
 
     class Impl(SparkImplementation):
         kills = 0

@@ -12,13 +12,13 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from properties.adapters.spark import SparkImplementation
-from spark_impl.durable_shard import DurableShard
-from spark_impl.streaming import faults
-from spark_impl.streaming.sinks import KIND, SCHEMA, SOURCE, BatchWriter
-from spark_impl.streaming.source import UpstreamSource, UpstreamStreamReader
-from spark_impl.streaming.trial import run_trials
-from spark_impl.streaming.upstream_log import frontier_of
+from frontier_harness.properties.adapters.spark import SparkImplementation
+from frontier_harness.spark_impl.durable_shard import DurableShard
+from frontier_harness.spark_impl.streaming import faults
+from frontier_harness.spark_impl.streaming.sinks import KIND, SCHEMA, SOURCE, BatchWriter
+from frontier_harness.spark_impl.streaming.source import UpstreamSource, UpstreamStreamReader
+from frontier_harness.spark_impl.streaming.trial import run_trials
+from frontier_harness.spark_impl.streaming.upstream_log import frontier_of
 
 
 class CountingReader(UpstreamStreamReader):

@@ -9,12 +9,12 @@ from pathlib import Path
 import attrs
 import pytest
 
-from properties.adapters.model import ModelImplementation
-from properties.checks.registry import get_suite
-from properties.cli.main import main as cli
-from properties.engine import counterexample
-from properties.engine.profiles import PROFILES
-from properties.engine.runner import run_suite
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.cli.main import main as cli
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.runner import run_suite
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
 
@@ -57,7 +57,7 @@ def test_kafka_offsets_of_two_topics_and_a_purged_log_hold(tmp_path):
 
 
 def test_v2_offset_logs_name_their_sources(tmp_path):
-    from properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
+    from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
 
     root = write_checkpoint(tmp_path / "ck", {}, commits=[0])
     (root / "offsets" / "0").write_text("\n".join(["v2", META, json.dumps({"clicks": '{"logOffset":3}'})]))
@@ -150,10 +150,10 @@ def test_validate_checkpoint_of_a_rate_query_and_of_one_edited_to_go_back(spark_
 
 @pytest.mark.spark
 def test_validate_checkpoint_of_a_query_over_our_source(spark_session, tmp_path):
-    from spark_impl.streaming.query import QuerySpec, start_query
-    from spark_impl.streaming.sinks import shard_writer
-    from spark_impl.streaming.source import NAME, UpstreamSource
-    from spark_impl.streaming.upstream_log import UpstreamLog
+    from frontier_harness.spark_impl.streaming.query import QuerySpec, start_query
+    from frontier_harness.spark_impl.streaming.sinks import shard_writer
+    from frontier_harness.spark_impl.streaming.source import NAME, UpstreamSource
+    from frontier_harness.spark_impl.streaming.upstream_log import UpstreamLog
 
     spark_session.dataSource.register(UpstreamSource)
     spec = QuerySpec(tmp_path, "processingTime", "files")

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from properties.cli.main import main
+from frontier_harness.properties.cli.main import main
 
 
 def test_list_names_every_suite(capsys):
@@ -82,7 +82,7 @@ def test_missing_java_is_infrastructure_exit_3(tmp_path):
         [
             sys.executable,
             "-m",
-            "properties.cli.main",
+            "frontier_harness.properties.cli.main",
             "check",
             "--suite",
             "collections",

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.domains import PartitionedTime
-from properties.engine import counterexample
-from properties.engine.counterexample import Counterexample, from_itf, to_itf
-from properties.engine.errors import CounterexampleFormatError
-from properties.engine.history import Action, History
+from frontier_harness.model.domains import PartitionedTime
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.counterexample import Counterexample, from_itf, to_itf
+from frontier_harness.properties.engine.errors import CounterexampleFormatError
+from frontier_harness.properties.engine.history import Action, History
 
 
 def _example() -> Counterexample:

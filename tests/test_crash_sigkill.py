@@ -26,8 +26,8 @@ MAX_KILLS, TIME_BUDGET_S = 3, 120
 
 
 def worker(root: str) -> None:
-    from model.domains import Total
-    from spark_impl.durable_ingestion import Ingestion
+    from frontier_harness.model.domains import Total
+    from frontier_harness.spark_impl.durable_ingestion import Ingestion
 
     pipeline = Ingestion(Total(), 1, root=root, source="crash-test")
     first = min(pipeline.remap.upper(0)[0], LAST_TICK)

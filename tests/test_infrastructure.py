@@ -15,7 +15,7 @@ def _check(impl: str, out) -> subprocess.CompletedProcess:
         [
             sys.executable,
             "-m",
-            "properties.cli.main",
+            "frontier_harness.properties.cli.main",
             "check",
             "--suite",
             "collections",

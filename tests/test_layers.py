@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("model", "spark_impl", "properties", "pandas_impl")
+PACKAGES = ("model", "spark_impl", "properties", "pandas_impl", "frontier_harness")
 LINT_IMPORTS = (
     "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
 )
@@ -25,7 +25,9 @@ def _lint_imports(tree: Path) -> subprocess.CompletedProcess:
 
 def _copy(tmp_path: Path) -> Path:
     for package in PACKAGES:
-        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / package, tmp_path / package, symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
+        )
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
 
@@ -33,11 +35,27 @@ def _copy(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     "module, forbidden, contract",
     [
-        ("model/antichain.py", "import spark_impl.session", "model is the specification"),
-        ("spark_impl/collection.py", "from model.antichain import Antichain", "spark_impl shares only"),
-        ("properties/engine/runner.py", "import spark_impl.session", "the harness engine and the checks know no Spark"),
-        ("properties/engine/runner.py", "import properties.checks.registry", "properties by role"),
-        ("properties/checks/time/laws.py", "import properties.adapters.model", "properties by role"),
+        ("model/antichain.py", "import frontier_harness.spark_impl.session", "model is the specification"),
+        (
+            "spark_impl/collection.py",
+            "from frontier_harness.model.antichain import Antichain",
+            "spark_impl shares only",
+        ),
+        (
+            "properties/engine/runner.py",
+            "import frontier_harness.spark_impl.session",
+            "the harness engine and the checks know no Spark",
+        ),
+        (
+            "properties/engine/runner.py",
+            "import frontier_harness.properties.checks.registry",
+            "properties by role",
+        ),
+        (
+            "properties/checks/time/laws.py",
+            "import frontier_harness.properties.adapters.model",
+            "properties by role",
+        ),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(tmp_path, module, forbidden, contract):

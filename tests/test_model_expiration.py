@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model import expiration as ex
-from model.antichain import Antichain
-from model.catalog import (
+from frontier_harness.model import expiration as ex
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.catalog import (
     Catalog,
     Constant,
     Feed,
@@ -23,11 +23,11 @@ from model.catalog import (
     View,
     upper_at,
 )
-from model.collection import Update
-from model.domains import Total
-from model.errors import DataflowExpired, InvalidReplica, ReplicaExpired, ReplicaNotRunning
-from model.plan import Get, Project, TemporalFilter, Union
-from model.temporal import MzNow
+from frontier_harness.model.collection import Update
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import DataflowExpired, InvalidReplica, ReplicaExpired, ReplicaNotRunning
+from frontier_harness.model.plan import Get, Project, TemporalFilter, Union
+from frontier_harness.model.temporal import MzNow
 
 T = Total()
 FAST = settings(max_examples=60, deadline=None, database=None)
@@ -265,7 +265,7 @@ def test_seed_scenario_is_identical_and_halves_the_diffs():
 def test_expired_dataflows_drop_every_temporal_diff_at_or_after_the_expiration():
     c, feed, *_ = seed_scenario()
     flow = ex.render(c, "m", 21)
-    from model.catalog import output_updates
+    from frontier_harness.model.catalog import output_updates
 
     assert flow.until == 22 and all(u.time < 22 for u in output_updates(c, feed, "m", flow.until))
 
@@ -347,7 +347,7 @@ def test_planted_until_joined_instead_of_met(monkeypatch):
 
 
 def test_planted_retraction_at_upper_instead_of_upper_exclusive(monkeypatch):
-    import model.temporal as temporal
+    import frontier_harness.model.temporal as temporal
 
     c = Catalog().add(Table("t")).add(View("v", last_n(0))).add(Index("i", "v"))
     feed = Feed({"t": (Update((0,), 0, 1),)})
@@ -416,8 +416,8 @@ def test_planted_without_the_frontier_check_serves_wrong_data(monkeypatch):
 
 
 def test_skews_are_for_wall_clock_leaves_with_increasing_walls():
-    from model.catalog import check_feed
-    from model.errors import InvalidSkew
+    from frontier_harness.model.catalog import check_feed
+    from frontier_harness.model.errors import InvalidSkew
 
     with pytest.raises(InvalidSkew, match="increasing"):
         Feed(skews={"t": ((3, 1), (3, 2))})

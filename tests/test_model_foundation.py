@@ -6,10 +6,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.antichain import Antichain, MutableAntichain
-from model.collection import Update
-from model.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product, Total, parse_domain
-from model.errors import (
+from frontier_harness.model.antichain import Antichain, MutableAntichain
+from frontier_harness.model.collection import Update
+from frontier_harness.model.domains import (
+    PARTITION_MAX,
+    Partitioned,
+    PartitionedTime,
+    Product,
+    Total,
+    parse_domain,
+)
+from frontier_harness.model.errors import (
     InvalidTime,
     NotAnAntichain,
     ReadNotValid,
@@ -17,7 +24,7 @@ from model.errors import (
     UnknownDomain,
     UpperRegression,
 )
-from model.shard import Shard
+from frontier_harness.model.shard import Shard
 
 
 @pytest.mark.parametrize(

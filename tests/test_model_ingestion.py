@@ -7,11 +7,11 @@ from collections import Counter
 import attrs
 import pytest
 
-import model.ingestion as ingestion
-from model.antichain import Antichain
-from model.domains import Partitioned, PartitionedTime, Total
-from model.errors import CompactedRead, UnknownFault, UnknownPartition
-from model.ingestion import (
+import frontier_harness.model.ingestion as ingestion
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.domains import Partitioned, PartitionedTime, Total
+from frontier_harness.model.errors import CompactedRead, UnknownFault, UnknownPartition
+from frontier_harness.model.ingestion import (
     CHECKPOINT_FAULTS,
     INGEST_FAULTS,
     Pipeline,
@@ -21,11 +21,11 @@ from model.ingestion import (
     restart,
     timestamp_resumption,
 )
-from model.remap import INTO
-from model.upstream import Upstream, needed_offset
-from properties.checks.ingestion.resumption import laws, observe, uninterrupted
-from properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
-from properties.engine.source import RandomSource
+from frontier_harness.model.remap import INTO
+from frontier_harness.model.upstream import Upstream, needed_offset
+from frontier_harness.properties.checks.ingestion.resumption import laws, observe, uninterrupted
+from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
+from frontier_harness.properties.engine.source import RandomSource
 
 P = PartitionedTime
 

@@ -8,11 +8,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.collection import Update, at, consolidate
-from model.domains import Total
-from model.errors import ColumnOutOfRange, InvalidPlan, UnknownObject
-from model.plan import Compare, Filter, Get, Join, Project, TemporalFilter, Union, evaluate, plan_inputs
-from model.temporal import MzNow
+from frontier_harness.model.collection import Update, at, consolidate
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan, UnknownObject
+from frontier_harness.model.plan import (
+    Compare,
+    Filter,
+    Get,
+    Join,
+    Project,
+    TemporalFilter,
+    Union,
+    evaluate,
+    plan_inputs,
+)
+from frontier_harness.model.temporal import MzNow
 
 T = Total()
 FAST = settings(max_examples=150, deadline=None, database=None)

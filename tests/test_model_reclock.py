@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import model.reclock as reclock_module
-from model.antichain import Antichain
-from model.collection import Update, advance_collection, at
-from model.domains import Partitioned, PartitionedTime, Product, Total
-from model.errors import InvalidTime
-from model.reclock import Reclocked, assign, reclock
-from model.remap import INTO, Remap
+import frontier_harness.model.reclock as reclock_module
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update, advance_collection, at
+from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+from frontier_harness.model.errors import InvalidTime
+from frontier_harness.model.reclock import Reclocked, assign, reclock
+from frontier_harness.model.remap import INTO, Remap
 from tests.reclocking_strategies import remaps, sources
 
 DOMAINS = [Total(), Product(Total(), Total()), Partitioned()]

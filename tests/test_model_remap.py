@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import model.remap as remap_module
-from model.antichain import Antichain
-from model.domains import Partitioned, PartitionedTime, Product, Total
-from model.errors import (
+import frontier_harness.model.remap as remap_module
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+from frontier_harness.model.errors import (
     InvalidRemap,
     InversionBeyondUpper,
     ReadNotValid,
@@ -18,8 +18,8 @@ from model.errors import (
     SinceRegression,
     SourceUpperRegression,
 )
-from model.reclock import assign
-from model.remap import INTO, Binding, Remap, audit
+from frontier_harness.model.reclock import assign
+from frontier_harness.model.remap import INTO, Binding, Remap, audit
 from tests.reclocking_strategies import remaps
 
 DOMAINS = [Total(), Product(Total(), Total()), Partitioned()]

@@ -6,14 +6,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import model.summary as summary_module
-from model.antichain import Antichain
-from model.collection import Update, at
-from model.domains import Partitioned, PartitionedTime, Product, Total
-from model.errors import InvalidTime, InvalidTransactionInput, NoSummaryAt, PartiallyClosedUpper, ReadNotValid
-from model.reclock import reclock
-from model.remap import INTO, Remap
-from model.summary import (
+import frontier_harness.model.summary as summary_module
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update, at
+from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+from frontier_harness.model.errors import (
+    InvalidTime,
+    InvalidTransactionInput,
+    NoSummaryAt,
+    PartiallyClosedUpper,
+    ReadNotValid,
+)
+from frontier_harness.model.reclock import reclock
+from frontier_harness.model.remap import INTO, Remap
+from frontier_harness.model.summary import (
     DataRecord,
     Independent,
     Summary,

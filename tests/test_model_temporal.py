@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import model.temporal as temporal
-from model.collection import Update, at, consolidate
-from model.domains import Total
-from model.errors import ColumnOutOfRange, InvalidPlan
-from model.temporal import MzNow, temporal_filter
+import frontier_harness.model.temporal as temporal
+from frontier_harness.model.collection import Update, at, consolidate
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan
+from frontier_harness.model.temporal import MzNow, temporal_filter
 
 T = Total()
 DAY = 24 * 60 * 60 * 1000

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.catalog import (
+from frontier_harness.model.catalog import (
     Catalog,
     Constant,
     Index,
@@ -19,7 +19,7 @@ from model.catalog import (
     Table,
     View,
 )
-from model.errors import (
+from frontier_harness.model.errors import (
     DuplicateObject,
     InvalidDependency,
     InvalidRefresh,
@@ -27,9 +27,9 @@ from model.errors import (
     TimelineError,
     UnknownObject,
 )
-from model.plan import Get, Join, Union
-from model.timeline import Counter, EpochMilliseconds, External, User
-from model.timeline_rules import source_timeline
+from frontier_harness.model.plan import Get, Join, Union
+from frontier_harness.model.timeline import Counter, EpochMilliseconds, External, User
+from frontier_harness.model.timeline_rules import source_timeline
 
 MESSAGE = "multiple timelines within one dataflow are not supported"
 

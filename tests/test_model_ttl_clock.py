@@ -1,7 +1,7 @@
 """The TTL store's clock: readings never go back, and a reopened store is seeded from the
 manifest, every replayed WAL segment and the clock's durable high-water mark.
 
-What the documentation (`model.ttl.lsm`) promises across crashes, tested here: a row that
+What the documentation (`frontier_harness.model.ttl.lsm`) promises across crashes, tested here: a row that
 a read or a compaction saw expired never becomes readable again; the reopened store
 refuses every operation until the user clock is back at the mark."""
 
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.errors import ClockRegression, InvalidTime
-from model.ttl import lsm
-from model.ttl.clock import ManualClock, MonotonicClock, advance_floor, seed_floor
-from model.ttl.lsm import Durable, Manifest, TtlStore, WalSegment
-from model.ttl.row import I64_MAX, I64_MIN, Row
+from frontier_harness.model.errors import ClockRegression, InvalidTime
+from frontier_harness.model.ttl import lsm
+from frontier_harness.model.ttl.clock import ManualClock, MonotonicClock, advance_floor, seed_floor
+from frontier_harness.model.ttl.lsm import Durable, Manifest, TtlStore, WalSegment
+from frontier_harness.model.ttl.row import I64_MAX, I64_MIN, Row
 
 
 def test_equal_readings_are_fine_and_a_regression_names_both_readings():

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.errors import CorruptSst, InvalidRow
-from model.ttl.codec import (
+from frontier_harness.model.errors import CorruptSst, InvalidRow
+from frontier_harness.model.ttl.codec import (
     MAX_KEY_LEN,
     RowFeature,
     SstInfo,
@@ -20,7 +20,7 @@ from model.ttl.codec import (
     encode_row,
     encode_sst,
 )
-from model.ttl.row import I64_MAX, I64_MIN, NEVER, Row
+from frontier_harness.model.ttl.row import I64_MAX, I64_MIN, NEVER, Row
 
 i64 = st.integers(I64_MIN, I64_MAX - 1)
 

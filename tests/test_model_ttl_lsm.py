@@ -2,7 +2,7 @@
 
 The central check runs a history (plain data: a list of actions) on the store and on a
 reference without flushes or compaction, built from the seed's rules as
-`properties.checks.ttl.oracles.ttl` restates them (not the model's), and after every step compares
+`frontier_harness.properties.checks.ttl.oracles.ttl` restates them (not the model's), and after every step compares
 every `get` and `scan`, checks that nothing deleted or expired comes back, and that no
 sorted run holds a value already expired at its creation."""
 
@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.errors import BadCompaction, ClockRegression, InvalidRow, InvalidTtl
-from model.ttl import lsm
-from model.ttl.clock import ManualClock
-from model.ttl.lsm import StoreOptions, TtlStore, compact_runs
-from model.ttl.row import I64_MAX, NEVER, Row, expire_ts_for
-from properties.checks.ttl.oracles.ttl import expiry, readable
+from frontier_harness.model.errors import BadCompaction, ClockRegression, InvalidRow, InvalidTtl
+from frontier_harness.model.ttl import lsm
+from frontier_harness.model.ttl.clock import ManualClock
+from frontier_harness.model.ttl.lsm import StoreOptions, TtlStore, compact_runs
+from frontier_harness.model.ttl.row import I64_MAX, NEVER, Row, expire_ts_for
+from frontier_harness.properties.checks.ttl.oracles.ttl import expiry, readable
 
 KEYS = (b"a", b"b", b"c")
 

@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from properties.cli.main import main
+from frontier_harness.properties.cli.main import main
 
 FIXTURE = Path(__file__).parent / "mutate_fixture"
 TINY = [
@@ -117,26 +117,26 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     """Consolidation that keeps zero sums, loaded in memory and killed on the shared session."""
     import attrs
 
-    import spark_impl.collection as original
-    from properties.checks.registry import get_suite
-    from properties.engine.profiles import PROFILES
-    from properties.mutate.engine import Engine, Plan, plan_modules
-    from properties.mutate.mutants import enumerate_mutants
-    from properties.mutate.probe import Probe
-    from spark_impl import session
+    import frontier_harness.spark_impl.collection as original
+    from frontier_harness.properties.checks.registry import get_suite
+    from frontier_harness.properties.engine.profiles import PROFILES
+    from frontier_harness.properties.mutate.engine import Engine, Plan, plan_modules
+    from frontier_harness.properties.mutate.mutants import enumerate_mutants
+    from frontier_harness.properties.mutate.probe import Probe
+    from frontier_harness.spark_impl import session
 
-    modules, extra = plan_modules("spark_impl", "spark")
-    collections = next(m for m in modules if m.name == "spark_impl.collection")
+    modules, extra = plan_modules("frontier_harness.spark_impl", "spark")
+    collections = next(m for m in modules if m.name == "frontier_harness.spark_impl.collection")
     lines = collections.source.splitlines()
     line = next(i for i, text in enumerate(lines, 1) if "return updates.groupBy(" in text)
     (mutant,) = [m for m in enumerate_mutants(collections) if m.line == line and m.operator == "drop-filter"]
     suite = get_suite("collections")
     probe = Probe(suite, suite.properties[0], "total", "spark")
     profile = attrs.evolve(PROFILES["dev"], screening_histories=200, screening_batch=200)
-    run = Engine(Plan("spark_impl", tuple(modules), tuple(extra), (probe,), profile, 0)).run(
+    run = Engine(Plan("frontier_harness.spark_impl", tuple(modules), tuple(extra), (probe,), profile, 0)).run(
         [mutant], session.starts
     )
     (result,) = run.results
     assert (result.status, result.lane) == ("killed", "screening") and result.size <= 3
     assert run.sessions_started == 0  # the session the tests share, reused
-    assert sys.modules["spark_impl.collection"] is original
+    assert sys.modules["frontier_harness.spark_impl.collection"] is original

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from properties.adapters import load_implementation
-from properties.checks.registry import get_suite
-from properties.cli.main import main
-from properties.engine import counterexample
-from properties.engine.config import load_config
-from properties.engine.errors import HarnessError
-from properties.engine.runner import run_suite
+from frontier_harness.properties.adapters import load_implementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.config import load_config
+from frontier_harness.properties.engine.errors import HarnessError
+from frontier_harness.properties.engine.runner import run_suite
 from tests import planted
 from tests.helpers import QUICK
 
@@ -53,7 +53,7 @@ def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
 
 
 def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):
-    from properties.cli.verify import replay_corpus
+    from frontier_harness.properties.cli.verify import replay_corpus
 
     result = run_suite(
         get_suite("collections"),
@@ -163,8 +163,8 @@ def _run(argv: list) -> int:
 
 
 def _example():
-    from properties.engine.counterexample import Counterexample
-    from properties.engine.history import Action, History
+    from frontier_harness.properties.engine.counterexample import Counterexample
+    from frontier_harness.properties.engine.history import Action, History
 
     return Counterexample(
         "collections",

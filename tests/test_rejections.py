@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import attrs
 
-from model.antichain import Antichain
-from model.domains import Total
-from model.errors import InvalidTime
-from model.ingestion import Reader, offset_resumption
-from properties.adapters.model import ModelImplementation
-from properties.checks.ingestion import resumption
-from properties.checks.registry import get_suite
-from properties.engine.history import Action, History
-from properties.engine.implementation import Implementation
-from properties.engine.junit import write_junit
-from properties.engine.runner import run_suite
-from properties.engine.source import Source
-from properties.engine.suite import Property, Suite, differential
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import InvalidTime
+from frontier_harness.model.ingestion import Reader, offset_resumption
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.ingestion import resumption
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.junit import write_junit
+from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.source import Source
+from frontier_harness.properties.engine.suite import Property, Suite, differential
 from tests.helpers import QUICK, patched
 
 RESUMPTION = get_suite("resumption")

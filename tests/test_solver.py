@@ -14,19 +14,19 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model import expiration as ex
-from model.antichain import Antichain
-from model.catalog import RefreshAt, RefreshEvery, next_refresh, upper_at
-from model.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product
-from model.errors import DataflowExpired
-from properties.adapters.model import ModelImplementation
-from properties.checks.catalog import prove as prove_suite
-from properties.cli import prove as solver_cli
-from properties.engine import counterexample
-from properties.solver import encoding as enc
-from properties.solver import obligations
-from properties.solver.encoding import FAITHFUL, NONE, concrete, ite, lift, some
-from properties.solver.realize import realize
+from frontier_harness.model import expiration as ex
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.catalog import RefreshAt, RefreshEvery, next_refresh, upper_at
+from frontier_harness.model.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product
+from frontier_harness.model.errors import DataflowExpired
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.catalog import prove as prove_suite
+from frontier_harness.properties.cli import prove as solver_cli
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.solver import encoding as enc
+from frontier_harness.properties.solver import obligations
+from frontier_harness.properties.solver.encoding import FAITHFUL, NONE, concrete, ite, lift, some
+from frontier_harness.properties.solver.realize import realize
 from tests.test_model_expiration import scenarios
 
 FAST = settings(max_examples=150, deadline=None, database=None)
@@ -313,7 +313,7 @@ def replica_expires_at_start():
 
 @pytest.mark.parametrize("bug", sorted(PLANTED))
 def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
-    from properties.cli.main import main
+    from frontier_harness.properties.cli.main import main
 
     encoded, _, obligation = PLANTED[bug]
     rules = attrs.evolve(FAITHFUL, **encoded)
@@ -330,7 +330,7 @@ def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
     assert main(["replay", str(path), "--impl", "model"]) == 0  # the model's own rules hold on it
 
 
-# The same bugs planted in Spark's coordinator rules (spark_impl.expiration): name -> (rule, replacement).
+# The same bugs planted in Spark's coordinator rules (frontier_harness.spark_impl.expiration): name -> (rule, replacement).
 SPARK_PLANTED = {
     "without_the_inputs_upper_branch": ("ahead", lambda upper, rendered, expiration: expiration),
     "never_expires": ("expiration_for", lambda bound, until: None),
@@ -347,8 +347,8 @@ SPARK_PLANTED = {
 
 
 def _spark_planted(bug: str):
-    from properties.adapters.spark import SparkImplementation
-    from spark_impl import expiration as sx
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.spark_impl import expiration as sx
 
     rule, replacement = SPARK_PLANTED[bug]
 
@@ -371,8 +371,8 @@ def spark_refresh_not_rounded():
 @pytest.mark.spark
 def test_refutations_replay_on_spark(spark_session, tmp_path):
     """Each planted bug's counterexample holds on Spark, and shows the same difference on Spark's planted."""
-    from properties.adapters.spark import SparkImplementation
-    from properties.cli.main import main
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.cli.main import main
 
     realized = {}
     for bug, (encoded, _, obligation) in PLANTED.items():
@@ -513,7 +513,7 @@ def test_prove_verb_exit_codes_and_json(tmp_path):
 
 def test_skew_beyond_the_bound_is_refuted_with_a_file_that_fails_on_the_model(tmp_path):
     """A lead gained after the render is beyond what the branch handles: the model itself shows it."""
-    from properties.cli.main import main
+    from frontier_harness.properties.cli.main import main
 
     args = _args("--obligation", "time-dependence", "--skew", "1", "--out", str(tmp_path))
     assert solver_cli.run(args, _console()) == 1
@@ -544,8 +544,8 @@ def test_a_planted_bug_through_the_verb_writes_a_counterexample(tmp_path):
 
 
 def test_the_prove_suite_holds_on_the_model():
-    from properties.engine.profiles import PROFILES
-    from properties.engine.runner import run_suite
+    from frontier_harness.properties.engine.profiles import PROFILES
+    from frontier_harness.properties.engine.runner import run_suite
 
     profile = attrs.evolve(PROFILES["ci"], max_examples=20, screening_histories=100)
     result = run_suite(prove_suite.SUITE, ModelImplementation(), "model", profile, 0)

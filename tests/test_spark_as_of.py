@@ -1,4 +1,4 @@
-"""spark_impl.as_of on hand-made boundaries: skewed interval lengths, empty intervals, closing, missing keys."""
+"""frontier_harness.spark_impl.as_of on hand-made boundaries: skewed interval lengths, empty intervals, closing, missing keys."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def first_above(bounds: list, value: int):
 def assigned(spark, rows: list) -> dict:
     from pyspark.sql import functions as F
 
-    from spark_impl.as_of import as_of
+    from frontier_harness.spark_impl.as_of import as_of
 
     boundaries = spark.createDataFrame(
         [(k, t, b) for k, bounds in BOUNDARIES.items() for t, b in bounds], "key string, t long, bound long"
@@ -67,7 +67,7 @@ def test_a_slot_collision_changes_nothing(spark_session, monkeypatch):
     """Every entry hashed to one slot: the columns re-checked after the lookup still pick the one interval."""
     from pyspark.sql import functions as F
 
-    from spark_impl import as_of
+    from frontier_harness.spark_impl import as_of
 
     monkeypatch.setattr(as_of, "slot", lambda columns: F.lit(0).cast("long"))
     rows = [(k, v) for k in [*BOUNDARIES, "no boundaries"] for v in EDGES]

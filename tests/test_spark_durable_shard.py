@@ -7,10 +7,16 @@ from pathlib import Path
 
 import pytest
 
-import spark_impl.durable_shard as ds
-from spark_impl.durable_ingestion import DATA_SCHEMA
-from spark_impl.durable_shard import DurableShard
-from spark_impl.errors import PartialShard, ShardError, ShardFromAnotherSource, ShardMissing, UpperMismatch
+import frontier_harness.spark_impl.durable_shard as ds
+from frontier_harness.spark_impl.durable_ingestion import DATA_SCHEMA
+from frontier_harness.spark_impl.durable_shard import DurableShard
+from frontier_harness.spark_impl.errors import (
+    PartialShard,
+    ShardError,
+    ShardFromAnotherSource,
+    ShardMissing,
+    UpperMismatch,
+)
 
 
 def snapshot(path: Path) -> dict:
@@ -123,7 +129,7 @@ def test_planted_non_atomic_manifest_write_is_caught(tmp_path, monkeypatch):
 
 @pytest.mark.spark
 def test_parts_round_trip_and_unlisted_parts_are_not_data(tmp_path):
-    from spark_impl.session import spark
+    from frontier_harness.spark_impl.session import spark
 
     s = shard(tmp_path)
     rows = spark().createDataFrame([(0, "a", 1, 1), (1, "b", 2, 1)], DATA_SCHEMA)

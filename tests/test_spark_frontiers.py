@@ -10,10 +10,10 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from model.domains import Partitioned, PartitionedTime, Product, Total
-from spark_impl import frontiers
-from spark_impl.arrow import arrow_type
-from spark_impl.time_columns import time_columns
+from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+from frontier_harness.spark_impl import frontiers
+from frontier_harness.spark_impl.arrow import arrow_type
+from frontier_harness.spark_impl.time_columns import time_columns
 
 pytestmark = pytest.mark.spark
 P = PartitionedTime
@@ -60,7 +60,7 @@ def test_collections_suite_passes_on_spark_connect(tmp_path):
         [
             sys.executable,
             "-m",
-            "properties.cli.main",
+            "frontier_harness.properties.cli.main",
             "--remote",
             "local[2]",
             "check",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from model.domains import PARTITION_MAX, parse_domain
-from model.domains import PartitionedTime as P
-from properties.checks.reclocking.reclock import observe
-from properties.engine.history import Action, History
+from frontier_harness.model.domains import PARTITION_MAX, parse_domain
+from frontier_harness.model.domains import PartitionedTime as P
+from frontier_harness.properties.checks.reclocking.reclock import observe
+from frontier_harness.properties.engine.history import Action, History
 
 pytestmark = pytest.mark.spark
 
@@ -70,7 +70,7 @@ HISTORIES = {
 
 @pytest.mark.parametrize("domain_name", sorted(HISTORIES))
 def test_spark_reclocking_equals_the_model_on_hand_written_histories(spark_session, domain_name):
-    from spark_impl.reclock import observe_reclock
+    from frontier_harness.spark_impl.reclock import observe_reclock
 
     histories = [History(domain_name, tuple(actions)) for actions in HISTORIES[domain_name]]
     assert observe_reclock(parse_domain(domain_name), histories) == [observe(h) for h in histories]
@@ -78,7 +78,7 @@ def test_spark_reclocking_equals_the_model_on_hand_written_histories(spark_sessi
 
 def test_the_bench_job_reclocks_every_update_to_its_tick():
     """The benchmark measures real work: each offset `s` goes to tick `s // 100 + 1`, none pending."""
-    from properties.bench.reclocking import reclock_job
+    from frontier_harness.properties.bench.reclocking import reclock_job
 
     rows = reclock_job(1_000).select("label", "into_time", "diff").collect()
     assert sorted(r["into_time"] for r in rows) == sorted(s // 100 + 1 for s in range(1_000))

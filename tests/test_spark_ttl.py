@@ -22,18 +22,18 @@ from pathlib import Path
 import attrs
 import pytest
 
-from model.errors import BadCompaction, ClockRegression, CorruptSst, InvalidRow, InvalidTtl
-from model.ttl import codec as model_codec
-from model.ttl.row import Row
-from properties.adapters.spark import SparkImplementation
-from properties.checks.registry import get_suite
-from properties.checks.ttl import ttl
-from properties.engine.history import Action, History
-from properties.engine.runner import run_suite
-from properties.engine.suite import compare
-from spark_impl.ttl import codec as ttl_codec
-from spark_impl.ttl import compaction, manifest, store_observer
-from spark_impl.ttl.store import SparkTtlStore
+from frontier_harness.model.errors import BadCompaction, ClockRegression, CorruptSst, InvalidRow, InvalidTtl
+from frontier_harness.model.ttl import codec as model_codec
+from frontier_harness.model.ttl.row import Row
+from frontier_harness.properties.adapters.spark import SparkImplementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.ttl import ttl
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.suite import compare
+from frontier_harness.spark_impl.ttl import codec as ttl_codec
+from frontier_harness.spark_impl.ttl import compaction, manifest, store_observer
+from frontier_harness.spark_impl.ttl.store import SparkTtlStore
 from tests.helpers import QUICK, patched, write_and_replay
 
 NEVER = 2**63 - 1
@@ -65,7 +65,7 @@ def spark_lt_in_compaction_filter():
     def broken(flags, expire_ts, now):
         return ~compaction.is_tombstone(flags) & (expire_ts < now)
 
-    from spark_impl.ttl.compaction_observer import observe_ttl_compaction
+    from frontier_harness.spark_impl.ttl.compaction_observer import observe_ttl_compaction
 
     return _spark_with(
         compaction, "expired_for_compaction", broken, "observe_ttl_compaction", observe_ttl_compaction
@@ -90,7 +90,7 @@ def spark_compaction_at_last_flush():
 
 def spark_no_clock_mark():
     """Bug on the Spark side: a reopened store seeds its clock from written timestamps only."""
-    from spark_impl.ttl.clock import MonotonicClock
+    from frontier_harness.spark_impl.ttl.clock import MonotonicClock
 
     return _spark_with(MonotonicClock, "stored_mark", staticmethod(lambda root: None))
 

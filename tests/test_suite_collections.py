@@ -5,10 +5,10 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from properties.adapters.spark import SparkImplementation
-from properties.checks.registry import get_suite
-from properties.engine.profiles import PROFILES
-from properties.engine.runner import Run, run_suite, screening_lane
+from frontier_harness.properties.adapters.spark import SparkImplementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.runner import Run, run_suite, screening_lane
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 

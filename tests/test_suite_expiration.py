@@ -1,7 +1,7 @@
 """The expiration suite: holds on the model's rules; each planted rule bug is caught small and replays.
 
 Broken implementations are importable factories (`--impl tests.test_suite_expiration:NAME`):
-the suite's own `observe` run with one rule of `model.expiration` replaced.
+the suite's own `observe` run with one rule of `frontier_harness.model.expiration` replaced.
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from model import expiration as ex
-from properties.adapters.model import ModelImplementation
-from properties.adapters.spark import SparkImplementation
-from properties.checks.catalog import expiration as suite
-from properties.checks.catalog.strategies.expiration import draw_expiration_history
-from properties.checks.registry import get_suite
-from properties.engine.runner import run_suite
-from properties.engine.source import RandomSource
+from frontier_harness.model import expiration as ex
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.adapters.spark import SparkImplementation
+from frontier_harness.properties.checks.catalog import expiration as suite
+from frontier_harness.properties.checks.catalog.strategies.expiration import draw_expiration_history
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.source import RandomSource
 from tests.helpers import QUICK, patched, write_and_replay
 
 EXPIRATION = get_suite("expiration")
@@ -134,8 +134,8 @@ def spark_keeps_updates_past_the_last_refresh():
     """Bug on the Spark side: an MV's update with no refresh left stays at its own time, not vanishing."""
     from pyspark.sql import functions as F
 
-    from properties.adapters.spark import SparkImplementation
-    from spark_impl import plan
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.spark_impl import plan
 
     original = plan.next_refresh
 
@@ -150,8 +150,8 @@ def spark_keeps_updates_past_the_last_refresh():
 
 
 def _spark_with_rule(rule: str, replacement):
-    """Spark's coordinator with one rule of `spark_impl.expiration` replaced."""
-    from spark_impl import expiration as sx
+    """Spark's coordinator with one rule of `frontier_harness.spark_impl.expiration` replaced."""
+    from frontier_harness.spark_impl import expiration as sx
 
     class Impl(SparkImplementation):
         def observe_expiration(self, domain, histories):

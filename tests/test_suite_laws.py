@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from properties.adapters.model import ModelImplementation
-from properties.checks.registry import get_suite
-from properties.engine.profiles import PROFILES
-from properties.engine.runner import run_suite
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.runner import run_suite
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 

@@ -6,13 +6,13 @@ import attrs
 import pyarrow as pa
 import pytest
 
-from model.domains import Partitioned, PartitionedTime, Product, Total
-from properties.adapters.model import ModelImplementation
-from properties.adapters.spark import SparkImplementation
-from properties.checks.registry import get_suite
-from properties.checks.time.mutable_antichain import observe, reference
-from properties.engine.history import Action, History
-from properties.engine.runner import Run, run_property, run_suite, screening_lane
+from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.adapters.spark import SparkImplementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.time.mutable_antichain import observe, reference
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.runner import Run, run_property, run_suite, screening_lane
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 
@@ -91,9 +91,9 @@ def test_screening_lane_finds_and_reduces_a_time_kept_at_zero():
     ],
 )
 def test_spark_of_positive_counts(spark_session, domain, updates, expected):
-    from spark_impl import frontiers
-    from spark_impl.arrow import arrow_type, to_frame
-    from spark_impl.time_columns import time_columns
+    from frontier_harness.spark_impl import frontiers
+    from frontier_harness.spark_impl.arrow import arrow_type, to_frame
+    from frontier_harness.spark_impl.time_columns import time_columns
 
     tc = time_columns(domain)
     table = pa.table(

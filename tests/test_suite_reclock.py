@@ -5,11 +5,11 @@ from __future__ import annotations
 import attrs
 import pytest
 
-import model.reclock as reclock_module
-from properties.adapters.model import ModelImplementation
-from properties.checks.reclocking.reclock import observe
-from properties.checks.registry import get_suite
-from properties.engine.runner import Run, run_suite, screening_lane
+import frontier_harness.model.reclock as reclock_module
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.reclocking.reclock import observe
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.runner import Run, run_suite, screening_lane
 from tests.helpers import QUICK, patched, write_and_replay
 
 RECLOCK = get_suite("reclock")
@@ -35,8 +35,8 @@ def spark_mint_without_retraction():
     """Bug on the Spark side: minting inserts the new upper but never retracts the old one."""
     from pyspark.sql import functions as F
 
-    from properties.adapters.spark import SparkImplementation
-    from spark_impl import remap
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.spark_impl import remap
 
     class Impl(SparkImplementation):
         def observe_reclock(self, domain, histories):
@@ -57,7 +57,7 @@ def test_planted_model_side_assignment_bug_is_caught_small_and_replays(tmp_path)
 
 @pytest.mark.spark
 def test_spark_equals_model_on_every_domain(spark_session):
-    from properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.adapters.spark import SparkImplementation
 
     result = run_suite(RECLOCK, SparkImplementation(), "spark", SPARK_QUICK, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-import model.reclock as reclock_module
-import model.remap as remap_module
-from model.antichain import Antichain
-from properties.adapters.model import ModelImplementation
-from properties.checks.registry import get_suite
-from properties.engine.runner import run_suite
+import frontier_harness.model.reclock as reclock_module
+import frontier_harness.model.remap as remap_module
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.runner import run_suite
 from tests.helpers import QUICK, write_and_replay
 
 REMAP = get_suite("remap")

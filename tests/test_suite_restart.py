@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import model.summary as summary_module
-from properties.adapters.model import ModelImplementation
-from properties.checks.registry import get_suite
-from properties.engine.runner import run_suite
+import frontier_harness.model.summary as summary_module
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.runner import run_suite
 from tests.helpers import QUICK, write_and_replay
 
 RESTART = get_suite("restart")

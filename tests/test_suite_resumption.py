@@ -7,15 +7,15 @@ from typing import Any
 import attrs
 import pytest
 
-import model.ingestion as ingestion
-import model.remap as remap
-from properties.adapters.model import ModelImplementation
-from properties.checks.ingestion import resumption
-from properties.checks.registry import get_suite
-from properties.cli.main import main as cli
-from properties.engine import counterexample
-from properties.engine.profiles import PROFILES
-from properties.engine.runner import run_suite
+import frontier_harness.model.ingestion as ingestion
+import frontier_harness.model.remap as remap
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.ingestion import resumption
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.cli.main import main as cli
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.runner import run_suite
 from tests.helpers import patched
 
 SUITE = get_suite("resumption")
@@ -77,7 +77,7 @@ def test_planted_bug_is_caught_small(factory, max_actions, domain, tmp_path):
 
 
 def test_uninterrupted_drops_faults_and_restarts():
-    from properties.engine.history import Action, History
+    from frontier_harness.properties.engine.history import Action, History
 
     h = History("total", (Action("ingest", {"tick": 1, "fault": "mid_data_write"}), Action("restart", {})))
     assert resumption.uninterrupted(h).actions == (Action("ingest", {"tick": 1}),)
@@ -87,8 +87,8 @@ def spark_join_of_uppers() -> Any:
     """Bug on the Spark side: the timestamp resumption frontier is the join (the later) of the uppers."""
     from pyspark.sql import functions as F
 
-    from properties.adapters.spark import SparkImplementation
-    from spark_impl import ingestion as spark_ingestion
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.spark_impl import ingestion as spark_ingestion
 
     class Impl(SparkImplementation):
         def observe_resumption(self, domain, histories):
@@ -99,7 +99,7 @@ def spark_join_of_uppers() -> Any:
 
 
 def _crash_between_appends(domain: str):
-    from properties.engine.history import Action, History
+    from frontier_harness.properties.engine.history import Action, History
 
     return History(
         domain,
@@ -113,15 +113,15 @@ def _crash_between_appends(domain: str):
 
 def _batch(domain: str, n: int, max_steps: int = 24) -> list:
     """Generated histories and a crash between the two appends."""
-    from properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
-    from properties.engine.source import RandomSource
+    from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
+    from frontier_harness.properties.engine.source import RandomSource
 
     drawn = [draw_ingestion_history(RandomSource(seed), domain, max_steps) for seed in range(n)]
     return drawn + [_crash_between_appends(domain)]
 
 
 def _equal_to_the_model_and_lawful(histories: list, observed: list) -> None:
-    from properties.engine.suite import compare
+    from frontier_harness.properties.engine.suite import compare
 
     calm = len(histories)
     for i, h in enumerate(histories):
@@ -134,7 +134,7 @@ def _equal_to_the_model_and_lawful(histories: list, observed: list) -> None:
 @pytest.mark.parametrize("domain", resumption.DOMAINS)
 def test_spark_equals_the_model_and_obeys_the_laws(domain):
     """One Spark job per domain: a batch of generated histories and their uninterrupted runs."""
-    from properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.adapters.spark import SparkImplementation
 
     histories = _batch(domain, 300)
     calm = [resumption.uninterrupted(h) for h in histories]
@@ -147,7 +147,7 @@ def test_spark_equals_the_model_and_obeys_the_laws(domain):
 @pytest.mark.parametrize("domain", resumption.DOMAINS)
 def test_durable_pipeline_equals_the_model_and_obeys_the_laws(domain, tmp_path):
     """The round-by-round pipeline over Parquet shards, on short histories with both checkpoint orders."""
-    from spark_impl.durable_ingestion import observe_durable
+    from frontier_harness.spark_impl.durable_ingestion import observe_durable
 
     histories = [h for h in _batch(domain, 40, max_steps=10) if _has_compaction(h)][:6]
     histories.append(_crash_after_compaction_before_commit(domain))
@@ -161,7 +161,7 @@ def _has_compaction(history) -> bool:
 
 
 def _crash_after_compaction_before_commit(domain: str):
-    from properties.engine.history import Action, History
+    from frontier_harness.properties.engine.history import Action, History
 
     produce = Action("produce", {"partition": 0, "data": "r0"})
     return History(
@@ -180,7 +180,7 @@ def _crash_after_compaction_before_commit(domain: str):
 
 @pytest.mark.spark
 def test_spark_planted_join_of_uppers_is_caught_and_replays(tmp_path):
-    from properties.engine.counterexample import Counterexample
+    from frontier_harness.properties.engine.counterexample import Counterexample
 
     history = _crash_between_appends("total")
     outcome = SUITE.property("resumption_laws").check(spark_join_of_uppers(), [history])[0]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from properties.checks.ingestion import streaming
-from properties.checks.registry import get_suite
-from properties.engine.history import Action, History
+from frontier_harness.properties.checks.ingestion import streaming
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.history import Action, History
 from tests.helpers import write_and_replay
 
 SUITE = get_suite("streaming")
@@ -86,7 +86,7 @@ def test_events_count_only_crashes_that_fire():
 
 
 def test_crash_points_are_the_trials():
-    from spark_impl.streaming.faults import POINTS
+    from frontier_harness.spark_impl.streaming.faults import POINTS
 
     assert streaming.CRASH_POINTS == POINTS
 
@@ -112,7 +112,7 @@ COVERING = [
 
 @pytest.mark.spark
 def test_the_suite_holds_on_spark_at_every_crash_point(spark_session):
-    from properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.adapters.spark import SparkImplementation
 
     impl = SparkImplementation()
     for prop in SUITE.properties[:3]:
@@ -143,7 +143,7 @@ PLANTED = [
 @pytest.mark.spark
 @pytest.mark.parametrize("factory,prop,actions", PLANTED, ids=[p[0] for p in PLANTED])
 def test_planted_bug_is_caught_with_a_small_history(factory, prop, actions, spark_session, tmp_path):
-    from properties.engine.counterexample import Counterexample
+    from frontier_harness.properties.engine.counterexample import Counterexample
     from tests import planted_streaming
 
     small = history(*actions)
@@ -161,7 +161,7 @@ def test_planted_bug_is_caught_with_a_small_history(factory, prop, actions, spar
 def test_sigkill_of_the_driver_at_every_crash_point_loses_and_duplicates_nothing(spark_session):
     """Each crash SIGKILLs a separate driver process (its JVM and Python workers too); the harness restarts
     the query in its own session from what was durable. Three JVM starts: minutes on a loaded machine."""
-    from properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.adapters.spark import SparkImplementation
 
     killed = history(
         ("query", {"sink": "shard", "trigger": "processingTime"}),

@@ -5,12 +5,12 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from model.domains import parse_domain
-from properties.adapters.model import ModelImplementation
-from properties.checks.reclocking.summary import observe
-from properties.checks.registry import get_suite
-from properties.engine.history import Action, History
-from properties.engine.runner import Run, run_suite, screening_lane
+from frontier_harness.model.domains import parse_domain
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.reclocking.summary import observe
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.runner import Run, run_suite, screening_lane
 from tests.helpers import QUICK, patched, write_and_replay
 
 SUMMARY = get_suite("summary")
@@ -26,8 +26,8 @@ def test_the_model_agrees_with_itself_and_reaches_every_hard_case():
 
 
 def _spark_with(rule: str, replacement):
-    from properties.adapters.spark import SparkImplementation
-    from spark_impl import summary
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.spark_impl import summary
 
     class Impl(SparkImplementation):
         def observe_summary(self, domain, histories):
@@ -57,7 +57,7 @@ def spark_complete_one_record_short():
 
 @pytest.mark.spark
 def test_spark_equals_model_on_hand_written_histories(spark_session):
-    from spark_impl.summary import observe_summary
+    from frontier_harness.spark_impl.summary import observe_summary
 
     def mint(upper, tick):
         return Action("mint", {"upper": tuple(upper), "tick": tick})
@@ -92,7 +92,7 @@ def test_spark_equals_model_on_hand_written_histories(spark_session):
 
 @pytest.mark.spark
 def test_spark_equals_model_on_every_domain(spark_session):
-    from properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.adapters.spark import SparkImplementation
 
     result = run_suite(SUMMARY, SparkImplementation(), "spark", SPARK_QUICK, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import attrs
 import pytest
 
-import model.temporal as temporal
-from properties.adapters.model import ModelImplementation
-from properties.adapters.spark import SparkImplementation
-from properties.checks.catalog import temporal as suite
-from properties.checks.registry import get_suite
-from properties.engine.runner import run_suite
-from spark_impl import plan as spark_plan
+import frontier_harness.model.temporal as temporal
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.adapters.spark import SparkImplementation
+from frontier_harness.properties.checks.catalog import temporal as suite
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.spark_impl import plan as spark_plan
 from tests.helpers import QUICK, write_and_replay
 
 TEMPORAL = get_suite("temporal")
@@ -76,8 +76,8 @@ def test_spark_equals_model(spark_session):
 def test_planted_spark_side_retraction_at_upper_is_caught_small(spark_session, tmp_path):
     """The model-side search finds 3-action counterexamples (above); shrinking through Spark takes minutes
     on 2 cores, so the Spark-side bug is checked on such a counterexample and replayed on the CLI."""
-    from properties.engine.counterexample import Counterexample
-    from properties.engine.history import Action, History
+    from frontier_harness.properties.engine.counterexample import Counterexample
+    from frontier_harness.properties.engine.history import Action, History
 
     get = {"node": "get", "name": "a"}
     history = History(

@@ -1,8 +1,8 @@
 """The ttl, ttl_compaction and ttl_codec suites on the model; planted TTL bugs are caught small and replay.
 
 Each planted factory is importable as `--impl tests.test_suite_ttl:NAME`: the model
-store with one `model.ttl` rule replaced. The reference the suite compares with
-restates the seed's rules (`properties.checks.ttl.oracles.ttl`), so no planted rule reaches it:
+store with one `frontier_harness.model.ttl` rule replaced. The reference the suite compares with
+restates the seed's rules (`frontier_harness.properties.checks.ttl.oracles.ttl`), so no planted rule reaches it:
 `strict_boundary` flips the model's one expiry predicate, which reads and the
 compaction filter share, and is caught although the two agree with each other.
 """
@@ -14,12 +14,12 @@ from contextlib import contextmanager
 import attrs
 import pytest
 
-from model.errors import InvalidTtl
-from model.ttl import lsm, row
-from properties.adapters.model import ModelImplementation
-from properties.checks.registry import get_suite
-from properties.checks.ttl import ttl
-from properties.engine.runner import run_suite
+from frontier_harness.model.errors import InvalidTtl
+from frontier_harness.model.ttl import lsm, row
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.ttl import ttl
+from frontier_harness.properties.engine.runner import run_suite
 from tests.helpers import QUICK, write_and_replay
 
 TTL = get_suite("ttl")

@@ -13,8 +13,8 @@ mark is durable, so a crash does not bring back a row any read already saw
 expired (`lsm` states the promise). `codec` encodes SSTs (format v0 and v1, one
 CRC32 per row) byte for byte.
 
->>> from model.ttl.clock import ManualClock
->>> from model.ttl.lsm import StoreOptions, TtlStore
+>>> from frontier_harness.model.ttl.clock import ManualClock
+>>> from frontier_harness.model.ttl.lsm import StoreOptions, TtlStore
 >>> clock = ManualClock(100)
 >>> store = TtlStore.open(clock, StoreOptions(default_ttl=10))
 >>> store.put(b"k", b"v")

@@ -5,7 +5,7 @@ reads it only through `MonotonicClock`, which raises `ClockRegression` (naming
 both readings) on a reading below the previous one and never hands it out.
 Equal readings are fine. On reopen the floor is seeded from persisted
 timestamps (`seed_floor`); which timestamps count is the store's rule
-(`model.ttl.lsm.seed_sources`: the manifest, every replayed WAL segment and the
+(`frontier_harness.model.ttl.lsm.seed_sources`: the manifest, every replayed WAL segment and the
 clock's durable high-water mark).
 
 >>> source = ManualClock(5)
@@ -13,7 +13,7 @@ clock's durable high-water mark).
 >>> clock.now()
 Traceback (most recent call last):
 ...
-model.errors.ClockRegression: clock went back: reading 5 is below the previous reading 7
+frontier_harness.model.errors.ClockRegression: clock went back: reading 5 is below the previous reading 7
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-from model.errors import ClockRegression
-from model.ttl.row import check_reading
+from frontier_harness.model.errors import ClockRegression
+from frontier_harness.model.ttl.row import check_reading
 
 Clock = Callable[[], int]
 

@@ -32,8 +32,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from model.errors import CorruptSst, InvalidRow
-from model.ttl.row import NEVER, Row
+from frontier_harness.model.errors import CorruptSst, InvalidRow
+from frontier_harness.model.ttl.row import NEVER, Row
 
 MAGIC = b"TSST"
 LATEST_VERSION = 1
@@ -122,7 +122,7 @@ def check_sizes(key_len: int, value_len: int) -> None:
     >>> check_sizes(65536, 0)
     Traceback (most recent call last):
     ...
-    model.errors.InvalidRow: invalid row key length (65536): longer than 65535 bytes
+    frontier_harness.model.errors.InvalidRow: invalid row key length (65536): longer than 65535 bytes
     """
     if key_len > MAX_KEY_LEN:
         raise InvalidRow("key length", key_len, f"longer than {MAX_KEY_LEN} bytes")
@@ -241,7 +241,7 @@ def decode_sst(sst: str, data: bytes) -> tuple[SstInfo, tuple[Row, ...]]:
     >>> decode_sst("sst-9", encode_sst([], 0)[:-1])
     Traceback (most recent call last):
     ...
-    model.errors.CorruptSst: corrupt SST 'sst-9' at byte 38: truncated: needs 4 bytes, 3 left
+    frontier_harness.model.errors.CorruptSst: corrupt SST 'sst-9' at byte 38: truncated: needs 4 bytes, 3 left
     """
     reader = _Reader(sst, bytes(data))
     info, row_count = _read_header(reader)

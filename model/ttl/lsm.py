@@ -30,7 +30,7 @@ Each rule is one small module-level function so that a test can replace it:
 `effective_ttl`, `hidden_on_read`, `expired_for_compaction`, `ttl_filter`,
 `drop_tombstones`, `compaction_now`, `seed_sources`.
 
->>> from model.ttl.clock import ManualClock
+>>> from frontier_harness.model.ttl.clock import ManualClock
 >>> clock = ManualClock(0)
 >>> store = TtlStore.open(clock, StoreOptions(periodic_compaction_interval=10))
 >>> store.put(b"a", b"1", ttl=5); store.flush(); clock.set(1000)
@@ -45,10 +45,10 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from model.errors import BadCompaction, InvalidRow, InvalidTtl
-from model.ttl.clock import Clock, MonotonicClock, seed_floor
-from model.ttl.codec import SstInfo, check_sizes
-from model.ttl.row import Row, check_ttl, expire_ts_for, is_expired
+from frontier_harness.model.errors import BadCompaction, InvalidRow, InvalidTtl
+from frontier_harness.model.ttl.clock import Clock, MonotonicClock, seed_floor
+from frontier_harness.model.ttl.codec import SstInfo, check_sizes
+from frontier_harness.model.ttl.row import Row, check_ttl, expire_ts_for, is_expired
 
 
 def _check_default_ttl(_inst: object, _attr: object, value: int | None) -> None:
@@ -73,7 +73,7 @@ class StoreOptions:
     >>> StoreOptions(default_ttl=-1)
     Traceback (most recent call last):
     ...
-    model.errors.InvalidTtl: invalid ttl -1: a ttl must be a positive signed 64-bit number of milliseconds
+    frontier_harness.model.errors.InvalidTtl: invalid ttl -1: a ttl must be a positive signed 64-bit number of milliseconds
     """
 
     default_ttl: int | None = attrs.field(default=None, validator=_check_default_ttl)
@@ -323,7 +323,7 @@ def check_bytes(field: str, value: object) -> bytes:
     >>> check_bytes("key", "k")
     Traceback (most recent call last):
     ...
-    model.errors.InvalidRow: invalid row key ('k'): expected bytes
+    frontier_harness.model.errors.InvalidRow: invalid row key ('k'): expected bytes
     """
     if not isinstance(value, bytes):
         raise InvalidRow(field, value, "expected bytes")
@@ -334,7 +334,7 @@ def check_bytes(field: str, value: object) -> bytes:
 class TtlStore:
     """The store. Mutable (it owns a clock and a memtable); everything it persists is a value.
 
-    >>> from model.ttl.clock import ManualClock
+    >>> from frontier_harness.model.ttl.clock import ManualClock
     >>> s = TtlStore.open(ManualClock(1)); s.put(b"k", b"v"); s.delete(b"k"); s.get(b"k") is None
     True
     """
@@ -352,7 +352,7 @@ class TtlStore:
         """Opens `durable` (default: empty): replays every WAL segment into the memtable, seeds
         the clock floor from `seed_sources`, and starts a new WAL segment. Reads no clock.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(0), durable=Durable(clock_mark=7)).clock.floor
         7
         """
@@ -370,7 +370,7 @@ class TtlStore:
     def now(self) -> int:
         """The clock's reading for one operation; `ClockRegression` below the floor (the mark).
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(4)).now()
         4
         """
@@ -380,7 +380,7 @@ class TtlStore:
     def last_seq(self) -> int:
         """The largest sequence number written so far (0 before any write).
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(0)).last_seq
         0
         """
@@ -391,11 +391,11 @@ class TtlStore:
         `default_ttl`) or at the absolute `expire_at` (in the past: expired at once). A re-put
         replaces the key's TTL.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(0)).put(b"k", b"v", ttl=0)
         Traceback (most recent call last):
         ...
-        model.errors.InvalidTtl: invalid ttl 0: a ttl must be a positive signed 64-bit number of milliseconds
+        frontier_harness.model.errors.InvalidTtl: invalid ttl 0: a ttl must be a positive signed 64-bit number of milliseconds
         """
         check_sizes(len(check_bytes("key", key)), len(check_bytes("value", value)))
         now = self.now()
@@ -405,7 +405,7 @@ class TtlStore:
     def delete(self, key: bytes) -> None:
         """Writes a tombstone for `key` at the clock's now.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> s = TtlStore.open(ManualClock(0)); s.delete(b"k"); s.memtable[b"k"].is_tombstone
         True
         """
@@ -424,7 +424,7 @@ class TtlStore:
     def get(self, key: bytes) -> bytes | None:
         """The value of `key`'s newest version at the clock's now, None if it is hidden.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> s = TtlStore.open(ManualClock(5)); s.put(b"k", b"v", expire_at=6); s.put(b"j", b"w", expire_at=5)
         >>> s.get(b"k"), s.get(b"j")
         (b'v', None)
@@ -437,7 +437,7 @@ class TtlStore:
     def scan(self, start: bytes | None = None, end: bytes | None = None) -> list[tuple[bytes, bytes]]:
         """Visible `(key, value)` pairs with `start <= key < end` (None: unbounded), in key order.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> s = TtlStore.open(ManualClock(0)); s.put(b"b", b"2"); s.put(b"a", b"1"); s.scan()
         [(b'a', b'1'), (b'b', b'2')]
         """
@@ -455,7 +455,7 @@ class TtlStore:
         """Writes the memtable as the newest L0 SST, created at the clock's now (also the
         manifest's timestamp), and truncates the WAL. Nothing more when the memtable is empty.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> s = TtlStore.open(ManualClock(3)); s.put(b"k", b"v"); s.flush(); s.manifest.timestamp, s.memtable
         (3, {})
         """
@@ -476,7 +476,7 @@ class TtlStore:
     def source_names(self) -> tuple[str, ...]:
         """Names of every SST, newest first (L0, then sorted runs); compaction chooses among them.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(0)).source_names()
         ()
         """
@@ -486,11 +486,11 @@ class TtlStore:
         """Merges the contiguous span `names` (none: nothing to do) into one sorted run with
         `compact_runs` at the clock's now; tombstones are dropped iff the span reaches the last run.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(0)).compact(["sst-0"])
         Traceback (most recent call last):
         ...
-        model.errors.BadCompaction: cannot compact ['sst-0']: unknown or no SSTs ['sst-0']; sources are []
+        frontier_harness.model.errors.BadCompaction: cannot compact ['sst-0']: unknown or no SSTs ['sst-0']; sources are []
         """
         self._compact(names, self.now())
 
@@ -515,7 +515,7 @@ class TtlStore:
         """Compacts `periodic_selection` at the clock's now; returns the SSTs it took (none when
         periodic compaction is off).
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> TtlStore.open(ManualClock(0), StoreOptions(periodic_compaction_interval=10)).periodic_compact()
         ()
         """
@@ -532,7 +532,7 @@ class TtlStore:
         The mark is the wrapper's floor: every reading handed out was at most it, and (the model's
         steps being atomic) it was durable before any reading was used.
 
-        >>> from model.ttl.clock import ManualClock
+        >>> from frontier_harness.model.ttl.clock import ManualClock
         >>> s = TtlStore.open(ManualClock(4)); s.put(b"k", b"v"); d = s.crash()
         >>> len(d.wal[-1].rows), d.clock_mark
         (1, 4)

@@ -16,7 +16,7 @@ from typing import TypeGuard
 
 import attrs
 
-from model.errors import InvalidTime, InvalidTtl
+from frontier_harness.model.errors import InvalidTime, InvalidTtl
 
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1
@@ -40,7 +40,7 @@ def check_reading(reading: object) -> int:
     >>> check_reading(2**63 - 1)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    model.errors.InvalidTime: invalid clock ms time 9223372036854775807: expected a signed 64-bit ...
+    frontier_harness.model.errors.InvalidTime: invalid clock ms time 9223372036854775807: expected a signed 64-bit ...
     """
     if not is_i64(reading) or reading == NEVER:
         raise InvalidTime("clock ms", reading, "expected a signed 64-bit integer below 2^63-1")
@@ -94,7 +94,7 @@ def check_ttl(ttl: object) -> int:
     >>> check_ttl(0)
     Traceback (most recent call last):
     ...
-    model.errors.InvalidTtl: invalid ttl 0: a ttl must be a positive signed 64-bit number of milliseconds
+    frontier_harness.model.errors.InvalidTtl: invalid ttl 0: a ttl must be a positive signed 64-bit number of milliseconds
     """
     if not is_i64(ttl) or ttl <= 0:
         raise InvalidTtl(ttl, "a ttl must be a positive signed 64-bit number of milliseconds")

@@ -1,9 +1,9 @@
 """The implementations the harness ships, and loading one from `--impl`.
 
-`model` is the oracle itself (`properties.adapters.model`), `spark` the Spark
-pipeline (`properties.adapters.spark`), and `module:factory` calls `factory()`
+`model` is the oracle itself (`frontier_harness.properties.adapters.model`), `spark` the Spark
+pipeline (`frontier_harness.properties.adapters.spark`), and `module:factory` calls `factory()`
 from an importable module: a user's own pipeline, which must satisfy
-`properties.engine.implementation.Implementation` (subclass it for the defaults).
+`frontier_harness.properties.engine.implementation.Implementation` (subclass it for the defaults).
 
 >>> load_implementation("model").name
 'model'
@@ -15,25 +15,25 @@ import importlib
 import os
 import sys
 
-from properties.engine.errors import ImplementationError
-from properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.errors import ImplementationError
+from frontier_harness.properties.engine.implementation import Implementation
 
 
 def load_implementation(spec: str) -> Implementation:
     """`model`, `spark`, or `module:factory`; a typed error naming what could not be loaded."""
     if spec == "model":
-        from properties.adapters.model import ModelImplementation
+        from frontier_harness.properties.adapters.model import ModelImplementation
 
         return ModelImplementation()
     if spec == "spark":
-        from properties.adapters.spark import SparkImplementation
+        from frontier_harness.properties.adapters.spark import SparkImplementation
 
         return SparkImplementation()
     impl = _factory(spec)()
     if not isinstance(impl, Implementation):
         raise ImplementationError(
             f"--impl {spec!r}: {type(impl).__name__} is not an Implementation (it needs name, speed, "
-            "prepare, recover and infrastructure_failure: subclass properties.engine.implementation.Implementation)"
+            "prepare, recover and infrastructure_failure: subclass frontier_harness.properties.engine.implementation.Implementation)"
         )
     return impl
 

@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from model.antichain import Antichain, advance_by
-from model.domains import Domain, parse_domain
-from properties.checks.catalog import expiration, prove, temporal, timelines
-from properties.checks.ingestion import resumption
-from properties.checks.reclocking import reclock, summary
-from properties.checks.time import collections, mutable_antichain
-from properties.checks.ttl import ttl, ttl_codec, ttl_compaction
-from properties.engine.history import History
-from properties.engine.implementation import Implementation, Observation
+from frontier_harness.model.antichain import Antichain, advance_by
+from frontier_harness.model.domains import Domain, parse_domain
+from frontier_harness.properties.checks.catalog import expiration, prove, temporal, timelines
+from frontier_harness.properties.checks.ingestion import resumption
+from frontier_harness.properties.checks.reclocking import reclock, summary
+from frontier_harness.properties.checks.time import collections, mutable_antichain
+from frontier_harness.properties.checks.ttl import ttl, ttl_codec, ttl_compaction
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Implementation, Observation
 
 
 def _each(observe: Callable[[History], Observation]) -> Any:
@@ -35,7 +35,7 @@ def _each(observe: Callable[[History], Observation]) -> Any:
 
 
 class ModelImplementation(Implementation):
-    """The model: every suite's model observer, and `model.antichain`'s algebra."""
+    """The model: every suite's model observer, and `frontier_harness.model.antichain`'s algebra."""
 
     name = "model"
 

@@ -6,7 +6,7 @@ called, not when this module is imported, so a module reloaded in place (as
 `frontier-harness mutate` does with each mutant) is the one that runs.
 
 Spark's own failures become the harness's `InfrastructureError` here: Java
-missing or the JVM gone (`spark_impl.errors.SparkInfrastructureError`), a broken
+missing or the JVM gone (`frontier_harness.spark_impl.errors.SparkInfrastructureError`), a broken
 Py4J gateway, a Spark Connect server that stopped answering. A malformed
 `FRONTIER_HARNESS_SPARK_CONF` is bad input (`ConfigurationError`, exit 2).
 """
@@ -17,11 +17,11 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from model.domains import Domain
-from properties.engine.errors import ConfigurationError
-from properties.engine.history import History
-from properties.engine.implementation import Implementation, Observation, Speed
-from properties.engine.infrastructure import InfrastructureError
+from frontier_harness.model.domains import Domain
+from frontier_harness.properties.engine.errors import ConfigurationError
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Implementation, Observation, Speed
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
 
 # Texts of exceptions that mean Spark itself failed (as opposed to a wrong query or answer).
 INFRASTRUCTURE_MARKERS = (
@@ -42,21 +42,21 @@ INFRASTRUCTURE_MARKERS = (
 
 def configure(master: str | None = None, remote: str | None = None) -> None:
     """Where the session will run (`--master`, `--remote`); only before it has started."""
-    from spark_impl import session
+    from frontier_harness.spark_impl import session
 
     session.configure(master=master, remote=remote)
 
 
 def sessions_started() -> int:
     """How many Spark sessions this process has started (`mutate` shows the JVM is started once)."""
-    from spark_impl import session
+    from frontier_harness.spark_impl import session
 
     return session.starts()
 
 
 def cancel_jobs() -> None:
     """Cancels the Spark jobs running now (`mutate`, when a mutant's check runs out of time)."""
-    from spark_impl import session
+    from frontier_harness.spark_impl import session
 
     session.cancel_jobs()
 
@@ -78,8 +78,8 @@ class SparkImplementation(Implementation):
 
     def prepare(self) -> None:
         """Starts the session, so a missing Java is reported before any example runs."""
-        from spark_impl import session
-        from spark_impl.errors import SparkConfError, SparkInfrastructureError
+        from frontier_harness.spark_impl import session
+        from frontier_harness.spark_impl.errors import SparkConfError, SparkInfrastructureError
 
         try:
             session.spark()
@@ -90,13 +90,13 @@ class SparkImplementation(Implementation):
 
     def recover(self) -> None:
         """A fresh session after an infrastructure failure (the runner retries once)."""
-        from spark_impl import session
+        from frontier_harness.spark_impl import session
 
         session.restart()
 
     def infrastructure_failure(self, exc: Exception) -> str | None:
         """Spark's failures: its own errors, a broken Py4J gateway, or a marker in the message."""
-        from spark_impl.errors import SparkInfrastructureError
+        from frontier_harness.spark_impl.errors import SparkInfrastructureError
 
         text = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, SparkInfrastructureError) or _is_gateway_error(exc):
@@ -105,19 +105,23 @@ class SparkImplementation(Implementation):
             return text
         return super().infrastructure_failure(exc)
 
-    observe_collections = _delegate("spark_impl.collection", "observe_collections")
-    observe_mutable_antichain = _delegate("spark_impl.mutable_antichain", "observe_mutable_antichain")
-    observe_expiration = _delegate("spark_impl.expiration", "observe_expiration")
-    observe_prove = _delegate("spark_impl.expiration", "observe_prove")
-    observe_resumption = _delegate("spark_impl.ingestion", "observe_resumption")
-    observe_temporal = _delegate("spark_impl.plan", "observe_temporal")
-    observe_timelines = _delegate("spark_impl.plan", "observe_timelines")
-    observe_reclock = _delegate("spark_impl.reclock", "observe_reclock")
-    observe_summary = _delegate("spark_impl.summary", "observe_summary")
-    observe_streaming = _delegate("spark_impl.streaming.trial", "observe_streaming")
-    observe_ttl = _delegate("spark_impl.ttl.store_observer", "observe_ttl")
-    observe_ttl_compaction = _delegate("spark_impl.ttl.compaction_observer", "observe_ttl_compaction")
-    observe_ttl_codec = _delegate("spark_impl.ttl.codec", "observe_ttl_codec")
+    observe_collections = _delegate("frontier_harness.spark_impl.collection", "observe_collections")
+    observe_mutable_antichain = _delegate(
+        "frontier_harness.spark_impl.mutable_antichain", "observe_mutable_antichain"
+    )
+    observe_expiration = _delegate("frontier_harness.spark_impl.expiration", "observe_expiration")
+    observe_prove = _delegate("frontier_harness.spark_impl.expiration", "observe_prove")
+    observe_resumption = _delegate("frontier_harness.spark_impl.ingestion", "observe_resumption")
+    observe_temporal = _delegate("frontier_harness.spark_impl.plan", "observe_temporal")
+    observe_timelines = _delegate("frontier_harness.spark_impl.plan", "observe_timelines")
+    observe_reclock = _delegate("frontier_harness.spark_impl.reclock", "observe_reclock")
+    observe_summary = _delegate("frontier_harness.spark_impl.summary", "observe_summary")
+    observe_streaming = _delegate("frontier_harness.spark_impl.streaming.trial", "observe_streaming")
+    observe_ttl = _delegate("frontier_harness.spark_impl.ttl.store_observer", "observe_ttl")
+    observe_ttl_compaction = _delegate(
+        "frontier_harness.spark_impl.ttl.compaction_observer", "observe_ttl_compaction"
+    )
+    observe_ttl_codec = _delegate("frontier_harness.spark_impl.ttl.codec", "observe_ttl_codec")
 
 
 def _is_gateway_error(exc: BaseException) -> bool:

@@ -41,4 +41,8 @@ NAMES = ("collections", "screening", "ttl", "ingestion", "expiration", "reclocki
 
 def modules(names: Sequence[str] = NAMES) -> list[ModuleType]:
     """The benchmark modules called `names` (each a module of this package), in print order."""
-    return [importlib.import_module(f"properties.bench.{name}") for name in NAMES if name in names]
+    return [
+        importlib.import_module(f"frontier_harness.properties.bench.{name}")
+        for name in NAMES
+        if name in names
+    ]

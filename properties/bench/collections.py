@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from properties.bench import Figure, timed
-from properties.checks.time.collections import observe
-from properties.checks.time.strategies.collections import draw_collection_history
-from properties.engine.source import RandomSource
-from properties.engine.suite import differential
+from frontier_harness.properties.bench import Figure, timed
+from frontier_harness.properties.checks.time.collections import observe
+from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
+from frontier_harness.properties.engine.source import RandomSource
+from frontier_harness.properties.engine.suite import differential
 
 UPDATES = 20
 
 
 def figures(scale: float) -> list[Figure]:
-    from properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.adapters.spark import SparkImplementation
 
     impl = SparkImplementation()
     check = differential(observe, "observe_collections")

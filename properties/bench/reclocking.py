@@ -11,7 +11,7 @@ once untimed, then in turns; each figure is the best of `REPEATS` runs (this
 machine's run-to-run noise is ~20%).
 
 The plan shuffles the updates once: the as-of join is two broadcast hash joins
-(`spark_impl.as_of`), so the consolidation's `Exchange` is the only one over the N
+(`frontier_harness.spark_impl.as_of`), so the consolidation's `Exchange` is the only one over the N
 rows, as the sort's range partitioning is for the baseline; there is no second full
 shuffle to save. The other `Exchange` nodes move the 2N/100 bindings: 4 while the
 step bounds were running sums (an aggregation per step, then a window partitioned by
@@ -25,13 +25,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from properties.bench import Figure, timed
+from frontier_harness.properties.bench import Figure, timed
 
 FULL = 10_000_000
 PER_BINDING = 100
 REPEATS = 3
 # Both jobs run as a large job should: 8 shuffle partitions, whole-stage codegen on (the
-# session's interpreted default is measured for small batches; see spark_impl.session),
+# session's interpreted default is measured for small batches; see frontier_harness.spark_impl.session),
 # and no partial aggregation before the shuffle: reclocked updates are nearly all
 # distinct, so a map-side pre-aggregation only builds a hash table it cannot shrink.
 LARGE_JOB = {
@@ -92,7 +92,7 @@ def interleaved(job: Callable[[], None], baseline: Callable[[], None]) -> tuple[
 @contextmanager
 def session_conf(settings: dict) -> Iterator[None]:
     """The session's SQL settings changed for the duration, then restored."""
-    from spark_impl.session import spark
+    from frontier_harness.spark_impl.session import spark
 
     conf = spark().conf
     previous = {key: conf.get(key) for key in settings}
@@ -109,7 +109,7 @@ def _updates(n: int, point: int):
     """`n` updates at the offsets `0..n-1` in a scrambled order, observed at `point`."""
     from pyspark.sql import functions as F
 
-    from spark_impl.session import spark
+    from frontier_harness.spark_impl.session import spark
 
     scrambled = (F.col("id") * 7_919) % n
     return (
@@ -133,8 +133,8 @@ def _minted(ticks: int):
     """
     from pyspark.sql import functions as F
 
-    from spark_impl import remap
-    from spark_impl.session import spark
+    from frontier_harness.spark_impl import remap
+    from frontier_harness.spark_impl.session import spark
 
     mints = (
         spark()
@@ -153,7 +153,7 @@ def _minted(ticks: int):
 
 def _since(point: int):
     """The one history's since (0) at `point`: `(history_id, point, since)`."""
-    from spark_impl.session import spark
+    from frontier_harness.spark_impl.session import spark
 
     return spark().range(1).selectExpr("0L AS history_id", f"{point}L AS point", "0L AS since")
 
@@ -164,7 +164,7 @@ def reclock_job(n: int):
     Every offset `s < n` lies below the last binding, so each is reclocked to the
     tick `s // 100 + 1` and none stays pending.
     """
-    from spark_impl.reclock import assign_total, reclocked_and_pending
+    from frontier_harness.spark_impl.reclock import assign_total, reclocked_and_pending
 
     ticks = n // PER_BINDING
     remap = _minted(ticks).localCheckpoint()

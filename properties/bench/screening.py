@@ -15,19 +15,19 @@ from __future__ import annotations
 import random
 import time
 
-from properties.bench import Figure
-from properties.engine.implementation import Implementation
-from properties.engine.source import RecordingSource
-from properties.engine.suite import Property, Suite
+from frontier_harness.properties.bench import Figure
+from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.source import RecordingSource
+from frontier_harness.properties.engine.suite import Property, Suite
 
 HISTORIES = 20_000
 TRIALS = ("streaming",)  # real queries, seconds a history: `bench --only streaming` reports trials a minute
 
 
 def figures(scale: float) -> list[Figure]:
-    from properties.adapters.model import ModelImplementation
-    from properties.adapters.spark import SparkImplementation
-    from properties.checks.registry import SUITES
+    from frontier_harness.properties.adapters.model import ModelImplementation
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+    from frontier_harness.properties.checks.registry import SUITES
 
     model, spark = ModelImplementation(), SparkImplementation()
     spark.prepare()

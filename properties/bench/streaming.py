@@ -1,7 +1,7 @@
 """Structured Streaming figures: real streaming trials per minute, and what validating a checkpoint costs.
 
-- `streaming_trials_per_minute`: generated histories (`properties.checks.ingestion.strategies.streaming`, each a
-  real query with its crashes and restarts) run by `spark_impl.streaming.trial` in one session,
+- `streaming_trials_per_minute`: generated histories (`frontier_harness.properties.checks.ingestion.strategies.streaming`, each a
+  real query with its crashes and restarts) run by `frontier_harness.spark_impl.streaming.trial` in one session,
   after one warm-up trial; wall-clock, so on a shared machine it moves with the load.
 - `validate_checkpoint_s_per_1000_batches`: reading a checkpoint of Kafka-like offsets (3 topics
   x 4 partitions, commits, a file sink's log) and checking the laws, per 1,000 batches, against
@@ -14,11 +14,11 @@ import json
 import tempfile
 from pathlib import Path
 
-from properties.bench import Figure, timed
-from properties.checks.ingestion.checkpoint_log.laws import check_log
-from properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
-from properties.checks.ingestion.strategies.streaming import draw_streaming_history
-from properties.engine.source import RandomSource
+from frontier_harness.properties.bench import Figure, timed
+from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
+from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
+from frontier_harness.properties.checks.ingestion.strategies.streaming import draw_streaming_history
+from frontier_harness.properties.engine.source import RandomSource
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
 
@@ -39,7 +39,7 @@ def write_log(root: Path, batches: int) -> Path:
 
 
 def trials_per_minute(histories: int) -> tuple[float, float]:
-    from spark_impl.streaming.trial import run_trials
+    from frontier_harness.spark_impl.streaming.trial import run_trials
 
     run_trials([draw_streaming_history(RandomSource(10_000), "partitioned", max_steps=2)])  # warm
     drawn = [draw_streaming_history(RandomSource(seed), "partitioned") for seed in range(histories)]

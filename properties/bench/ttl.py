@@ -3,12 +3,12 @@
 Compaction: N rows (10M at scale 1.0) generated in Spark with `spark.range`:
 keys spread over N/2 distinct keys in two runs (so half the rows are older
 versions), half of the newest versions expired at compaction's now. The
-compaction is `spark_impl.ttl.compaction.compact_frame` (window newest-per-key,
+compaction is `frontier_harness.spark_impl.ttl.compaction.compact_frame` (window newest-per-key,
 TTL filter, tombstone rule) with a last-run output; the baseline sorts the same
 rows by key. Both run to the `noop` sink, which executes the whole plan and
 writes nothing.
 
-Store histories (the ttl suite's Spark observer, `spark_impl.ttl.store_observer`):
+Store histories (the ttl suite's Spark observer, `frontier_harness.spark_impl.ttl.store_observer`):
 H generated histories (2,000 at scale 1.0) in one call, whose stores run in
 lockstep so that a round's compactions share a Spark job; the baseline is the
 same observer called with one history at a time (its first H/100 histories, at
@@ -17,7 +17,7 @@ least 3).
 
 from __future__ import annotations
 
-from properties.bench import Figure, timed
+from frontier_harness.properties.bench import Figure, timed
 
 NOW = 1_000
 
@@ -30,9 +30,9 @@ def _compaction_figures(scale: float) -> list[Figure]:
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
-    from spark_impl.session import spark
-    from spark_impl.ttl.compaction import compact_frame
-    from spark_impl.ttl.row import NEVER
+    from frontier_harness.spark_impl.session import spark
+    from frontier_harness.spark_impl.ttl.compaction import compact_frame
+    from frontier_harness.spark_impl.ttl.row import NEVER
 
     n = max(10_000, int(10_000_000 * scale))
     rows = (
@@ -75,9 +75,9 @@ def _compaction_figures(scale: float) -> list[Figure]:
 
 
 def _store_figures(scale: float) -> list[Figure]:
-    from properties.checks.ttl.strategies.ttl import draw_ttl_history
-    from properties.engine.source import RandomSource
-    from spark_impl.ttl.store_observer import observe_ttl
+    from frontier_harness.properties.checks.ttl.strategies.ttl import draw_ttl_history
+    from frontier_harness.properties.engine.source import RandomSource
+    from frontier_harness.spark_impl.ttl.store_observer import observe_ttl
 
     source = RandomSource(0)
     histories = [draw_ttl_history(source, "total") for _ in range(max(30, int(2000 * scale)))]

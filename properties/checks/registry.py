@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from properties.checks.catalog import expiration, prove, temporal, timelines
-from properties.checks.ingestion import checkpoint, resumption, streaming
-from properties.checks.reclocking import reclock, remap, restart, summary
-from properties.checks.time import collections, laws, mutable_antichain
-from properties.checks.ttl import ttl, ttl_codec, ttl_compaction
-from properties.engine.errors import UnknownSuite
-from properties.engine.suite import Suite
+from frontier_harness.properties.checks.catalog import expiration, prove, temporal, timelines
+from frontier_harness.properties.checks.ingestion import checkpoint, resumption, streaming
+from frontier_harness.properties.checks.reclocking import reclock, remap, restart, summary
+from frontier_harness.properties.checks.time import collections, laws, mutable_antichain
+from frontier_harness.properties.checks.ttl import ttl, ttl_codec, ttl_compaction
+from frontier_harness.properties.engine.errors import UnknownSuite
+from frontier_harness.properties.engine.suite import Suite
 
 SUITES: dict[str, Suite] = {
     s.name: s

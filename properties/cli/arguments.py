@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from model.errors import ModelError
+from frontier_harness.model.errors import ModelError
 
 
 def non_negative_int(text: str) -> int:
@@ -35,8 +35,8 @@ def positive_float(text: str) -> float:
 
 
 def domain_name(text: str) -> str:
-    """An argparse type: a time domain name `model.domains.parse_domain` knows."""
-    from model.domains import parse_domain
+    """An argparse type: a time domain name `frontier_harness.model.domains.parse_domain` knows."""
+    from frontier_harness.model.domains import parse_domain
 
     try:
         return parse_domain(text).name

@@ -17,18 +17,18 @@ import attrs
 from rich.console import Console
 from rich.status import Status
 
-from model.errors import ModelError
-from properties.bench import NAMES as BENCH_NAMES
-from properties.cli.arguments import domain_name, non_negative_int, positive_float
-from properties.engine import counterexample, report
-from properties.engine.config import Config, load_config
-from properties.engine.errors import HarnessError, UnsupportedImplementation
-from properties.engine.implementation import Implementation
-from properties.engine.infrastructure import InfrastructureError
-from properties.engine.junit import write_junit
-from properties.engine.profiles import PROFILES, Profile
-from properties.engine.runner import Progress, SuiteResult
-from properties.engine.suite import Suite
+from frontier_harness.model.errors import ModelError
+from frontier_harness.properties.bench import NAMES as BENCH_NAMES
+from frontier_harness.properties.cli.arguments import domain_name, non_negative_int, positive_float
+from frontier_harness.properties.engine import counterexample, report
+from frontier_harness.properties.engine.config import Config, load_config
+from frontier_harness.properties.engine.errors import HarnessError, UnsupportedImplementation
+from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
+from frontier_harness.properties.engine.junit import write_junit
+from frontier_harness.properties.engine.profiles import PROFILES, Profile
+from frontier_harness.properties.engine.runner import Progress, SuiteResult
+from frontier_harness.properties.engine.suite import Suite
 
 OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
 
@@ -65,11 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds"
     )
 
-    from properties.cli import prove
+    from frontier_harness.properties.cli import prove
 
     prove.add_parser(verbs)
 
-    from properties.cli.mutate import add_parser as add_mutate
+    from frontier_harness.properties.cli.mutate import add_parser as add_mutate
 
     add_mutate(verbs)
 
@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot", type=Path, metavar="FILE.png", help="also draw the counterexample (needs the plot extra)"
     )
 
-    from properties.cli.validate_checkpoint import add_parser as add_validate
+    from frontier_harness.properties.cli.validate_checkpoint import add_parser as add_validate
 
     add_validate(verbs)
 
@@ -162,13 +162,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _configure_spark(args: argparse.Namespace) -> None:
     if args.master or args.remote:
-        from properties.adapters.spark import configure
+        from frontier_harness.properties.adapters.spark import configure
 
         configure(master=args.master, remote=args.remote)
 
 
 def _check(args: argparse.Namespace, out: Console) -> int:
-    from properties.checks.registry import SUITES, get_suite
+    from frontier_harness.properties.checks.registry import SUITES, get_suite
 
     config = load_config()
     suites = [get_suite(name) for name in (args.suite or SUITES)]
@@ -187,7 +187,7 @@ def _against(
     A suite named with `--suite` that cannot run against `--impl` refuses (exit 2);
     among all suites, those that cannot are listed and not run.
     """
-    from properties.adapters import load_implementation
+    from frontier_harness.properties.adapters import load_implementation
 
     loaded: dict[str, Implementation] = {}
     runs = []
@@ -211,7 +211,7 @@ def _run_suites(
     args: argparse.Namespace, out: Console, config: Config, suites: list[Suite], domains: list[str] | None
 ) -> tuple[list[SuiteResult], dict]:
     """Runs `suites`, prints and writes each counterexample; returns the results and the files written."""
-    from properties.engine.runner import run_suite
+    from frontier_harness.properties.engine.runner import run_suite
 
     profile = _profile(args, config)
     directory = args.out or Path(config.get("out"))
@@ -255,11 +255,11 @@ def _progress(suite: str, status: Status, started: float) -> Progress:
 
 def _verify(args: argparse.Namespace, out: Console) -> int:
     """Every suite under the ci profile, every z3 obligation, every file of the regression corpus."""
-    from properties.checks.registry import SUITES
-    from properties.cli.prove import exit_code
-    from properties.cli.verify import replay_corpus, summary_table
-    from properties.solver import obligations
-    from properties.solver.encoding import FAITHFUL
+    from frontier_harness.properties.checks.registry import SUITES
+    from frontier_harness.properties.cli.prove import exit_code
+    from frontier_harness.properties.cli.verify import replay_corpus, summary_table
+    from frontier_harness.properties.solver import obligations
+    from frontier_harness.properties.solver.encoding import FAITHFUL
 
     config = load_config()
     results, written = _run_suites(args, out, config, [s for s in SUITES.values() if s.name != "prove"], None)
@@ -274,27 +274,27 @@ def _verify(args: argparse.Namespace, out: Console) -> int:
 
 
 def _prove(args: argparse.Namespace, out: Console) -> int:
-    from properties.cli.prove import run
+    from frontier_harness.properties.cli.prove import run
 
     return run(args, out)
 
 
 def _validate_checkpoint(args: argparse.Namespace, out: Console) -> int:
-    from properties.cli.validate_checkpoint import run
+    from frontier_harness.properties.cli.validate_checkpoint import run
 
     return run(args, out, Path(load_config().get("out")))
 
 
 def _mutate(args: argparse.Namespace, out: Console) -> int:
-    from properties.cli.mutate import run
+    from frontier_harness.properties.cli.mutate import run
 
     return run(args, out)
 
 
 def _replay(args: argparse.Namespace, out: Console) -> int:
-    from properties.adapters import load_implementation
-    from properties.checks.registry import get_suite
-    from properties.engine.runner import check_batch
+    from frontier_harness.properties.adapters import load_implementation
+    from frontier_harness.properties.checks.registry import get_suite
+    from frontier_harness.properties.engine.runner import check_batch
 
     cx = counterexample.read(args.file)
     suite, spec = get_suite(cx.suite), args.impl or cx.impl
@@ -304,7 +304,7 @@ def _replay(args: argparse.Namespace, out: Console) -> int:
     outcome = check_batch(prop, impl, [cx.history])[0]
     out.print(report.counterexample_table(cx, outcome))
     if args.plot:
-        from properties.cli.plot import plot
+        from frontier_harness.properties.cli.plot import plot
 
         out.print(f"drawn to {plot(cx, outcome, args.plot)}", markup=False)
     if outcome.ok:
@@ -317,7 +317,7 @@ def _replay(args: argparse.Namespace, out: Console) -> int:
 def _list(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
-    from properties.checks.registry import SUITES
+    from frontier_harness.properties.checks.registry import SUITES
 
     table = Table(title="suites")
     for column in ("suite", "property", "runs against", "what it checks"):
@@ -332,7 +332,7 @@ def _list(args: argparse.Namespace, out: Console) -> int:
 def _bench(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
-    from properties import bench
+    from frontier_harness.properties import bench
 
     figures = [f for module in bench.modules(args.only or bench.NAMES) for f in module.figures(args.scale)]
     values = {f.name: f.value for f in figures}

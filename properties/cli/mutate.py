@@ -17,25 +17,34 @@ from typing import Any
 
 import attrs
 
-from properties.cli.arguments import non_negative_int
-from properties.engine.config import load_config
-from properties.engine.errors import UnknownSuite
-from properties.engine.profiles import PROFILES
-from properties.engine.suite import Suite
-from properties.mutate import output
-from properties.mutate.engine import Engine, Plan, plan_modules
-from properties.mutate.mutants import Mutant, enumerate_mutants
-from properties.mutate.probe import may_reach, probes_of
-from properties.mutate.results import INFRASTRUCTURE, SURVIVED, TIMEOUT, UNREACHED, MutationRun
+from frontier_harness.properties.cli.arguments import non_negative_int
+from frontier_harness.properties.engine.config import load_config
+from frontier_harness.properties.engine.errors import UnknownSuite
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.suite import Suite
+from frontier_harness.properties.mutate import output
+from frontier_harness.properties.mutate.engine import Engine, Plan, plan_modules
+from frontier_harness.properties.mutate.mutants import Mutant, enumerate_mutants
+from frontier_harness.properties.mutate.probe import may_reach, probes_of
+from frontier_harness.properties.mutate.results import (
+    INFRASTRUCTURE,
+    SURVIVED,
+    TIMEOUT,
+    UNREACHED,
+    MutationRun,
+)
 
 OK, FAILED, INFRA = 0, 1, 3
-DEFAULT_TARGET = "spark_impl"
+DEFAULT_TARGET = "frontier_harness.spark_impl"
 
 
 def add_parser(verbs: Any) -> argparse.ArgumentParser:
     """Adds `mutate` to the CLI's subparsers."""
     p = verbs.add_parser("mutate", help="mutation testing: which planted mistakes the suites would miss")
-    p.add_argument("--target", help="package or module to mutate (default spark_impl, or --impl's package)")
+    p.add_argument(
+        "--target",
+        help="package or module to mutate (default frontier_harness.spark_impl, or --impl's package)",
+    )
     p.add_argument(
         "--suite", action="append", help="suite to judge with (repeatable; name or module:ATTR; default all)"
     )
@@ -69,7 +78,7 @@ def run(args: argparse.Namespace, out: Any) -> int:
     plan = Plan(
         target, tuple(modules), tuple(extra), tuple(probes), attrs.evolve(profile, seed=args.seed), args.seed
     )
-    from properties.adapters import spark as spark_adapter
+    from frontier_harness.properties.adapters import spark as spark_adapter
 
     engine = Engine(plan, cancel=spark_adapter.cancel_jobs)
     with out.status(f"mutate {target}: {len(mutants)} mutants") as status:
@@ -113,7 +122,7 @@ def select(modules: list, since: str | None, sample: int | None, seed: int) -> l
     """Every mutant of `modules`, only on lines changed since `since`, then `sample` of them at random."""
     mutants = [mutant for module in modules for mutant in enumerate_mutants(module)]
     if since is not None:
-        from properties.mutate.since import changed_lines
+        from frontier_harness.properties.mutate.since import changed_lines
 
         changed = changed_lines(since, [m.path for m in modules])
         paths = {m.name: m.path.resolve() for m in modules}
@@ -125,7 +134,7 @@ def select(modules: list, since: str | None, sample: int | None, seed: int) -> l
 
 def load_suites(names: list[str] | None) -> list[Suite]:
     """Registered suites by name, or a user's `module:ATTR` suite; all registered ones by default."""
-    from properties.checks.registry import SUITES, get_suite
+    from frontier_harness.properties.checks.registry import SUITES, get_suite
 
     if not names:
         return list(SUITES.values())

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from properties.engine.counterexample import Counterexample
-from properties.engine.errors import HarnessError
-from properties.engine.history import FRONTIER_ARGS, TIME_ARGS
-from properties.engine.suite import Outcome
+from frontier_harness.properties.engine.counterexample import Counterexample
+from frontier_harness.properties.engine.errors import HarnessError
+from frontier_harness.properties.engine.history import FRONTIER_ARGS, TIME_ARGS
+from frontier_harness.properties.engine.suite import Outcome
 
 
 def plot(cx: Counterexample, outcome: Outcome, path: Path) -> Path:

@@ -18,10 +18,10 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from properties.cli.arguments import non_negative_int, positive_float
-from properties.engine import counterexample
-from properties.solver.encoding import FAITHFUL, Rules
-from properties.solver.obligations import NAMES, Result, prove
+from frontier_harness.properties.cli.arguments import non_negative_int, positive_float
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.solver.encoding import FAITHFUL, Rules
+from frontier_harness.properties.solver.obligations import NAMES, Result, prove
 
 PROVED, REFUTED, SOLVER_FAILED = 0, 1, 3
 DEFAULT_OUT = Path(".frontier-harness/counterexamples")
@@ -63,7 +63,7 @@ def run(
     impl_name: str = "model",
 ) -> int:
     """Proves the chosen obligations with `rules` (the model's, unless a test plants a bug) and reports."""
-    from properties.adapters.model import ModelImplementation
+    from frontier_harness.properties.adapters.model import ModelImplementation
 
     impl = impl if impl is not None else ModelImplementation()
     started = time.perf_counter()
@@ -91,8 +91,8 @@ def _refutation(
     result: Result, rules: Rules, impl: Any, impl_name: str, out: Path, console: Any, skew: int
 ) -> str | None:
     """Prints each refuted case; writes the first realizable one as a counterexample file."""
-    from properties.engine import report
-    from properties.solver.realize import realize
+    from frontier_harness.properties.engine import report
+    from frontier_harness.properties.solver.realize import realize
 
     path = None
     for verdict in (v for v in result.verdicts if v.status == "refuted"):

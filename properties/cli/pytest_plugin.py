@@ -17,8 +17,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from properties.engine import counterexample, report
-from properties.engine.config import load_config
+from frontier_harness.properties.engine import counterexample, report
+from frontier_harness.properties.engine.config import load_config
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,9 +36,9 @@ class Harness:
     out: Path
 
     def check(self, suite_name: str, impl: str | None = None, domains: Sequence[str] | None = None) -> None:
-        from properties.adapters import load_implementation
-        from properties.checks.registry import get_suite
-        from properties.engine.runner import run_suite
+        from frontier_harness.properties.adapters import load_implementation
+        from frontier_harness.properties.checks.registry import get_suite
+        from frontier_harness.properties.engine.runner import run_suite
 
         suite = get_suite(suite_name)
         impl_name = impl or suite.default_impl

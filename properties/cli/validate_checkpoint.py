@@ -1,6 +1,6 @@
 """`frontier-harness validate-checkpoint DIR [--sink DIR]`: the model's laws on a checkpoint you already have.
 
-Reads the checkpoint (`properties.checks.ingestion.checkpoint_log.reader`) into a history and judges it with
+Reads the checkpoint (`frontier_harness.properties.checks.ingestion.checkpoint_log.reader`) into a history and judges it with
 the `checkpoint` suite. Exit 0 when every law holds; 1 on a violation, with the same
 table and ITF counterexample file as `check` (the log as a history, so `replay` re-checks
 it); 2 when a file cannot be read (the error names the file and the line).
@@ -14,10 +14,10 @@ from typing import Any
 
 from rich.table import Table
 
-from properties.checks.ingestion.checkpoint import PROPERTY, SUITE_NAME, judge
-from properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
-from properties.engine import counterexample, report
-from properties.engine.counterexample import Counterexample
+from frontier_harness.properties.checks.ingestion.checkpoint import PROPERTY, SUITE_NAME, judge
+from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
+from frontier_harness.properties.engine import counterexample, report
+from frontier_harness.properties.engine.counterexample import Counterexample
 
 OK, FAILED = 0, 1
 

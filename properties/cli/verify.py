@@ -14,9 +14,9 @@ from pathlib import Path
 import attrs
 from rich.table import Table
 
-from properties.engine import counterexample
-from properties.engine.errors import HarnessError
-from properties.engine.runner import SuiteResult
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.errors import HarnessError
+from frontier_harness.properties.engine.runner import SuiteResult
 
 
 @attrs.frozen
@@ -34,9 +34,9 @@ def replay_corpus(directory: Path) -> list[CorpusResult]:
 
 
 def _replay(path: Path) -> CorpusResult:
-    from properties.adapters import load_implementation
-    from properties.checks.registry import get_suite
-    from properties.engine.runner import check_batch
+    from frontier_harness.properties.adapters import load_implementation
+    from frontier_harness.properties.checks.registry import get_suite
+    from frontier_harness.properties.engine.runner import check_batch
 
     try:
         cx = counterexample.read(path)

@@ -24,8 +24,8 @@ from typing import Any
 
 import attrs
 
-from properties.engine.errors import HarnessError
-from properties.engine.profiles import PROFILES, Profile
+from frontier_harness.properties.engine.errors import HarnessError
+from frontier_harness.properties.engine.profiles import PROFILES, Profile
 
 DEFAULTS = {"profile": "dev", "corpus": "counterexamples", "out": ".frontier-harness/counterexamples"}
 

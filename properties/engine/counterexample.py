@@ -21,8 +21,8 @@ from typing import Any
 import attrs
 from itf_py import State, Trace, trace_from_json, trace_to_json
 
-from properties.engine.errors import BadHistory, CounterexampleFormatError
-from properties.engine.history import History
+from frontier_harness.properties.engine.errors import BadHistory, CounterexampleFormatError
+from frontier_harness.properties.engine.history import History
 
 FORMAT = "frontier-harness/counterexample"
 FORMAT_VERSION = 1

@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
-from model.domains import Domain, parse_domain
-from properties.engine.errors import BadHistory
+from frontier_harness.model.domains import Domain, parse_domain
+from frontier_harness.properties.engine.errors import BadHistory
 
 # Argument names whose values are times, or lists of times, in the history's domain.
 TIME_ARGS = frozenset({"time", "read_time", "from_time", "into_time"})

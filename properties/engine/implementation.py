@@ -34,9 +34,9 @@ import enum
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from model.domains import Domain
-from properties.engine.history import History
-from properties.engine.infrastructure import InfrastructureError
+from frontier_harness.model.domains import Domain
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
 
 # What an implementation shows at each step of one history, keyed by `(step, label)`.
 Observation = dict[tuple[int, str], Any]

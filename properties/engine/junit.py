@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from properties.engine.runner import SuiteResult
+from frontier_harness.properties.engine.runner import SuiteResult
 
 
 def write_junit(

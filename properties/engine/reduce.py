@@ -3,7 +3,7 @@
 Each round checks all its candidates in ONE batched call (one Spark job), so
 reducing a screening-lane failure costs a few jobs, not hundreds.
 
->>> from properties.engine.history import Action, History
+>>> from frontier_harness.properties.engine.history import Action, History
 >>> h = History("total", tuple(Action("update", {"n": i}) for i in range(10)))
 >>> fails = lambda hs: [any(a.args["n"] == 7 for a in x.actions) for x in hs]
 >>> [a.args["n"] for a in reduce_history(h, fails).actions]
@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from properties.engine.history import History
+from frontier_harness.properties.engine.history import History
 
 StillFails = Callable[[Sequence[History]], list[bool]]
 

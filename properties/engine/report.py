@@ -9,9 +9,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from properties.engine.counterexample import Counterexample, render_observation
-from properties.engine.runner import SuiteResult
-from properties.engine.suite import Outcome
+from frontier_harness.properties.engine.counterexample import Counterexample, render_observation
+from frontier_harness.properties.engine.runner import SuiteResult
+from frontier_harness.properties.engine.suite import Outcome
 
 
 def results_table(results: Sequence[SuiteResult]) -> Table:

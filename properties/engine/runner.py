@@ -5,10 +5,10 @@
   one history and that history to its minimum.
 - Screening lane: histories drawn by the same generators from a seeded `random`
   source, checked thousands per call; a disagreement is reduced by delta debugging
-  with the implementation in the loop (`properties.engine.reduce`).
+  with the implementation in the loop (`frontier_harness.properties.engine.reduce`).
 
 Every lane takes a `Run`: one property on one domain against one implementation.
-The runner knows implementations only through `properties.engine.implementation`. An
+The runner knows implementations only through `frontier_harness.properties.engine.implementation`. An
 infrastructure failure (the implementation could not run) is retried once after
 `recover()`, then aborts the run as `InfrastructureError`; it never becomes a
 counterexample.
@@ -29,15 +29,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, ReadOnlyDatabase
 
-from properties.engine.counterexample import Counterexample
-from properties.engine.history import History
-from properties.engine.implementation import Implementation, Speed
-from properties.engine.infrastructure import InfrastructureError
-from properties.engine.profiles import Profile
-from properties.engine.reduce import reduce_history
-from properties.engine.shrink import shrink_choices
-from properties.engine.source import HypothesisSource, RecordingSource, ReplaySource
-from properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine.counterexample import Counterexample
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Implementation, Speed
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
+from frontier_harness.properties.engine.profiles import Profile
+from frontier_harness.properties.engine.reduce import reduce_history
+from frontier_harness.properties.engine.shrink import shrink_choices
+from frontier_harness.properties.engine.source import HypothesisSource, RecordingSource, ReplaySource
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 Progress = Callable[[str, int], None]
 

@@ -7,7 +7,7 @@ keeps each history's choices as small non-negative numbers (an integer's
 offset from its least value, a boolean as 0/1, an option's index). A
 `ReplaySource` draws the same history again from those numbers, and any other
 sequence of numbers draws a valid history too, so a failing screened history
-shrinks by shrinking its choices (`properties.engine.shrink`), as Hypothesis does.
+shrinks by shrinking its choices (`frontier_harness.properties.engine.shrink`), as Hypothesis does.
 
 >>> src = RandomSource(7)
 >>> 0 <= src.integer(0, 5) <= 5

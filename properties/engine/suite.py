@@ -15,12 +15,12 @@ from typing import Any
 
 import attrs
 
-from model.domains import DOMAIN_NAMES
-from model.errors import ModelError
-from properties.engine.errors import UnknownSuite, UnsupportedImplementation
-from properties.engine.history import History
-from properties.engine.implementation import Implementation, Observation
-from properties.engine.source import Source
+from frontier_harness.model.domains import DOMAIN_NAMES
+from frontier_harness.model.errors import ModelError
+from frontier_harness.properties.engine.errors import UnknownSuite, UnsupportedImplementation
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Implementation, Observation
+from frontier_harness.properties.engine.source import Source
 
 Check = Callable[[Implementation, Sequence[History]], list["Outcome"]]
 
@@ -46,7 +46,7 @@ class Outcome:
     def model_rejected(cls, error: ModelError) -> Outcome:
         """A generated history the model rejects: the generator and the model disagree (a failure).
 
-        >>> from model.errors import InvalidTime
+        >>> from frontier_harness.model.errors import InvalidTime
         >>> Outcome.model_rejected(InvalidTime("total", -1, "negative")).ok
         False
         """
@@ -71,7 +71,7 @@ class Outcome:
     def both_rejected(cls, model_error: ModelError, answer: Any) -> Outcome:
         """Bad input drawn on purpose: holds iff the implementation rejected it with the same kind of error.
 
-        >>> from model.errors import InvalidTime
+        >>> from frontier_harness.model.errors import InvalidTime
         >>> bad = InvalidTime("total", -1, "negative")
         >>> Outcome.both_rejected(bad, bad).ok
         True
@@ -159,7 +159,7 @@ class Suite:
     def unsupported(self, impl: Implementation, impl_name: str) -> str | None:
         """Why this suite cannot run against `impl`, or None when it can.
 
-        >>> from properties.engine.implementation import Implementation
+        >>> from frontier_harness.properties.engine.implementation import Implementation
         >>> class Empty(Implementation):
         ...     name = "empty"
         >>> Suite("s", "", (), "spark").unsupported(Empty(), "pkg:empty")

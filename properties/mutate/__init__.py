@@ -1,7 +1,7 @@
 """`frontier-harness mutate`: how many planted mistakes the suites would catch.
 
 A mutant is the target's source with one small change a time-handling mistake
-makes (`properties.mutate.operators`). Each runs in this process against the
+makes (`frontier_harness.properties.mutate.operators`). Each runs in this process against the
 suites whose histories reach its line: the mutated module is executed fresh and
 the modules that import it are re-executed so their `from x import f` bindings
 see the mutant; the Spark session (and its JVM) is never restarted for it.

@@ -19,14 +19,14 @@ from typing import Any
 
 import attrs
 
-from properties.adapters import load_implementation
-from properties.engine.infrastructure import InfrastructureError
-from properties.engine.profiles import Profile
-from properties.mutate.loader import ImportFailed, Loader
-from properties.mutate.mutants import Mutant, mutated_tree
-from properties.mutate.probe import FULL, LANES, SCREENING, Probe, Witness, check
-from properties.mutate.reach import LineTracer, Reached
-from properties.mutate.results import (
+from frontier_harness.properties.adapters import load_implementation
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
+from frontier_harness.properties.engine.profiles import Profile
+from frontier_harness.properties.mutate.loader import ImportFailed, Loader
+from frontier_harness.properties.mutate.mutants import Mutant, mutated_tree
+from frontier_harness.properties.mutate.probe import FULL, LANES, SCREENING, Probe, Witness, check
+from frontier_harness.properties.mutate.reach import LineTracer, Reached
+from frontier_harness.properties.mutate.results import (
     INFRASTRUCTURE,
     KILLED,
     SURVIVED,
@@ -35,8 +35,8 @@ from properties.mutate.results import (
     MutantResult,
     MutationRun,
 )
-from properties.mutate.sources import SourceModule, dependents, target_modules
-from properties.mutate.watchdog import TimedOut, time_limit
+from frontier_harness.properties.mutate.sources import SourceModule, dependents, target_modules
+from frontier_harness.properties.mutate.watchdog import TimedOut, time_limit
 
 # A check's time limit: generous multiples of what the probe took unmutated (seconds).
 SCREENING_FLOOR, SCREENING_FACTOR = 60.0, 10.0
@@ -159,7 +159,7 @@ class Engine:
         return bool(seen & wanted)
 
     def judge(self, mutant: Mutant) -> MutantResult:
-        """The mutant's verdict (see `properties.mutate.results`)."""
+        """The mutant's verdict (see `frontier_harness.properties.mutate.results`)."""
         module = self.modules[mutant.module]
         reaching = [
             b for b in self.baselines if not b.failure and b.reached.reaches(mutant, str(module.path))

@@ -9,7 +9,7 @@ that was first imported inside the block (it may have bound the mutant).
 
 >>> import ast, types
 >>> from pathlib import Path
->>> from properties.mutate.sources import SourceModule
+>>> from frontier_harness.properties.mutate.sources import SourceModule
 >>> m = SourceModule("fh_loader_demo", Path("demo.py"), "X = 1")
 >>> sys.modules["fh_loader_demo"] = types.ModuleType("fh_loader_demo")
 >>> with Loader(frozenset({"fh_loader_demo"})).activated(m, ast.parse("X = 2"), []):
@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import CodeType, ModuleType
 
-from properties.mutate.sources import SourceModule
+from frontier_harness.properties.mutate.sources import SourceModule
 
 
 class ImportFailed(Exception):

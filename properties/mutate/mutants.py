@@ -5,7 +5,7 @@ index among the operator's offers there, so it applies to any fresh parse of
 the same source. A line ending in `# pragma: no mutate` is left alone.
 
 >>> from pathlib import Path
->>> from properties.mutate.sources import SourceModule
+>>> from frontier_harness.properties.mutate.sources import SourceModule
 >>> m = SourceModule("tiny", Path("tiny.py"), "def f(a, b):\\n    return a < b\\n")
 >>> [x.describe() for x in enumerate_mutants(m)]
 ['tiny.py:2  compare  a < b -> a <= b']
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import attrs
 
-from properties.mutate.operators import BY_NAME, OPERATORS, Operator
-from properties.mutate.sources import SourceModule
-from properties.mutate.syntax import Scope, replace, walk
+from frontier_harness.properties.mutate.operators import BY_NAME, OPERATORS, Operator
+from frontier_harness.properties.mutate.sources import SourceModule
+from frontier_harness.properties.mutate.syntax import Scope, replace, walk
 
 PRAGMA = "# pragma: no mutate"
 

@@ -18,7 +18,15 @@ from typing import ClassVar
 
 import attrs
 
-from properties.mutate.syntax import Scope, Site, call_name, copy_at, is_constant, short, walk
+from frontier_harness.properties.mutate.syntax import (
+    Scope,
+    Site,
+    call_name,
+    copy_at,
+    is_constant,
+    short,
+    walk,
+)
 
 
 @attrs.frozen

@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 import attrs
 from rich.table import Table
 
-from properties.mutate.results import (
+from frontier_harness.properties.mutate.results import (
     INFRASTRUCTURE,
     KILLED,
     STATUSES,

@@ -20,12 +20,12 @@ from typing import Any
 
 import attrs
 
-from properties.engine import runner
-from properties.engine.errors import UnsupportedImplementation
-from properties.engine.history import History
-from properties.engine.implementation import Implementation
-from properties.engine.profiles import Profile
-from properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine import runner
+from frontier_harness.properties.engine.errors import UnsupportedImplementation
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.profiles import Profile
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 SCREENING, FULL = "screening", "full"
 LANES = (SCREENING, FULL)
@@ -49,7 +49,7 @@ def probes_of(suites: Sequence[Suite], impl: str | None, named: bool) -> list[Pr
     """Every (property, domain) of `suites`, against `impl` or else each suite's default (as `check` runs
     them). A suite that cannot run against its implementation is left out, or refused (exit 2) if
     it was `named` on the command line."""
-    from properties.adapters import load_implementation
+    from frontier_harness.properties.adapters import load_implementation
 
     probes = []
     for suite in suites:
@@ -70,10 +70,13 @@ def may_reach(probe: Probe, target: str) -> bool:
     """Whether the probe's implementation can run the target's code at all: the model
     implementation is `model/` plus the suites' own observers, so it reaches no other package.
 
-    >>> may_reach(Probe(None, None, "total", "model"), "spark_impl")
+    >>> may_reach(Probe(None, None, "total", "model"), "frontier_harness.spark_impl")
     False
     """
-    return probe.impl_name != "model" or target.split(".")[0] in ("model", "properties")
+    return probe.impl_name != "model" or target.removeprefix("frontier_harness.").split(".")[0] in (
+        "model",
+        "properties",
+    )
 
 
 class Crashed(BaseException):

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from properties.mutate.mutants import Mutant
+from frontier_harness.properties.mutate.mutants import Mutant
 
 
 class LineTracer:

@@ -12,7 +12,7 @@
 The score is killed / (killed + survived + timeout): infrastructure and
 unreached mutants are reported, not scored.
 
->>> from properties.mutate.mutants import Mutant
+>>> from frontier_harness.properties.mutate.mutants import Mutant
 >>> m = Mutant("a.py", 1, 0, "compare", 0, "a", 0, "x < y", "x <= y", True, 1, 1)
 >>> run = MutationRun("a", "ci", 0, (MutantResult(m, KILLED, 2.0), MutantResult(m, SURVIVED)), 5.0, 1)
 >>> run.score, run.median_seconds_to_kill
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from properties.mutate.mutants import Mutant
+from frontier_harness.properties.mutate.mutants import Mutant
 
 if TYPE_CHECKING:  # engine imports this module
-    from properties.mutate.engine import Baseline
+    from frontier_harness.properties.mutate.engine import Baseline
 
 KILLED, SURVIVED, TIMEOUT, INFRASTRUCTURE, UNREACHED = (
     "killed",

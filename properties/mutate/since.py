@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from properties.engine.errors import HarnessError
+from frontier_harness.properties.engine.errors import HarnessError
 
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
@@ -28,6 +28,7 @@ def changed_lines(ref: str, files: Sequence[Path]) -> dict[Path, set[int]]:
     """Per file (absolute), the line numbers added or changed since `ref`."""
     if not files:
         return {}
+    files = [f.resolve() for f in files]  # git diffs real paths, never through frontier_harness/'s links
     root = Path(_git(["rev-parse", "--show-toplevel"], files[0].parent).strip())
     diff = _git(["diff", "-U0", "--no-color", "--no-ext-diff", ref, "--", *map(str, files)], root)
     out = {root / name: lines for name, lines in added_lines(diff.splitlines()).items()}

@@ -6,8 +6,8 @@ session (re-executing one would start a second JVM), and `errors` modules define
 the exception types the harness classifies (a second copy of a class would make
 `isinstance` checks miss).
 
->>> [m.name for m in target_modules("properties.mutate") if m.name.endswith("syntax")]
-['properties.mutate.syntax']
+>>> [m.name for m in target_modules("frontier_harness.properties.mutate") if m.name.endswith("syntax")]
+['frontier_harness.properties.mutate.syntax']
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import attrs
 
-from properties.engine.errors import HarnessError
+from frontier_harness.properties.engine.errors import HarnessError
 
 PINNED = ("session", "errors")
 

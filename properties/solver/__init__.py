@@ -6,7 +6,7 @@
 - `obligations`: the issue's obligations (time dependence sound per kind, nothing
   visible dropped, the frontier hold sufficient, restart) and the lattice laws,
   with the world's assumptions written as code.
-- `realize`: a refutation as a concrete scenario (`properties.checks.catalog.strategies.scenarios`),
+- `realize`: a refutation as a concrete scenario (`frontier_harness.properties.checks.catalog.strategies.scenarios`),
   written as an ITF counterexample of the `prove` suite that `frontier-harness replay` re-runs.
 - `cli`: the `prove` verb.
 """

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 import z3
 
-from model.catalog import (
+from frontier_harness.model.catalog import (
     Constant,
     Index,
     MaterializedView,
@@ -37,7 +37,7 @@ from model.catalog import (
     Table,
     View,
 )
-from model.timeline_rules import is_epoch
+from frontier_harness.model.timeline_rules import is_epoch
 
 # ---------------------------------------------------------------- Optional[int]
 

@@ -45,9 +45,18 @@ from typing import Any
 import attrs
 import z3
 
-from model.domains import PARTITION_MAX
-from properties.solver import encoding
-from properties.solver.encoding import NONE, Opt, Rules, fresh, frontier_le, frontier_lt_time, ite, some
+from frontier_harness.model.domains import PARTITION_MAX
+from frontier_harness.properties.solver import encoding
+from frontier_harness.properties.solver.encoding import (
+    NONE,
+    Opt,
+    Rules,
+    fresh,
+    frontier_le,
+    frontier_lt_time,
+    ite,
+    some,
+)
 
 SCHEDULE_SHAPES = ((), ("every",), ("at",), ("every", "every"), ("every", "at"), ("at", "at"))
 

@@ -15,12 +15,12 @@ from typing import Any
 import attrs
 import z3
 
-from properties.checks.catalog.prove import ONE_START, RESTARTED, SUITE_NAME, check
-from properties.checks.catalog.strategies.scenarios import Template, scenario
-from properties.engine.counterexample import Counterexample
-from properties.engine.history import History
-from properties.engine.suite import Outcome
-from properties.solver.encoding import (
+from frontier_harness.properties.checks.catalog.prove import ONE_START, RESTARTED, SUITE_NAME, check
+from frontier_harness.properties.checks.catalog.strategies.scenarios import Template, scenario
+from frontier_harness.properties.engine.counterexample import Counterexample
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Outcome
+from frontier_harness.properties.solver.encoding import (
     CLOCK_KINDS,
     EXPIRING_KINDS,
     NONE,
@@ -34,7 +34,7 @@ from properties.solver.encoding import (
     some,
     symbolic_schedule,
 )
-from properties.solver.obligations import Case, Verdict, World
+from frontier_harness.properties.solver.obligations import Case, Verdict, World
 
 SMALL = 30  # every number a realized scenario uses is at most this
 

@@ -4,7 +4,7 @@ Spark writes `offsets/N` (a version line, a metadata line, then one line per sou
 its end offsets as JSON) when it plans batch `N`, and `commits/N` once the batch's
 output is durable. A trial's query has one source, ours, so its offsets are the third
 line's `frontier`. The harness judges these with its own reader
-(`properties.checks.ingestion.checkpoint_log`); this is only the trial reporting what it sees.
+(`frontier_harness.properties.checks.ingestion.checkpoint_log`); this is only the trial reporting what it sees.
 """
 
 from __future__ import annotations

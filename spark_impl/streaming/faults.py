@@ -22,7 +22,7 @@ import signal
 import uuid
 from pathlib import Path
 
-from spark_impl.errors import InjectedCrash
+from frontier_harness.spark_impl.errors import InjectedCrash
 
 POINTS = ("before_offsets", "after_offsets", "after_sink")
 FAULT = "fault.json"

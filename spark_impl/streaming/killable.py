@@ -1,6 +1,6 @@
 """A trial step in a driver process of its own, SIGKILLed at its crash point.
 
-`launch` starts `python -m spark_impl.streaming.killable SPEC` in a new session (its
+`launch` starts `python -m frontier_harness.spark_impl.streaming.killable SPEC` in a new session (its
 own process group), marked killable. That process starts a Spark session, arms the
 step's crash point with `kill`, runs the trial's query and processes what the log
 offers; at the point the source (in Spark's Python process) or the sink (in the
@@ -21,9 +21,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from spark_impl.errors import SparkInfrastructureError
-from spark_impl.streaming import faults
-from spark_impl.streaming.query import QuerySpec, drain, start_query
+from frontier_harness.spark_impl.errors import SparkInfrastructureError
+from frontier_harness.spark_impl.streaming import faults
+from frontier_harness.spark_impl.streaming.query import QuerySpec, drain, start_query
 
 TIMEOUT_S = 600
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -73,7 +73,7 @@ def launch(spec: QuerySpec, source: type, writer: Any, fault: str | None) -> Lau
     log = spec_file.with_suffix(".log")
     with open(log, "w") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "spark_impl.streaming.killable", str(spec_file)],
+            [sys.executable, "-m", "frontier_harness.spark_impl.streaming.killable", str(spec_file)],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -84,7 +84,7 @@ def launch(spec: QuerySpec, source: type, writer: Any, fault: str | None) -> Lau
 
 
 def main(spec_file: str) -> None:
-    from spark_impl.session import spark
+    from frontier_harness.spark_impl.session import spark
 
     spec = json.loads(Path(spec_file).read_text())
     query_spec = QuerySpec(Path(spec["root"]), spec["trigger"], spec["sink"])

@@ -1,7 +1,7 @@
 """One streaming query of a trial: our source into a durable sink, with a checkpoint.
 
 `start_query` is the only place a trial's query is built, in the harness's session
-and in a killable driver process (`spark_impl.streaming.killable`) alike.
+and in a killable driver process (`frontier_harness.spark_impl.streaming.killable`) alike.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from spark_impl.streaming.sinks import BatchWriter
+from frontier_harness.spark_impl.streaming.sinks import BatchWriter
 
 TRIGGERS = ("processingTime", "availableNow")
 SINKS = ("shard", "files")

@@ -1,6 +1,6 @@
 """The trials' durable sinks and how their contents are read back.
 
-- `shard`: `foreachBatch` into the project's Parquet shard (`spark_impl.durable_shard`),
+- `shard`: `foreachBatch` into the project's Parquet shard (`frontier_harness.spark_impl.durable_shard`),
   idempotent per batch id: the shard's upper is the next batch id it expects, so a
   batch Spark re-runs after a crash between the sink and its commit is skipped.
 - `files`: Spark's own file sink (`format("parquet")`), whose `_spark_metadata/` log
@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_impl.durable_shard import DurableShard
-from spark_impl.streaming import faults
+from frontier_harness.spark_impl.durable_shard import DurableShard
+from frontier_harness.spark_impl.streaming import faults
 
 SOURCE, KIND = "streaming-trial", "sink"
 SCHEMA = T.StructType(

@@ -3,7 +3,7 @@
 `UpstreamSource` (format name `frontier_upstream`, option `path`: an `UpstreamLog`
 directory) reads the project's upstream log. Its offsets are the Partitioned
 domain's frontier as JSON, `{"frontier": [[lo, hi, offset], ...]}` (see
-`spark_impl.streaming.upstream_log`):
+`frontier_harness.spark_impl.streaming.upstream_log`):
 
 - `initialOffset`: every partition at offset 0;
 - `latestOffset`: the log's upper (one point per known partition, the unseen rest at 0);
@@ -15,7 +15,7 @@ domain's frontier as JSON, `{"frontier": [[lo, hi, offset], ...]}` (see
 
 Spark runs the reader's methods in a Python process of its own and `read` in its
 Python workers, so the reader keeps no state between calls: everything lives in the
-log directory. Crash points (`spark_impl.streaming.faults`) fire in `latestOffset`
+log directory. Crash points (`frontier_harness.spark_impl.streaming.faults`) fire in `latestOffset`
 and `partitions` when the batch has new data.
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from spark_impl.streaming import faults
-from spark_impl.streaming.upstream_log import MINIMUM, UpstreamLog, offset_of
+from frontier_harness.spark_impl.streaming import faults
+from frontier_harness.spark_impl.streaming.upstream_log import MINIMUM, UpstreamLog, offset_of
 
 NAME = "frontier_upstream"
 SCHEMA = "data string, partition int, offset long"

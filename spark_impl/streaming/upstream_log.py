@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from model.errors import CompactedRead
-from model.partitioned_time import PARTITION_MAX  # a shared constant, not an algorithm
+from frontier_harness.model.errors import CompactedRead
+from frontier_harness.model.partitioned_time import PARTITION_MAX  # a shared constant, not an algorithm
 
 RECORDS, COMMITTED, JOURNAL = "records.json", "committed.json", "commits.jsonl"
 MINIMUM = [[0, PARTITION_MAX, 0]]

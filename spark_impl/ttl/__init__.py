@@ -1,4 +1,4 @@
-"""The TTL store on Spark, mirroring `model.ttl` module by module but sharing none of its logic.
+"""The TTL store on Spark, mirroring `frontier_harness.model.ttl` module by module but sharing none of its logic.
 
 - `row`: the row schema and the expiry rules as Column expressions (`expire_ts <= now`);
 - `clock`: the store's monotonic clock, whose high-water mark is a durable file;

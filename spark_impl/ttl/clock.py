@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from model.errors import ClockRegression
-from spark_impl.ttl.files import read_json, write_json
-from spark_impl.ttl.row import check_reading
+from frontier_harness.model.errors import ClockRegression
+from frontier_harness.spark_impl.ttl.files import read_json, write_json
+from frontier_harness.spark_impl.ttl.row import check_reading
 
 MARK_FILE = "clock.json"
 

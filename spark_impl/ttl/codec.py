@@ -1,9 +1,9 @@
 """spark_impl's own writer and reader of the TTL store's binary SST form (v0 and v1).
 
-Written independently of `model.ttl.codec` and tested against it in both
-directions (`properties.checks.ttl.ttl_codec`): the same bytes out, the same rows
+Written independently of `frontier_harness.model.ttl.codec` and tested against it in both
+directions (`frontier_harness.properties.checks.ttl.ttl_codec`): the same bytes out, the same rows
 back, a typed error on every corruption. A row here is the plain tuple the
-Parquet SSTs of `spark_impl.ttl.store` hold, `(key, value, seq, create_ts,
+Parquet SSTs of `frontier_harness.spark_impl.ttl.store` hold, `(key, value, seq, create_ts,
 expire_ts)`: `value is None` is a tombstone, `create_ts is None` a v0 row.
 
 Layout (big-endian): header `b"TSST" u32 version u8 n n*u8 feature i64 created
@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from model.errors import CorruptSst, InvalidRow
+from frontier_harness.model.errors import CorruptSst, InvalidRow
 
 NEVER = 2**63 - 1
 FLAGS, TIMESTAMP, TTL = 0, 1, 2
@@ -176,7 +176,7 @@ def _read_row(cur: _Cursor, meta: dict, previous: bytes | None) -> Row:
 
 
 def observe_ttl_codec(domain: Any, histories: Sequence[Any]) -> list[dict]:
-    """Observations of codec histories (see `properties.checks.ttl.ttl_codec`) with this codec (no Spark)."""
+    """Observations of codec histories (see `frontier_harness.properties.checks.ttl.ttl_codec`) with this codec (no Spark)."""
     return [_observe(h) for h in histories]
 
 

@@ -18,10 +18,10 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
-from spark_impl.arrow import to_frame
-from spark_impl.ttl.manifest import SstInfo
-from spark_impl.ttl.row import NEVER, ROW_COLUMNS, TOMBSTONE, is_expired, is_tombstone
-from spark_impl.ttl.segments import Segments, read_segments
+from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.spark_impl.ttl.manifest import SstInfo
+from frontier_harness.spark_impl.ttl.row import NEVER, ROW_COLUMNS, TOMBSTONE, is_expired, is_tombstone
+from frontier_harness.spark_impl.ttl.segments import Segments, read_segments
 
 # Joins with the driver's small tables are hinted so: a broadcast would cost a Spark job of its own.
 NO_BROADCAST = "shuffle_hash"

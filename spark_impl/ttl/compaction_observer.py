@@ -13,9 +13,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from spark_impl.arrow import to_frame
-from spark_impl.ttl.compaction import NO_BROADCAST, compact_frame
-from spark_impl.ttl.row import ROW_COLUMNS, ROW_SCHEMA, TOMBSTONE
+from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.spark_impl.ttl.compaction import NO_BROADCAST, compact_frame
+from frontier_harness.spark_impl.ttl.row import ROW_COLUMNS, ROW_SCHEMA, TOMBSTONE
 
 ROWS = pa.schema([("history_id", pa.int64())] + list(ROW_SCHEMA))
 COMPACTIONS = pa.schema(

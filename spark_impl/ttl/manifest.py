@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from model.errors import BadCompaction
+from frontier_harness.model.errors import BadCompaction
 
 
 @attrs.frozen

@@ -22,11 +22,18 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_impl.arrow import to_frame
-from spark_impl.ttl.compaction import NO_BROADCAST, newest_per_key
-from spark_impl.ttl.manifest import SstInfo
-from spark_impl.ttl.row import ROW_COLUMNS, ROW_SCHEMA, RowTuple, is_expired, is_tombstone, visible
-from spark_impl.ttl.segments import read_segments
+from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.spark_impl.ttl.compaction import NO_BROADCAST, newest_per_key
+from frontier_harness.spark_impl.ttl.manifest import SstInfo
+from frontier_harness.spark_impl.ttl.row import (
+    ROW_COLUMNS,
+    ROW_SCHEMA,
+    RowTuple,
+    is_expired,
+    is_tombstone,
+    visible,
+)
+from frontier_harness.spark_impl.ttl.segments import read_segments
 
 KEPT, LEFT = "expired value kept by compaction", "expired value left by periodic compaction"
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import Any, TypeVar
 
-from spark_impl.ttl.compaction import Compaction, run_compactions
-from spark_impl.ttl.manifest import SstInfo
-from spark_impl.ttl.segments import Segments, SstRows
+from frontier_harness.spark_impl.ttl.compaction import Compaction, run_compactions
+from frontier_harness.spark_impl.ttl.manifest import SstInfo
+from frontier_harness.spark_impl.ttl.segments import Segments, SstRows
 
 T = TypeVar("T")
 Request = SstRows | Compaction

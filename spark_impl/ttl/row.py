@@ -3,7 +3,7 @@
 A row is `(key, value, seq, flags, create_ts, expire_ts)`: `value` is None and
 flag bit 0 set for a tombstone; `expire_ts` is 2^63-1 for "never". The expiry
 predicate is `expire_ts <= now` for reads and the compaction filter alike
-(`model.ttl.row.is_expired` says why the boundary is not strict).
+(`frontier_harness.model.ttl.row.is_expired` says why the boundary is not strict).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pyarrow as pa
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from model.errors import InvalidRow, InvalidTime, InvalidTtl
+from frontier_harness.model.errors import InvalidRow, InvalidTime, InvalidTtl
 
 NEVER = 2**63 - 1
 TOMBSTONE = 1

@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from spark_impl.session import spark
-from spark_impl.ttl.manifest import SstInfo
-from spark_impl.ttl.row import NEVER, ROW_COLUMNS, ROW_SCHEMA, RowTuple
+from frontier_harness.spark_impl.session import spark
+from frontier_harness.spark_impl.ttl.manifest import SstInfo
+from frontier_harness.spark_impl.ttl.row import NEVER, ROW_COLUMNS, ROW_SCHEMA, RowTuple
 
 SEGMENT_SCHEMA = pa.schema([("store", pa.int64()), ("sst", pa.string())] + list(ROW_SCHEMA))
 

@@ -8,12 +8,12 @@ operation reads the clock once, first, even one with nothing to do; compaction
 runs at its own reading, which its output SST and the manifest record, so a
 quiet store still reclaims expired rows by periodic compaction. On open the WAL
 is replayed and the clock seeded from the manifest, the WAL and the durable mark
-(`spark_impl.ttl.clock`): a row any read or compaction saw expired stays hidden
+(`frontier_harness.spark_impl.ttl.clock`): a row any read or compaction saw expired stays hidden
 across a crash.
 
 Flush, compaction and periodic compaction are also available as generators of
 I/O requests (`flushing`, `compacting`, `periodic_compacting`), so that many
-stores can share segment files and Spark jobs (`spark_impl.ttl.requests`).
+stores can share segment files and Spark jobs (`frontier_harness.spark_impl.ttl.requests`).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from pathlib import Path
 import attrs
 from pyspark.sql import functions as F
 
-from spark_impl.ttl.clock import MonotonicClock
-from spark_impl.ttl.compaction import Compaction
-from spark_impl.ttl.files import append_line, read_json, write_json
-from spark_impl.ttl.manifest import Manifest, after_compaction, check_span, periodic_names
-from spark_impl.ttl.read import Snapshot, visible_rows
-from spark_impl.ttl.requests import Operation, drive
-from spark_impl.ttl.row import NEVER, TOMBSTONE, RowTuple, check_sizes, expire_ts_for
-from spark_impl.ttl.segments import Segments, SstRows
+from frontier_harness.spark_impl.ttl.clock import MonotonicClock
+from frontier_harness.spark_impl.ttl.compaction import Compaction
+from frontier_harness.spark_impl.ttl.files import append_line, read_json, write_json
+from frontier_harness.spark_impl.ttl.manifest import Manifest, after_compaction, check_span, periodic_names
+from frontier_harness.spark_impl.ttl.read import Snapshot, visible_rows
+from frontier_harness.spark_impl.ttl.requests import Operation, drive
+from frontier_harness.spark_impl.ttl.row import NEVER, TOMBSTONE, RowTuple, check_sizes, expire_ts_for
+from frontier_harness.spark_impl.ttl.segments import Segments, SstRows
 
 MANIFEST = "manifest.json"
 

@@ -2,11 +2,11 @@
 
 Each history runs on its own `SparkTtlStore` (its own manifest, clock mark and
 WAL), all sharing one directory of segments. The histories run in lockstep
-(`spark_impl.ttl.requests.drive_all`): each round, the flushes every history has
+(`frontier_harness.spark_impl.ttl.requests.drive_all`): each round, the flushes every history has
 reached share one segment file and the compactions one Spark job, so a batch
 costs as many jobs as its busiest history has compactions, whatever its size.
 Every step's reads, and the audits, are snapshots read together in one last job.
-Observations are those of `properties.checks.ttl.ttl`: after every step each key's
+Observations are those of `frontier_harness.properties.checks.ttl.ttl`: after every step each key's
 `get`, the `scan`, the step's typed error, and the audits' findings.
 """
 
@@ -20,11 +20,11 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from model.errors import ModelError
-from spark_impl.ttl.read import KEPT, LEFT, Snapshot, audit_rows, visible_rows
-from spark_impl.ttl.requests import Operation, drive_all
-from spark_impl.ttl.segments import Segments
-from spark_impl.ttl.store import SparkTtlStore
+from frontier_harness.model.errors import ModelError
+from frontier_harness.spark_impl.ttl.read import KEPT, LEFT, Snapshot, audit_rows, visible_rows
+from frontier_harness.spark_impl.ttl.requests import Operation, drive_all
+from frontier_harness.spark_impl.ttl.segments import Segments
+from frontier_harness.spark_impl.ttl.store import SparkTtlStore
 
 KEYS = ("a", "b", "c")
 Step = tuple[int, int]  # (history index, step)

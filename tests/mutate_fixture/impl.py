@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.implementation import Implementation
 
 from .tiny import latest_before
 

@@ -1,15 +1,15 @@
 """The tiny suite: the implementation's latest time at or before a bound, against the rule restated.
 
->>> from properties.engine.source import RandomSource
+>>> from frontier_harness.properties.engine.source import RandomSource
 >>> draw(RandomSource(1), "total").actions[-1].name
 'read'
 """
 
 from __future__ import annotations
 
-from properties.engine.history import Action, History
-from properties.engine.source import Source, repeat
-from properties.engine.suite import Property, Suite, differential
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
+from frontier_harness.properties.engine.suite import Property, Suite, differential
 
 from .impl import as_set, times_and_bound
 

@@ -15,7 +15,7 @@ source reached `reached` at wall-clock `wall`), `set_offset{offset}`,
 `restart{wall}`, `read{name, wall, time}` and `query{plan, until}` (temporal suite:
 evaluate `plan` over what was inserted before it; `until` is a frontier, `()` none).
 
-Decoding failures are `model.errors` exceptions naming the value.
+Decoding failures are `frontier_harness.model.errors` exceptions naming the value.
 
 >>> p = {"node": "filter", "input": {"node": "get", "name": "t"}, "predicates": [[0, ">", 1]]}
 >>> plan_to_json(plan_from_json(p)) == p
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.catalog import (
+from frontier_harness.model.catalog import (
     Catalog,
     Constant,
     Index,
@@ -39,11 +39,11 @@ from model.catalog import (
     Table,
     View,
 )
-from model.collection import Update
-from model.errors import InvalidPlan
-from model.plan import Compare, Filter, Get, Join, Project, TemporalFilter, Union
-from model.temporal import MzNow
-from properties.engine.history import Action, History
+from frontier_harness.model.collection import Update
+from frontier_harness.model.errors import InvalidPlan
+from frontier_harness.model.plan import Compare, Filter, Get, Join, Project, TemporalFilter, Union
+from frontier_harness.model.temporal import MzNow
+from frontier_harness.properties.engine.history import Action, History
 
 ARITY = 2  # every table, source and constant row has two int columns
 

@@ -1,18 +1,18 @@
 """The *expiration* suite: the seed's success criterion for dataflow expiration, for every skew.
 
-Histories (`properties.checks.catalog.strategies.expiration`): a table `t`, a load generator `g`,
+Histories (`frontier_harness.properties.checks.catalog.strategies.expiration`): a table `t`, a load generator `g`,
 a constant `k`, maybe a source `s` minted one tick ahead of the wall clock, maybe
 a CDC source `c` (in the epoch timeline and skewed, or in its own and ticking); a
 view `v` with a temporal filter; MVs (with `REFRESH EVERY`/`REFRESH AT`), indexes
 and subscribes (`UP TO`); inserts, skews (`skew{name, wall, by}`: leads, lags, the
 +1 of minting), ticks, `set_offset`, restarts at wall-clock times and reads
-`read{name, wall, time}`. The world is the model's (`model.catalog.Feed`,
+`read{name, wall, time}`. The world is the model's (`frontier_harness.model.catalog.Feed`,
 `upper_at`, `output_updates`); the history's order only matters for creation.
 
 **Implementation protocol.** The suite calls
 `impl.observe_expiration(domain, histories) -> list[Observation]`, one
 observation per history. The model computes `observe` below with
-`model.expiration` as it is; Spark (`spark_impl.expiration`) decides the
+`frontier_harness.model.expiration` as it is; Spark (`frontier_harness.spark_impl.expiration`) decides the
 renderings on the driver and evaluates the dataflows and reads in one job.
 
 Observed, with the replica's offset and with offset 0 (expiration disabled):
@@ -30,7 +30,7 @@ Properties, each judged from the implementation's own observation:
 - `expires_as_the_seed_says`: every expiring dataflow's `until` is at or below its
   expiration and expiration never adds diffs; a dataflow over epoch inputs without
   a refresh schedule keeps no diff from where the seed says it expires, and one
-  with no wall-clock input never expires (`properties.checks.catalog.oracles.expiration`, the
+  with no wall-clock input never expires (`frontier_harness.properties.checks.catalog.oracles.expiration`, the
   seed restated, not the model): a "never expire" implementation fails here;
 - `never_serves_wrong_data_for_any_skew`: inputs may also get further ahead after a
   restart (beyond the bound); a read may then be refused (the frontier check), but
@@ -39,7 +39,7 @@ Properties, each judged from the implementation's own observation:
   differential check for an implementation of its own, e.g. Spark).
 
 Hard cases are counted from the history with the same restated rule and the
-world's own uppers and contents, never from `model.expiration`.
+world's own uppers and contents, never from `frontier_harness.model.expiration`.
 """
 
 from __future__ import annotations
@@ -47,19 +47,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from model.catalog import Feed, check_feed, output_updates, upper_at
-from model.collection import at
-from model.domains import Total
-from model.errors import ModelError, ReplicaExpired
-from model.expiration import Replica, diffs_processed, render, replica_expiration, seen_at, served
-from properties.checks.catalog.actions import build_catalog, insert_update
-from properties.checks.catalog.oracles import expiration as oracle
-from properties.checks.catalog.strategies.expiration import (
+from frontier_harness.model.catalog import Feed, check_feed, output_updates, upper_at
+from frontier_harness.model.collection import at
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import ModelError, ReplicaExpired
+from frontier_harness.model.expiration import (
+    Replica,
+    diffs_processed,
+    render,
+    replica_expiration,
+    seen_at,
+    served,
+)
+from frontier_harness.properties.checks.catalog.actions import build_catalog, insert_update
+from frontier_harness.properties.checks.catalog.oracles import expiration as oracle
+from frontier_harness.properties.checks.catalog.strategies.expiration import (
     draw_expiration_history,
     draw_history_beyond_the_bound,
 )
-from properties.engine.history import History
-from properties.engine.suite import (
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import (
     Check,
     Observation,
     Outcome,

@@ -1,13 +1,13 @@
 """The *prove* suite: the solver's scenarios replayed on an implementation.
 
-Scenarios are drawn by `properties.checks.catalog.strategies.scenarios` (the solver writes the
-same histories for its refutations, `properties.solver.realize`). The check runs
+Scenarios are drawn by `frontier_harness.properties.checks.catalog.strategies.scenarios` (the solver writes the
+same histories for its refutations, `frontier_harness.properties.solver.realize`). The check runs
 a scenario on an implementation (`observe_prove`: the model's `observe` below,
-or Spark's in `spark_impl.expiration`) twice, with the replica's offset and with
+or Spark's in `frontier_harness.spark_impl.expiration`) twice, with the replica's offset and with
 0 (expiration disabled), and reports the first read that differs, a diff the
 expiring dataflow produced at or beyond its own expiration (an expiration that
 drops nothing), or a diff it kept past one tick after the replica's life where the
-seed drops it (`properties.checks.catalog.oracles.expiration`: a "never expire" implementation).
+seed drops it (`frontier_harness.properties.checks.catalog.oracles.expiration`: a "never expire" implementation).
 The property is the scenario's shape (`reads-equal`, or `reads-equal-across-a-restart`).
 """
 
@@ -18,15 +18,15 @@ from typing import Any
 
 import attrs
 
-from model.catalog import Catalog, Feed, output_updates
-from model.errors import ModelError, ReplicaExpired
-from model.expiration import Replica, render, replica_expiration, seen_at, served
-from properties.checks.catalog.expiration import MAINTAINED, rejection, world
-from properties.checks.catalog.oracles import expiration as oracle
-from properties.checks.catalog.strategies.scenarios import draw_scenario
-from properties.engine.history import History
-from properties.engine.implementation import Observation
-from properties.engine.suite import Outcome, Property, Suite, compare, observe_or_reject
+from frontier_harness.model.catalog import Catalog, Feed, output_updates
+from frontier_harness.model.errors import ModelError, ReplicaExpired
+from frontier_harness.model.expiration import Replica, render, replica_expiration, seen_at, served
+from frontier_harness.properties.checks.catalog.expiration import MAINTAINED, rejection, world
+from frontier_harness.properties.checks.catalog.oracles import expiration as oracle
+from frontier_harness.properties.checks.catalog.strategies.scenarios import draw_scenario
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Observation
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite, compare, observe_or_reject
 
 SUITE_NAME = "prove"
 

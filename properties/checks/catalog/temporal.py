@@ -1,6 +1,6 @@
 """The *temporal* suite: plans with temporal filters, evaluated by an implementation, against the model.
 
-Histories (`properties.checks.catalog.actions.draw_temporal_history`): two tables
+Histories (`frontier_harness.properties.checks.catalog.actions.draw_temporal_history`): two tables
 `a` and `b` (rows of two ints), inserts at times, and `query{plan, until}`
 actions. A query evaluates its plan (filter, project, union, equi-join,
 temporal filters) over everything inserted before it; `until` (a frontier: `()`
@@ -13,15 +13,15 @@ Total time only (`domains=("total",)`): plans and temporal filters are Total.
 
 from __future__ import annotations
 
-from model.collection import consolidate
-from model.domains import Total
-from model.plan import evaluate
-from model.temporal import validity
-from properties.checks.catalog.actions import insert_update, plan_from_json
-from properties.checks.catalog.strategies.temporal import draw_temporal_history
-from properties.engine.errors import BadHistory
-from properties.engine.history import History
-from properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.model.collection import consolidate
+from frontier_harness.model.domains import Total
+from frontier_harness.model.plan import evaluate
+from frontier_harness.model.temporal import validity
+from frontier_harness.properties.checks.catalog.actions import insert_update, plan_from_json
+from frontier_harness.properties.checks.catalog.strategies.temporal import draw_temporal_history
+from frontier_harness.properties.engine.errors import BadHistory
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 
 TIME = Total()
 

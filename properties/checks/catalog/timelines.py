@@ -1,6 +1,6 @@
 """The *timelines* suite: multi-timeline dataflows are rejected before running, naming every input.
 
-Histories (`properties.checks.catalog.actions.draw_timelines_history`): a table, one
+Histories (`frontier_harness.properties.checks.catalog.actions.draw_timelines_history`): a table, one
 to three sources of random kinds and `WITH` options (epoch, `External` CDC,
 `User` timelines, Debezium `Counter`s, load generators; a user timeline may take
 an earlier CDC source's name, so `External(x)` meets `User(x)`), maybe a constant, a few
@@ -17,7 +17,7 @@ Properties:
 - `dataflows_match_model` (differential): the implementation rejects and
   computes exactly what the model does.
 - `multi_timeline_rejected_single_runs`: an oracle computed from the history's
-  plain data (leaf timelines by `properties.checks.catalog.oracles.timelines`): a creation is rejected iff its transitive inputs span two or more
+  plain data (leaf timelines by `frontier_harness.properties.checks.catalog.oracles.timelines`): a creation is rejected iff its transitive inputs span two or more
   timelines, the rejection names exactly the inputs that have one, and every
   accepted dataflow produced its output (it ran).
 """
@@ -27,16 +27,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from model.catalog import DATAFLOWS, Catalog, Feed, output_updates
-from model.collection import Update, consolidate
-from model.domains import Total
-from model.errors import ModelError, TimelineError
-from model.timeline import External, User  # value types
-from properties.checks.catalog.actions import DATAFLOW_ACTIONS, insert_update, object_from_action
-from properties.checks.catalog.oracles.timelines import leaf_timeline, plan_reads
-from properties.checks.catalog.strategies.timelines import draw_timelines_history
-from properties.engine.history import History
-from properties.engine.suite import Observation, Outcome, Property, Suite, differential
+from frontier_harness.model.catalog import DATAFLOWS, Catalog, Feed, output_updates
+from frontier_harness.model.collection import Update, consolidate
+from frontier_harness.model.domains import Total
+from frontier_harness.model.errors import ModelError, TimelineError
+from frontier_harness.model.timeline import External, User  # value types
+from frontier_harness.properties.checks.catalog.actions import (
+    DATAFLOW_ACTIONS,
+    insert_update,
+    object_from_action,
+)
+from frontier_harness.properties.checks.catalog.oracles.timelines import leaf_timeline, plan_reads
+from frontier_harness.properties.checks.catalog.strategies.timelines import draw_timelines_history
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Suite, differential
 
 TIME = Total()
 
@@ -77,7 +81,7 @@ def observe(history: History) -> Observation:
 def expected_timelines(history: History) -> dict[int, dict[str, Any]]:
     """Per dataflow creation step: every transitive leaf input that has a timeline, with it.
 
-    A plain-data oracle: leaf timelines from `properties.checks.catalog.oracles.timelines` (the seed's rule
+    A plain-data oracle: leaf timelines from `frontier_harness.properties.checks.catalog.oracles.timelines` (the seed's rule
     restated), reads from the plan records themselves.
     """
     leaf_timelines: dict[str, Any] = {}

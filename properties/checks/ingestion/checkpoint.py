@@ -1,9 +1,9 @@
 """The *checkpoint* suite: a Structured Streaming checkpoint, read as a history, obeys the model's laws.
 
-The history *is* the log an implementation wrote (`properties.checks.ingestion.checkpoint_log`), so the
+The history *is* the log an implementation wrote (`frontier_harness.properties.checks.ingestion.checkpoint_log`), so the
 check reads nothing from the implementation: `validate-checkpoint` writes a violation
 as a counterexample of this suite, and `replay` re-checks the same log. Run by `check`,
-the generator draws lawful logs of Spark's engine (`properties.checks.ingestion.strategies.checkpoints`):
+the generator draws lawful logs of Spark's engine (`frontier_harness.properties.checks.ingestion.strategies.checkpoints`):
 the laws must hold on every one (no false alarm), and the tests hold edited logs
 against them (each broken law caught).
 """
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from properties.checks.ingestion.checkpoint_log.laws import check_log
-from properties.checks.ingestion.strategies.checkpoints import draw_checkpoint_log
-from properties.engine.history import History
-from properties.engine.implementation import Implementation
-from properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
+from frontier_harness.properties.checks.ingestion.strategies.checkpoints import draw_checkpoint_log
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 SUITE_NAME, PROPERTY = "checkpoint", "checkpoint_laws"
 

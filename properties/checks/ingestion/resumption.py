@@ -1,7 +1,7 @@
 """The *resumption* suite: bounded input reliance under crashes, restarts and upstream compaction.
 
-Histories from `properties.checks.ingestion.strategies.ingestion`. `observe` runs the model
-pipeline (`model.ingestion`) and records, at each step:
+Histories from `frontier_harness.properties.checks.ingestion.strategies.ingestion`. `observe` runs the model
+pipeline (`frontier_harness.model.ingestion`) and records, at each step:
 
 - `committed`: the offset frontier committed upstream (checkpoints and restarts);
 - `durable_ids`: `(data, count)` in the data shard when it was committed, and
@@ -27,14 +27,14 @@ from typing import Any
 
 import attrs
 
-from model.antichain import Antichain
-from model.errors import ModelError
-from model.ingestion import Pipeline, checkpoint, ingest, restart
-from model.upstream import Upstream, needed_offset
-from properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
-from properties.engine.errors import BadHistory
-from properties.engine.history import History
-from properties.engine.suite import Observation, Outcome, Property, Suite, differential
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.errors import ModelError
+from frontier_harness.model.ingestion import Pipeline, checkpoint, ingest, restart
+from frontier_harness.model.upstream import Upstream, needed_offset
+from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
+from frontier_harness.properties.engine.errors import BadHistory
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Suite, differential
 
 DOMAINS = ("total", "partitioned")
 

@@ -1,17 +1,17 @@
 """The *streaming* suite: Structured Streaming over the upstream log, crashes included, against the model.
 
-Histories from `properties.checks.ingestion.strategies.streaming`; an implementation's
+Histories from `frontier_harness.properties.checks.ingestion.strategies.streaming`; an implementation's
 `observe_streaming(domain, histories)` runs each as a real query (Spark's:
-`spark_impl.streaming.trial`) and reports, after every trigger and restart, the
+`frontier_harness.spark_impl.streaming.trial`) and reports, after every trigger and restart, the
 offset log, the commit log, the sink, the upstream's committed offsets and the
 source's `commit(end)` calls (labels in the trial's docstring). One trial is judged
 by three properties (observations are shared, so it runs once):
 
 - `exactly_once`: after every step that did not crash, the sink holds the model's
-  reclocked collection (`model.reclock`) of the records produced so far through the
+  reclocked collection (`frontier_harness.model.reclock`) of the records produced so far through the
   remap the offset log is (batch `N` is IntoTime `N + 1`), for the committed batches;
   at the end, every record produced is in the sink exactly once;
-- `offset_log_is_remap`: at every step the checkpoint obeys `properties.checks.ingestion.checkpoint_log.laws`
+- `offset_log_is_remap`: at every step the checkpoint obeys `frontier_harness.properties.checks.ingestion.checkpoint_log.laws`
   (monotone per partition, each batch bound once, commits after offsets, at most one
   uncommitted batch, the sink holding each batch once), and a batch keeps the offsets it
   was first bound to (a re-run after a crash binds the same range);
@@ -31,16 +31,19 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from model.antichain import Antichain
-from model.collection import Update
-from model.domains import Partitioned, PartitionedTime
-from model.errors import ModelError
-from model.reclock import reclock
-from model.remap import Remap
-from properties.checks.ingestion.checkpoint_log.laws import check_log
-from properties.checks.ingestion.strategies.streaming import CRASH_POINTS, draw_streaming_history
-from properties.engine.history import Action, History
-from properties.engine.suite import Observation, Outcome, Property, Suite
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update
+from frontier_harness.model.domains import Partitioned, PartitionedTime
+from frontier_harness.model.errors import ModelError
+from frontier_harness.model.reclock import reclock
+from frontier_harness.model.remap import Remap
+from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
+from frontier_harness.properties.checks.ingestion.strategies.streaming import (
+    CRASH_POINTS,
+    draw_streaming_history,
+)
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Suite
 
 DOMAIN = Partitioned()
 _observed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -154,7 +157,7 @@ def offset_log_is_remap(history: History, obs: Observation) -> Outcome:
 
 
 def checkpoint_history(obs: Observation, step: int) -> History:
-    """The checkpoint a trial observed at `step`, as the history `properties.checks.ingestion.checkpoint_log` reads from files."""
+    """The checkpoint a trial observed at `step`, as the history `frontier_harness.properties.checks.ingestion.checkpoint_log` reads from files."""
     offsets = dict(obs[(step, "offsets")])
     writes = dict(obs[(step, "sink_writes")])
     actions = [Action("file_sink", {})]

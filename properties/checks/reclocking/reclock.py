@@ -1,7 +1,7 @@
 """The *reclock* suite: Spark's remap, reclocked collections and inversion against the model's.
 
 Histories of mints, source updates, compactions, reads, inversions and reclock
-points (`properties.checks.reclocking.strategies.reclocking`), in every FromTime domain. Observed:
+points (`frontier_harness.properties.checks.reclocking.strategies.reclocking`), in every FromTime domain. Observed:
 `R(tick)` at each read, `source_upper_at` at each inversion, the reclocked
 collection and the pending updates at each reclock point and at the end, and the
 remap's final (compacted, consolidated) bindings.
@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from model.antichain import Antichain
-from model.collection import Update
-from model.errors import ModelError
-from model.reclock import reclock
-from model.remap import INTO, Remap
-from properties.checks.reclocking.strategies.reclocking import draw_reclock_history
-from properties.engine.errors import BadHistory
-from properties.engine.history import Action, History
-from properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update
+from frontier_harness.model.errors import ModelError
+from frontier_harness.model.reclock import reclock
+from frontier_harness.model.remap import INTO, Remap
+from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_reclock_history
+from frontier_harness.properties.engine.errors import BadHistory
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 
 
 def replay(history: History) -> Iterator[tuple[int, Action, Remap, list]]:

@@ -1,9 +1,9 @@
 """The *remap* suite: the model's remap and reclocking obey their laws (no Spark; fast).
 
-Histories are reclock histories (`properties.checks.reclocking.strategies.reclocking`). Each law
+Histories are reclock histories (`frontier_harness.properties.checks.reclocking.strategies.reclocking`). Each law
 checks the model against definitions written here, not against the rules it
 replaces in tests: `R(t)` read with `Antichain.less_equal`, contents with
-`model.collection.at`, compaction with `advance_collection`, validity with `audit`.
+`frontier_harness.model.collection.at`, compaction with `advance_collection`, validity with `audit`.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from model.antichain import Antichain
-from model.collection import advance_collection, at
-from model.errors import ModelError, SinceRegression
-from model.reclock import assign, reclock
-from model.remap import INTO, Binding, Remap, audit
-from properties.checks.reclocking import reclock as reclock_suite
-from properties.checks.reclocking.strategies.reclocking import draw_reclock_history
-from properties.engine.history import History
-from properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import advance_collection, at
+from frontier_harness.model.errors import ModelError, SinceRegression
+from frontier_harness.model.reclock import assign, reclock
+from frontier_harness.model.remap import INTO, Binding, Remap, audit
+from frontier_harness.properties.checks.reclocking import reclock as reclock_suite
+from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_reclock_history
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 Law = Callable[[Remap, list], str | None]
 

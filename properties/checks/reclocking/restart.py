@@ -13,15 +13,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from model.antichain import Antichain
-from model.collection import Update
-from model.errors import ModelError
-from model.remap import INTO, Remap
-from model.summary import DataRecord, Independent, Transactional, TxnRecord, restart, run, summary_at
-from properties.checks.reclocking.strategies.reclocking import draw_restart_history
-from properties.engine.errors import BadHistory
-from properties.engine.history import History
-from properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update
+from frontier_harness.model.errors import ModelError
+from frontier_harness.model.remap import INTO, Remap
+from frontier_harness.model.summary import (
+    DataRecord,
+    Independent,
+    Transactional,
+    TxnRecord,
+    restart,
+    run,
+    summary_at,
+)
+from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_restart_history
+from frontier_harness.properties.engine.errors import BadHistory
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 
 def parse(history: History) -> tuple[Remap, list, int]:

@@ -14,16 +14,23 @@ from __future__ import annotations
 
 from collections import Counter
 
-from model.summary import DataRecord, Independent, restart, run, summary_at
-from properties.checks.reclocking.restart import drawer, events, kind, read, summarizers, unread
-from properties.engine.history import History
-from properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.model.summary import DataRecord, Independent, restart, run, summary_at
+from frontier_harness.properties.checks.reclocking.restart import (
+    drawer,
+    events,
+    kind,
+    read,
+    summarizers,
+    unread,
+)
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 
 
 def observe(history: History) -> Observation:
     """The model's summaries at every step, of the run and of its restart from `it`.
 
-    >>> from properties.engine.history import Action
+    >>> from frontier_harness.properties.engine.history import Action
     >>> h = History("total", (Action("mint", {"upper": (2,), "tick": 3}), Action("update", {"data": "a", "time": 1, "diff": 1})))
     >>> sorted(observe(h)[(2, "independent output")])
     [(3, 'a', 3, 1)]

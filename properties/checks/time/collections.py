@@ -1,17 +1,17 @@
 """The *collections* suite: an implementation's update collections against the model's.
 
-Histories of updates, reads and compactions (`properties.checks.time.strategies.collections`);
+Histories of updates, reads and compactions (`frontier_harness.properties.checks.time.strategies.collections`);
 every read and the final consolidated collection must equal the model's.
 """
 
 from __future__ import annotations
 
-from model.antichain import Antichain
-from model.collection import Update, advance_collection, at, consolidate
-from properties.checks.time.strategies.collections import draw_collection_history
-from properties.engine.errors import BadHistory
-from properties.engine.history import History
-from properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.collection import Update, advance_collection, at, consolidate
+from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
+from frontier_harness.properties.engine.errors import BadHistory
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 
 
 def observe(history: History) -> Observation:

@@ -11,18 +11,18 @@ from collections.abc import Callable, Sequence
 from itertools import permutations, product
 from typing import Any
 
-from model.domains import Domain
-from properties.checks.time.strategies.times import draw_frontier, draw_time
-from properties.engine.history import Action, History
-from properties.engine.source import Source
-from properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.model.domains import Domain
+from frontier_harness.properties.checks.time.strategies.times import draw_frontier, draw_time
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 Law = Callable[[Any, Domain, list, list], str | None]
 
 
 def draw_inputs(source: Source, domain_name: str) -> History:
     """Three times `a, b, c` and three frontiers `F, G, H`, as a history of plain data."""
-    from model.domains import parse_domain
+    from frontier_harness.model.domains import parse_domain
 
     domain = parse_domain(domain_name)
     times = [Action("time", {"time": draw_time(source, domain)}) for _ in range(3)]
@@ -149,7 +149,7 @@ def _probes_beyond(d: Domain, frontier: Any, ts: list) -> list:
 
 
 def events(history: History) -> list[str]:
-    from model.antichain import Antichain, advance_by
+    from frontier_harness.model.antichain import Antichain, advance_by
 
     d, (ts, fs) = history.time_domain, _inputs(history)
     found = set()

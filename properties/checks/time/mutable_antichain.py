@@ -1,15 +1,15 @@
 """The *mutable_antichain* suite: the frontier of positive counts after every batch of updates.
 
-Histories (`properties.checks.time.strategies.mutable_antichain`) are `update(time, diff)`
+Histories (`frontier_harness.properties.checks.time.strategies.mutable_antichain`) are `update(time, diff)`
 steps grouped into batches by `apply`; the end of the history applies what is
 still buffered. After every batch the observation is the frontier (the minimal
 times with a positive count) and the changes the batch reported.
 
 - `frontier_is_minimal_positive_counts`: the implementation against the
-  brute-force restatement in `properties.checks.time.oracles.antichain` (sum, keep the
-  positive, keep the minimal), never `model.antichain`. Against the model, this
+  brute-force restatement in `frontier_harness.properties.checks.time.oracles.antichain` (sum, keep the
+  positive, keep the minimal), never `frontier_harness.model.antichain`. Against the model, this
   is the property that judges `MutableAntichain`.
-- `observations_match_model`: the implementation against `model.antichain.MutableAntichain`.
+- `observations_match_model`: the implementation against `frontier_harness.model.antichain.MutableAntichain`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 
-from model.antichain import MutableAntichain
-from model.domains import Domain, Time
-from properties.checks.time.oracles.antichain import changes, frontiers_after, minimal_positive
-from properties.checks.time.strategies.mutable_antichain import draw_antichain_history
-from properties.engine.errors import BadHistory
-from properties.engine.history import History
-from properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.model.antichain import MutableAntichain
+from frontier_harness.model.domains import Domain, Time
+from frontier_harness.properties.checks.time.oracles.antichain import (
+    changes,
+    frontiers_after,
+    minimal_positive,
+)
+from frontier_harness.properties.checks.time.strategies.mutable_antichain import draw_antichain_history
+from frontier_harness.properties.engine.errors import BadHistory
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 
 ZERO = "a count returns to zero"
 CANCEL = "updates in one batch cancel at a time"
@@ -38,7 +42,7 @@ UNCHANGED = "counts change but the frontier does not"
 def batches(history: History) -> Iterator[tuple[int, list[tuple[Time, int]]]]:
     """`(step, updates)` per batch: each `apply` at its step, and what is left at the history's end.
 
-    >>> from properties.engine.history import Action
+    >>> from frontier_harness.properties.engine.history import Action
     >>> h = History("total", (Action("update", {"time": 1, "diff": 1}), Action("apply")))
     >>> list(batches(h))
     [(1, [(1, 1)]), (2, [])]
@@ -66,7 +70,7 @@ def observe(history: History) -> Observation:
 
 
 def reference(history: History) -> Observation:
-    """The brute-force observations (`properties.checks.time.oracles.antichain`): the first property's expected side."""
+    """The brute-force observations (`frontier_harness.properties.checks.time.oracles.antichain`): the first property's expected side."""
     steps, updates = zip(*batches(history))
     observed: Observation = {}
     before: frozenset[Time] = frozenset()
@@ -148,7 +152,7 @@ SUITE = Suite(
         ),
         _property(
             "observations_match_model",
-            "After every batch, the frontier and changes equal model.antichain.MutableAntichain's.",
+            "After every batch, the frontier and changes equal frontier_harness.model.antichain.MutableAntichain's.",
             observe,
         ),
     ),

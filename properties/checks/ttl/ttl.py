@@ -1,9 +1,9 @@
 """The *ttl* suite: a TTL store's reads equal a store without flushes, compaction or crashes.
 
-Histories: `properties.checks.ttl.strategies.ttl.draw_ttl_history`. After every step the
+Histories: `frontier_harness.properties.checks.ttl.strategies.ttl.draw_ttl_history`. After every step the
 observation is every key's `get`, the full `scan`, the typed error the step
 raised, if any, and two audits of what the store keeps on disk. The expected
-side (`observe`) is `properties.checks.ttl.oracles.ttl.Reference`: the seed's rules
+side (`observe`) is `frontier_harness.properties.checks.ttl.oracles.ttl.Reference`: the seed's rules
 restated (when a put expires, `now < expire_ts` is readable, a clock that never
 goes back, not even across a crash), never the model's own. So an equal
 observation means TTL and compaction never change a read except that rows
@@ -19,7 +19,7 @@ every operation reads the clock once, and compaction does reclaim:
   store, with no writes after a flush, still reclaims its expired rows).
 
 The implementation side is the store itself: `observe_store` runs the model's
-`TtlStore`, `spark_impl.ttl.store_observer` the Parquet store on Spark (the
+`TtlStore`, `frontier_harness.spark_impl.ttl.store_observer` the Parquet store on Spark (the
 default implementation: every history of a batch in a few Spark jobs).
 """
 
@@ -29,14 +29,14 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from model.errors import ModelError
-from model.ttl.clock import ManualClock
-from model.ttl.lsm import Sst, StoreOptions, TtlStore
-from properties.checks.ttl.oracles.ttl import Reference, readable
-from properties.checks.ttl.strategies.ttl import KEYS, draw_ttl_history
-from properties.engine.errors import BadHistory
-from properties.engine.history import Action, History
-from properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.model.errors import ModelError
+from frontier_harness.model.ttl.clock import ManualClock
+from frontier_harness.model.ttl.lsm import Sst, StoreOptions, TtlStore
+from frontier_harness.properties.checks.ttl.oracles.ttl import Reference, readable
+from frontier_harness.properties.checks.ttl.strategies.ttl import KEYS, draw_ttl_history
+from frontier_harness.properties.engine.errors import BadHistory
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 
 KEY_BYTES = tuple(k.encode() for k in KEYS)
 ACTIONS = ("put", "delete", "tick", "set_clock", "flush", "compact", "periodic", "crash")
@@ -167,7 +167,7 @@ def observe(history: History) -> Observation:
 def kept_by_compaction(runs: Sequence[Sst]) -> frozenset:
     """Keys of values in sorted runs that were expired at their run's creation.
 
-    >>> from model.ttl.row import Row
+    >>> from frontier_harness.model.ttl.row import Row
     >>> kept_by_compaction([Sst.build("r", [Row.value_row(b"k", b"v", 1, 0, 5)], 5)])
     frozenset({('k',)})
     """
@@ -182,7 +182,7 @@ def kept_by_compaction(runs: Sequence[Sst]) -> frozenset:
 def left_by_periodic(sources: Sequence[Sst], now: int, interval: int) -> frozenset:
     """Keys of values expired at `now` in SSTs created more than `interval` before `now`.
 
-    >>> from model.ttl.row import Row
+    >>> from frontier_harness.model.ttl.row import Row
     >>> left_by_periodic([Sst.build("l0", [Row.value_row(b"k", b"v", 1, 0, 5)], 0)], 11, 10)
     frozenset({('k',)})
     """

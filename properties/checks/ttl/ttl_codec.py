@@ -1,6 +1,6 @@
 """The *ttl_codec* suite: the SST byte format round-trips, reads v0, and never yields a wrong row.
 
-Histories (`properties.checks.ttl.strategies.ttl.draw_codec_history`): rows, one `encode`
+Histories (`frontier_harness.properties.checks.ttl.strategies.ttl.draw_codec_history`): rows, one `encode`
 (v0 or v1), then `corrupt` (one byte xor-ed) and `truncate` (a strict prefix)
 actions, each applied alone to the encoded bytes. Observations: the encoded
 bytes (hex), what the one reader decodes from them (metadata and rows), and
@@ -10,9 +10,9 @@ what it decodes from each damaged copy; every damaged copy must be a typed
 Two properties: `round_trip_and_corruption` checks the implementation's codec
 against the history itself (rows back equal, v0 read by the same reader,
 damage always typed); `agrees_with_model` compares it with the model's codec
-(`model.ttl.codec`) observation for observation, so the same bytes come out
+(`frontier_harness.model.ttl.codec`) observation for observation, so the same bytes come out
 and each codec reads what the other wrote. The Spark implementation's codec is
-`spark_impl.ttl.codec` (driver-side; no Spark job).
+`frontier_harness.spark_impl.ttl.codec` (driver-side; no Spark job).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from model.errors import CorruptSst, InvalidRow
-from model.ttl.codec import decode_sst, encode_sst
-from model.ttl.row import Row
-from properties.checks.ttl.strategies.ttl import draw_codec_history
-from properties.engine.history import History
-from properties.engine.suite import Observation, Outcome, Property, Suite, differential
+from frontier_harness.model.errors import CorruptSst, InvalidRow
+from frontier_harness.model.ttl.codec import decode_sst, encode_sst
+from frontier_harness.model.ttl.row import Row
+from frontier_harness.properties.checks.ttl.strategies.ttl import draw_codec_history
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Suite, differential
 
 
 def rows_of(history: History) -> list[Row]:

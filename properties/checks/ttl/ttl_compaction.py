@@ -1,21 +1,21 @@
 """The *ttl_compaction* suite: an implementation's TTL compaction equals the model's `compact_runs`.
 
-Histories (`properties.checks.ttl.strategies.ttl.draw_compaction_history`): rows of a few
+Histories (`frontier_harness.properties.checks.ttl.strategies.ttl.draw_compaction_history`): rows of a few
 sorted runs, then compactions `compact(now, last)` of all of them. Each
 compaction's output rows are observed: newest version per key, values expired
 at `now` (`expire_ts <= now`) turned into tombstones that keep `create_ts`,
 tombstones dropped iff the output is the last run. The Spark side checks a whole
-batch in one job (`spark_impl.ttl.compaction_observer`).
+batch in one job (`frontier_harness.spark_impl.ttl.compaction_observer`).
 """
 
 from __future__ import annotations
 
-from model.ttl.lsm import compact_runs
-from model.ttl.row import Row
-from properties.checks.ttl.strategies.ttl import draw_compaction_history
-from properties.engine.errors import BadHistory
-from properties.engine.history import History
-from properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.model.ttl.lsm import compact_runs
+from frontier_harness.model.ttl.row import Row
+from frontier_harness.properties.checks.ttl.strategies.ttl import draw_compaction_history
+from frontier_harness.properties.engine.errors import BadHistory
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 
 
 def runs_of(history: History) -> list[list[Row]]:

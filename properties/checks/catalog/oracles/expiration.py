@@ -1,4 +1,4 @@
-"""The seed's dataflow-expiration rule, restated from a history's plain data (never `model.expiration`).
+"""The seed's dataflow-expiration rule, restated from a history's plain data (never `frontier_harness.model.expiration`).
 
 `dataflow-expiration.md`: a maintained dataflow over epoch inputs, without a refresh
 schedule, expires at how far its inputs' upper will have advanced at the point of
@@ -9,11 +9,11 @@ whose every diff comes out of a temporal filter (`late_diffs_dropped`) keeps non
 dataflow with no input that follows the wall clock (only load generators, constants or
 sources of another timeline) never expires.
 
-Written for the expiration histories' vocabulary (`properties.checks.catalog.actions`): a table
+Written for the expiration histories' vocabulary (`frontier_harness.properties.checks.catalog.actions`): a table
 and an epoch source other than a load generator follow the wall clock, at the skew of
 their `skew{name, wall, by}` actions (0 before the first).
 
->>> from properties.engine.history import Action, History
+>>> from frontier_harness.properties.engine.history import Action, History
 >>> h = History("total", (
 ...     Action("create_table", {"name": "t"}), Action("create_index", {"name": "i", "on": "t"}),
 ...     Action("set_offset", {"offset": 10}), Action("skew", {"name": "t", "wall": 0, "by": 2})))
@@ -23,7 +23,7 @@ their `skew{name, wall, by}` actions (0 before the first).
 
 from __future__ import annotations
 
-from properties.engine.history import Action, History
+from frontier_harness.properties.engine.history import Action, History
 
 
 def _creations(history: History) -> dict[str, Action]:

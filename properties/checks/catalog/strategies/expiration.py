@@ -18,10 +18,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from properties.checks.catalog.actions import ARITY
-from properties.checks.catalog.strategies.plans import draw_row, draw_temporal_predicates
-from properties.engine.history import Action, History
-from properties.engine.source import Source, repeat
+from frontier_harness.properties.checks.catalog.actions import ARITY
+from frontier_harness.properties.checks.catalog.strategies.plans import draw_row, draw_temporal_predicates
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
 
 
 def draw_expiration_history(source: Source, domain_name: str = "total") -> History:

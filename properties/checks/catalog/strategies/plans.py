@@ -1,12 +1,12 @@
 """Drawing plans over readable objects: rows, relational plans, temporal predicates.
 
-Plans are drawn as the plain JSON records of `properties.checks.catalog.actions`.
+Plans are drawn as the plain JSON records of `frontier_harness.properties.checks.catalog.actions`.
 """
 
 from __future__ import annotations
 
-from properties.checks.catalog.actions import ARITY
-from properties.engine.source import Source, repeat
+from frontier_harness.properties.checks.catalog.actions import ARITY
+from frontier_harness.properties.engine.source import Source, repeat
 
 
 def draw_row(source: Source, lo: int = 0, hi: int = 6) -> list[int]:

@@ -12,7 +12,7 @@ is the replica's first start) and `read{name, wall, time}`; a plan is a record
 and a refresh clause `{"every": i, "aligned_to": a}` or `{"at": t}`. Rows have two
 int columns. A `Template` fixes the shape (the expiring dataflow's kind, its
 leaves, its refresh clauses); `scenario` fills in the numbers, which
-`draw_scenario` draws and the solver (`properties.solver.realize`) solves for.
+`draw_scenario` draws and the solver (`frontier_harness.properties.solver.realize`) solves for.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import attrs
 
-from properties.engine.history import Action, History
-from properties.engine.source import Source
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source
 
 LEAF_NAMES = {"table": "t", "source": "s", "load_generator": "g", "non_epoch_source": "d", "constant": "k"}
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from properties.checks.catalog.strategies.plans import draw_plan, draw_row, draw_temporal_predicates
-from properties.engine.history import Action, History
-from properties.engine.source import Source, repeat
+from frontier_harness.properties.checks.catalog.strategies.plans import (
+    draw_plan,
+    draw_row,
+    draw_temporal_predicates,
+)
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
 
 
 def draw_temporal_history(source: Source, domain_name: str = "total") -> History:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import functools
 
-from model.errors import TimelineError
-from properties.checks.catalog.actions import ARITY, DATAFLOW_ACTIONS, build_catalog, object_from_action
-from properties.checks.catalog.strategies.plans import draw_plan, draw_row
-from properties.engine.history import Action, History
-from properties.engine.source import Source, repeat
+from frontier_harness.model.errors import TimelineError
+from frontier_harness.properties.checks.catalog.actions import (
+    ARITY,
+    DATAFLOW_ACTIONS,
+    build_catalog,
+    object_from_action,
+)
+from frontier_harness.properties.checks.catalog.strategies.plans import draw_plan, draw_row
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
 
 SOURCE_OPTIONS: tuple[tuple[str, dict[str, object]], ...] = (
     ("kafka", {}),

@@ -1,4 +1,4 @@
-"""The laws a checkpoint history obeys (see `properties.checks.ingestion.checkpoint_log` for its actions).
+"""The laws a checkpoint history obeys (see `frontier_harness.properties.checks.ingestion.checkpoint_log` for its actions).
 
 - `antichain`: each stream's offsets are a frontier (no element below another);
 - `monotone`: per stream, the remap the offset log is (batch `N` binds its offsets at
@@ -15,7 +15,7 @@
 Logs Spark has purged (it keeps the last 100 batches) start at a later batch; the laws
 look only at batches from the first one each log still holds.
 
->>> from properties.engine.history import Action, History
+>>> from frontier_harness.properties.engine.history import Action, History
 >>> log = lambda *acts: History("total", [Action(n, a) for n, a in acts])
 >>> offsets = lambda b, n: ("offsets", {"batch": b, "source": "0", "domain": "total", "offsets": [n]})
 >>> check_log(log(offsets(0, 5), ("commit", {"batch": 0}), offsets(1, 9)))
@@ -30,10 +30,10 @@ from collections.abc import Iterable
 
 import attrs
 
-from model.antichain import Antichain
-from model.domains import parse_domain
-from model.errors import ModelError
-from properties.engine.history import History
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.domains import parse_domain
+from frontier_harness.model.errors import ModelError
+from frontier_harness.properties.engine.history import History
 
 
 @attrs.frozen

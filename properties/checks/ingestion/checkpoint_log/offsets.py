@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.domains import PARTITION_MAX, Partitioned, Total
-from model.errors import InvalidTime
+from frontier_harness.model.domains import PARTITION_MAX, Partitioned, Total
+from frontier_harness.model.errors import InvalidTime
 
 KNOWN = (
     'frontier-harness {"frontier": [...]}, Kafka {"topic": {"partition": offset}}, a number, {"logOffset": n}'

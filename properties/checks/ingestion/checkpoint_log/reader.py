@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from properties.checks.ingestion.checkpoint_log.offsets import UnknownOffsets, streams
-from properties.engine.errors import CheckpointFormatError
-from properties.engine.history import Action, History
+from frontier_harness.properties.checks.ingestion.checkpoint_log.offsets import UnknownOffsets, streams
+from frontier_harness.properties.engine.errors import CheckpointFormatError
+from frontier_harness.properties.engine.history import Action, History
 
 
 def read_checkpoint(directory: Path, sink: Path | None = None) -> History:

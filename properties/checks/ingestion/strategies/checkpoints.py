@@ -4,9 +4,9 @@ A small engine: each batch logs its end offsets (growing, partitions appearing; 
 batches bring no new data), then the sink's log entry, then the commit. A crash after
 the offsets or after the sink leaves the last batch uncommitted; a restart re-runs it
 with the same offsets, so the log shows it once. Some logs start late, as after Spark
-purged old batches. Actions: see `properties.checks.ingestion.checkpoint_log`.
+purged old batches. Actions: see `frontier_harness.properties.checks.ingestion.checkpoint_log`.
 
->>> from properties.engine.source import RandomSource
+>>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_checkpoint_log(RandomSource(2), "partitioned")
 >>> {a.name for a in h.actions} <= {"file_sink", "offsets", "sink", "commit"}
 True
@@ -14,9 +14,9 @@ True
 
 from __future__ import annotations
 
-from model.domains import PARTITION_MAX
-from properties.engine.history import Action, History
-from properties.engine.source import Source, repeat
+from frontier_harness.model.domains import PARTITION_MAX
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
 
 
 def _frontier(domain_name: str, offsets: list[int]) -> list:

@@ -1,7 +1,7 @@
 """Ingestion histories with bounded input reliance: produce, ingest, checkpoint, compact, crash, restart.
 
-Actions (plain data; semantics in `model.ingestion`, observed by
-`properties.checks.ingestion.resumption`):
+Actions (plain data; semantics in `frontier_harness.model.ingestion`, observed by
+`frontier_harness.properties.checks.ingestion.resumption`):
 
 - `produce {partition, data}`: the upstream appends a record (`data` unique per history);
 - `ingest {tick, fault?}`: read, mint at IntoTime `tick`, append remap then data shard;
@@ -10,11 +10,11 @@ Actions (plain data; semantics in `model.ingestion`, observed by
 - `upstream_compact {}`: the upstream deletes everything before its committed offsets;
 - `restart {}`: read the shards, recompute the frontiers, commit, resume.
 
-A `fault` names the point where the process dies (`model.ingestion.INGEST_FAULTS`,
+A `fault` names the point where the process dies (`frontier_harness.model.ingestion.INGEST_FAULTS`,
 `CHECKPOINT_FAULTS`); the generator then restarts it, sometimes after more produces
 and upstream compactions.
 
->>> from properties.engine.source import RandomSource
+>>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_ingestion_history(RandomSource(5), "partitioned")
 >>> {a.name for a in h.actions} <= {"produce", "ingest", "checkpoint", "upstream_compact", "restart"}
 True
@@ -22,9 +22,9 @@ True
 
 from __future__ import annotations
 
-from model.ingestion import CHECKPOINT_FAULTS, INGEST_FAULTS
-from properties.engine.history import Action, History
-from properties.engine.source import Source, repeat
+from frontier_harness.model.ingestion import CHECKPOINT_FAULTS, INGEST_FAULTS
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
 
 MAX_PARTITIONS = 3
 

@@ -1,9 +1,9 @@
 """Histories of a Structured Streaming query over the upstream log: produce, trigger, crash, compact, restart.
 
-Actions (plain data; run by `spark_impl.streaming.trial`, judged by `properties.checks.ingestion.streaming`):
+Actions (plain data; run by `frontier_harness.spark_impl.streaming.trial`, judged by `frontier_harness.properties.checks.ingestion.streaming`):
 
 - `query {trigger, sink}` first: `processingTime` or `availableNow`; the `shard` or `files` sink;
-- `produce {partition, data}`: the upstream appends a record (as in `properties.checks.ingestion.strategies.ingestion`,
+- `produce {partition, data}`: the upstream appends a record (as in `frontier_harness.properties.checks.ingestion.strategies.ingestion`,
   whose producer this reuses: new partitions appear, `data` unique per history);
 - `trigger {fault?, kill?}`: the query processes what the upstream offers; a `fault` names the crash
   point (`CRASH_POINTS`), `kill` crashes a separate driver process with SIGKILL there;
@@ -11,7 +11,7 @@ Actions (plain data; run by `spark_impl.streaming.trial`, judged by `properties.
 - `restart {}`: the query starts again from its checkpoint (the generator restarts a crashed query,
   sometimes after more produces and upstream compactions).
 
->>> from properties.engine.source import RandomSource
+>>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_streaming_history(RandomSource(3), "partitioned")
 >>> h.actions[0].name, {a.name for a in h.actions[1:]} - {"produce", "trigger", "upstream_compact", "restart"}
 ('query', set())
@@ -19,9 +19,9 @@ Actions (plain data; run by `spark_impl.streaming.trial`, judged by `properties.
 
 from __future__ import annotations
 
-from properties.checks.ingestion.strategies.ingestion import ProducerState, produce
-from properties.engine.history import Action, History
-from properties.engine.source import Source, repeat
+from frontier_harness.properties.checks.ingestion.strategies.ingestion import ProducerState, produce
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
 
 CRASH_POINTS = ("before_offsets", "after_offsets", "after_sink")
 TRIGGERS = ("processingTime", "availableNow")

@@ -1,6 +1,6 @@
 """Reclocking histories: a source that advances, IntoTime ticks that mint bindings, updates, reads.
 
-Vocabulary (plain data; the model's semantics are in `properties.checks.reclocking.reclock`):
+Vocabulary (plain data; the model's semantics are in `frontier_harness.properties.checks.reclocking.reclock`):
 
 - `mint {upper, tick}`: the source upper (a FromTime frontier; `()` closes the
   source) observed at IntoTime `tick`; a tick not beyond the remap's upper is skipped.
@@ -18,7 +18,7 @@ Restart histories (`draw_restart_history`) use `mint`, `update` (simple case) or
 Generated histories are valid (the source upper never goes back, `since` never
 goes back and stays before the upper, reads are readable) so the model rejects none.
 
->>> from properties.engine.source import RandomSource
+>>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_reclock_history(RandomSource(1), "partitioned")
 >>> {a.name for a in h.actions} <= {"mint", "update", "compact", "read", "invert", "reclock"}
 True
@@ -30,11 +30,11 @@ from typing import Any
 
 import attrs
 
-from model.antichain import Antichain
-from model.domains import Domain, Partitioned, PartitionedTime, Product, parse_domain
-from properties.checks.time.strategies.times import draw_frontier, draw_time
-from properties.engine.history import Action, History
-from properties.engine.source import Source
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.domains import Domain, Partitioned, PartitionedTime, Product, parse_domain
+from frontier_harness.properties.checks.time.strategies.times import draw_frontier, draw_time
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source
 
 DATA = ("a", "b", "c")
 MAX_STEP = 3

@@ -1,11 +1,11 @@
 """Histories over one update collection: updates, reads at a time, and compactions.
 
-Semantics (the model's, in `properties.checks.time.collections`): the collection
+Semantics (the model's, in `frontier_harness.properties.checks.time.collections`): the collection
 starts empty; `update` adds `(data, time, diff)`; `read` observes the contents at
 `time`; `compact` advances every time so far by `since`. At the end the whole
 collection is observed consolidated.
 
->>> from properties.engine.source import RandomSource
+>>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_collection_history(RandomSource(3), "total", min_updates=20)
 >>> sum(a.name == "update" for a in h.actions) >= 20
 True
@@ -13,10 +13,10 @@ True
 
 from __future__ import annotations
 
-from model.domains import parse_domain
-from properties.checks.time.strategies.times import draw_frontier, draw_time
-from properties.engine.history import Action, History
-from properties.engine.source import Source
+from frontier_harness.model.domains import parse_domain
+from frontier_harness.properties.checks.time.strategies.times import draw_frontier, draw_time
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source
 
 DATA = ("a", "b", "c")
 

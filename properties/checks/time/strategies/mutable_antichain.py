@@ -1,6 +1,6 @@
 """Histories for a `MutableAntichain`: `update(time, diff)` steps grouped into batches by `apply`.
 
-Semantics (`properties.checks.time.mutable_antichain`): updates are buffered; `apply`
+Semantics (`frontier_harness.properties.checks.time.mutable_antichain`): updates are buffered; `apply`
 hands the buffered batch to `update_iter` and observes the frontier and the
 reported changes; the end of the history applies whatever is still buffered.
 Counts may go negative (the model's choice, as timely's), so every history is
@@ -11,7 +11,7 @@ earlier one (comparable pairs: retracting the lower exposes the upper),
 retractions of an earlier update (a count back to zero, in the same batch or a
 later one), and negative diffs before any insertion.
 
->>> from properties.engine.source import RandomSource
+>>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_antichain_history(RandomSource(1), "partitioned")
 >>> {a.name for a in h.actions} <= {"update", "apply"}
 True
@@ -19,10 +19,10 @@ True
 
 from __future__ import annotations
 
-from model.domains import Domain, PartitionedTime, Product, Time, parse_domain
-from properties.checks.time.strategies.times import draw_time
-from properties.engine.history import Action, History
-from properties.engine.source import Source
+from frontier_harness.model.domains import Domain, PartitionedTime, Product, Time, parse_domain
+from frontier_harness.properties.checks.time.strategies.times import draw_time
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source
 
 DIFFS = (1, -1, 2, 1)
 
@@ -34,8 +34,8 @@ def update(time: Time, diff: int) -> Action:
 def draw_above(source: Source, domain: Domain, time: Time) -> Time:
     """A time `>= time`: offsets up by 0-3, a Partitioned interval kept or narrowed to its first partition.
 
-    >>> from properties.engine.source import RandomSource
-    >>> from model.domains import Total
+    >>> from frontier_harness.properties.engine.source import RandomSource
+    >>> from frontier_harness.model.domains import Total
     >>> Total().le(4, draw_above(RandomSource(0), Total(), 4))
     True
     """

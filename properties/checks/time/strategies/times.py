@@ -1,16 +1,16 @@
 """Times and frontiers of the three domains, from small ranges so that collisions happen.
 
->>> from properties.engine.source import RandomSource
->>> from model.domains import Product, Partitioned
+>>> from frontier_harness.properties.engine.source import RandomSource
+>>> from frontier_harness.model.domains import Product, Partitioned
 >>> Partitioned().validate(draw_time(RandomSource(0), Partitioned())) is not None
 True
 """
 
 from __future__ import annotations
 
-from model.antichain import Antichain
-from model.domains import PARTITION_MAX, Domain, PartitionedTime, Product, Time
-from properties.engine.source import Source, repeat
+from frontier_harness.model.antichain import Antichain
+from frontier_harness.model.domains import PARTITION_MAX, Domain, PartitionedTime, Product, Time
+from frontier_harness.properties.engine.source import Source, repeat
 
 MAX_OFFSET = 8
 MAX_PARTITION = 3

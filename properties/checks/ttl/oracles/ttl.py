@@ -1,12 +1,12 @@
 """The TTL store's rules restated from the seed, small and obvious: what the ttl suite compares with.
 
-Written apart from `model.ttl` on purpose, since it judges it (DESIGN.md, "Oracles"):
+Written apart from `frontier_harness.model.ttl` on purpose, since it judges it (DESIGN.md, "Oracles"):
 
 - a put at clock reading `create` expires at `create + ttl` (saturating at 2^63-1,
   "never"), at `expire_at` if one is given (any i64, even one already past), or never;
   the store's default TTL stands in for a missing `ttl` but never for an `expire_at`;
 - a value is readable at `now` iff `now < expire_ts` (so it is gone at `expire_ts`
-  itself; `model.ttl.row.is_expired` says why the boundary is not strict);
+  itself; `frontier_harness.model.ttl.row.is_expired` says why the boundary is not strict);
 - the clock: every operation takes one reading; a reading below the largest one
   handed out so far is refused (`ClockRegression`), and a crash forgets none of them.
 
@@ -17,7 +17,7 @@ Written apart from `model.ttl` on purpose, since it judges it (DESIGN.md, "Oracl
 
 from __future__ import annotations
 
-from model.errors import ClockRegression, InvalidTtl
+from frontier_harness.model.errors import ClockRegression, InvalidTtl
 
 NEVER = 2**63 - 1
 

@@ -25,7 +25,7 @@ Codec input (suite `ttl_codec`): `row(key, value?, seq, create?, expire)` with
 hex keys and values, one `encode(version, created)`, then `corrupt(offset, xor)`
 or `truncate(length)` actions applied, each alone, to the encoded bytes.
 
->>> from properties.engine.source import RandomSource
+>>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_ttl_history(RandomSource(1), "total")
 >>> h.actions[0].name
 'open'
@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from properties.engine.history import Action, History
-from properties.engine.source import Source, repeat
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
 
 KEYS = ("a", "b", "c")
 VALUES = ("x", "y", "z")
