@@ -42,8 +42,8 @@ def kafka(**partitions: dict) -> str:
     )
 
 
-def validate(root: Path, tmp_path: Path, sink: bool = False) -> int:
-    args = ["validate-checkpoint", str(root), "--out", str(tmp_path / "cx")]
+def validate(root: Path, tmp_path: Path, sink: bool = False, *more: str) -> int:
+    args = ["validate-checkpoint", str(root), "--out", str(tmp_path / "cx"), *more]
     return cli(args + (["--sink", str(root / "sink")] if sink else []))
 
 
@@ -53,7 +53,8 @@ def test_kafka_offsets_of_two_topics_and_a_purged_log_hold(tmp_path):
         for b in range(3)
     }
     root = write_checkpoint(tmp_path / "ck", offsets, commits=[100, 101])
-    assert validate(root, tmp_path) == 0
+    assert validate(root, tmp_path, False, "--min-batches-to-retain", "2") == 0
+    assert validate(root, tmp_path) == 1  # Spark keeps the last 100 batches by default
 
 
 def test_v2_offset_logs_name_their_sources(tmp_path):
@@ -62,7 +63,10 @@ def test_v2_offset_logs_name_their_sources(tmp_path):
     root = write_checkpoint(tmp_path / "ck", {}, commits=[0])
     (root / "offsets" / "0").write_text("\n".join(["v2", META, json.dumps({"clicks": '{"logOffset":3}'})]))
     log = read_checkpoint(root)
-    assert [a.args.get("source") for a in log.actions] == ["clicks", None]
+    assert [(a.name, a.args.get("source")) for a in log.actions[1:]] == [
+        ("offsets", "clicks"),
+        ("commit", None),
+    ]
     assert validate(root, tmp_path) == 0
 
 
@@ -91,7 +95,11 @@ UNREADABLE = [
     ("offsets/0", "v1\n" + META, "offsets/0 line 3: truncated"),
     ("offsets/0", "v1\n" + META + "\n{not json", "offsets/0 line 3: source 0's offsets are not JSON"),
     ("offsets/0", "v7\n" + META + "\n1", "offsets/0 line 1: expected a version line v1 or v2, found 'v7'"),
-    ("offsets/0", "v1\n" + META + '\n{"offset": 3, "timestamp": 9}', "line 3: source 0: offsets {'offset'"),
+    (
+        "offsets/0",
+        "v1\n" + META + '\n{"offset": -3, "timestamp": 9}',
+        "line 3: source 0: invalid total time -3",
+    ),
     ("offsets/0", "v1\n" + META + '\n{"t": {"0": -1}}', "line 3: source 0: frontier element [0, 0, -1]"),
     ("commits/0", "v1\n", "commits/0 line 2: truncated"),
     ("metadata", "", "metadata line 1: truncated"),
@@ -166,3 +174,88 @@ def test_validate_checkpoint_of_a_query_over_our_source(spark_session, tmp_path)
     finally:
         query.stop()
     assert cli(["validate-checkpoint", str(spec.checkpoint), "--sink", str(spec.sink_dir)]) == 0
+
+
+def test_a_third_party_sources_offsets_are_unchecked_and_its_batches_still_checked(tmp_path, capsys):
+    offsets = {b: [json.dumps({"shard": "a", "cursor": f"x{b}"}), str(b)] for b in range(2)}
+    root = write_checkpoint(tmp_path / "ck", offsets, commits=[0, 1])
+    assert validate(root, tmp_path) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 (total)" in out and "0 (unchecked: offsets in no shape this reader knows" in out
+    (root / "commits" / "0").unlink()
+    assert validate(root, tmp_path) == 1  # batch 0 never committed, batch 1 planned
+
+
+def test_rate_micro_batch_offsets_are_a_product_frontier(tmp_path):
+    rate = lambda n, ms: json.dumps({"offset": n, "timestamp": ms})  # noqa: E731
+    root = write_checkpoint(tmp_path / "ck", {0: [rate(5, 1000)], 1: [rate(10, 2000)]}, commits=[0, 1])
+    assert validate(root, tmp_path) == 0
+    (root / "offsets" / "1").write_text("\n".join(["v1", META, rate(10, 500)]))
+    assert validate(root, tmp_path) == 1  # the timestamp went back
+
+
+def _sink_with_mtimes(root: Path, entries: dict) -> None:
+    log = root / "sink" / "_spark_metadata"
+    log.mkdir(parents=True)
+    for name, files in entries.items():
+        lines = [
+            json.dumps({"path": f"file:///s/{f}", "modificationTime": m, "action": "add"}) for f, m in files
+        ]
+        (log / name).write_text("\n".join(["v1", *lines]))
+
+
+def test_a_retention_drops_the_oldest_files_from_a_compaction(tmp_path):
+    root = write_checkpoint(tmp_path / "ck", {b: [str(b)] for b in range(3)}, commits=[0, 1, 2])
+    _sink_with_mtimes(root, {"0": [("a", 10)], "1": [("b", 20)], "2.compact": [("b", 20), ("c", 30)]})
+    assert validate(root, tmp_path, True, "--sink-retention", "15") == 0
+    assert validate(root, tmp_path, True) == 1  # without a retention a compaction drops nothing
+
+
+def test_a_retention_never_drops_a_newer_file_than_one_it_keeps(tmp_path):
+    root = write_checkpoint(tmp_path / "ck", {b: [str(b)] for b in range(3)}, commits=[0, 1, 2])
+    _sink_with_mtimes(root, {"0": [("a", 10)], "1": [("b", 20)], "2.compact": [("a", 10), ("c", 30)]})
+    assert validate(root, tmp_path, True, "--sink-retention", "15") == 1
+
+
+def test_a_sink_log_purged_below_an_old_enough_compaction_holds(tmp_path):
+    root = write_checkpoint(tmp_path / "ck", {b: [str(b)] for b in range(6)}, commits=range(6))
+    files = lambda *names: [(n, 0) for n in names]  # noqa: E731
+    _sink_with_mtimes(
+        root, {"2.compact": files("a", "b", "c"), "3": files("d"), "4": files("e"), "5": files()}
+    )
+    assert validate(root, tmp_path, True, "--min-batches-to-retain", "3") == 0
+    assert validate(root, tmp_path, True, "--min-batches-to-retain", "4") == 1  # 2 is too new to purge below
+
+
+def _planted_suite(monkeypatch, planted) -> list:
+    import frontier_harness.properties.checks.ingestion.checkpoint as suite
+
+    monkeypatch.setattr(suite, "check_log", planted)
+    quick = attrs.evolve(PROFILES["ci"], max_examples=100, screening_histories=2000, shrink_seconds=3)
+    result = run_suite(
+        get_suite("checkpoint"), ModelImplementation(), "model", quick, seed=0, domains=("total",)
+    )
+    return [r.failure for r in result.results if r.failure]
+
+
+def test_planted_laws_that_check_the_sink_by_batch_only_fail_the_suite_small(monkeypatch):
+    from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
+
+    by_batch = lambda h: [b for b in check_log(h) if b.law not in ("file once", "compaction complete")]  # noqa: E731
+    [failure] = _planted_suite(monkeypatch, by_batch)
+    assert "must break" in failure.message and len(failure.history.actions) <= 8
+
+
+def test_planted_laws_that_forget_a_compaction_carries_files_fail_the_suite_small(monkeypatch):
+    from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import Broken, check_log
+
+    def no_carry(history):
+        seen, found = set(), list(check_log(history))
+        for step, action in enumerate(history.actions):
+            for path in action.args.get("files", []) if action.name == "sink" else []:
+                found += [Broken(step, "file once", f"{path} twice")] if path in seen else []
+                seen.add(path)
+        return sorted(found, key=lambda b: b.step)
+
+    [failure] = _planted_suite(monkeypatch, no_carry)
+    assert failure.message.startswith("file once") and len(failure.history.actions) <= 12

@@ -3,9 +3,10 @@
 The history *is* the log an implementation wrote (`frontier_harness.properties.checks.ingestion.checkpoint_log`), so the
 check reads nothing from the implementation: `validate-checkpoint` writes a violation
 as a counterexample of this suite, and `replay` re-checks the same log. Run by `check`,
-the generator draws lawful logs of Spark's engine (`frontier_harness.properties.checks.ingestion.strategies.checkpoints`):
-the laws must hold on every one (no false alarm), and the tests hold edited logs
-against them (each broken law caught).
+the generator draws logs of Spark's engine (`frontier_harness.properties.checks.ingestion.strategies.checkpoints`): on a
+lawful one the laws must hold (no false alarm); a damaged one opens with
+`expect {law, damage}`, written by the generator from the damage it applied (not by the
+laws), and the laws must report that law (each damage caught).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
-from frontier_harness.properties.checks.ingestion.strategies.checkpoints import draw_checkpoint_log
+from frontier_harness.properties.checks.ingestion.strategies.checkpoints import DAMAGES, draw_checkpoint_log
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
@@ -22,8 +23,14 @@ SUITE_NAME, PROPERTY = "checkpoint", "checkpoint_laws"
 
 
 def judge(history: History) -> Outcome:
-    """The first broken law, at its step, with every broken law shown against "holds"."""
+    """The first broken law, at its step, with every broken law shown against "holds".
+
+    A log opening with `expect {law, damage}` instead must break that law.
+    """
     broken = check_log(history)
+    expected = [(step, a.args) for step, a in enumerate(history.actions) if a.name == "expect"]
+    if expected:
+        return _caught(expected[0][0], expected[0][1], broken)
     if not broken:
         return Outcome(ok=True)
     first = broken[0]
@@ -37,16 +44,34 @@ def judge(history: History) -> Outcome:
     )
 
 
+def _caught(step: int, expect: dict, broken: list) -> Outcome:
+    """A damaged log: `expect["law"]` must be among the broken laws."""
+    if any(b.law == expect["law"] for b in broken):
+        return Outcome(ok=True)
+    found = sorted({b.law for b in broken})
+    return Outcome(
+        ok=False,
+        message=f"{expect['damage']} must break {expect['law']}, but the laws found "
+        + (", ".join(found) if found else "nothing"),
+        expected={(step, "laws"): frozenset({expect["law"]})},
+        actual={(step, "laws"): frozenset(found)},
+        step=step,
+    )
+
+
 def check(impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
     """The laws on each log (`impl` is not consulted: the log is what it wrote)."""
     return [judge(h) for h in histories]
 
 
 def events(history: History) -> list[str]:
-    """Hard cases of a log: the last batch uncommitted, a batch without new data, a purged start, a sink."""
+    """Hard cases of a log: the last batch uncommitted, a batch without new data, purged starts,
+    a sink, a compaction (and one dropping files by retention), a file listed twice, each damage."""
     names = [a.name for a in history.actions]
     batches = [a.args for a in history.actions if a.name == "offsets" and "source" in a.args]
-    found = []
+    sinks = [a.args for a in history.actions if a.name == "sink"]
+    expect = [a.args for a in history.actions if a.name == "expect"]
+    found = [f"damage: {e['damage']}" for e in expect]
     if batches and names[-1] != "commit":
         found.append("last batch uncommitted")
     if any(a["offsets"] == b["offsets"] for a, b in zip(batches, batches[1:])):
@@ -55,7 +80,26 @@ def events(history: History) -> list[str]:
         found.append("log starts after a purge")
     if "file_sink" in names:
         found.append("file sink")
+    if any(s.get("compact") for s in sinks):
+        found.append("compaction")
+    if sinks and sinks[0]["batch"] > 0:
+        found.append("purged prefix")
+    if any(e["law"] == "file once" for e in expect):
+        found.append("file listed twice")
+    if _retention_drop(sinks):
+        found.append("compaction drops files by retention")
     return found
+
+
+def _retention_drop(sinks: list[dict]) -> bool:
+    """A compaction that lists fewer files than the entries before it (from the log's start)."""
+    listed: set = set()
+    for entry in sinks:
+        files = set(entry.get("files", []) or [])
+        if entry.get("compact") and not listed <= files:
+            return True
+        listed |= files
+    return False
 
 
 SUITE = Suite(
@@ -65,7 +109,8 @@ SUITE = Suite(
         Property(
             name=PROPERTY,
             doc="Offsets monotone per stream, each batch bound once; commits after offsets, at most one "
-            "uncommitted batch; the file sink holds each batch once, every committed batch.",
+            "uncommitted batch; the file sink's log holds each batch once, with no gap, every committed "
+            "batch, each data file under one batch, compactions complete; purges only as Spark purges.",
             draw=draw_checkpoint_log,
             check=check,
             events=events,
@@ -78,6 +123,11 @@ SUITE = Suite(
         "batch without new data",
         "log starts after a purge",
         "file sink",
+        "compaction",
+        "purged prefix",
+        "file listed twice",
+        "compaction drops files by retention",
+        *(f"damage: {d}" for d in DAMAGES),
     ),
     domains=("total", "partitioned"),
 )

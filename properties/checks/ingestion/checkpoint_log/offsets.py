@@ -1,12 +1,19 @@
 """A source's offsets in an offset log, as frontiers of a time domain (one per stream).
 
-Spark stores each source's end offsets as the source's own JSON. Four shapes are read:
+Spark stores each source's end offsets as the source's own JSON. The shapes of every
+source Spark ships, and ours, are read:
 
 - frontier-harness's source: `{"frontier": [[lo, hi, offset], ...]}`, a Partitioned frontier;
 - Kafka: `{"topic": {"0": 42, "1": 17}}`: per topic one stream, a Partitioned frontier with
   one point per listed partition and the partitions above the highest not yet seen;
 - a plain number (rate, socket, memory sources): a Total frontier `{n}`;
-- the file source's `{"logOffset": n}`: a Total frontier `{n}`.
+- the file source's `{"logOffset": n}`: a Total frontier `{n}`;
+- `rate-micro-batch`'s `{"offset": n, "timestamp": ms}`: a `product(total,total)` frontier
+  `{(n, ms)}` (both grow with every batch).
+
+A source's offsets in any other shape (a third-party source) raise `UnknownOffsets`: the
+reader names that source as unchecked and still checks its batches and commits. A known
+shape with a value no domain accepts (a negative offset) is `InvalidOffsets`: bad input.
 
 A stream is named by the source's position (`"0"`), and for Kafka `"0:topic"`. Values
 come back encoded (`Domain.encode`), ready for a history's arguments.
@@ -15,6 +22,8 @@ come back encoded (`Domain.encode`), ready for a history's arguments.
 [('0', 'total', [7])]
 >>> streams("1", {"orders": {"1": 5, "0": 3}})
 [('1:orders', 'partitioned', [[0, 0, 3], [1, 1, 5], [2, 2147483647, 0]])]
+>>> streams("0", {"offset": 7, "timestamp": 1000})
+[('0', 'product(total,total)', [[7, 1000]])]
 """
 
 from __future__ import annotations
@@ -25,12 +34,18 @@ from frontier_harness.model.domains import PARTITION_MAX, Partitioned, Total
 from frontier_harness.model.errors import InvalidTime
 
 KNOWN = (
-    'frontier-harness {"frontier": [...]}, Kafka {"topic": {"partition": offset}}, a number, {"logOffset": n}'
+    'frontier-harness {"frontier": [...]}, Kafka {"topic": {"partition": offset}}, a number, '
+    '{"logOffset": n}, rate-micro-batch {"offset": n, "timestamp": ms}'
 )
+RATE_MICRO_BATCH = "product(total,total)"
 
 
 class UnknownOffsets(ValueError):
-    """Offsets in no shape this reader knows, or with values no domain accepts; the reader names the line."""
+    """Offsets in no shape this reader knows (a third-party source's): reported unchecked, not an error."""
+
+
+class InvalidOffsets(ValueError):
+    """Offsets in a known shape with a value no domain accepts; the reader names the file and line."""
 
 
 def streams(source: str, raw: Any) -> list[tuple[str, str, list]]:
@@ -39,6 +54,8 @@ def streams(source: str, raw: Any) -> list[tuple[str, str, list]]:
         return [(source, "total", [_total(raw)])]
     if isinstance(raw, dict) and set(raw) == {"logOffset"} and _is_int(raw["logOffset"]):
         return [(source, "total", [_total(raw["logOffset"])])]
+    if isinstance(raw, dict) and set(raw) == {"offset", "timestamp"} and all(map(_is_int, raw.values())):
+        return [(source, RATE_MICRO_BATCH, [[_total(raw["offset"]), _total(raw["timestamp"])]])]
     if isinstance(raw, dict) and set(raw) == {"frontier"} and isinstance(raw["frontier"], list):
         return [(source, "partitioned", [_partitioned(e) for e in raw["frontier"]])]
     if isinstance(raw, dict) and raw and all(_is_partition_map(v) for v in raw.values()):
@@ -60,7 +77,7 @@ def _total(value: int) -> int:
     try:
         return Total().encode(Total().validate(value))
     except InvalidTime as exc:
-        raise UnknownOffsets(str(exc)) from exc
+        raise InvalidOffsets(str(exc)) from exc
 
 
 def _partitioned(element: Any) -> list:
@@ -68,7 +85,7 @@ def _partitioned(element: Any) -> list:
         domain = Partitioned()
         return domain.encode(domain.decode(element))
     except (InvalidTime, TypeError) as exc:
-        raise UnknownOffsets(f"frontier element {element!r}: {exc}") from exc
+        raise InvalidOffsets(f"frontier element {element!r}: {exc}") from exc
 
 
 def _kafka(partitions: dict) -> list:

@@ -7,9 +7,19 @@ Files read (Spark writes each whole, by rename; `.crc` and temporary files are s
   `-` for none); or `v2`, a metadata line, then one JSON object from source name to its
   offsets' JSON text;
 - `commits/N`: `v1` or `v2`, then a JSON object;
-- `SINK/_spark_metadata/N` and `N.compact`: `v1`, then one JSON object per data file.
+- `SINK/_spark_metadata/N` and `N.compact`: `v1`, then one JSON object per data file (a
+  `SinkFileStatus`: its `path`, `modificationTime` and `action`, `add` or `delete`).
 
-Anything else is `CheckpointFormatError` naming the file and the line (1-based).
+Anything else is `CheckpointFormatError` naming the file and the line (1-based). A source's
+offsets in a shape `offsets` does not know (a third-party source) are read as
+`offsets {batch, source, unchecked}`: named unchecked, the batch still checked.
+
+The history opens with `retain {batches}` (Spark's `minBatchesToRetain`, which bounds how
+much of each log Spark may have purged) and, with a sink, `file_sink {}` (with
+`retention_ms` when the sink has a `retention` option). Each sink log file is one
+`sink {batch, files, compact}` action: its data files' paths (relative to the sink
+directory, in the file's order, a path listed twice kept twice), with `mtimes` (their
+`modificationTime`s) when a retention is given and `deleted` for `delete` entries.
 """
 
 from __future__ import annotations
@@ -18,19 +28,33 @@ import json
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.properties.checks.ingestion.checkpoint_log.offsets import UnknownOffsets, streams
+from frontier_harness.properties.checks.ingestion.checkpoint_log.offsets import (
+    InvalidOffsets,
+    UnknownOffsets,
+    streams,
+)
 from frontier_harness.properties.engine.errors import CheckpointFormatError
 from frontier_harness.properties.engine.history import Action, History
 
+MIN_BATCHES_TO_RETAIN = 100  # Spark's default `spark.sql.streaming.minBatchesToRetain`
 
-def read_checkpoint(directory: Path, sink: Path | None = None) -> History:
+
+def read_checkpoint(
+    directory: Path,
+    sink: Path | None = None,
+    min_batches_to_retain: int = MIN_BATCHES_TO_RETAIN,
+    retention_ms: int | None = None,
+) -> History:
     """The checkpoint at `directory` (and the file sink at `sink`) as a history, batch by batch."""
     directory = Path(directory)
     _metadata(directory)
     offsets = {n: _offset_actions(n, f) for n, f in _batch_files(directory / "offsets")}
     commits = {n: _commit(n, f) for n, f in _batch_files(directory / "commits")}
-    sinks = _sink_actions(Path(sink)) if sink is not None else {}
-    actions = [Action("file_sink", {})] if sink is not None else []
+    sinks = _sink_actions(Path(sink), retention_ms is not None) if sink is not None else {}
+    actions = [Action("retain", {"batches": min_batches_to_retain})]
+    if sink is not None:
+        retention = {} if retention_ms is None else {"retention_ms": retention_ms}
+        actions.append(Action("file_sink", retention))
     for batch in sorted(set(offsets) | set(commits) | set(sinks)):
         actions += offsets.get(batch, []) + sinks.get(batch, []) + commits.get(batch, [])
     domains = [a.args["domain"] for a in actions if "domain" in a.args]
@@ -109,8 +133,11 @@ def _source_actions(batch: int, path: Path, name: str, text: Any, number: int) -
         found = streams(name, raw)
     except json.JSONDecodeError as exc:
         raise CheckpointFormatError(path, number, f"source {name}'s offsets are not JSON: {exc}") from exc
-    except UnknownOffsets as exc:
+    except InvalidOffsets as exc:
         raise CheckpointFormatError(path, number, f"source {name}: {exc}") from exc
+    except UnknownOffsets:
+        shown = text if isinstance(text, str) else json.dumps(text)
+        return [Action("offsets", {"batch": batch, "source": name, "unchecked": shown[:200]})]
     return [
         Action("offsets", {"batch": batch, "source": stream, "domain": domain, "offsets": frontier})
         for stream, domain, frontier in found
@@ -125,19 +152,50 @@ def _commit(batch: int, path: Path) -> list[Action]:
     return [Action("commit", {"batch": batch})]
 
 
-def _sink_actions(sink: Path) -> dict[int, list[Action]]:
+def _sink_actions(sink: Path, with_mtimes: bool) -> dict[int, list[Action]]:
     log = sink / "_spark_metadata"
     if not log.is_dir():
         raise CheckpointFormatError(sink, None, "not a Spark file sink (no _spark_metadata directory)")
+    prefix = str(sink.resolve()).rstrip("/") + "/"
+    moved = f"/{sink.resolve().name}/"  # a sink copied or moved since it was written
     found: dict[int, list[Action]] = {}
     for batch, path in _batch_files(log, compact=True):
         lines = _lines(path)
         _version(path, lines, ("v1",))
-        for number in range(2, len(lines) + 1):
-            entry = _json(path, lines, number, "a file entry")
-            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-                raise CheckpointFormatError(
-                    path, number, f"expected a file entry with a path, found {entry!r}"
-                )
-        found.setdefault(batch, []).append(Action("sink", {"batch": batch, "files": len(lines) - 1}))
+        entries = [_sink_entry(path, lines, number) for number in range(2, len(lines) + 1)]
+        args: dict[str, Any] = {
+            "batch": batch,
+            "files": [_relative(e["path"], prefix, moved) for e in entries if e["action"] == "add"],
+            "compact": path.name.endswith(".compact"),
+        }
+        if with_mtimes:
+            args["mtimes"] = [e["modificationTime"] for e in entries if e["action"] == "add"]
+        deleted = [_relative(e["path"], prefix, moved) for e in entries if e["action"] == "delete"]
+        if deleted:
+            args["deleted"] = deleted
+        found.setdefault(batch, []).append(Action("sink", args))
     return found
+
+
+def _sink_entry(path: Path, lines: list[str], number: int) -> dict:
+    """One `SinkFileStatus` line: a path, an `add` or `delete` action, an integer modificationTime."""
+    entry = _json(path, lines, number, "a file entry")
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        raise CheckpointFormatError(path, number, f"expected a file entry with a path, found {entry!r}")
+    if entry.setdefault("action", "add") not in ("add", "delete"):
+        raise CheckpointFormatError(
+            path, number, f"file entry action {entry['action']!r} is neither 'add' nor 'delete'"
+        )
+    mtime = entry.setdefault("modificationTime", 0)
+    if not isinstance(mtime, int) or isinstance(mtime, bool):
+        raise CheckpointFormatError(path, number, f"modificationTime {mtime!r} is not an integer")
+    return entry
+
+
+def _relative(uri: str, prefix: str, moved: str) -> str:
+    """A data file's path relative to the sink directory (or a directory of its name) when inside it."""
+    at = uri.find(prefix)
+    if at >= 0 and uri[:at].rstrip("/") in ("", "file:"):
+        return uri[at + len(prefix) :]
+    at = uri.find(moved)
+    return uri[at + len(moved) :] if at >= 0 else uri
