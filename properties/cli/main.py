@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--plot", type=Path, metavar="FILE.png", help="also draw the counterexample (needs the plot extra)"
     )
+    replay.add_argument(
+        "--trace", action="store_true", help="print the traceback when the implementation raises"
+    )
 
     from frontier_harness.properties.cli.validate_checkpoint import add_parser as add_validate
 
@@ -123,6 +126,9 @@ def _run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> 
         "--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)"
     )
     verb.add_argument("--junit", type=Path, help="write JUnit XML here")
+    verb.add_argument(
+        "--fail-fast", action="store_true", help="stop at the first failure (default: run everything)"
+    )
 
 
 def _profile(args: argparse.Namespace, config: Config) -> Profile:
@@ -216,11 +222,16 @@ def _run_suites(
     profile = _profile(args, config)
     directory = args.out or Path(config.get("out"))
     results, written = [], {}
+    files = report.CounterexampleFiles(directory, out)
     for suite, impl_name, impl in _against(args, out, suites):
+        if args.fail_fast and not all(r.passed for r in results):
+            break
         started = time.perf_counter()
         with out.status(f"{suite.name}: running") as status:
             progress = _progress(suite.name, status, started)
-            result = run_suite(suite, impl, impl_name, profile, args.seed, domains, progress)
+            result = run_suite(
+                suite, impl, impl_name, profile, args.seed, domains, progress, files.announce, args.fail_fast
+            )
         results.append(result)
         failed = sum(not r.passed for r in result.results)
         histories = sum(r.examples for r in result.results)
@@ -231,7 +242,7 @@ def _run_suites(
         )
         for r in result.results:
             if r.failure is not None:
-                path = counterexample.write(r.failure, directory)
+                path = files.final(r.failure)
                 written[(suite.name, r.property, r.domain)] = path
                 out.print(report.counterexample_table(r.failure))
                 out.print(
@@ -263,11 +274,16 @@ def _verify(args: argparse.Namespace, out: Console) -> int:
 
     config = load_config()
     results, written = _run_suites(args, out, config, [s for s in SUITES.values() if s.name != "prove"], None)
-    proofs = obligations.prove(None, FAITHFUL, 0, args.timeout, None)
-    corpus = replay_corpus(args.corpus or Path(config.get("corpus")))
-    out.print(summary_table(results, proofs, corpus))
+    stopped = args.fail_fast and not all(r.passed for r in results)
+    if stopped:
+        out.print("--fail-fast: a suite failed; proofs and the corpus not run", markup=False)
+    proofs = [] if stopped else obligations.prove(None, FAITHFUL, 0, args.timeout, None)
+    corpus = [] if stopped else replay_corpus(args.corpus or Path(config.get("corpus")))
+    out.print(summary_table(results, proofs, corpus, stopped))
     if args.junit:
         write_junit(args.junit, results, written, proofs, corpus)
+    if any(c.invalid for c in corpus):
+        return USAGE
     if not all(r.passed for r in results) or exit_code(proofs) == FAILED or any(not c.passed for c in corpus):
         return FAILED
     return INFRA if exit_code(proofs) == INFRA else OK
@@ -294,15 +310,17 @@ def _mutate(args: argparse.Namespace, out: Console) -> int:
 def _replay(args: argparse.Namespace, out: Console) -> int:
     from frontier_harness.properties.adapters import load_implementation
     from frontier_harness.properties.checks.registry import get_suite
-    from frontier_harness.properties.engine.runner import check_batch
+    from frontier_harness.properties.engine.runner import replay
 
     cx = counterexample.read(args.file)
     suite, spec = get_suite(cx.suite), args.impl or cx.impl
-    prop, impl = suite.property(cx.property), load_implementation(spec)
+    impl = load_implementation(spec)
     suite.require(impl, spec)
     impl.prepare()
-    outcome = check_batch(prop, impl, [cx.history])[0]
+    outcome = replay(suite, impl, cx)
     out.print(report.counterexample_table(cx, outcome))
+    if args.trace:
+        out.print("\n".join(report.trace_lines(cx, outcome)), markup=False, highlight=False)
     if args.plot:
         from frontier_harness.properties.cli.plot import plot
 

@@ -6,7 +6,9 @@
 Options: `--fh-profile` (default ci), `--fh-seed`. Under `pytest -n auto` each
 xdist worker has its own lazily started Spark session; the `thorough` profile's
 example database is a directory database, which tolerates concurrent writers.
-A failure writes the counterexample file and fails the test with its table.
+A failure writes the counterexample file the moment it is found (rewritten as it
+shrinks) and fails the test with its table; `check` stops at the first failure
+unless `fail_fast=False`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from frontier_harness.properties.engine import counterexample, report
+from frontier_harness.properties.engine import report
 from frontier_harness.properties.engine.config import load_config
 
 
@@ -35,7 +37,15 @@ class Harness:
     seed: int
     out: Path
 
-    def check(self, suite_name: str, impl: str | None = None, domains: Sequence[str] | None = None) -> None:
+    def check(
+        self,
+        suite_name: str,
+        impl: str | None = None,
+        domains: Sequence[str] | None = None,
+        fail_fast: bool = True,
+    ) -> None:
+        """Runs the suite; stops at its first failure unless `fail_fast=False` (then every property and
+        domain runs and the test fails with the first counterexample)."""
         from frontier_harness.properties.adapters import load_implementation
         from frontier_harness.properties.checks.registry import get_suite
         from frontier_harness.properties.engine.runner import run_suite
@@ -43,10 +53,20 @@ class Harness:
         suite = get_suite(suite_name)
         impl_name = impl or suite.default_impl
         profile = attrs.evolve(load_config().profile(self.profile_name), seed=self.seed)
-        result = run_suite(suite, load_implementation(impl_name), impl_name, profile, self.seed, domains)
+        files = report.CounterexampleFiles(self.out, None)
+        result = run_suite(
+            suite,
+            load_implementation(impl_name),
+            impl_name,
+            profile,
+            self.seed,
+            domains,
+            found=files.announce,
+            fail_fast=fail_fast,
+        )
         failures = [r.failure for r in result.results if r.failure is not None]
         if failures:
-            path = counterexample.write(failures[0], self.out)
+            path = files.final(failures[0])
             console = report.console()
             with console.capture() as captured:
                 console.print(report.counterexample_table(failures[0]))

@@ -3,7 +3,8 @@
 A counterexample file committed to the corpus (default `counterexamples/` in the
 user's repository) stays a regression test forever, the way Hypothesis's
 `@example` does: `verify` replays it against the implementation it names and
-fails while it still reproduces, or when it can no longer be read.
+fails while it still reproduces; a file that can no longer be read, or whose
+history is not a valid one, is bad input (`verify` exits 2).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class CorpusResult:
     path: Path
     passed: bool
     message: str
+    invalid: bool = False  # not a valid history (or not a readable file): bad input, exit 2
 
 
 def replay_corpus(directory: Path) -> list[CorpusResult]:
@@ -36,21 +38,24 @@ def replay_corpus(directory: Path) -> list[CorpusResult]:
 def _replay(path: Path) -> CorpusResult:
     from frontier_harness.properties.adapters import load_implementation
     from frontier_harness.properties.checks.registry import get_suite
-    from frontier_harness.properties.engine.runner import check_batch
+    from frontier_harness.properties.engine.runner import replay
 
     try:
         cx = counterexample.read(path)
         suite, impl = get_suite(cx.suite), load_implementation(cx.impl)
         suite.require(impl, cx.impl)
         impl.prepare()
-        outcome = check_batch(suite.property(cx.property), impl, [cx.history])[0]
+        outcome = replay(suite, impl, cx)
     except HarnessError as exc:
-        return CorpusResult(path, False, f"unreadable: {exc}")
+        return CorpusResult(path, False, f"unreadable: {exc}", invalid=True)
     return CorpusResult(path, outcome.ok, "holds" if outcome.ok else f"still fails: {outcome.message}")
 
 
-def summary_table(results: Sequence[SuiteResult], proofs: Sequence, corpus: Sequence[CorpusResult]) -> Table:
-    """Suites, proofs and corpus files, one line each group member, one verdict column."""
+def summary_table(
+    results: Sequence[SuiteResult], proofs: Sequence, corpus: Sequence[CorpusResult], stopped: bool = False
+) -> Table:
+    """Suites, proofs and corpus files, one line each group member, one verdict column; `stopped`: the
+    proofs and the corpus did not run (`--fail-fast` after a failing suite)."""
     table = Table(title="frontier-harness verify")
     for column in ("kind", "name", "detail", "verdict"):
         table.add_column(column)
@@ -70,7 +75,9 @@ def summary_table(results: Sequence[SuiteResult], proofs: Sequence, corpus: Sequ
         )
     for item in corpus:
         table.add_row("corpus", item.path.name, item.message, _verdict(item.passed))
-    if not corpus:
+    if stopped:
+        table.add_row("proofs, corpus", "(not run)", "--fail-fast stopped at the first failure", "not run")
+    elif not corpus:
         table.add_row("corpus", "(empty)", "no counterexample files to replay", _verdict(True))
     return table
 

@@ -29,6 +29,10 @@ FORMAT_VERSION = 1
 REQUIRED_META = ("suite", "property", "domain", "impl")
 
 
+def _strings(lines: Any) -> tuple[str, ...]:
+    return tuple(lines)
+
+
 @attrs.frozen
 class Counterexample:
     """A failing history and what each side said about it."""
@@ -43,10 +47,17 @@ class Counterexample:
     lane: str = "shrinking"
     model_said: Any = None
     impl_said: Any = None
+    # When the implementation raised: its traceback cut to its own frames (`file:line in function: source`).
+    trace: tuple[str, ...] = attrs.field(default=(), converter=_strings)
 
     @builtins.property  # `property` is a field here
     def domain(self) -> str:
         return self.history.domain
+
+    @builtins.property
+    def disagreement(self) -> bool:
+        """Recorded as a generator/model disagreement (the model rejected a generated history)."""
+        return self.message.startswith("generator/model disagreement")
 
 
 def render_observation(observation: Any) -> Any:
@@ -75,6 +86,8 @@ def to_itf(cx: Counterexample) -> dict:
         "model": render_observation(cx.model_said),
         "implementation": render_observation(cx.impl_said),
     }
+    if cx.trace:
+        meta["traceback"] = list(cx.trace)
     states = [
         State(
             meta={"index": i},
@@ -127,12 +140,14 @@ def from_itf(raw: Any, path: Any = "<trace>") -> Counterexample:
     try:
         trace = trace_from_json(raw)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise CounterexampleFormatError(path, "states", f"not an ITF trace: {exc}") from exc
+        raise CounterexampleFormatError(
+            path, "states", f"not a valid history: not an ITF trace: {exc}"
+        ) from exc
     records = [_record(state, i, path) for i, state in enumerate(trace.states)]
     try:
         history = History.from_json(meta["domain"], records)
     except (BadHistory, ValueError) as exc:
-        raise CounterexampleFormatError(path, "states", str(exc)) from exc
+        raise CounterexampleFormatError(path, "states", f"not a valid history: {exc}") from exc
     step = meta.get("divergence_step")
     return Counterexample(
         suite=meta["suite"],
@@ -145,7 +160,16 @@ def from_itf(raw: Any, path: Any = "<trace>") -> Counterexample:
         lane=str(meta.get("lane", "")),
         model_said=meta.get("model"),
         impl_said=meta.get("implementation"),
+        trace=_trace(meta.get("traceback"), path),
     )
+
+
+def _trace(value: Any, path: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(line, str) for line in value):
+        raise CounterexampleFormatError(path, "#meta.traceback", f"expected a list of strings, got {value!r}")
+    return tuple(value)
 
 
 def _meta(raw: Any, path: Any) -> dict:
@@ -170,17 +194,21 @@ def _meta(raw: Any, path: Any) -> dict:
                 path, f"#meta.{field}", f"missing or not a string: {meta.get(field)!r}"
             )
     if not isinstance(raw.get("states"), list):
-        raise CounterexampleFormatError(path, "states", "missing or not a list")
+        raise CounterexampleFormatError(path, "states", "not a valid history: missing or not a list")
     return meta
 
 
 def _record(state: State, index: int, path: Any) -> dict:
     action, args = state.values.get("action"), state.values.get("args", {})
     if not isinstance(action, str):
-        raise CounterexampleFormatError(path, f"states[{index}].action", f"expected a string, got {action!r}")
+        raise CounterexampleFormatError(
+            path, f"states[{index}].action", f"not a valid history: expected an action name, got {action!r}"
+        )
     thawed = _thaw(args)
     if not isinstance(thawed, dict):
-        raise CounterexampleFormatError(path, f"states[{index}].args", f"expected a record, got {args!r}")
+        raise CounterexampleFormatError(
+            path, f"states[{index}].args", f"not a valid history: expected a record, got {args!r}"
+        )
     return {"action": action, "args": thawed}
 
 

@@ -45,3 +45,21 @@ class CheckpointFormatError(HarnessError):
         self.path, self.line, self.problem = path, line, problem
         where = f"{path} line {line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {problem}")
+
+
+class InvalidHistory(HarnessError):
+    """A history read from a file that the suite cannot run: an unknown action, a missing argument, or
+    one the model rejects when the file did not record a generator/model disagreement."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(f"not a valid history: {problem}")
+
+
+class ContractViolation(HarnessError):
+    """An implementation method returned something of the wrong shape: names the method, what the harness
+    expected and what came back. Never a counterexample: the harness cannot judge such an answer."""
+
+    def __init__(self, method: str, expected: str, got: str):
+        self.method, self.expected, self.got = method, expected, got
+        super().__init__(f"contract violation: {method} must return {expected}; it returned {got}")

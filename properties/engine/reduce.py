@@ -20,10 +20,16 @@ from frontier_harness.properties.engine.history import History
 StillFails = Callable[[Sequence[History]], list[bool]]
 
 
-def reduce_history(history: History, still_fails: StillFails, deadline: float = float("inf")) -> History:
+def reduce_history(
+    history: History,
+    still_fails: StillFails,
+    deadline: float = float("inf"),
+    improved: Callable[[History], None] | None = None,
+) -> History:
     """A 1-minimal sub-history (removing any one action makes it pass) that still fails.
 
-    At `deadline` (a `time.monotonic()` reading) it stops with the smallest failing one so far.
+    At `deadline` (a `time.monotonic()` reading) it stops with the smallest failing one so far;
+    `improved` is told each smaller failing one as it is found.
     """
     chunks = 2
     while len(history.actions) > 1 and time.monotonic() < deadline:
@@ -35,6 +41,8 @@ def reduce_history(history: History, still_fails: StillFails, deadline: float = 
         smaller = next((c for c, bad in zip(candidates, verdicts) if bad), None)
         if smaller is not None:
             history, chunks = smaller, max(2, chunks - 1)
+            if improved is not None:
+                improved(history)
         elif size == 1:
             break
         else:

@@ -4,14 +4,59 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample, render_observation
 from frontier_harness.properties.engine.runner import SuiteResult
 from frontier_harness.properties.engine.suite import Outcome
+
+
+class CounterexampleFiles:
+    """Writes a counterexample file the moment a lane finds a failure, and rewrites that same file in
+    place each time shrinking makes it smaller (fewer actions), saying so on `out` both times.
+
+    Pass `announce` as the runner's `found` hook; `final` writes the finished counterexample to the
+    property's file (the one written when it was found) and returns its path.
+    """
+
+    def __init__(self, directory: Path, out: Console | None):
+        self.directory, self.out = directory, out
+        self.paths: dict[tuple[str, str, str], Path] = {}
+        self.sizes: dict[tuple[str, str, str], int] = {}
+
+    def announce(self, cx: Counterexample, event: str) -> None:
+        key, size = (cx.suite, cx.property, cx.domain), len(cx.history.actions)
+        if key in self.paths and size >= self.sizes[key]:
+            return
+        first = key not in self.paths
+        path = self._write(cx)
+        self.sizes[key] = size
+        if self.out is not None:
+            said = "found" if first else "shrunk to"
+            then = "; shrinking it" if first else ""
+            self.out.print(
+                f"{cx.suite}.{cx.property}[{cx.domain}]: counterexample {said} {size} actions, "
+                f"{'written to' if first else 'rewritten'} {path}{then}",
+                markup=False,
+                soft_wrap=True,
+            )
+
+    def final(self, cx: Counterexample) -> Path:
+        self.sizes[(cx.suite, cx.property, cx.domain)] = len(cx.history.actions)
+        return self._write(cx)
+
+    def _write(self, cx: Counterexample) -> Path:
+        key = (cx.suite, cx.property, cx.domain)
+        if key not in self.paths:
+            self.paths[key] = counterexample.write(cx, self.directory)
+        else:
+            self.paths[key].write_text(json.dumps(counterexample.to_itf(cx), indent=1) + "\n")
+        return self.paths[key]
 
 
 def results_table(results: Sequence[SuiteResult]) -> Table:
@@ -54,9 +99,12 @@ def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> 
     expected = render_observation(outcome.expected if outcome else cx.model_said)
     actual = render_observation(outcome.actual if outcome else cx.impl_said)
     step = outcome.step if outcome else cx.step
+    trace = outcome.trace if outcome else cx.trace
     table = Table(
         title=f"{cx.suite}.{cx.property} on {cx.domain} ({cx.impl})",
-        caption=(outcome.message if outcome else cx.message),
+        caption=(outcome.message if outcome else cx.message)
+        + "".join(f"\n  at {where(line)}" for line in trace),
+        caption_justify="left",
     )
     for column in ("step", "action", "args", "model", "implementation", ""):
         table.add_column(column)
@@ -67,8 +115,34 @@ def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> 
         if i == len(records) and not (model_at or impl_at):
             continue
         style = "bold red" if i == step else None
+        if i == step and trace and not impl_at:
+            impl_at = f"raised at {where(trace[-1])}"
         table.add_row(str(i), record["action"], _args(record["args"]), model_at, impl_at, mark, style=style)
     return table
+
+
+def where(frame: str) -> str:
+    """`file:line in function`, without the source text a frame line ends with.
+
+    >>> where("pipe.py:3 in observe: x = rows[0]")
+    'pipe.py:3 in observe'
+    """
+    head, sep, _ = frame.partition(": ")
+    return head if sep and " in " in head else frame
+
+
+def trace_lines(cx: Counterexample, outcome: Outcome | None) -> list[str]:
+    """What `replay --trace` prints: the implementation's frames (as replayed, else as recorded), then the
+    whole Python traceback of the replay when it raised."""
+    from frontier_harness.properties.engine.diagnostics import full_traceback
+
+    if outcome is not None and outcome.error is not None:
+        own = [f"  at {line}" for line in outcome.trace]
+        head = ["traceback, the implementation's own frames:", *own] if own else []
+        return [*head, "full traceback:", full_traceback(outcome.error).rstrip()]
+    if cx.trace:
+        return ["no exception on replay; traceback as recorded:", *(f"  at {line}" for line in cx.trace)]
+    return ["no exception on replay, none recorded"]
 
 
 def _at_step(rendered: Any, step: int) -> str:

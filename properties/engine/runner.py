@@ -2,21 +2,27 @@
 
 - Shrinking lane: one Hypothesis example is a small batch of histories checked in
   one implementation call (one Spark job); Hypothesis shrinks a failing batch to
-  one history and that history to its minimum.
+  one history, then delta debugging over its actions (`frontier_harness.properties.engine.reduce`)
+  makes it 1-minimal.
 - Screening lane: histories drawn by the same generators from a seeded `random`
-  source, checked thousands per call; a disagreement is reduced by delta debugging
-  with the implementation in the loop (`frontier_harness.properties.engine.reduce`).
+  source, checked thousands per call; a disagreement is shrunk through its
+  choices, then delta-debugged, with the implementation in the loop.
 
 Every lane takes a `Run`: one property on one domain against one implementation.
 The runner knows implementations only through `frontier_harness.properties.engine.implementation`. An
 infrastructure failure (the implementation could not run) is retried once after
 `recover()`, then aborts the run as `InfrastructureError`; it never becomes a
-counterexample.
+counterexample. A batch that raises is bisected to the history that raises
+(`check_batch`), which is then blamed on whoever raised (`frontier_harness.properties.engine.diagnostics`).
+A failure is handed to the run's `found` hook the moment it is found and each
+time it shrinks, so the CLI writes the file at once and rewrites it in place;
+shrinking (bisection included) spends one budget per failure, `ShrinkClock`.
 """
 
 from __future__ import annotations
 
 import builtins
+import json
 import random
 import time
 from collections import Counter
@@ -29,7 +35,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, ReadOnlyDatabase
 
+from frontier_harness.model.errors import ModelError
 from frontier_harness.properties.engine.counterexample import Counterexample
+from frontier_harness.properties.engine.diagnostics import describe, own_frames, raised_by
+from frontier_harness.properties.engine.errors import BadHistory, ContractViolation, InvalidHistory
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation, Speed
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
@@ -40,10 +49,41 @@ from frontier_harness.properties.engine.source import HypothesisSource, Recordin
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 Progress = Callable[[str, int], None]
+# Called with a counterexample the moment a lane finds it (FOUND), and each time shrinking makes it
+# smaller (SHRUNK), so a file can be written at once and rewritten in place.
+Found = Callable[["Counterexample", str], None]
+FOUND, SHRUNK = "found", "shrunk"
+# Of a failure's shrink budget, what Hypothesis may use in the shrinking lane; delta debugging over the
+# actions (one call a round, not one an example) has the rest, so a failure is reduced in every lane.
+HYPOTHESIS_SHARE = 0.5
 
 
 class GeneratorModelDisagreement(AssertionError):
     """A generated history the model rejected (its own exception: Hypothesis shrinks it apart)."""
+
+
+@attrs.define
+class ShrinkClock:
+    """The shrink budget of one run: `seconds` from the moment a failure was first seen (or a batch first
+    raised: bisecting it counts), shared by bisection, the lanes' shrinking and delta debugging."""
+
+    seconds: float
+    started: float | None = None
+
+    def start(self) -> None:
+        if self.started is None:
+            self.started = time.monotonic()
+
+    @property
+    def deadline(self) -> float:
+        """When shrinking stops (a `time.monotonic()` reading); starts the clock if it has not started."""
+        return self.share(1.0)
+
+    def share(self, fraction: float) -> float:
+        """When the first `fraction` of the budget ends (Hypothesis's share, before delta debugging)."""
+        self.start()
+        assert self.started is not None
+        return self.started + fraction * self.seconds
 
 
 @attrs.frozen
@@ -58,13 +98,17 @@ class Run:
     profile: Profile
     seed: int
     progress: Progress | None = None
+    clock: ShrinkClock = attrs.field(
+        default=attrs.Factory(lambda run: ShrinkClock(run.profile.shrink_seconds), takes_self=True)
+    )
+    found: Found | None = None
 
     @property
     def label(self) -> str:
         return f"{self.suite.name}.{self.prop.name}[{self.domain}]"
 
     def check(self, histories: Sequence[History]) -> list[Outcome]:
-        return check_batch(self.prop, self.impl, histories)
+        return check_batch(self.prop, self.impl, histories, self.suite, self.clock.start)
 
     def draw(self, source: Any) -> History:
         return self.prop.draw(source, self.domain)
@@ -72,6 +116,13 @@ class Run:
     def report(self, lane: str, histories: int) -> None:
         if self.progress:
             self.progress(f"{self.label}{lane}", histories)
+
+    def announce(self, history: History, outcome: Outcome, lane: str, event: str) -> Counterexample:
+        """The counterexample of `history`, handed to the `found` hook (`FOUND` or `SHRUNK`) first."""
+        cx = self.counterexample(history, outcome, lane)
+        if self.found is not None:
+            self.found(cx, event)
+        return cx
 
     def counterexample(self, history: History, outcome: Outcome, lane: str) -> Counterexample:
         return Counterexample(
@@ -85,6 +136,7 @@ class Run:
             lane=lane,
             model_said=outcome.expected,
             impl_said=outcome.actual,
+            trace=outcome.trace,
         )
 
 
@@ -120,34 +172,119 @@ class SuiteResult:
 
 
 def check_batch(
-    prop: Property, impl: Implementation, histories: Sequence[History], retry: bool = True
+    prop: Property,
+    impl: Implementation,
+    histories: Sequence[History],
+    suite: Suite | None = None,
+    raised: Callable[[], None] | None = None,
 ) -> list[Outcome]:
-    """`prop.check`, with an implementation crash blamed per history.
+    """`prop.check`, with an exception blamed on whoever raised it, on the history that raises.
 
     An infrastructure failure is retried once after `impl.recover()` (a flaky
-    failure passes), then raised as `InfrastructureError`: never an outcome.
+    failure passes), then raised as `InfrastructureError`: never an outcome. A
+    `ContractViolation` (an answer of the wrong shape) is raised as it is. A
+    batch that raises anything else is bisected (`_bisect`, about 2*log2(n)
+    calls for one bad history; `raised` is called first, so a lane can count
+    the search against its shrink budget) and the history that raises is
+    blamed (`_raised`).
     """
+    result = _attempt(prop, impl, histories)
+    if not isinstance(result, BaseException):
+        return result
+    if raised is not None:
+        raised()
+    return _bisect(prop, impl, histories, result, suite)[0]
+
+
+def _bisect(
+    prop: Property, impl: Implementation, histories: Sequence[History], exc: Exception, suite: Suite | None
+) -> tuple[list[Outcome], bool]:
+    """Outcomes for a batch that raised `exc`, and whether a single history that raises was found.
+
+    The batch is split in halves and each checked in one call; only a half that
+    raises is split again, until one history raises alone. Once one is found,
+    the histories after it are not checked (each is an `unresolved` failure:
+    a lane reports the first failure, and shrinking never takes one as a
+    candidate), so one bad history costs at most 2*log2(n) calls. A batch that
+    raises while neither half does raises only as a whole: its first history
+    carries the failure, marked `unresolved` too (it does not fail alone).
+    """
+    if len(histories) == 1:
+        return [_raised(impl, exc, suite)], True
+    mid = len(histories) // 2
+    outcomes: list[Outcome] = []
+    found = False
+    for half in (histories[:mid], histories[mid:]):
+        if found:
+            outcomes += [UNCHECKED] * len(half)
+            continue
+        result = _attempt(prop, impl, half)
+        if isinstance(result, BaseException):
+            searched, found = _bisect(prop, impl, half, result, suite)
+            outcomes += searched
+        else:
+            outcomes += result
+    if not found:
+        together = _raised(impl, exc, suite)
+        note = f" on a batch of {len(histories)} histories, and on neither half of it alone"
+        first = next((i for i, o in enumerate(outcomes) if o.ok), 0)
+        outcomes[first] = attrs.evolve(together, message=together.message + note, unresolved=True)
+    return outcomes, True
+
+
+# A history after the one found to raise in its batch: not checked (see `_bisect`).
+UNCHECKED = Outcome(ok=False, unresolved=True, message="not checked: an earlier history of its batch raised")
+
+
+def _attempt(
+    prop: Property, impl: Implementation, histories: Sequence[History], retry: bool = True
+) -> list[Outcome] | Exception:
+    """The outcomes, or the exception the check raised that is not infrastructure (returned, not raised)."""
     try:
         return prop.check(impl, histories)
+    except ContractViolation:
+        raise
     except Exception as exc:
         reason = impl.infrastructure_failure(exc)
         if reason is None:
-            return _blame(prop, impl, histories, exc)
+            return exc
         if not retry:
             raise exc if isinstance(exc, InfrastructureError) else InfrastructureError(reason) from exc
         impl.recover()
-        return check_batch(prop, impl, histories, retry=False)
+        return _attempt(prop, impl, histories, retry=False)
 
 
-def _blame(
-    prop: Property, impl: Implementation, histories: Sequence[History], exc: Exception
-) -> list[Outcome]:
-    """An implementation that raised on valid input fails; in a batch, each history is tried alone."""
-    if len(histories) > 1:
-        return [o for h in histories for o in check_batch(prop, impl, [h])]
-    return [
-        Outcome(ok=False, message=f"implementation raised {type(exc).__name__}: {str(exc)[:500]}", step=0)
-    ]
+def _raised(impl: Implementation, exc: Exception, suite: Suite | None) -> Outcome:
+    """An exception on one history: the implementation's failure when raised inside one of its methods
+    (or when the suite calls methods whose results it then uses: the laws), else the harness side's
+    (the model could not judge it: a generator/model disagreement)."""
+    if raised_by(exc, impl) or not _judged_by_model(suite):
+        return Outcome.implementation_raised(exc, own_frames(exc, impl))
+    return Outcome.model_raised(exc)
+
+
+def _judged_by_model(suite: Suite | None) -> bool:
+    """Whether the suite only asks the implementation for observations (the model judges them)."""
+    return suite is None or (bool(suite.calls) and all(c.startswith("observe_") for c in suite.calls))
+
+
+def replay(suite: Suite, impl: Implementation, cx: Counterexample) -> Outcome:
+    """The counterexample's history checked again on both sides.
+
+    `InvalidHistory` (exit 2) when the history cannot be run: an action or
+    argument the suite does not know, or a history the model rejects though the
+    file did not record a generator/model disagreement (one that did replays as
+    that disagreement).
+    """
+    outcome = check_batch(suite.property(cx.property), impl, [cx.history], suite)[0]
+    if isinstance(outcome.error, BadHistory):
+        raise InvalidHistory(str(outcome.error))
+    if outcome.disagreement and not cx.disagreement:
+        said = "rejects it" if isinstance(outcome.error, ModelError) else "raised"
+        raise InvalidHistory(
+            f"the model {said}: {describe(outcome.error) if outcome.error else outcome.message}"
+        )
+    return outcome
 
 
 def run_suite(
@@ -158,18 +295,27 @@ def run_suite(
     seed: int,
     domains: Sequence[str] | None = None,
     progress: Progress | None = None,
+    found: Found | None = None,
+    fail_fast: bool = False,
 ) -> SuiteResult:
-    """Every property of `suite` on every domain, both lanes as the profile says."""
+    """Every property of `suite` on every domain, both lanes as the profile says.
+
+    A failing property does not stop the run (a CI run reports everything),
+    unless `fail_fast`: then the first failure ends it, and the hard cases are
+    not judged (not every property ran).
+    """
     suite.require(impl, impl_name)
     impl.prepare()  # start Spark outside Hypothesis; fail fast without Java
     profile = scaled(profile, suite, impl)
     domains = tuple(domains or suite.domains)
-    results = [
-        run_property(Run(suite, prop, impl, impl_name, domain, profile, seed, progress))
-        for prop in suite.properties
-        if prop.runs_in(profile.name)
-        for domain in domains
-    ]
+    results: list[PropertyResult] = []
+    for prop in (p for p in suite.properties if p.runs_in(profile.name)):
+        for domain in domains:
+            results.append(
+                run_property(Run(suite, prop, impl, impl_name, domain, profile, seed, progress, found=found))
+            )
+            if fail_fast and not results[-1].passed:
+                return SuiteResult(suite.name, tuple(results), ())
     reached = set().union(*(r.events for r in results)) if results else set()
     missing = tuple(e for e in suite.required_in(domains) if e not in reached)
     return SuiteResult(suite.name, tuple(results), missing)
@@ -222,17 +368,19 @@ def _screens_first(run: Run) -> bool:
 def shrinking_lane(run: Run) -> PropertyResult:
     """Hypothesis draws small batches; a failing batch shrinks to one minimal history.
 
-    Shrinking stops at the profile's `shrink_seconds` after the first failure:
-    later examples pass unchecked, and the last failing history (Hypothesis's
-    smallest so far) is kept.
+    Hypothesis's shrinking stops at its share of the profile's `shrink_seconds`
+    after the first failure (later examples pass unchecked, and the last
+    failing history, Hypothesis's smallest so far, is kept); then the failure
+    is delta-debugged over its actions (`reduced`) in the rest of the budget,
+    as a screened failure is.
     """
     tally = {"examples": 0, "rejected": 0}
     events: Counter[str] = Counter()
     found: dict[str, Any] = {}
 
     def one_batch(data: Any) -> None:
-        if "infra" in found:
-            raise found["infra"]
+        if "abort" in found:
+            raise found["abort"]
         if found.get("deadline", float("inf")) < time.monotonic():
             return
         source = HypothesisSource(data.draw)
@@ -243,15 +391,16 @@ def shrinking_lane(run: Run) -> PropertyResult:
                 hypothesis.event(label)
         try:
             outcomes = run.check(histories)
-        except InfrastructureError as exc:
-            found["infra"] = exc
+        except (InfrastructureError, ContractViolation) as exc:  # never shrunk: no history is to blame
+            found["abort"] = exc
             raise
         tally["examples"] += len(histories)
         tally["rejected"] += sum(o.rejected for o in outcomes)
         run.report("", len(histories))
-        failing = [(h, o) for h, o in zip(histories, outcomes) if not o.ok]
+        failing = [(h, o) for h, o in zip(histories, outcomes) if not o.ok and not o.unresolved]
         if failing:
-            found.setdefault("deadline", time.monotonic() + run.profile.shrink_seconds)
+            found.setdefault("deadline", run.clock.share(HYPOTHESIS_SHARE))
+            run.announce(*failing[0], "shrinking", SHRUNK if "failure" in found else FOUND)
             found["failure"] = failing[0]  # Hypothesis's latest failure is its smallest so far
             if failing[0][1].rejected:  # a different bug from a wrong answer: Hypothesis shrinks each apart
                 raise GeneratorModelDisagreement(failing[0][1].message)
@@ -264,14 +413,14 @@ def shrinking_lane(run: Run) -> PropertyResult:
     try:
         test()
     except Exception:
-        if "infra" in found:
-            raise found["infra"] from None
+        if "abort" in found:
+            raise found["abort"] from None
         if "failure" not in found:
             raise
     failure = None
     if "failure" in found:
         history, outcome = found["failure"]
-        failure = run.counterexample(history, outcome, "shrinking")
+        failure = reduced(run, history, outcome, "shrinking")
     return PropertyResult(
         run.suite.name,
         run.prop.name,
@@ -319,6 +468,7 @@ def screening_lane(run: Run) -> PropertyResult:
         run.report(" screening", count)
         bad = next((i for i, o in enumerate(outcomes) if not o.ok), None)
         if bad is not None:
+            run.announce(histories[bad], outcomes[bad], "screening", FOUND)
             failure = shrink_failure(run, sources[bad].choices, outcomes[bad])
             return PropertyResult(
                 run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events,
@@ -333,18 +483,57 @@ def shrink_failure(run: Run, choices: list[int], outcome: Outcome) -> Counterexa
     """A failing screened history made minimal: its choices shrunk, then its actions delta-debugged.
 
     Both work with the implementation in the loop, one batched call per pass, and
-    stop at the profile's `shrink_seconds`, keeping the smallest failure so far. A
+    stop at the run's shrink budget, keeping the smallest failure so far. A
     candidate counts only if it fails the same way: a wrong answer is never
     shrunk to a history the model rejects (removing actions can make one).
+    Each smaller failure is announced (`SHRUNK`) as it is found.
     """
-    deadline = time.monotonic() + run.profile.shrink_seconds
-
-    def fails_the_same_way(histories: Sequence[History]) -> list[bool]:
-        return [not o.ok and o.rejected == outcome.rejected for o in run.check(histories)]
+    judge = _SameFailure(run, outcome, "screening")
 
     def choices_fail(candidates: Sequence[list[int]]) -> list[bool]:
-        return fails_the_same_way([run.draw(ReplaySource(c)) for c in candidates])
+        return judge([run.draw(ReplaySource(c)) for c in candidates])
 
-    smallest = run.draw(ReplaySource(shrink_choices(choices, choices_fail, deadline)))
-    smallest = reduce_history(smallest, fails_the_same_way, deadline)
-    return run.counterexample(smallest, run.check([smallest])[0], "screening")
+    def improved(better: list[int]) -> None:
+        judge.announce(run.draw(ReplaySource(better)))
+
+    smallest = run.draw(ReplaySource(shrink_choices(choices, choices_fail, run.clock.deadline, improved)))
+    return reduced(run, smallest, judge.outcome_of(smallest), "screening", judge)
+
+
+def reduced(
+    run: Run, history: History, outcome: Outcome, lane: str, judge: _SameFailure | None = None
+) -> Counterexample:
+    """The failure delta-debugged over its actions (`reduce_history`) within the run's shrink budget;
+    every lane's failures end here, so a counterexample is as small in one lane as in another."""
+    judge = judge or _SameFailure(run, outcome, lane)
+    judge.failures.setdefault(_key(history), outcome)
+    smallest = reduce_history(history, judge, run.clock.deadline, judge.announce)
+    return run.counterexample(smallest, judge.outcome_of(smallest), lane)
+
+
+class _SameFailure:
+    """Which candidates fail as the original did (`StillFails`), remembering each failure's outcome so a
+    smaller one is announced with what both sides said, without another call."""
+
+    def __init__(self, run: Run, outcome: Outcome, lane: str):
+        self.run, self.outcome, self.lane = run, outcome, lane
+        self.failures: dict[str, Outcome] = {}
+
+    def __call__(self, histories: Sequence[History]) -> list[bool]:
+        verdicts = []
+        for history, o in zip(histories, self.run.check(histories)):
+            same = not o.ok and o.rejected == self.outcome.rejected and not o.unresolved
+            if same:
+                self.failures[_key(history)] = o
+            verdicts.append(same)
+        return verdicts
+
+    def outcome_of(self, history: History) -> Outcome:
+        return self.failures.get(_key(history), self.outcome)
+
+    def announce(self, history: History) -> None:
+        self.run.announce(history, self.outcome_of(history), self.lane, SHRUNK)
+
+
+def _key(history: History) -> str:
+    return json.dumps(history.to_json(), sort_keys=True, default=repr)

@@ -26,18 +26,32 @@ StillFails = Callable[[Sequence[Choices]], list[bool]]
 BLOCKS = (8, 4, 2, 1)
 
 
-def shrink_choices(choices: Choices, still_fails: StillFails, deadline: float = float("inf")) -> Choices:
-    """The smallest sequence (shortlex) the passes reach that still fails; `choices` must fail."""
+def shrink_choices(
+    choices: Choices,
+    still_fails: StillFails,
+    deadline: float = float("inf"),
+    improved: Callable[[Choices], None] | None = None,
+) -> Choices:
+    """The smallest sequence (shortlex) the passes reach that still fails; `choices` must fail.
+
+    `improved` is told each smaller failing sequence as it is found.
+    """
     best = list(choices)
     progress = True
     while progress and time.monotonic() < deadline:
         progress = False
         for candidates in _passes(best):
-            smaller = [c for c in dict.fromkeys(map(tuple, candidates)) if _shortlex(c) < _shortlex(best)]
+            # Smallest first: a batch that raises is searched left to right (`runner.check_batch`).
+            smaller = sorted(
+                (c for c in dict.fromkeys(map(tuple, candidates)) if _shortlex(c) < _shortlex(best)),
+                key=_shortlex,
+            )
             verdicts = still_fails([list(c) for c in smaller]) if smaller else []
             failing = [c for c, bad in zip(smaller, verdicts) if bad]
             if failing:
                 best, progress = list(min(failing, key=_shortlex)), True
+                if improved is not None:
+                    improved(best)
                 break
             if time.monotonic() >= deadline:
                 break

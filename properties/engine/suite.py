@@ -10,14 +10,20 @@ generator must reach (counted from `Property.events`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from frontier_harness.model.domains import DOMAIN_NAMES
 from frontier_harness.model.errors import ModelError
-from frontier_harness.properties.engine.errors import UnknownSuite, UnsupportedImplementation
+from frontier_harness.properties.engine.diagnostics import describe
+from frontier_harness.properties.engine.errors import (
+    ContractViolation,
+    UnknownSuite,
+    UnsupportedImplementation,
+)
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation, Observation
 from frontier_harness.properties.engine.source import Source
@@ -41,6 +47,14 @@ class Outcome:
     actual: Any = None
     step: int | None = None
     rejected: bool = False
+    # The model (or the suite's own code) could not judge the history: a generator/model disagreement.
+    disagreement: bool = False
+    # The implementation raised: its traceback cut to its own frames (`file:line in function: source`).
+    trace: tuple[str, ...] = ()
+    # Failed only as part of a batch that raised, not searched further: it may not fail alone.
+    unresolved: bool = False
+    # The exception itself (the implementation's, or the model's on a history it cannot read).
+    error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
 
     @classmethod
     def model_rejected(cls, error: ModelError) -> Outcome:
@@ -53,8 +67,39 @@ class Outcome:
         return cls(
             ok=False,
             rejected=True,
+            disagreement=True,
             message=f"generator/model disagreement: the model rejected a generated history: {error}",
             expected=_refusal(error),
+            error=error,
+        )
+
+    @classmethod
+    def model_raised(cls, error: BaseException) -> Outcome:
+        """The harness side (the model, the suite's code) raised on a history: it cannot judge it.
+
+        On a generated history that is a generator/model disagreement; on a history read from a
+        file (an unknown action, a missing argument) the file is not a valid history.
+
+        >>> Outcome.model_raised(KeyError("time")).message
+        "generator/model disagreement: the model raised KeyError: 'time'"
+        """
+        return cls(
+            ok=False,
+            rejected=True,
+            disagreement=True,
+            message=f"generator/model disagreement: the model raised {describe(error)}",
+            error=error,
+        )
+
+    @classmethod
+    def implementation_raised(cls, error: BaseException, trace: tuple[str, ...]) -> Outcome:
+        """The implementation raised on a valid history: a failure, with its own frames of the traceback.
+
+        >>> Outcome.implementation_raised(KeyError(0), ("impl.py:3 in observe",)).message
+        'implementation raised KeyError: 0'
+        """
+        return cls(
+            ok=False, message=f"implementation raised {describe(error)}", step=0, trace=trace, error=error
         )
 
     @classmethod
@@ -218,7 +263,7 @@ def differential(
     def check(impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
         expected = [model_or_error(model_observe, h) for h in histories]
         valid = [h for h, e in zip(histories, expected) if not isinstance(e, ModelError)]
-        observed = iter(_observe_by_domain(impl, impl_method, valid))
+        observed = iter(_with_labels(impl_method, expected, _observe_by_domain(impl, impl_method, valid)))
         invalid = [h for h, e in zip(histories, expected) if isinstance(e, ModelError)]
         refused = iter(observe_or_reject(impl, impl_method, invalid) if draws_invalid and invalid else [])
         return [
@@ -231,6 +276,27 @@ def differential(
         ]
 
     return check
+
+
+def _with_labels(method: str, expected: Sequence[Any], observed: list[Observation]) -> list[Observation]:
+    """`observed` (one per valid history), after checking each has every `(step, label)` the model has."""
+    valid = [e for e in expected if not isinstance(e, ModelError)]
+    for i, (e, o) in enumerate(zip(valid, observed)):
+        missing = sorted(set(e) - set(o))
+        if missing:
+            raise ContractViolation(
+                method,
+                f"an observation with every (step, label) the model reports ({_keys(e)})",
+                f"an observation of history {i} of the batch without {_keys(missing)} (it has {_keys(o)})",
+            )
+    return observed
+
+
+def _keys(keys: Iterable[Any]) -> str:
+    shown = [repr(k) for k in sorted(keys, key=repr)]
+    if not shown:
+        return "none"
+    return ", ".join(shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
 
 
 def model_or_error(model_observe: Callable[[History], Observation], history: History) -> Any:
@@ -269,5 +335,61 @@ def _observe_by_domain(impl: Implementation, method: str, histories: Sequence[Hi
         by_domain.setdefault(h.domain, []).append(i)
     for indices in by_domain.values():
         batch = [histories[i] for i in indices]
-        results.update(zip(indices, getattr(impl, method)(batch[0].time_domain, batch)))
+        results.update(
+            zip(
+                indices,
+                checked_observations(method, batch, getattr(impl, method)(batch[0].time_domain, batch)),
+            )
+        )
     return [results[i] for i in range(len(histories))]
+
+
+def checked_observations(method: str, batch: Sequence[History], answer: Any) -> list[Observation]:
+    """`answer` when it is one observation per history of `batch` keyed by `(step, label)`; otherwise a
+    `ContractViolation` naming `method`, what was expected and what came back.
+
+    >>> checked_observations("observe_x", [], [])
+    []
+    >>> checked_observations("observe_x", [History("total", ())], [])
+    Traceback (most recent call last):
+    ...
+    frontier_harness.properties.engine.errors.ContractViolation: contract violation: observe_x must return a list of one observation per history (1 histories); it returned a list of 0
+    """
+    if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Sequence):
+        raise ContractViolation(
+            method, f"a list of one observation per history ({len(batch)} histories)", _a(answer)
+        )
+    if len(answer) != len(batch):
+        raise ContractViolation(
+            method,
+            f"a list of one observation per history ({len(batch)} histories)",
+            f"a {type(answer).__name__} of {len(answer)}",
+        )
+    for i, observation in enumerate(answer):
+        if not isinstance(observation, Mapping):
+            raise ContractViolation(
+                method, "a dict keyed by (step, label) for each history", f"{_a(observation)} for history {i}"
+            )
+        bad = next((k for k in observation if not _is_key(k)), None)
+        if bad is not None:
+            raise ContractViolation(
+                method,
+                "observations keyed by (step, label), an int and a str",
+                f"the key {bad!r} in the observation of history {i}",
+            )
+    return list(answer)
+
+
+def _is_key(key: Any) -> bool:
+    return (
+        isinstance(key, tuple)
+        and len(key) == 2
+        and isinstance(key[0], numbers.Integral)
+        and not isinstance(key[0], bool)
+        and isinstance(key[1], str)
+    )
+
+
+def _a(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80]}{'...' if len(text) > 80 else ''}"

@@ -1,0 +1,97 @@
+"""Whose fault an exception is, and its traceback cut to the implementation's own frames.
+
+An exception that escapes a property's check was raised either inside a call
+to the implementation under test (some frame of its traceback runs a method of
+that implementation object: `self is impl`), or on the harness side (the
+model computing its expectation, the suite's own code). The first is the
+implementation's failure; the second a generator/model disagreement (or, for
+a history read from a file, a file that is not a valid history).
+
+The implementation's own frames are those from its first method call inward,
+without the harness's (`properties/`), the standard library's or installed
+packages' frames: what a user needs is the line of *their* file that raised.
+
+>>> describe(KeyError(0))
+'KeyError: 0'
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import traceback
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+HARNESS = str(Path(__file__).resolve().parent) + os.sep
+LIBRARIES = tuple(
+    str(Path(p).resolve()) + os.sep
+    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+)
+MAX_FRAMES = 12
+
+
+def raised_by(exc: BaseException, impl: Any) -> bool:
+    """Whether `exc` was raised inside a method of `impl` (some frame of its traceback has `self is impl`)."""
+    return any(tb.tb_frame.f_locals.get("self") is impl for tb in _tracebacks(exc.__traceback__))
+
+
+def own_frames(exc: BaseException, impl: Any = None) -> tuple[str, ...]:
+    """`file:line in function: source` for the frames of `exc` from `impl`'s first method inward that are
+    neither the harness's nor a library's; the innermost frame when every one is (never empty)."""
+    tbs = _tracebacks(exc.__traceback__)
+    start = next((i for i, tb in enumerate(tbs) if tb.tb_frame.f_locals.get("self") is impl), 0)
+    frames = traceback.extract_tb(exc.__traceback__)[start:]
+    home = _home(impl)
+    own = [f for f in frames if not _foreign(f.filename, home)] or frames[-1:]
+    return tuple(_show(f) for f in own[-MAX_FRAMES:])
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message`, the message cut to 500 characters."""
+    return f"{type(exc).__name__}: {str(exc)[:500]}"
+
+
+def full_traceback(exc: BaseException) -> str:
+    """The whole Python traceback, harness frames included (`replay --trace`)."""
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+def _tracebacks(tb: TracebackType | None) -> list[TracebackType]:
+    out = []
+    while tb is not None:
+        out.append(tb)
+        tb = tb.tb_next
+    return out
+
+
+def _home(impl: Any) -> str | None:
+    """The directory of the top-level package defining `impl`'s class (its own code, even when installed
+    among the libraries), or None for the harness's own adapters."""
+    module = sys.modules.get(type(impl).__module__.split(".")[0])
+    where = getattr(module, "__file__", None)
+    if impl is None or where is None:
+        return None
+    if not hasattr(module, "__path__"):  # a single-file module: that file only
+        return str(Path(where).resolve())
+    home = str(Path(where).resolve().parent) + os.sep
+    return None if HARNESS.startswith(home) else home
+
+
+def _foreign(filename: str, home: str | None = None) -> bool:
+    if filename.startswith("<"):
+        return True
+    path = str(Path(filename).resolve())
+    if home is not None and path.startswith(home):
+        return False
+    return path.startswith(HARNESS) or path.startswith(LIBRARIES)
+
+
+def _show(frame: traceback.FrameSummary) -> str:
+    path, here = frame.filename, os.getcwd() + os.sep
+    if path.startswith(here):  # a user's file as they name it, relative to where the command runs
+        path = path[len(here) :]
+    source = f": {frame.line}" if frame.line else ""
+    return f"{path}:{frame.lineno} in {frame.name}{source}"

@@ -1,0 +1,124 @@
+"""A user's own collections implementation with a crash, and some that break the observation contract.
+
+Importable as `--impl tests.raising_impl:NAME`. `factory` looks each read up in a dict
+of the times written so far, so a read at a time never written raises `KeyError` from
+the line marked below (the diagnostics tests find that line in every report).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from frontier_harness.properties.checks.time import collections
+from frontier_harness.properties.engine.implementation import Implementation, Speed
+
+
+class LookupPipeline(Implementation):
+    """Correct answers, except that a read at a time nothing was written at raises."""
+
+    name = "lookup"
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        return [self.observe_one(h) for h in histories]
+
+    def observe_one(self, history: Any) -> dict:
+        written: dict = {}
+        for action in history.actions:
+            if action.name == "update":
+                written[action.args["time"]] = action.args["data"]
+            elif action.name == "read":
+                written[action.args["time"]]  # noqa: B018  RAISES-HERE
+        return collections.observe(history)
+
+
+class OneShort(Implementation):
+    """Contract violation: one observation fewer than histories."""
+
+    name = "one-short"
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        return [collections.observe(h) for h in histories][:-1]
+
+
+class NotAList(Implementation):
+    """Contract violation: a dict of observations by position instead of a list."""
+
+    name = "not-a-list"
+
+    def observe_collections(self, domain: Any, histories: Any) -> Any:
+        return {i: collections.observe(h) for i, h in enumerate(histories)}
+
+
+class NoFinal(Implementation):
+    """Contract violation: the final consolidated collection left out of every observation."""
+
+    name = "no-final"
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        return [{k: v for k, v in collections.observe(h).items() if k[1] != "final"} for h in histories]
+
+
+class Batched(LookupPipeline):
+    """As `factory`, at batched speed (so `ci` screens first), counting its calls."""
+
+    speed = Speed.BATCHED
+    calls = 0
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        Batched.calls += 1
+        return super().observe_collections(domain, histories)
+
+
+def factory() -> LookupPipeline:
+    return LookupPipeline()
+
+
+def one_short() -> OneShort:
+    return OneShort()
+
+
+def not_a_list() -> NotAList:
+    return NotAList()
+
+
+def no_final() -> NoFinal:
+    return NoFinal()
+
+
+class FiveReads(Implementation):
+    """Batched (each call a job, as Spark's are), counting its calls: raises on a history with five reads at
+    one time (1 of the 10,000 histories `ci` screens in collections on total, seed 0)."""
+
+    name = "five-reads"
+    speed = Speed.BATCHED
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        self.calls += 1
+        for h in histories:
+            times = [a.args["time"] for a in h.actions if a.name == "read"]
+            if any(times.count(t) >= 5 for t in times):
+                raise ValueError(f"five reads at one time: {h.actions}")  # FIVE-READS
+        return [collections.observe(h) for h in histories]
+
+
+def five_reads() -> FiveReads:
+    return FiveReads()
+
+
+def spark_five_reads() -> Any:
+    """The Spark pipeline with the same planted crash (raised on the driver before the job), to time `ci`
+    from start to the counterexample file against a batched engine."""
+    from frontier_harness.properties.adapters.spark import SparkImplementation
+
+    class Impl(SparkImplementation):
+        def observe_collections(self, domain: Any, histories: Any) -> list:
+            for h in histories:
+                times = [a.args["time"] for a in h.actions if a.name == "read"]
+                if any(times.count(t) >= 5 for t in times):
+                    raise ValueError("five reads at one time")  # FIVE-READS
+            return super().observe_collections(domain, histories)
+
+    return Impl()

@@ -1,0 +1,132 @@
+"""Whose fault: an implementation's exception is a failure carrying its own frames; a wrong-shaped answer is
+a contract violation (exit 2); a file that is not a valid history is bad input (exit 2), never blamed on
+the implementation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import pytest
+
+from frontier_harness.properties.checks.ingestion import resumption
+from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine import counterexample
+from tests.helpers import QUICK, patched
+from tests.test_rejections import RESUMPTION, restart_from_the_minimum
+
+RAISING = Path(__file__).parent / "raising_impl.py"
+LINE = next(i for i, text in enumerate(RAISING.read_text().splitlines(), 1) if "RAISES-HERE" in text)
+WHERE = f"tests/raising_impl.py:{LINE}"
+CHECK = ["check", "--suite", "collections", "--domain", "total", "--profile", "dev"]
+
+
+def _check(impl: str, out: Path) -> int:
+    return main([*CHECK, "--impl", f"tests.raising_impl:{impl}", "--out", str(out)])
+
+
+def _one_file(directory: Path) -> Path:
+    files = list(directory.glob("*.itf.json"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def test_a_raising_implementation_fails_with_the_raising_line_in_table_meta_and_trace(tmp_path, capsys):
+    assert _check("factory", tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "implementation raised KeyError" in out and f"{WHERE} in observe_one" in out
+    assert "properties/" not in out.split("implementation raised", 1)[1].split("counterexample written")[0]
+    path = _one_file(tmp_path)
+    meta = json.loads(path.read_text())["#meta"]
+    assert meta["traceback"][-1].startswith(f"{WHERE} in observe_one: ")
+    assert all("properties/" not in frame for frame in meta["traceback"])
+    assert counterexample.read(path).trace == tuple(meta["traceback"])
+    assert main(["replay", str(path), "--trace"]) == 1
+    replayed = capsys.readouterr().out
+    assert f"at {WHERE} in observe_one: " in replayed and "RAISES-HERE" in replayed
+    assert "Traceback (most recent call last)" in replayed
+
+
+@pytest.mark.parametrize(
+    "impl, said",
+    [
+        (
+            "one_short",
+            "observe_collections must return a list of one observation per history (1 histories); "
+            "it returned a list of 0",
+        ),
+        ("not_a_list", "observe_collections must return a list of one observation per history"),
+        ("no_final", "observe_collections must return an observation with every (step, label) the model"),
+    ],
+)
+def test_a_wrong_shaped_answer_is_a_contract_violation_exit_2_never_a_counterexample(
+    impl, said, tmp_path, capsys
+):
+    assert _check(impl, tmp_path) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("error: contract violation: ") and said in out, out
+    assert "KeyError" not in out and not list(tmp_path.glob("*.itf.json"))
+
+
+@pytest.fixture
+def written(tmp_path, capsys) -> Path:
+    """A counterexample file of the raising implementation (a read at step 0 or later)."""
+    assert _check("factory", tmp_path / "cx") == 1
+    capsys.readouterr()
+    return _one_file(tmp_path / "cx")
+
+
+def _edited(path: Path, tmp_path: Path, edit) -> Path:
+    raw = json.loads(path.read_text())
+    edit(raw)
+    edited = tmp_path / "edited.itf.json"
+    edited.write_text(json.dumps(raw))
+    return edited
+
+
+@pytest.mark.parametrize("impl", [[], ["--impl", "model"]])
+def test_an_unknown_action_is_not_a_valid_history_exit_2(written, tmp_path, impl, capsys):
+    upsert = _edited(written, tmp_path, lambda raw: raw["states"][0].update(action="upsert"))
+    assert main(["replay", str(upsert), *impl]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("error: not a valid history: ") and "'upsert'" in out, out
+    assert "still fails" not in out and "BadHistory" not in out
+
+
+def test_states_that_do_not_parse_are_not_a_valid_history_exit_2(written, tmp_path, capsys):
+    bad = _edited(written, tmp_path, lambda raw: raw["states"][0]["args"].update(time="x"))
+    assert main(["replay", str(bad)]) == 2
+    out = capsys.readouterr().out
+    assert "not a valid history: action 0: invalid total time 'x'" in out, out
+
+
+def test_verify_exits_2_on_a_corpus_file_that_is_not_a_valid_history(written, tmp_path, monkeypatch, capsys):
+    from frontier_harness.properties.cli import main as cli
+    from frontier_harness.properties.solver import obligations
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    _edited(written, corpus, lambda raw: raw["states"][0].update(action="upsert"))
+    monkeypatch.setattr(cli, "_run_suites", lambda *args: ([], {}))  # the corpus alone (no Spark)
+    monkeypatch.setattr(obligations, "prove", lambda *args: [])
+    assert main(["verify", "--corpus", str(corpus)]) == 2
+    assert "not a valid history" in capsys.readouterr().out
+
+
+def test_a_recorded_disagreement_replays_as_that_disagreement_and_any_other_file_is_not_valid(
+    tmp_path, capsys
+):
+    with patched(resumption, "restart", restart_from_the_minimum):
+        from frontier_harness.properties.adapters.model import ModelImplementation
+        from frontier_harness.properties.engine.runner import run_suite
+
+        result = run_suite(RESUMPTION, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
+        cx = next(r.failure for r in result.results if r.failure is not None)
+        assert cx.disagreement
+        recorded = counterexample.write(cx, tmp_path / "a")
+        assert main(["replay", str(recorded), "--impl", "model"]) == 1
+        assert "still fails: generator/model disagreement" in capsys.readouterr().out
+        relabelled = counterexample.write(attrs.evolve(cx, message="read differs"), tmp_path / "b")
+        assert main(["replay", str(relabelled), "--impl", "model"]) == 2
+        assert "error: not a valid history: the model rejects it: " in capsys.readouterr().out

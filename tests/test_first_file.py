@@ -1,0 +1,104 @@
+"""The first file at once: a counterexample is written the moment it is found and rewritten in place as it
+shrinks; a failing property does not stop the run unless `--fail-fast` (the pytest fixture's default)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.report import CounterexampleFiles
+from frontier_harness.properties.engine.runner import (
+    FOUND,
+    SHRUNK,
+    Run,
+    run_suite,
+    screening_lane,
+    shrinking_lane,
+)
+from tests import planted
+from tests.helpers import QUICK
+
+COLLECTIONS = get_suite("collections")
+PLANTED = "tests.planted:model_keeps_zero_diffs"
+
+
+@pytest.mark.parametrize("screen", [False, True], ids=["hypothesis lane", "screening lane"])
+def test_the_file_is_written_when_found_and_rewritten_in_place_as_it_shrinks(tmp_path, screen):
+    import attrs
+
+    profile = attrs.evolve(QUICK, screening_histories=2000, screening_batch=1000)
+    seen: list[tuple[str, int, bool]] = []
+    console = Console(file=io.StringIO(), width=300)
+    files = CounterexampleFiles(tmp_path, console)
+
+    def found(cx, event):
+        files.announce(cx, event)
+        path = files.paths[(cx.suite, cx.property, cx.domain)]
+        seen.append((event, len(counterexample.read(path).history.actions), path.exists()))
+
+    impl = planted.model_keeps_zero_diffs()
+    run = Run(COLLECTIONS, COLLECTIONS.properties[0], impl, PLANTED, "total", profile, 3, found=found)
+    final = (screening_lane if screen else shrinking_lane)(run).failure
+    assert final is not None and seen[0][0] == FOUND and seen[0][2]
+    assert any(event == SHRUNK for event, _, _ in seen), seen
+    shrunk = seen[0][1] > len(final.history.actions)
+    assert shrunk or not screen, "the screened failure was found minimal: nothing shows the rewrite"
+    path = files.final(final)
+    assert list(tmp_path.glob("*.itf.json")) == [path]
+    assert json.loads(path.read_text()) == json.loads(json.dumps(counterexample.to_itf(final)))
+    said = console.file.getvalue()
+    assert f"counterexample found {seen[0][1]} actions, written to {path}; shrinking it" in said
+    assert not shrunk or f"shrunk to {len(final.history.actions)} actions, rewritten {path}" in said
+
+
+def test_a_failing_property_does_not_stop_the_others_unless_fail_fast():
+    impl, domains = planted.model_keeps_zero_diffs(), ["total", "partitioned"]
+    everything = run_suite(COLLECTIONS, impl, PLANTED, QUICK, 0, domains)
+    assert [r.domain for r in everything.results if not r.passed] == domains
+    first = run_suite(COLLECTIONS, impl, PLANTED, QUICK, 0, domains, fail_fast=True)
+    assert [(r.domain, r.passed) for r in first.results] == [("total", False)]
+
+
+def test_check_runs_every_suite_after_a_failure_and_fail_fast_stops_at_it(tmp_path, capsys):
+    argv = ["check", "--suite", "collections", "--suite", "mutable_antichain", "--domain", "total"]
+    argv += ["--profile", "dev", "--screening", "0", "--impl", PLANTED, "--out", str(tmp_path)]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "collections against" in out and "mutable_antichain against" in out
+    assert "counterexample found" in out
+    assert main([*argv, "--fail-fast"]) == 1
+    out = capsys.readouterr().out
+    assert "collections against" in out and "mutable_antichain against" not in out
+
+
+def test_the_pytest_fixture_stops_at_the_first_failure_by_default(tmp_path, monkeypatch):
+    from frontier_harness.properties.cli.pytest_plugin import Harness
+    from frontier_harness.properties.engine import runner
+
+    calls = []
+    monkeypatch.setattr(
+        runner, "run_suite", lambda *a, **k: calls.append(k) or runner.SuiteResult("s", (), ())
+    )
+    Harness("dev", 0, tmp_path).check("collections", impl="model")
+    Harness("dev", 0, tmp_path).check("collections", impl="model", fail_fast=False)
+    assert [k["fail_fast"] for k in calls] == [True, False]
+
+
+def test_verify_fail_fast_runs_no_proof_and_no_corpus_after_a_failing_suite(monkeypatch, capsys):
+    from collections import Counter
+
+    from frontier_harness.properties.cli import main as cli
+    from frontier_harness.properties.engine.runner import PropertyResult, SuiteResult
+    from frontier_harness.properties.solver import obligations
+
+    failed = SuiteResult("s", (PropertyResult("s", "p", "total", 1, 0.1, Counter()),), ("never reached",))
+    monkeypatch.setattr(cli, "_run_suites", lambda *args: ([failed], {}))
+    monkeypatch.setattr(obligations, "prove", lambda *args: pytest.fail("a proof ran after --fail-fast"))
+    assert main(["verify", "--fail-fast"]) == 1
+    assert "--fail-fast stopped at the first failure" in capsys.readouterr().out
