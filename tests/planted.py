@@ -228,3 +228,56 @@ def _jvm_killer(times: Any) -> Any:
             return super().observe_collections(domain, histories)
 
     return Impl()
+
+
+def complete_one_record_short(pool: Any) -> set[str]:
+    """Bug in the model's summary rule `complete_txns`: a transaction is complete one data record short."""
+    from collections import Counter
+
+    from frontier_harness.model.summary import DataRecord, TxnRecord
+
+    sizes = {r.txn: r.size for r in pool if isinstance(r, TxnRecord)}
+    counts = Counter(r.txn for r in pool if isinstance(r, DataRecord))
+    return {txn for txn, size in sizes.items() if counts[txn] >= size - 1}
+
+
+def model_complete_one_record_short() -> ModelImplementation:
+    """The model with `complete_one_record_short` in its summaries (the fold oracle is not patched)."""
+    from frontier_harness.model import summary
+
+    class Impl(ModelImplementation):
+        def observe_summary(self, domain, histories):
+            with patched(summary, "complete_txns", complete_one_record_short):
+                return super().observe_summary(domain, histories)
+
+    return Impl()
+
+
+def model_read_cache_survives_compaction() -> ModelImplementation:
+    """Bug: reads are served from a cache keyed by time that a compaction does not invalidate
+    (a user's collections implementation; `dev` and `thorough` on `partitioned` missed it)."""
+    from frontier_harness.model.antichain import Antichain
+    from frontier_harness.model.collection import Update, advance_collection, at, consolidate
+
+    def observe(history):
+        domain, updates, cache, observed = history.time_domain, [], {}, {}
+        for step, action in enumerate(history.actions):
+            args = action.args
+            if action.name == "update":
+                updates.append(Update(args["data"], args["time"], args["diff"]))
+                cache.clear()
+            elif action.name == "read":
+                key = domain.key(args["time"])
+                cache.setdefault(key, frozenset(at(domain, updates, args["time"]).items()))
+                observed[(step, "read")] = cache[key]
+            else:
+                updates = advance_collection(domain, updates, Antichain.checked(domain, args["since"]))
+        final = consolidate(domain, updates)
+        observed[(len(history.actions), "final")] = frozenset((u.data, u.time, u.diff) for u in final)
+        return observed
+
+    class Impl(ModelImplementation):
+        def observe_collections(self, domain, histories):
+            return [observe(h) for h in histories]
+
+    return Impl()

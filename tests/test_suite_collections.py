@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.profiles import PROFILES
@@ -23,6 +24,26 @@ def test_planted_model_side_bug_keeping_zero_diffs_is_caught_small(tmp_path):
     failure = result.results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history
+    assert write_and_replay(failure, tmp_path, impl_name) == 1
+
+
+def test_the_model_reaches_every_hard_case_in_every_domain():
+    profile = attrs.evolve(QUICK, screening_histories=2000, screening_batch=2000)
+    result = run_suite(COLLECTIONS, ModelImplementation(), "model", profile, seed=0)
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    assert result.missing_events == ()
+
+
+@pytest.mark.parametrize("domain", COLLECTIONS.domains)
+def test_a_read_cache_compaction_should_invalidate_is_caught_in_every_domain(domain, tmp_path):
+    """A user's bug that passed `partitioned` under `thorough`: a read after a compaction, at a time it moved."""
+    impl_name = "tests.planted:model_read_cache_survives_compaction"
+    profile = attrs.evolve(QUICK, screening_histories=2000, screening_batch=2000)
+    impl = planted.model_read_cache_survives_compaction()
+    result = run_suite(COLLECTIONS, impl, impl_name, profile, seed=0, domains=[domain])
+    failure = result.results[0].failure
+    assert failure is not None, f"the stale read cache passed {domain}"
+    assert len(failure.history.actions) <= 4, failure.history
     assert write_and_replay(failure, tmp_path, impl_name) == 1
 
 
@@ -63,3 +84,20 @@ def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_p
     assert len(failure.history.actions) <= 3, failure.history
     assert write_and_replay(failure, tmp_path, impl_name) == 1
     assert write_and_replay(failure, tmp_path, "spark") == 0
+
+
+def test_a_hard_case_reached_in_one_domain_is_still_missing_in_the_others():
+    from collections import Counter
+
+    from frontier_harness.properties.checks.time.collections import MOVED, NO_JOIN
+    from frontier_harness.properties.engine.runner import PropertyResult, unreached
+
+    def result(domain, *events):
+        return PropertyResult("collections", "p", domain, 1, 0.0, Counter(events))
+
+    domains = ("total", "partitioned")
+    results = [result("total", MOVED), result("partitioned", NO_JOIN)]
+    missing = unreached(COLLECTIONS, domains, results)
+    assert f"{MOVED} [partitioned]" in missing
+    assert f"{MOVED} [total]" not in missing
+    assert not any(m.startswith(NO_JOIN) for m in missing)  # required in partitioned only, and reached there

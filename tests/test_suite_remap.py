@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 import frontier_harness.model.reclock as reclock_module
@@ -16,9 +17,10 @@ REMAP = get_suite("remap")
 
 
 def test_laws_hold_on_every_domain_and_reach_the_hard_cases():
-    result = run_suite(REMAP, ModelImplementation(), "model", QUICK, seed=0)
-    assert result.passed, [r.failure.message for r in result.results if r.failure]
+    profile = attrs.evolve(QUICK, screening_histories=1000, screening_batch=1000)
+    result = run_suite(REMAP, ModelImplementation(), "model", profile, seed=0)
     assert result.missing_events == ()
+    assert result.passed, [r.failure.message for r in result.results if r.failure]
 
 
 def _caught(prop: str, domain: str, max_actions: int, tmp_path) -> None:

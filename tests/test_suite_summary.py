@@ -7,10 +7,12 @@ import pytest
 
 from frontier_harness.model.domains import parse_domain
 from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.reclocking.oracles import summary as fold
 from frontier_harness.properties.checks.reclocking.summary import observe
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.runner import Run, run_suite, screening_lane
+from tests import planted
 from tests.helpers import QUICK, patched, write_and_replay
 
 SUMMARY = get_suite("summary")
@@ -23,6 +25,37 @@ def test_the_model_agrees_with_itself_and_reaches_every_hard_case():
     result = run_suite(SUMMARY, ModelImplementation(), "model", QUICK, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
+
+
+def test_the_fold_and_the_model_agree_on_a_transaction_waiting_for_its_last_record():
+    history = History(
+        "product(total,total)",
+        (
+            Action("txn", {"txn": "t0", "size": 2, "time": (0, 0)}),
+            Action("data", {"txn": "t0", "payload": "t0:0", "time": (0, 0)}),
+            Action("data", {"txn": "t0", "payload": "t0:1", "time": (2, 0)}),
+            Action("mint", {"upper": ((1, 1),), "tick": 1}),
+            Action("mint", {"upper": ((3, 1),), "tick": 3}),
+            Action("crash", {"tick": 1}),
+        ),
+    )
+    expected = fold.observe(history)
+    assert expected[(6, "unordered output")] == {(3, "t0:0", 3, 1), (3, "t0:1", 3, 1)}
+    assert expected[(6, "restarted unordered temp")] == frozenset()
+    assert {k: v for k, v in observe(history).items() if k[1] in fold.LABELS} == expected
+
+
+def test_planted_model_summary_bug_is_caught_by_the_fold_small_and_replays(tmp_path):
+    """The model's own rule broken (on both sides of the model-vs-model comparison): only the fold sees it."""
+    from frontier_harness.model import summary
+
+    with patched(summary, "complete_txns", planted.complete_one_record_short):
+        result = run_suite(SUMMARY, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
+    failures = [r.failure for r in result.results if r.failure]
+    assert [f.property for f in failures] == ["unordered_summary_is_a_fold"]
+    assert len(failures[0].history.actions) <= 3, failures[0].history
+    assert write_and_replay(failures[0], tmp_path, "tests.planted:model_complete_one_record_short") == 1
+    assert write_and_replay(failures[0], tmp_path, "model") == 0
 
 
 def _spark_with(rule: str, replacement):

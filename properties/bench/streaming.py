@@ -3,6 +3,9 @@
 - `streaming_trials_per_minute`: generated histories (`frontier_harness.properties.checks.ingestion.strategies.streaming`, each a
   real query with its crashes and restarts) run by `frontier_harness.spark_impl.streaming.trial` in one session,
   after one warm-up trial; wall-clock, so on a shared machine it moves with the load.
+- `streaming_job_trials_per_minute`: the same, with the worked example job
+  (`frontier_harness.streaming_job_example:factory`, `--job`) in place of our sink, judged by `exactly_once`:
+  its reads of the job's rows and the oracle's batch job included;
 - `validate_checkpoint_s_per_1000_batches`: reading a checkpoint of Kafka-like offsets (3 topics
   x 4 partitions, commits, a file sink's log) and checking the laws, per 1,000 batches, against
   `read_checkpoint_s_per_1000_batches`, reading the same files into a history without the laws.
@@ -47,6 +50,24 @@ def trials_per_minute(histories: int) -> tuple[float, float]:
     return histories / (seconds / 60), seconds
 
 
+EXAMPLE_JOB = "frontier_harness.streaming_job_example:factory"
+
+
+def job_trials_per_minute(histories: int) -> tuple[float, float]:
+    """Trials of the worked example job judged by `exactly_once` (trials, reads and oracle), per minute."""
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.checks.registry import get_suite
+
+    check = get_suite("streaming").property("exactly_once").check
+    impl = load_job(EXAMPLE_JOB)
+    check(impl, [draw_streaming_history(RandomSource(10_001), "partitioned", max_steps=2)])  # warm
+    drawn = [draw_streaming_history(RandomSource(seed), "partitioned") for seed in range(histories)]
+    outcomes: list = []
+    seconds = timed(lambda: outcomes.extend(check(impl, drawn)))
+    assert all(o.ok for o in outcomes), [o.message for o in outcomes if not o.ok][:1]
+    return histories / (seconds / 60), seconds
+
+
 def figures(scale: float) -> list[Figure]:
     batches = max(1000, int(10_000 * scale))
     root = write_log(Path(tempfile.mkdtemp(prefix="fh-bench-checkpoint-")), batches)
@@ -56,6 +77,7 @@ def figures(scale: float) -> list[Figure]:
     assert read["broken"] == [], read["broken"][:3]
     histories = max(6, int(12 * scale))
     rate, seconds = trials_per_minute(histories)
+    job_rate, job_seconds = job_trials_per_minute(histories)
     per_1000 = 1000 / batches
     return [
         Figure(
@@ -63,6 +85,14 @@ def figures(scale: float) -> list[Figure]:
             rate,
             "trials/min",
             f"{histories} generated histories in {seconds:.0f} s, waves of 6 queries, one session",
+        ),
+        Figure(
+            "streaming_job_trials_per_minute",
+            job_rate,
+            "trials/min",
+            f"{histories} histories with --job {EXAMPLE_JOB} in {job_seconds:.0f} s, judged (reads, oracle)",
+            baseline="streaming_trials_per_minute",
+            goal=">= 15 (check --job --profile ci: 60 trials in 4 min)",
         ),
         Figure(
             "read_checkpoint_s_per_1000_batches",

@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = verbs.add_parser("replay", help="re-run a counterexample file on model and implementation")
     replay.add_argument("file", type=Path)
     replay.add_argument("--impl", help="override the implementation recorded in the file")
+    _job_option(replay)
     replay.add_argument(
         "--plot", type=Path, metavar="FILE.png", help="also draw the counterexample (needs the plot extra)"
     )
@@ -122,6 +123,7 @@ def _run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> 
         help="histories the screening lane checks per property and domain",
     )
     verb.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
+    _job_option(verb)
     verb.add_argument(
         "--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)"
     )
@@ -129,6 +131,32 @@ def _run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> 
     verb.add_argument(
         "--fail-fast", action="store_true", help="stop at the first failure (default: run everything)"
     )
+
+
+def _job_option(verb: argparse.ArgumentParser) -> None:
+    verb.add_argument(
+        "--job",
+        metavar="MODULE:FACTORY",
+        help="your streaming job (transform, write, read) in the streaming suite's trials (frontier_harness.properties.checks.ingestion.job)",
+    )
+
+
+def _with_job(
+    args: argparse.Namespace,
+    suite: Suite,
+    impl: Implementation,
+    cx: counterexample.Counterexample | None = None,
+) -> Implementation:
+    """The streaming suite under `--job` (or the job a replayed file recorded) runs the user's job on
+    Spark; other suites are unchanged."""
+    job = getattr(args, "job", None) or (cx.job if cx is not None else None)
+    if not job or suite.name != "streaming":
+        return impl
+    if args.impl not in (None, "spark"):
+        raise HarnessError(f"--job runs on Spark: it cannot be combined with --impl {args.impl}")
+    from frontier_harness.properties.adapters.job import load_job
+
+    return load_job(job)
 
 
 def _profile(args: argparse.Namespace, config: Config) -> Profile:
@@ -197,13 +225,15 @@ def _against(
 
     loaded: dict[str, Implementation] = {}
     runs = []
+    if getattr(args, "job", None) and not any(s.name == "streaming" for s in suites):
+        raise HarnessError("--job applies to the streaming suite only: add --suite streaming")
     for suite in suites:
         spec = args.impl or suite.default_impl
         if spec not in loaded:
             loaded[spec] = load_implementation(spec)
         reason = suite.unsupported(loaded[spec], spec)
         if reason is None:
-            runs.append((suite, spec, loaded[spec]))
+            runs.append((suite, spec, _with_job(args, suite, loaded[spec])))
         elif getattr(args, "suite", None) or not args.impl:
             raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {spec}")
         else:
@@ -314,7 +344,7 @@ def _replay(args: argparse.Namespace, out: Console) -> int:
 
     cx = counterexample.read(args.file)
     suite, spec = get_suite(cx.suite), args.impl or cx.impl
-    impl = load_implementation(spec)
+    impl = _with_job(args, suite, load_implementation(spec), cx)
     suite.require(impl, spec)
     impl.prepare()
     outcome = replay(suite, impl, cx)

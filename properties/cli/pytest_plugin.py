@@ -2,6 +2,7 @@
 
     def test_my_pipeline(frontier_harness):
         frontier_harness.check("collections", impl="my_pkg.pipeline:factory")
+        frontier_harness.check("streaming", job="my_pkg.job:factory")  # your streaming job (frontier_harness.properties.checks.ingestion.job)
 
 Options: `--fh-profile` (default ci), `--fh-seed`. Under `pytest -n auto` each
 xdist worker has its own lazily started Spark session; the `thorough` profile's
@@ -43,6 +44,7 @@ class Harness:
         impl: str | None = None,
         domains: Sequence[str] | None = None,
         fail_fast: bool = True,
+        job: str | None = None,
     ) -> None:
         """Runs the suite; stops at its first failure unless `fail_fast=False` (then every property and
         domain runs and the test fails with the first counterexample)."""
@@ -54,9 +56,15 @@ class Harness:
         impl_name = impl or suite.default_impl
         profile = attrs.evolve(load_config().profile(self.profile_name), seed=self.seed)
         files = report.CounterexampleFiles(self.out, None)
+        if job is not None:
+            from frontier_harness.properties.adapters.job import load_job
+
+            implementation = load_job(job)
+        else:
+            implementation = load_implementation(impl_name)
         result = run_suite(
             suite,
-            load_implementation(impl_name),
+            implementation,
             impl_name,
             profile,
             self.seed,

@@ -49,6 +49,8 @@ class Counterexample:
     impl_said: Any = None
     # When the implementation raised: its traceback cut to its own frames (`file:line in function: source`).
     trace: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    # The user's streaming job (`--job MODULE:FACTORY`) the trials ran, so `replay` runs it again.
+    job: str | None = None
 
     @builtins.property  # `property` is a field here
     def domain(self) -> str:
@@ -88,6 +90,8 @@ def to_itf(cx: Counterexample) -> dict:
     }
     if cx.trace:
         meta["traceback"] = list(cx.trace)
+    if cx.job:
+        meta["job"] = cx.job
     states = [
         State(
             meta={"index": i},
@@ -161,6 +165,7 @@ def from_itf(raw: Any, path: Any = "<trace>") -> Counterexample:
         model_said=meta.get("model"),
         impl_said=meta.get("implementation"),
         trace=_trace(meta.get("traceback"), path),
+        job=meta["job"] if isinstance(meta.get("job"), str) else None,
     )
 
 

@@ -137,6 +137,7 @@ class Run:
             model_said=outcome.expected,
             impl_said=outcome.actual,
             trace=outcome.trace,
+            job=getattr(self.impl, "streaming_job", None),  # the user's `--job`, which `replay` runs again
         )
 
 
@@ -316,9 +317,22 @@ def run_suite(
             )
             if fail_fast and not results[-1].passed:
                 return SuiteResult(suite.name, tuple(results), ())
-    reached = set().union(*(r.events for r in results)) if results else set()
-    missing = tuple(e for e in suite.required_in(domains) if e not in reached)
-    return SuiteResult(suite.name, tuple(results), missing)
+    return SuiteResult(suite.name, tuple(results), unreached(suite, domains, results))
+
+
+def unreached(suite: Suite, domains: Sequence[str], results: Sequence[PropertyResult]) -> tuple[str, ...]:
+    """Each required hard case never generated in a domain that has it, as `case [domain]`.
+
+    A case is required in every domain of the run its `event_domains` names (all by
+    default): reached in one domain, it says nothing about another's generator.
+    """
+    reached = {(r.domain, e) for r in results for e in r.events}
+    return tuple(
+        f"{e} [{d}]"
+        for e in suite.required_in(domains)
+        for d in domains
+        if d in suite.event_domains.get(e, domains) and (d, e) not in reached
+    )
 
 
 def scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:

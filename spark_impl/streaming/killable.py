@@ -23,6 +23,7 @@ from typing import Any
 
 from frontier_harness.spark_impl.errors import SparkInfrastructureError
 from frontier_harness.spark_impl.streaming import faults
+from frontier_harness.spark_impl.streaming.job import make_job
 from frontier_harness.spark_impl.streaming.query import QuerySpec, drain, start_query
 
 TIMEOUT_S = 600
@@ -62,6 +63,7 @@ def launch(spec: QuerySpec, source: type, writer: Any, fault: str | None) -> Lau
                 "root": str(spec.root),
                 "trigger": spec.trigger,
                 "sink": spec.sink,
+                "job": spec.job,
                 "source": _name(source),
                 "writer": _name(writer),
                 "fault": fault,
@@ -69,7 +71,8 @@ def launch(spec: QuerySpec, source: type, writer: Any, fault: str | None) -> Lau
         )
     )
     env = {**os.environ, faults.KILLABLE: "1"}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    paths = (str(ROOT), os.getcwd(), env.get("PYTHONPATH", ""))  # a user's job imports from where it runs
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     log = spec_file.with_suffix(".log")
     with open(log, "w") as stderr:
         process = subprocess.Popen(
@@ -87,13 +90,14 @@ def main(spec_file: str) -> None:
     from frontier_harness.spark_impl.session import spark
 
     spec = json.loads(Path(spec_file).read_text())
-    query_spec = QuerySpec(Path(spec["root"]), spec["trigger"], spec["sink"])
+    query_spec = QuerySpec(Path(spec["root"]), spec["trigger"], spec["sink"], spec.get("job"))
     source = _load(spec["source"])
     session = spark()
     session.dataSource.register(source)
     if spec["fault"]:
         faults.arm(query_spec.log, spec["fault"], kill=True)
-    query = start_query(session, source.name(), query_spec, _load(spec["writer"]))
+    job = make_job(query_spec.job, query_spec.job_dir) if query_spec.job else None
+    query = start_query(session, source.name(), query_spec, _load(spec["writer"]), job)
     drain(query, query_spec.trigger)
     query.stop()
 

@@ -13,10 +13,15 @@ from typing import Any
 
 import attrs
 
+from frontier_harness.spark_impl.streaming.job import job_writer, transformed
 from frontier_harness.spark_impl.streaming.sinks import BatchWriter
 
 TRIGGERS = ("processingTime", "availableNow")
-SINKS = ("shard", "files")
+SINKS = (
+    "shard",
+    "files",
+    "job",
+)  # `job`: a user's job (`frontier_harness.spark_impl.streaming.job`), under `--job`
 PROCESSING_TIME = "100 milliseconds"
 
 
@@ -27,6 +32,7 @@ class QuerySpec:
     root: Path
     trigger: str = "processingTime"
     sink: str = "shard"
+    job: str | None = None  # a user's job, MODULE:FACTORY: its sink replaces the history's
 
     @property
     def log(self) -> Path:
@@ -40,13 +46,29 @@ class QuerySpec:
     def sink_dir(self) -> Path:
         return self.root / "sink"
 
+    @property
+    def job_dir(self) -> Path:
+        """The directory the user's job owns (empty at its first start)."""
+        return self.root / "job"
 
-def start_query(session: Any, source_name: str, spec: QuerySpec, writer: Callable[[str, str], BatchWriter]):
+
+def start_query(
+    session: Any,
+    source_name: str,
+    spec: QuerySpec,
+    writer: Callable[[str, str], BatchWriter],
+    job: Any = None,
+):
     """Starts the query and waits until its source is initialized (Spark allows 10 s for a Python
-    source's process to connect back, so queries are started one at a time)."""
+    source's process to connect back, so queries are started one at a time). With a user's `job`
+    (built by the caller for this start), the stream is its `transform` into its wrapped `write`."""
     stream = session.readStream.format(source_name).option("path", str(spec.log)).load()
+    if job is not None:
+        stream = transformed(job, stream)
     out = stream.writeStream.option("checkpointLocation", str(spec.checkpoint))
-    if spec.sink == "shard":
+    if job is not None:
+        out = out.foreachBatch(job_writer(job, str(spec.log)))
+    elif spec.sink == "shard":
         out = out.foreachBatch(writer(str(spec.sink_dir), str(spec.log)))
     else:
         out = out.format("parquet").option("path", str(spec.sink_dir))

@@ -39,7 +39,14 @@ Properties, each judged from the implementation's own observation:
   differential check for an implementation of its own, e.g. Spark).
 
 Hard cases are counted from the history with the same restated rule and the
-world's own uppers and contents, never from `frontier_harness.model.expiration`.
+world's own uppers and contents, never from `frontier_harness.model.expiration`. Besides the cases
+above, each boundary of the rule is required (docs/required-events.md): a read exactly
+at the expiration and one tick before it, a read at the last wall-clock time an
+incarnation runs, a diff exactly at the drop point and one before it, `UP TO` exactly at
+the expiration, a refresh exactly where the inputs would expire the dataflow, a read by
+a third incarnation, and (beyond the bound) a frontier exactly at the expiration. Not
+generated: an offset or time near the i64 limit (`start + offset + 1` overflowing a
+Spark `long`): the seed states no saturating rule for it, so there is nothing to judge.
 """
 
 from __future__ import annotations
@@ -253,7 +260,78 @@ def events(history: History) -> list[str]:
     for name, action in _maintained(history).items():
         found |= _dataflow_events(history, catalog, feed, name, action)
     found |= _read_events(history, catalog, feed, starts)
+    found |= _boundary_events(history, catalog, feed, starts)
     return sorted(found)
+
+
+READ_AT, READ_BEFORE = "read exactly at the expiration", "read one tick before the expiration"
+LAST_WALL = "read at the last wall-clock time an incarnation runs"
+DIFF_AT, DIFF_BEFORE = (
+    "diff exactly at the expiration (dropped)",
+    "diff one tick before the expiration (kept)",
+)
+UP_TO_AT = "subscribe UP TO exactly at the expiration"
+REFRESH_AT = "a refresh exactly where the inputs would expire the dataflow"
+THIRD = "read served by a third incarnation"
+FRONTIER_AT = "frontier exactly at the expiration"
+
+
+def _boundary_events(history: History, catalog: Any, feed: Feed, starts: tuple) -> set[str]:
+    """The rule's edges: reads, diffs, `UP TO` and refreshes exactly at (or one before) an expiration."""
+    found, offset = set(), oracle.offset(history)
+    for a in history.actions:
+        if a.name != "read" or offset == 0:
+            continue
+        name, wall, time = a.args["name"], a.args["wall"], a.args["time"]
+        start = max((s for s in starts if s <= wall), default=None)
+        if start is None or wall > start + offset:
+            continue
+        found |= {LAST_WALL} if wall == start + offset else set()
+        found |= {THIRD} if len(starts) > 2 and start >= starts[2] else set()
+        expiration = oracle.expiration_at(history, name, start)
+        found |= {READ_AT} if time == expiration else set()
+        found |= {READ_BEFORE} if expiration is not None and time == expiration - 1 else set()
+    for name, action in _maintained(history).items():
+        for _, start in _restarts(history):
+            found |= _dataflow_boundaries(history, catalog, feed, name, action, start)
+    return found
+
+
+def _dataflow_boundaries(
+    history: History, catalog: Any, feed: Feed, name: str, action: Any, start: int
+) -> set:
+    found, expiration = set(), oracle.expiration_at(history, name, start)
+    drop = oracle.must_drop_from(history, name, start)
+    if drop is not None:
+        times = {u.time for u in output_updates(catalog, feed, name)}
+        found |= {DIFF_AT} if drop in times else set()
+        found |= {DIFF_BEFORE} if drop - 1 in times else set()
+    if expiration is not None and action.args.get("up_to") == expiration:
+        found.add(UP_TO_AT)
+    would = _would_expire(history, name, start)
+    for clause in _refreshes(history, name):
+        every, aligned = clause.get("every"), clause.get("aligned_to", 0)
+        exact = clause.get("at") == would or (every and would >= aligned and (would - aligned) % every == 0)
+        found |= {REFRESH_AT} if would is not None and exact else set()
+    return found
+
+
+def _would_expire(history: History, name: str, start: int) -> int | None:
+    """Where the inputs alone would expire `name` (the oracle's rule with its refreshes ignored)."""
+    leads = _leads(history, name, start)
+    if oracle.offset(history) == 0 or oracle.never_expires(history, name) or not leads:
+        return None
+    return start + oracle.offset(history) + max(0, min(leads)) + 1
+
+
+def _refreshes(history: History, name: str) -> list[dict]:
+    names = oracle.closure(history, name)
+    return [
+        c
+        for a in history.actions
+        if a.name == "create_mv" and a.args["name"] in names
+        for c in a.args.get("refresh") or ()
+    ]
 
 
 def _dataflow_events(history: History, catalog: Any, feed: Feed, name: str, action: Any) -> set[str]:
@@ -330,6 +408,7 @@ def events_beyond_the_bound(history: History) -> list[str]:
         expiration, upper = oracle.expiration_at(history, name, start), _upper(catalog, feed, name, wall)
         if expiration is not None and upper is not None and upper >= expiration:
             found.add("frontier passes the expiration")
+            found |= {FRONTIER_AT} if upper == expiration else set()
     return sorted(found)
 
 
@@ -399,6 +478,15 @@ SUITE = Suite(
         "read with data after a restart",
         "an input gets further ahead after a restart",
         "frontier passes the expiration",
+        READ_AT,
+        READ_BEFORE,
+        LAST_WALL,
+        DIFF_AT,
+        DIFF_BEFORE,
+        UP_TO_AT,
+        REFRESH_AT,
+        THIRD,
+        FRONTIER_AT,
     ),
     domains=("total",),
 )

@@ -56,6 +56,11 @@ def _temporal_nodes(plan: dict) -> list[dict]:
     return found + [n for c in children for n in _temporal_nodes(c)]
 
 
+UNTIL_AT_START = "until exactly at an insertion's start (dropped)"
+UNTIL_AT_END = "until exactly at a retraction's upper_exclusive"
+ONE_TICK = "validity interval of exactly one tick"
+
+
 def events(history: History) -> list[str]:
     """Hard cases: empty intervals, retractions, lower bounds that move the start, until dropping diffs, joins."""
     found: set[str] = set()
@@ -78,6 +83,9 @@ def events(history: History) -> list[str]:
                     found.add("retraction at upper_exclusive")
                     if until is not None and start < until <= end:
                         found.add("until drops a retraction")
+                    found |= {UNTIL_AT_END} if until == end else set()
+                    found |= {ONE_TICK} if end == start + 1 else set()
+                found |= {UNTIL_AT_START} if until == start else set()
                 if start > u.time:
                     found.add("lower bound moves the insertion later")
     return sorted(found)
@@ -102,6 +110,9 @@ SUITE = Suite(
         "until drops a retraction",
         "lower bound moves the insertion later",
         "temporal query with a join",
+        UNTIL_AT_START,
+        UNTIL_AT_END,
+        ONE_TICK,
     ),
     domains=("total",),
 )

@@ -17,6 +17,13 @@ Properties: the laws (nothing lost or duplicated, equal to the uninterrupted run
 commits never regress nor pass what is durable in both shards; restarts never
 need compacted offsets; `R(t)` unchanged by compaction at and beyond `since`)
 checked on any implementation's observations, and Spark equal to the model.
+
+Required hard cases (docs/required-events.md): a crash at every point between the
+durable writes (remap append, data append, upstream commit, remap compaction, in both
+checkpoint orders), restarts after crashes and upstream compactions, a restart resuming
+exactly at the upstream's compaction point, a second crash after a restart (three
+sessions), a restart with nothing to recover, a checkpoint that commits nothing new, an
+ingest at a tick not past the last; a partition discovered late only in `partitioned`.
 """
 
 from __future__ import annotations
@@ -233,11 +240,65 @@ def events(history: History) -> list[str]:
                 found.add("crash between the remap compaction and the upstream commit")
         else:
             found.add("upstream commit before the remap compaction")
+    found |= _boundary_events(history)
     if history.domain == "partitioned":
         first_ingest = names.index("ingest") if "ingest" in names else len(names)
         if any(a.name == "produce" and a.args["partition"] > 0 for a in history.actions[first_ingest:]):
             found.add("partition discovered after ingestion began")
     return sorted(found)
+
+
+RESUME_AT_START = "restart resumes exactly at the upstream's compaction point"
+SECOND_CRASH = "a second crash after a restart (three sessions)"
+CLEAN_RESTART = "restart of a running process"
+SAME_COMMIT = "checkpoint that commits what is already committed"
+STALE_TICK = "ingest at a tick not past the last"
+AFTER_BOTH = "crash after the upstream commit of a compact-first checkpoint"
+BOUNDARIES = (RESUME_AT_START, SECOND_CRASH, CLEAN_RESTART, SAME_COMMIT, STALE_TICK, AFTER_BOTH)
+
+
+def _boundary_events(history: History) -> set[str]:
+    """Exact resumption points, sessions, restarts with nothing to recover, commits that change nothing."""
+    found, down, crashes, last_tick = set(), False, 0, 0
+    for a in history.actions:
+        if a.name == "restart":
+            found |= {CLEAN_RESTART} if not down else set()
+            down = False
+        elif a.name in ("ingest", "checkpoint") and not down:
+            found |= {STALE_TICK} if a.name == "ingest" and a.args["tick"] <= last_tick else set()
+            last_tick = max(last_tick, a.args.get("tick", 0))
+            if a.args.get("fault"):
+                crashes, down = crashes + 1, True
+                found |= {SECOND_CRASH} if crashes > 1 else set()
+                if a.args["fault"] == "after_commit" and a.args.get("compact_first"):
+                    found.add(AFTER_BOTH)
+    try:
+        observed = observe(history)
+    except ModelError:
+        return found
+    return found | _observed_events(observed)
+
+
+def _observed_events(observed: Observation) -> set[str]:
+    found, committed = set(), None
+    for step, label in sorted(observed):
+        if label == "resumed":
+            starts = {p: first for p, first in observed[(step, "upstream_start")] if first > 0}
+            if any(starts.get(_partition(t)) == _offset(t) for t in observed[(step, label)]):
+                found.add(RESUME_AT_START)
+        elif label == "committed":
+            now = observed[(step, label)]
+            found |= {SAME_COMMIT} if now and now == committed else set()
+            committed = now
+    return found
+
+
+def _partition(time: Any) -> int:
+    return getattr(time, "lo", 0)
+
+
+def _offset(time: Any) -> int:
+    return getattr(time, "offset", time)
 
 
 def _compacting_checkpoints(history: History) -> list:
@@ -305,6 +366,7 @@ SUITE = Suite(
         "upstream commit before the remap compaction",
         "remap compacted before the upstream commit",
         "crash between the remap compaction and the upstream commit",
+        *BOUNDARIES,
     ),
     event_domains={"partition discovered after ingestion began": ("partitioned",)},
     domains=DOMAINS,

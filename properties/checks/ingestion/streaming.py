@@ -68,53 +68,77 @@ def _frontier(elements: Any) -> Antichain:
     return Antichain.of(DOMAIN, [PartitionedTime(*e) for e in elements])
 
 
-def _records(history: History, before: int) -> list[Update]:
-    """The records produced before `before`, at their FromTime (partition, offset)."""
+def _records(history: History, before: int, whole: bool = False) -> list[Update]:
+    """The records produced before `before`, at their FromTime (partition, offset); `whole` keeps each
+    record's `(data, partition, offset)` as its data."""
     offsets: Counter[int] = Counter()  # partition -> next offset
     found = []
     for action in history.actions[:before]:
         if action.name == "produce":
-            p = action.args["partition"]
-            found.append(Update(action.args["data"], PartitionedTime.point(p, offsets[p]), 1))
+            p, data = action.args["partition"], action.args["data"]
+            record = (data, p, offsets[p]) if whole else data
+            found.append(Update(record, PartitionedTime.point(p, offsets[p]), 1))
             offsets[p] += 1
     return found
 
 
-def _property_check(judge: Callable[[History, Observation], Outcome]):
+def _property_check(judge: Callable[[History, Observation], Outcome], job_judge: Any = None):
+    """A batched check; under a user's job (`impl.streaming_job`), `job_judge` with the oracle's rows."""
+
     def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
-        return [judge(h, obs) for h, obs in zip(histories, observations(impl, histories))]
+        observed = observations(impl, histories)
+        if job_judge is None or getattr(impl, "streaming_job", None) is None:
+            return [judge(h, obs) for h, obs in zip(histories, observed)]
+        from frontier_harness.properties.checks.ingestion import streaming_job
+
+        outputs = streaming_job.batch_outputs(impl, histories, observed)
+        return [job_judge(h, obs, outputs) for h, obs in zip(histories, observed)]
 
     return check
 
 
+def committed_batches(
+    history: History, obs: Observation, step: int, uncommitted: bool = False
+) -> dict[int, list] | Outcome:
+    """Batch id -> its records `(data, partition, offset)`, for the batches committed at `step` (with
+    `uncommitted`, every batch logged): the model's reclocked collection through the remap the offset
+    log is (batch `N` at IntoTime `N + 1`). A failing outcome when the query failed, the offset log is
+    no remap, or (at the final step) a record was never processed."""
+    if (step, "error") in obs:
+        return _fail(step, f"the query failed: {_show(obs[(step, 'error')])}", obs, "error")
+    try:
+        remap = Remap.minted(DOMAIN, [(_frontier(f), b + 1) for b, f in sorted(obs[(step, "offsets")])])
+    except ModelError as exc:
+        return _fail(
+            step, f"the offset log is not a remap, nothing to reclock through: {exc}", obs, "offsets"
+        )
+    reclocked = reclock(remap, _records(history, step, whole=True))
+    committed = obs[(step, "commits")]
+    if step == len(history.actions):
+        unbound = sorted(u.data[0] for u in reclocked.pending)
+        never = sorted(f"{u.data[0]}@{u.time - 1}" for u in reclocked.updates if u.time - 1 not in committed)
+        if unbound or never:
+            message = f"records never processed: unbound {unbound}, in batches never committed {never}"
+            return _fail(step, message, obs, "commits")
+    batches: dict[int, list] = {}
+    for u in reclocked.updates:
+        if uncommitted or u.time - 1 in committed:
+            batches.setdefault(u.time - 1, []).extend([u.data] * u.diff)
+    return batches
+
+
+def up_steps(obs: Observation) -> list[int]:
+    """The observed steps, but those after which the query was down (the oracle skips them)."""
+    return [step for step in _steps(obs) if (step, "down") not in obs or (step, "error") in obs]
+
+
 def exactly_once(history: History, obs: Observation) -> Outcome:
     """The sink equals the reclocked collection after every step that left the query up (see the module)."""
-    for step in _steps(obs):
-        if (step, "error") in obs:
-            return _fail(step, f"the query failed: {_show(obs[(step, 'error')])}", obs, "error")
-        if (step, "down") in obs:
-            continue
-        try:
-            remap = Remap.minted(DOMAIN, [(_frontier(f), b + 1) for b, f in sorted(obs[(step, "offsets")])])
-        except ModelError as exc:
-            return _fail(
-                step, f"the offset log is not a remap, nothing to reclock through: {exc}", obs, "offsets"
-            )
-        reclocked = reclock(remap, _records(history, step))
-        committed = obs[(step, "commits")]
-        if step == len(history.actions):
-            unbound = sorted(u.data for u in reclocked.pending)
-            uncommitted = sorted(
-                f"{u.data}@{u.time - 1}" for u in reclocked.updates if u.time - 1 not in committed
-            )
-            if unbound or uncommitted:
-                message = (
-                    f"records never processed: unbound {unbound}, in batches never committed {uncommitted}"
-                )
-                return _fail(step, message, obs, "commits")
-        expected = frozenset(
-            (u.data, u.time - 1, u.diff) for u in reclocked.updates if u.time - 1 in committed
-        )
+    for step in up_steps(obs):
+        batches = committed_batches(history, obs, step)
+        if isinstance(batches, Outcome):
+            return batches
+        expected = frozenset((r[0], b, 1) for b, records in batches.items() for r in records)
         if obs[(step, "sink")] != expected:
             return _mismatch(step, expected, obs[(step, "sink")])
     return Outcome(ok=True)
@@ -160,7 +184,8 @@ def checkpoint_history(obs: Observation, step: int) -> History:
     """The checkpoint a trial observed at `step`, as the history `frontier_harness.properties.checks.ingestion.checkpoint_log` reads from files."""
     offsets = dict(obs[(step, "offsets")])
     writes = dict(obs[(step, "sink_writes")])
-    actions = [Action("file_sink", {})]
+    job = any(label == "job_rows" for _, label in obs)  # a user's sink: no sink log to check
+    actions = [] if job else [Action("file_sink", {})]
     for batch in sorted(set(offsets) | set(writes) | set(obs[(step, "commits")])):
         if batch in offsets:
             frontier = [list(e) for e in offsets[batch]]
@@ -212,12 +237,18 @@ def _show(rows: frozenset[tuple[Any, ...]]) -> str:
     return "; ".join(" ".join(map(str, row)) for row in sorted(rows))
 
 
+RERUN = "re-run of a batch after after_sink"
+
+
 def events(history: History) -> list[str]:
     """Hard cases the history reaches: each crash point firing (a live query with new records), a restart
-    after the upstream compacted while the query was down, and which trigger and sink it runs."""
+    after the upstream compacted while the query was down, the batch a crash after the sink left
+    uncommitted run again (a restart, or the final step's), and which trigger and sink it runs.
+    Under a user's job every crash point is in its query, `after_sink` after its `write` returned."""
     query = history.actions[0].args if history.actions and history.actions[0].name == "query" else {}
     found = {f"{query.get('trigger', 'processingTime')} trigger, {query.get('sink', 'shard')} sink"}
     down = pending = compacted = False
+    after_sink = False
     for action in history.actions:
         fault = action.args.get("fault")
         if action.name == "produce":
@@ -227,13 +258,18 @@ def events(history: History) -> list[str]:
         elif action.name == "trigger" and not down:
             if fault and pending:
                 found.add(f"crash {fault}" + (" (SIGKILL)" if action.args.get("kill") else ""))
+                after_sink = fault == "after_sink"
             down, pending = bool(fault and pending), False
         elif action.name == "restart":
             if down and compacted:
                 found.add("restart after upstream compaction")
-            down = pending = compacted = False
+            if down and after_sink:
+                found.add(RERUN)
+            down = pending = compacted = after_sink = False
     if down and compacted:
         found.add("restart after upstream compaction")
+    if down and after_sink:
+        found.add(RERUN)
     return sorted(found)
 
 
@@ -246,12 +282,34 @@ def all_laws(history: History, obs: Observation) -> Outcome:
     return Outcome(ok=True)
 
 
+def _job_exactly_once(history: History, obs: Observation, outputs: Any) -> Outcome:
+    from frontier_harness.properties.checks.ingestion.streaming_job import job_exactly_once
+
+    return job_exactly_once(history, obs, outputs)
+
+
+def _job_all_laws(history: History, obs: Observation, outputs: Any) -> Outcome:
+    outcome = _job_exactly_once(history, obs, outputs)
+    return outcome if not outcome.ok else all_laws_but_exactly_once(history, obs)
+
+
+def all_laws_but_exactly_once(history: History, obs: Observation) -> Outcome:
+    for judge in (offset_log_is_remap, bounded_input_reliance):
+        outcome = judge(history, obs)
+        if not outcome.ok:
+            return outcome
+    return Outcome(ok=True)
+
+
+JOB_JUDGES = {"exactly_once": _job_exactly_once, "laws_under_sigkill": _job_all_laws}
+
+
 def _property(name: str, doc: str, judge, kill: bool = False) -> Property:
     return Property(
         name=name,
         doc=doc,
         draw=lambda source, domain: draw_streaming_history(source, domain, kill=kill),
-        check=_property_check(judge),
+        check=_property_check(judge, JOB_JUDGES.get(name)),
         events=events,
         profiles=("thorough",) if kill else (),
     )
@@ -286,6 +344,6 @@ SUITE = Suite(
     default_impl="spark",
     # One history is one real query: seconds, not milliseconds. ci checks 1 example + ~12 histories.
     spark_cost=160.0,
-    required_events=tuple(f"crash {p}" for p in CRASH_POINTS) + ("restart after upstream compaction",),
+    required_events=tuple(f"crash {p}" for p in CRASH_POINTS) + ("restart after upstream compaction", RERUN),
     domains=("partitioned",),
 )

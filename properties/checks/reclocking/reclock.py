@@ -5,6 +5,14 @@ points (`frontier_harness.properties.checks.reclocking.strategies.reclocking`), 
 `R(tick)` at each read, `source_upper_at` at each inversion, the reclocked
 collection and the pending updates at each reclock point and at the end, and the
 remap's final (compacted, consolidated) bindings.
+
+Required hard cases (docs/required-events.md), in every domain unless `EVENT_DOMAINS`
+says (partitions exist only in `partitioned`, a Total frontier has one element): besides
+skipped ticks, a closed source, compactions and pending updates, the boundaries of the
+rules: an update exactly at a remap frontier element (not yet reclockable), reads and
+inversions exactly at a since a compaction moved, a read at the last readable tick, a
+mint exactly at the remap's upper, a compaction to the since it already has, and a
+second compaction that moves it.
 """
 
 from __future__ import annotations
@@ -100,6 +108,7 @@ def _events(history: History) -> list[str]:
             found.add("since at a binding time")
         elif action.name == "update" and getattr(args["time"], "lo", 0) != getattr(args["time"], "hi", 0):
             found.add("update on a range of partitions")
+        found |= _boundary_events(remap, after, action)
         remap = after
     result = reclock(remap, updates)
     if result.pending:
@@ -109,7 +118,49 @@ def _events(history: History) -> list[str]:
         found.add("update reclocked to a compacted since")
     if any(len(f) > 1 for _, f in remap.steps()):
         found.add("remap frontier with several elements")
+    if any(u.time in f for _, f in remap.steps() for u in updates):
+        found.add(AT_FRONTIER)
     return sorted(found)
+
+
+AT_FRONTIER = "update exactly at a remap frontier element"
+READ_AT_SINCE = "read exactly at a moved since"
+READ_AT_LAST = "read at the last readable tick"
+INVERT_AT_SINCE = "inversion exactly at a moved since"
+MINT_AT_UPPER = "mint exactly at the remap's upper"
+SINCE_AGAIN = "compaction to the since it already has"
+TWO_COMPACTIONS = "a second compaction that moves the since"
+BOUNDARIES = (
+    AT_FRONTIER,
+    READ_AT_SINCE,
+    READ_AT_LAST,
+    INVERT_AT_SINCE,
+    MINT_AT_UPPER,
+    SINCE_AGAIN,
+    TWO_COMPACTIONS,
+)
+
+
+def _only(frontier: Antichain) -> int | None:
+    return next(iter(frontier), None)
+
+
+def _boundary_events(before: Remap, after: Remap, action: Action) -> set[str]:
+    """Ticks exactly at the since (moved by a compaction), at the last readable tick, at the upper."""
+    found, args, since, upper = set(), action.args, _only(before.since), _only(before.upper)
+    if action.name == "read" and since and args["tick"] == since:
+        found.add(READ_AT_SINCE)
+    if action.name == "read" and upper is not None and args["tick"] == upper - 1:
+        found.add(READ_AT_LAST)
+    if action.name == "invert" and since and args.get("tick") == since:
+        found.add(INVERT_AT_SINCE)
+    if action.name == "mint" and after != before and args["tick"] == upper:
+        found.add(MINT_AT_UPPER)
+    if action.name == "compact" and args["to"] == since:
+        found.add(SINCE_AGAIN)
+    if action.name == "compact" and since and _only(after.since) != since:
+        found.add(TWO_COMPACTIONS)
+    return found
 
 
 def _mint_events(before: Remap, after: Remap, args: Mapping[str, Any], seen_partitions: set[int]) -> set[str]:
@@ -125,6 +176,13 @@ def _mint_events(before: Remap, after: Remap, args: Mapping[str, Any], seen_part
         seen_partitions |= points
     return found
 
+
+# Partitions exist only in `partitioned`; a Total frontier has one element.
+EVENT_DOMAINS = {
+    "new partition appears": ("partitioned",),
+    "update on a range of partitions": ("partitioned",),
+    "remap frontier with several elements": ("product(total,total)", "partitioned"),
+}
 
 SUITE = Suite(
     name="reclock",
@@ -149,5 +207,7 @@ SUITE = Suite(
         "update reclocked to a compacted since",
         "update on a range of partitions",
         "remap frontier with several elements",
+        *BOUNDARIES,
     ),
+    event_domains=EVENT_DOMAINS,
 )

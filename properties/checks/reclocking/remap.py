@@ -208,4 +208,5 @@ SUITE = Suite(
     default_impl="model",
     calls=(),
     required_events=(*reclock_suite.SUITE.required_events, "inversion at a binding time that has updates"),
+    event_domains=reclock_suite.EVENT_DOMAINS,
 )

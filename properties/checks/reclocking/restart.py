@@ -11,6 +11,7 @@ holds an implementation's summaries and restarts against these.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from frontier_harness.model.antichain import Antichain
@@ -96,13 +97,16 @@ def restart_is_identical(remap: Remap, records: list, crash: int) -> str | None:
 
 def transactions_in_order(remap: Remap, records: list, crash: int) -> str | None:
     """Ordered: whenever a transaction is published, every transaction with metadata time `<=` its own is too."""
-    meta = {r.txn: r.time for r in records if isinstance(r, TxnRecord)}
+    txns = {r.txn: r for r in records if isinstance(r, TxnRecord)}
+    meta = {txn: r.time for txn, r in txns.items()}
     if not meta:
         return None
     for t, summary in run(remap, Transactional(ordered=True), records):
         published = {u.data.split(":")[0] for u in summary.output}
+        # a transaction without data publishes nothing: before a published one it must be complete (covered)
+        empty = {e for e, r in txns.items() if r.size == 0 and Transactional().covers(remap.at(t), r)}
         for txn in published:
-            missing = [e for e, m in meta.items() if m <= meta[txn] and e not in published]
+            missing = [e for e, m in meta.items() if m <= meta[txn] and e not in published | empty]
             if missing:
                 return f"at {t}, {txn} (metadata {meta[txn]}) is published before earlier {missing}"
     return None
@@ -125,7 +129,70 @@ def events(history: History) -> list[str]:
             found.add("records not yet covered")
     if summarizers(records)[0] != Independent():
         found |= _transaction_events(remap, records, crash)
-    return sorted(found)
+    return sorted(found | _boundary_events(remap, records, crash))
+
+
+AT_FRONTIER = "record exactly at a frontier element"
+ONE_SHORT = "transaction one data record short"
+SAME_META = "two transactions at one metadata time, one incomplete"
+EMPTY_TXN = "transaction with no data records"
+DATA_FIRST = "data covered before its metadata"
+CRASH_AT_ZERO = "crash at IntoTime 0"
+CRASH_AT_END = "crash at or after the last step"
+CRASH_BEFORE = "crash one tick before a binding"
+BOUNDARIES = (
+    AT_FRONTIER,
+    ONE_SHORT,
+    SAME_META,
+    EMPTY_TXN,
+    DATA_FIRST,
+    CRASH_AT_ZERO,
+    CRASH_AT_END,
+    CRASH_BEFORE,
+)
+TRANSACTIONAL = (ONE_SHORT, SAME_META, EMPTY_TXN, DATA_FIRST)
+
+
+def _boundary_events(remap: Remap, records: list, crash: int) -> set[str]:
+    """Records exactly at a frontier, transactions at the edge of complete, crashes at the ends."""
+    found, steps = set(), remap.steps()
+    ticks = [t for t, _ in steps]
+    found |= {CRASH_AT_ZERO} if crash == 0 else set()
+    found |= {CRASH_AT_END} if crash >= ticks[-1] else set()
+    found |= {CRASH_BEFORE} if crash + 1 in ticks else set()
+    for _, frontier in steps:
+        if any(r.time in {_side_of(f, r) for f in frontier} for r in records):
+            found.add(AT_FRONTIER)
+        found |= _step_events(frontier, records)
+    txns = [r for r in records if isinstance(r, TxnRecord)]
+    found |= {EMPTY_TXN} if any(r.size == 0 for r in txns) else set()
+    metas, data = Counter(r.time for r in txns), Counter(r.txn for r in records if isinstance(r, DataRecord))
+    if any(metas[r.time] > 1 and data[r.txn] < r.size for r in txns):
+        found.add(SAME_META)
+    return found
+
+
+def _side_of(frontier_element, record) -> object:
+    if isinstance(record, DataRecord):
+        return frontier_element[0]
+    if isinstance(record, TxnRecord):
+        return frontier_element[1]
+    return frontier_element
+
+
+def _step_events(frontier, records: list) -> set[str]:
+    """At one step: a transaction covered but one data record short, data covered before its metadata."""
+    found, summarizer = set(), Transactional()
+    covered = [
+        r for r in records if isinstance(r, (DataRecord, TxnRecord)) and summarizer.covers(frontier, r)
+    ]
+    data = Counter(r.txn for r in covered if isinstance(r, DataRecord))
+    metas = {r.txn: r.size for r in covered if isinstance(r, TxnRecord)}
+    if any(size > 0 and data[txn] == size - 1 for txn, size in metas.items()):
+        found.add(ONE_SHORT)
+    if any(txn not in metas for txn in data):
+        found.add(DATA_FIRST)
+    return found
 
 
 def _transaction_events(remap: Remap, records: list, crash: int) -> set:
@@ -192,5 +259,6 @@ SUITE = Suite(
         "records not yet covered",
         "earlier incomplete transaction holds back a later one",
         "records held in temp at the crash",
+        *BOUNDARIES,
     ),
 )

@@ -8,14 +8,23 @@ step the output `(t, data, into_time, diff)` and the temp records
 `(t, kind, txn, payload, size, time, count)`; then the same for the restart from
 `R(it)` and the summary at `it` (`restarted ...`), which reads only the records
 `R(it)` does not cover. A history reduced to no crash shows the run alone.
+
+`unordered_summary_is_a_fold` judges the unordered transactional summaries (and their
+restart) against `frontier_harness.properties.checks.reclocking.oracles.summary`, an independent fold of the input written
+from the seed: the implementation's steps and unordered labels equal the fold's. With
+the model as the implementation this is the check that can fail on the model itself.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
+from frontier_harness.model.domains import Domain
 from frontier_harness.model.summary import DataRecord, Independent, restart, run, summary_at
+from frontier_harness.properties.checks.reclocking.oracles import summary as fold
 from frontier_harness.properties.checks.reclocking.restart import (
+    BOUNDARIES,
     drawer,
     events,
     kind,
@@ -24,6 +33,7 @@ from frontier_harness.properties.checks.reclocking.restart import (
     unread,
 )
 from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Implementation, Observer
 from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 
 
@@ -83,10 +93,48 @@ def summaries_match_model(transactional: bool) -> Property:
     )
 
 
+class _Unordered:
+    """An implementation seen through the fold's labels only (the ordered and independent ones it does not state);
+    everything else is the implementation's own."""
+
+    def __init__(self, impl: Implementation) -> None:
+        self.impl = impl
+        self.name, self.speed = impl.name, impl.speed
+
+    def prepare(self) -> None:
+        self.impl.prepare()
+
+    def recover(self) -> None:
+        self.impl.recover()
+
+    def infrastructure_failure(self, exc: Exception) -> str | None:
+        return self.impl.infrastructure_failure(exc)
+
+    def observe_summary(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
+        observe: Observer = getattr(self.impl, "observe_summary")  # noqa: B009 (the protocol names no observer)
+        return [{k: v for k, v in o.items() if k[1] in fold.LABELS} for o in observe(domain, histories)]
+
+
+def unordered_summary_is_a_fold() -> Property:
+    """The implementation's unordered summaries and their restart against the fold of the input (`oracles.summary`)."""
+    check = differential(fold.observe, "observe_summary")
+    return Property(
+        name="unordered_summary_is_a_fold",
+        doc="At every step, the unordered output and temp (and after a restart from R(it)) equal a fold of the input.",
+        draw=drawer(True),
+        check=lambda impl, histories: check(_Unordered(impl), histories),
+        events=events,
+    )
+
+
 SUITE = Suite(
     name="summary",
     doc="Practical reclocking on an implementation: summaries at every IntoTime and restarts from R(it), against the model.",
-    properties=(summaries_match_model(transactional=False), summaries_match_model(transactional=True)),
+    properties=(
+        summaries_match_model(transactional=False),
+        summaries_match_model(transactional=True),
+        unordered_summary_is_a_fold(),
+    ),
     default_impl="spark",
     spark_cost=2.0,  # ~40 stages a job: a batch costs seconds
     required_events=(
@@ -95,5 +143,6 @@ SUITE = Suite(
         "records not yet covered",
         "earlier incomplete transaction holds back a later one",
         "records held in temp at the crash",
+        *BOUNDARIES,
     ),
 )

@@ -18,6 +18,15 @@ every operation reads the clock once, and compaction does reclaim:
   periodic compaction takes every such SST and runs at the clock's now (a quiet
   store, with no writes after a flush, still reclaims its expired rows).
 
+Required hard cases (docs/required-events.md): reads at `expire_ts` and one before it,
+`expire_at == now` and at the i64 limits, a TTL that saturates, explicit options under a
+default TTL, a key re-written with other options (and its newest version expired over a
+readable older one), the clock set back to exactly its mark, a crash right after each
+kind of durable write, two sessions' writes then another crash, and a periodic compaction
+with an SST exactly `interval` old (not yet due). Not reachable: a crash *inside* a flush
+or a compaction (between its SST write and its manifest write): the vocabulary crashes
+between operations, and neither store exposes a crash point there.
+
 The implementation side is the store itself: `observe_store` runs the model's
 `TtlStore`, `frontier_harness.spark_impl.ttl.store_observer` the Parquet store on Spark (the
 default implementation: every history of a batch in a few Spark jobs).
@@ -238,11 +247,87 @@ def observe_store(history: History) -> Observation:
     return run_observed(history, store.apply, store.reads, store.audit)
 
 
+AT_EXPIRY, BEFORE_EXPIRY = "read at expire_ts == now", "read at expire_ts - 1 == now"
+EXPIRE_AT_NOW = "put with expire_at == now"
+EXPIRE_AT_LIMIT = "put with expire_at at an i64 limit"
+SATURATES = "ttl saturates at i64 max"
+EXPIRE_AT_DEFAULT, TTL_DEFAULT = (
+    "put with expire_at under a default TTL",
+    "put with a ttl under a default TTL",
+)
+REWRITE = "key re-written with other TTL options"
+OLDER_READABLE = "newest version expired while an older one would still be readable"
+AT_MARK = "clock set back to exactly the largest reading"
+SESSIONS = "writes of a second session, then another crash"
+EXACT_INTERVAL = "periodic compaction with an SST exactly interval old"
+DURABLE = ("put", "delete", "flush", "compact", "periodic")
+CRASH_AFTER = tuple(f"crash right after a {op}" for op in DURABLE)
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
 def events(history: History) -> list[str]:
     """Hard cases the history reaches, found by running the model store step by step."""
     found: set[str] = set()
     _scan_events(history, found)
-    return sorted(found)
+    return sorted(found | _boundary_events(history))
+
+
+def _boundary_events(history: History) -> set[str]:
+    """The rule's edges, from the reference alone: exact expiries, i64 limits, options, sessions."""
+    found, ref, default = set(), ReferenceRun(history), options_of(history).default_ttl
+    versions: dict[str, list[int | None]] = {}  # every version's expire_ts (None: a delete), oldest first
+    kinds: dict[str, str] = {}
+    last, moved, crashed, wrote = None, False, False, False
+    for _, action in steps(history):
+        name, args, now = action.name, action.args, ref.ms
+        if name == "crash":
+            found |= {f"crash right after a {last}"} if last in DURABLE else set()
+            found |= {SESSIONS} if crashed and wrote else set()
+            crashed, wrote = True, False
+        if name in DURABLE and moved and ref.ref.clock.largest == now:
+            found.add(AT_MARK)
+        try:
+            ref.apply(name, args)
+        except ModelError:
+            continue
+        if name == "put":
+            found |= _put_events(args, now, default, kinds)
+            versions.setdefault(args["key"], []).append(ref.ref.rows[args["key"].encode()][1])
+        elif name == "delete":
+            versions.setdefault(args["key"], []).append(None)
+        wrote |= name in ("put", "delete")
+        last = name if name in DURABLE + ("crash",) else last
+        moved = name in ("set_clock", "crash") or (moved and name == "tick")
+        found |= _read_events(versions, ref.ms)
+    return found
+
+
+def _put_events(args: dict, now: int, default: int | None, kinds: dict[str, str]) -> set[str]:
+    found, kind = set(), "expire_at" if "expire_at" in args else "ttl" if "ttl" in args else "none"
+    if kinds.get(args["key"], kind) != kind:
+        found.add(REWRITE)
+    kinds[args["key"]] = kind
+    if kind == "expire_at":
+        found |= {EXPIRE_AT_NOW} if args["expire_at"] == now else set()
+        found |= {EXPIRE_AT_LIMIT} if args["expire_at"] in (I64_MIN, I64_MAX) else set()
+        found |= {EXPIRE_AT_DEFAULT} if default is not None else set()
+    if kind == "ttl":
+        found |= {SATURATES} if now + args["ttl"] > I64_MAX else set()
+        found |= {TTL_DEFAULT} if default is not None else set()
+    return found
+
+
+def _read_events(versions: dict[str, list[int | None]], now: int) -> set[str]:
+    found = set()
+    for expiries in versions.values():
+        newest = expiries[-1]
+        if newest is not None and newest == now:
+            found.add(AT_EXPIRY)
+        if newest is not None and newest - 1 == now:
+            found.add(BEFORE_EXPIRY)
+        if newest is not None and now >= newest and any(e is not None and now < e for e in expiries[:-1]):
+            found.add(OLDER_READABLE)
+    return found
 
 
 def _scan_events(history: History, found: set[str]) -> None:
@@ -269,7 +354,16 @@ def _scan_events(history: History, found: set[str]) -> None:
             found.add("put with expire_at in the past")
         if action.name == "periodic" and quiet and _expired_values(model.store, now) < expired_before:
             found.add("periodic compaction reclaimed an expired row in a quiet store")
+        if action.name == "periodic" and _exactly_due(store, now, model.options.periodic_compaction_interval):
+            found.add(EXACT_INTERVAL)
         _state_events(model.store, ref, found)
+
+
+def _exactly_due(store: TtlStore, now: int, interval: int | None) -> bool:
+    """Whether an SST is exactly `interval` old at `now` (the periodic rule's `>`: not yet due)."""
+    return interval is not None and any(
+        now - s.info.creation_timestamp == interval for s in store.manifest.sources
+    )
 
 
 def _crash_events(store: TtlStore, ref: ReferenceRun, args: dict, found: set[str]) -> None:
@@ -299,9 +393,6 @@ def _expired_values(store: TtlStore, now: int) -> int:
 
 
 def _state_events(store: TtlStore, ref: ReferenceRun, found: set[str]) -> None:
-    now = ref.ms
-    if any(v is not None and e == now for v, e in ref.ref.rows.values()):
-        found.add("read at expire_ts == now")
     sources = store.manifest.sources
     n_l0 = len(store.manifest.l0)
     for k, sst in enumerate(sources):
@@ -337,7 +428,19 @@ SUITE = Suite(
     default_impl="spark",
     spark_cost=3,  # a batch costs a Spark job per compaction its busiest history makes, plus one read
     required_events=(
-        "read at expire_ts == now",
+        AT_EXPIRY,
+        BEFORE_EXPIRY,
+        EXPIRE_AT_NOW,
+        EXPIRE_AT_LIMIT,
+        SATURATES,
+        EXPIRE_AT_DEFAULT,
+        TTL_DEFAULT,
+        REWRITE,
+        OLDER_READABLE,
+        AT_MARK,
+        SESSIONS,
+        EXACT_INTERVAL,
+        *CRASH_AFTER,
         "tombstone over an older version in a lower run",
         "expired value tombstoned over an older version",
         "crash with unflushed WAL",

@@ -57,6 +57,10 @@ def observe(history: History) -> Observation:
     }
 
 
+ONE_AFTER = "value expiring one tick after now (kept)"
+ALONE = "expired value with no older version"
+
+
 def events(history: History) -> list[str]:
     """Hard cases: the boundary, an expired version over an older one, tombstones kept and dropped."""
     found: set[str] = set()
@@ -73,6 +77,10 @@ def events(history: History) -> list[str]:
             older_value = any(o.key == r.key and o.seq < r.seq and o.value is not None for o in rows)
             if r.value is not None and r.expire_ts == now:
                 found.add("value expiring exactly at now")
+            if r.value is not None and r.expire_ts == now + 1:
+                found.add(ONE_AFTER)
+            if r.value is not None and r.expire_ts <= now and not older_value:
+                found.add(ALONE)
             if r.value is not None and r.expire_ts <= now and older_value and not last:
                 found.add("expired value over an older version, non-last run")
             if r.value is None and older_value:
@@ -102,6 +110,8 @@ SUITE = Suite(
         "expired value over an older version, non-last run",
         "tombstone over an older version, non-last run",
         "tombstone over an older version, last run",
+        ONE_AFTER,
+        ALONE,
     ),
     domains=("total",),
 )

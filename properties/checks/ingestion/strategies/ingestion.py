@@ -12,7 +12,7 @@ Actions (plain data; semantics in `frontier_harness.model.ingestion`, observed b
 
 A `fault` names the point where the process dies (`frontier_harness.model.ingestion.INGEST_FAULTS`,
 `CHECKPOINT_FAULTS`); the generator then restarts it, sometimes after more produces
-and upstream compactions.
+and upstream compactions. Now and then a running process restarts too.
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_ingestion_history(RandomSource(5), "partitioned")
@@ -61,7 +61,8 @@ def _step(source: Source, state: ProducerState) -> list[Action]:
     if kind < 4:
         return [produce(source, state)]
     if kind == 9:
-        return [Action("upstream_compact", {})]
+        clean = not state.down and source.boolean(0.25)  # a restart with nothing to recover
+        return [Action("restart" if clean else "upstream_compact", {})]
     if state.down:
         state.down = False
         return [Action("restart", {})]

@@ -14,7 +14,11 @@ True
 from __future__ import annotations
 
 from frontier_harness.model.domains import parse_domain
-from frontier_harness.properties.checks.time.strategies.times import draw_frontier, draw_time
+from frontier_harness.properties.checks.time.strategies.times import (
+    draw_extreme_time,
+    draw_frontier,
+    draw_time,
+)
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source
 
@@ -22,21 +26,52 @@ DATA = ("a", "b", "c")
 
 
 def draw_update(source: Source, domain) -> Action:
+    """An update; one time in 16 at the row format's limits (`draw_extreme_time`)."""
     diff = source.choice((1, -1, 2, 1))
-    return Action("update", {"data": source.choice(DATA), "time": draw_time(source, domain), "diff": diff})
+    time = draw_extreme_time(source, domain) if source.integer(0, 15) == 15 else draw_time(source, domain)
+    return Action("update", {"data": source.choice(DATA), "time": time, "diff": diff})
+
+
+def draw_read_time(source: Source, domain, earlier: list) -> object:
+    """A read's time: drawn, or exactly the last read's, or an earlier update's, read's or since
+    element's time (the boundaries of `<=` and of compaction), so that a time is read before and
+    after a compaction."""
+    reads = [a.args["time"] for a in earlier if a.name == "read"]
+    if reads and source.boolean(0.3):
+        return reads[-1]
+    seen = [a.args["time"] for a in earlier if "time" in a.args]
+    seen += [t for a in earlier if a.name == "compact" for t in a.args["since"]]
+    if seen and source.boolean(0.6):
+        return seen[source.integer(0, len(seen) - 1)]
+    return draw_time(source, domain)
+
+
+def draw_since(source: Source, domain, earlier: list) -> tuple:
+    """A compaction's frontier: drawn, or one element strictly beyond the last read's time (so the
+    compaction moves the updates that read saw)."""
+    reads = [a.args["time"] for a in earlier if a.name == "read"]
+    if reads and source.boolean(0.5):
+        beyond = domain.join(reads[-1], draw_time(source, domain))
+        if beyond is not None and beyond != reads[-1]:
+            return (beyond,)
+    return tuple(draw_frontier(source, domain).sorted())
 
 
 def draw_step(source: Source, domain, earlier: list) -> Action:
     """Mostly updates (some retracting an earlier one); sometimes a read or a compaction."""
+    updates = [a for a in earlier if a.name == "update"]
+    reads = [a for a in earlier if a.name == "read"]
+    if earlier and earlier[-1].name == "compact" and reads and source.boolean(0.4):
+        return reads[-1]  # the time read just before the compaction, read again
     kind = source.integer(0, 9)
-    if kind < 5 or (kind < 7 and not earlier):
+    if kind < 5 or (kind < 7 and not updates):
         return draw_update(source, domain)
     if kind < 7:
-        undone = earlier[source.integer(0, len(earlier) - 1)].args
+        undone = updates[source.integer(0, len(updates) - 1)].args
         return Action("update", {**undone, "diff": -undone["diff"]})
     if kind < 9:
-        return Action("read", {"time": draw_time(source, domain)})
-    return Action("compact", {"since": tuple(draw_frontier(source, domain).sorted())})
+        return Action("read", {"time": draw_read_time(source, domain, earlier)})
+    return Action("compact", {"since": draw_since(source, domain, earlier)})
 
 
 def draw_collection_history(
@@ -48,5 +83,5 @@ def draw_collection_history(
     for _ in range(max_steps):
         if not source.boolean(0.85):
             break
-        actions.append(draw_step(source, domain, [a for a in actions if a.name == "update"]))
+        actions.append(draw_step(source, domain, actions))
     return History(domain_name, tuple(actions))

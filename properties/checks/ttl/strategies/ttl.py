@@ -4,7 +4,7 @@ Store history (suite `ttl`), plain data, first action `open` (optional: the defa
 
 - `open(default_ttl?, interval?)` store options (the user clock starts at 0 ms)
 - `put(key, value, ttl?, expire_at?)`, `delete(key)` writes (`expire_at` may lie
-  in the past); `tick(ms)` moves the user clock forward, `set_clock(ms)` sets it
+  in the past, or at an i64 limit); `tick(ms)` moves the user clock forward, `set_clock(ms)` sets it
   (possibly backwards)
 - `flush`, `compact(start, length)` (the span of sources from index `start %
   len(sources)`, `length` more, widened to every older L0 SST), `periodic`,
@@ -16,8 +16,8 @@ scenarios that aim at them: an expired newer version over an older one in a
 lower run then a non-last-run compaction, a tombstone over a lower run, a read
 exactly at `expire_ts`, a crash with unflushed writes then a clock set back, a
 read that sees a row expire then a crash with the clock set back below it, and
-(with an interval) a quiet store: a flush, the clock moving on, periodic
-compaction.
+(with an interval) a quiet store: a flush, the clock moving on (sometimes by
+exactly the interval, where the SST is not yet due), periodic compaction.
 
 Compaction input (suite `ttl_compaction`): `row(run, key, value?, seq, create,
 expire)` actions (run 0 is the newest) then `compact(now, last)` actions.
@@ -40,7 +40,7 @@ from frontier_harness.properties.engine.source import Source, repeat
 
 KEYS = ("a", "b", "c")
 VALUES = ("x", "y", "z")
-I64_MAX = 2**63 - 1
+I64_MAX, I64_MIN = 2**63 - 1, -(2**63)
 NEVER = I64_MAX
 ALL, NEWEST = {"start": 0, "length": 99}, {"start": 0, "length": 0}
 
@@ -82,7 +82,10 @@ def draw_write(source: Source, clock: _Clock) -> Action:
         ttl = source.choice((None, 1, 2, 3, None, I64_MAX, 0))
         return _put(key, source.choice(VALUES), ttl=ttl)
     if kind == 5:
-        return _put(key, source.choice(VALUES), expire_at=clock.ms + source.integer(-2, 3))
+        at = clock.ms + source.integer(-2, 3)
+        if source.integer(0, 7) == 7:  # the i64 limits: never, and the furthest past
+            at = source.choice((I64_MAX, I64_MIN))
+        return _put(key, source.choice(VALUES), expire_at=at)
     if kind == 6:
         return Action("delete", {"key": key})
     if kind < 9:
@@ -112,10 +115,11 @@ def draw_scenario(source: Source, clock: _Clock, interval: int | None) -> list[A
     kind = source.integer(0, 5)
     if kind == 5 and interval is not None:  # a quiet store: no write after the flush, the clock moves on
         ttl = source.integer(1, 3)
+        delay = interval + ttl + source.integer(1, 3)
         return [
             _put(key, source.choice(VALUES), ttl=ttl),
             Action("flush"),
-            clock.tick(interval + ttl + source.integer(1, 3)),
+            clock.tick(interval if source.integer(0, 3) == 3 else delay),  # exactly the interval: not due
             Action("periodic"),
         ]
     if kind >= 4:  # a read sees a row expire; the clock restarts after its write, before its expiry

@@ -1,0 +1,78 @@
+"""Jobs written as a user would: the docs' append writer (wrong under a re-run), idempotent ones, a transform.
+
+Each is `--job tests.jobs.user:NAME`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from frontier_harness.streaming_job_example import OverwriteEachBatch
+
+
+def _files(directory: Path) -> bool:
+    return any(directory.rglob("*.parquet"))
+
+
+class AppendEachBatch:
+    """The pattern of Spark's own docs: `batch.write.mode("append")`. A batch re-run after a crash
+    between the write and Spark's commit is appended twice."""
+
+    def __init__(self, directory: str):
+        self.directory = Path(directory)
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        batch.write.mode("append").parquet(str(self.directory))
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        return spark.read.parquet(str(self.directory)) if _files(self.directory) else None
+
+
+def append(directory: str) -> AppendEachBatch:
+    return AppendEachBatch(directory)
+
+
+def overwrite(directory: str) -> OverwriteEachBatch:
+    return OverwriteEachBatch(directory)
+
+
+class SkipWrittenBatches:
+    """Idempotent by lookup: appends a batch with its id, unless rows of that id are already there."""
+
+    def __init__(self, directory: str):
+        self.directory = Path(directory)
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        """Row-wise: a new column, a renamed one, a filter."""
+        return records.select(
+            F.upper("data").alias("word"), "partition", "offset", (F.col("offset") * 10).alias("position")
+        ).where(~F.col("word").endswith("3"))
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        spark = batch.sparkSession
+        if _files(self.directory):
+            done = spark.read.parquet(str(self.directory)).where(F.col("batch_id") == batch_id)
+            if not done.isEmpty():
+                return
+        batch.withColumn("batch_id", F.lit(batch_id)).write.mode("append").parquet(str(self.directory))
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        return spark.read.parquet(str(self.directory)) if _files(self.directory) else None
+
+
+def skip_written(directory: str) -> SkipWrittenBatches:
+    return SkipWrittenBatches(directory)
+
+
+class DropsPartitionOne(OverwriteEachBatch):
+    """Bug: a filter meant for testing left in: rows of partition 1 are never written."""
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        super().write(batch.where(F.col("partition") != 1), batch_id)
+
+
+def drops_partition(directory: str) -> DropsPartitionOne:
+    return DropsPartitionOne(directory)

@@ -1,0 +1,195 @@
+"""A user's streaming job under the crash trials (`--job`): the oracle on written observations, jobs
+written as a user would on real trials, and the bad jobs refused in one line."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from frontier_harness.properties.checks.ingestion import streaming_job
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine.counterexample import Counterexample
+from tests.test_suite_streaming import COMPACT, RESTART, history, observed, produce, trigger
+
+SUITE = get_suite("streaming")
+P0 = ((0, 0, 1), (1, 2147483647, 0))
+
+
+def row(data: str, partition: int = 0, offset: int = 0, **more) -> tuple:
+    return tuple(sorted({"data": data, "partition": partition, "offset": offset, **more}.items()))
+
+
+ONE = history(produce("r0"), trigger())
+OUTPUTS = {(("r0", 0, 0),): {row("r0"): 1}}
+
+
+def test_the_oracle_is_transform_over_the_committed_batches():
+    good = observed(1, offsets=[(0, P0)], commits=[0], job_rows=[(row("r0"), 1)])
+    assert streaming_job.job_exactly_once(ONE, good, OUTPUTS).ok
+    twice = observed(1, offsets=[(0, P0)], commits=[0], job_rows=[(row("r0"), 2)])
+    outcome = streaming_job.job_exactly_once(ONE, twice, OUTPUTS)
+    assert not outcome.ok and outcome.step == 1
+    assert "doubled [{data='r0', offset=0, partition=0} (batch 0, held 2x, expected 1x)]" in outcome.message
+    lost = observed(1, offsets=[(0, P0)], commits=[0], job_rows=[])
+    assert (
+        "missing [{data='r0', offset=0, partition=0} (batch 0)]"
+        in streaming_job.job_exactly_once(ONE, lost, OUTPUTS).message
+    )
+
+
+def test_a_batch_id_the_writer_kept_is_compared_too():
+    right = observed(1, offsets=[(0, P0)], commits=[0], job_rows=[(row("r0", batch_id=0), 1)])
+    assert streaming_job.job_exactly_once(ONE, right, OUTPUTS).ok
+    wrong = observed(1, offsets=[(0, P0)], commits=[0], job_rows=[(row("r0", batch_id=7), 1)])
+    outcome = streaming_job.job_exactly_once(ONE, wrong, OUTPUTS)
+    assert "missing" in outcome.message and "unexpected [{batch_id=7" in outcome.message
+
+
+def test_an_uncommitted_batch_is_not_expected_and_every_record_is_at_the_end():
+    written = observed(1, offsets=[(0, P0)], commits=[], job_rows=[(row("r0"), 1)])
+    outcome = streaming_job.job_exactly_once(ONE, written, OUTPUTS)
+    assert "unexpected [{data='r0', offset=0, partition=0} (batch 0)]" in outcome.message
+    assert "unbound ['r0']" in streaming_job.job_exactly_once(ONE, observed(2), OUTPUTS).message
+
+
+# Every crash point (the user's writer throughout: the sink choice does not apply), a new partition,
+# a restart after upstream compaction, both triggers.
+COVERING = [
+    history(
+        ("query", {"sink": "files", "trigger": "processingTime"}),
+        *(produce("r0"), trigger("after_sink"), produce("r1", 1), RESTART),
+        *(produce("r2"), trigger("before_offsets"), RESTART),
+    ),
+    history(
+        ("query", {"sink": "shard", "trigger": "availableNow"}),
+        *(produce("r0"), trigger(), produce("r1", 1), trigger("after_offsets"), COMPACT, RESTART),
+    ),
+]
+APPEND = (produce("r0"), trigger("after_sink"), RESTART)
+DROPS = (produce("r0"), produce("r1", 1), trigger())
+
+
+@pytest.mark.spark
+def test_the_idempotent_example_holds_at_every_crash_point(spark_session):
+    """The worked example: overwrite of a per-batch directory, batch ids read back and compared."""
+    from frontier_harness.properties.adapters.job import load_job
+
+    impl = load_job("frontier_harness.streaming_job_example:factory")
+    for prop in SUITE.properties[:3]:
+        failed = [o.message for o in prop.check(impl, COVERING) if not o.ok]
+        assert not failed, (prop.name, failed)
+    reached = {e for h in COVERING for e in SUITE.properties[0].events(h)}
+    assert set(SUITE.required_events) <= reached
+
+
+@pytest.mark.spark
+def test_a_job_with_a_transform_holds(spark_session):
+    """A transform (new, renamed and filtered columns: `R3` is dropped) and a writer that skips a batch id
+    it already holds, through the re-run after `after_sink`."""
+    from frontier_harness.properties.adapters.job import load_job
+
+    rerun = history(produce("r3"), produce("r0"), trigger("after_sink"), produce("r1", 1), RESTART)
+    [outcome] = SUITE.property("exactly_once").check(load_job("tests.jobs.user:skip_written"), [rerun])
+    assert outcome.ok, outcome.message
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    "job,actions,found",
+    [
+        ("tests.jobs.user:append", APPEND, "doubled [{data='r0', offset=0, partition=0} (batch 0, held 2x"),
+        ("tests.jobs.user:drops_partition", DROPS, "missing [{batch_id=0, data='r1', offset=0, partition=1}"),
+    ],
+    ids=["append", "drops_partition"],
+)
+def test_a_wrong_writer_is_caught_and_replays_with_job(job, actions, found, spark_session, tmp_path):
+    """The docs' `mode("append")` writer doubles the batch re-run after `after_sink`; a writer that drops
+    partition 1 loses its rows. Each counterexample replays on the CLI with `--job` (exit 1), and
+    without it when the file records the job."""
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.engine import counterexample
+
+    small = history(*actions)
+    outcome = SUITE.property("exactly_once").check(load_job(job), [small])[0]
+    assert not outcome.ok and found in outcome.message, outcome.message
+    assert len(small.actions) <= 6
+    cx = Counterexample("streaming", "exactly_once", small, "spark", outcome.message, outcome.step)
+    path = counterexample.write(cx, tmp_path)
+    assert main(["replay", str(path), "--job", job]) == 1
+    recorded = counterexample.write(attrs.evolve(cx, job=job), tmp_path / "recorded")
+    assert counterexample.read(recorded).job == job
+    assert main(["replay", str(recorded)]) == 1
+
+
+@pytest.mark.spark
+def test_an_exception_in_write_fails_the_job_with_its_traceback(spark_session):
+    from frontier_harness.properties.adapters.job import load_job
+
+    outcome = SUITE.property("exactly_once").check(
+        load_job("tests.jobs.bad:failing_writer"),
+        [history(produce("r0"), trigger(), produce("r1"), trigger())],
+    )[0]
+    assert not outcome.ok and outcome.step == 3
+    assert 'tests/jobs/bad.py", line' in outcome.message
+    assert "OSError: disk full while writing batch 1" in outcome.message
+    assert "pyspark" not in outcome.message
+
+
+BAD = [
+    ("tests.jobs.nope:factory", "cannot import 'factory' from 'tests.jobs.nope'"),
+    ("tests.jobs.user:nope", "cannot import 'nope' from 'tests.jobs.user'"),
+    ("tests.jobs.bad:no_read", "WriteOnly has no read method"),
+    ("tests.jobs.bad:read_returns_list", "read(spark) returned a list: expected a DataFrame or None"),
+    ("tests.jobs.bad:aggregating", "transform is not row-wise: its logical plan has an aggregation"),
+    ("tests.jobs.bad:deduplicating", "transform is not row-wise: its logical plan has a deduplication"),
+    ("tests.jobs.bad:joining", "transform is not row-wise: its logical plan has a join"),
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("job,problem", BAD, ids=[b[0].split(":")[1] for b in BAD])
+def test_a_bad_job_is_refused_in_one_line(job, problem, spark_session, capsys):
+    assert main(["check", "--suite", "streaming", "--job", job]) == 2
+    out = capsys.readouterr().out.strip()
+    assert out.startswith(f"error: --job {job}: ") and problem in out, out
+    assert len(out.splitlines()) == 1, out
+
+
+def test_job_applies_to_the_streaming_suite_only(capsys):
+    assert main(["check", "--suite", "collections", "--job", "tests.jobs.user:append"]) == 2
+    assert "--job applies to the streaming suite only" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_sigkill_of_the_driver_runs_the_job_there_and_the_append_writer_doubles(spark_session):
+    """The factory runs in the SIGKILLed driver too: the example holds through a kill at every point;
+    the append writer's batch, killed after its write, is written again by the restart."""
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.checks.ingestion import streaming
+
+    killed = history(
+        ("query", {"trigger": "processingTime"}),
+        *(produce("r0"), trigger("before_offsets", kill=True), RESTART),
+        *(produce("r1", 1), trigger("after_offsets", kill=True), COMPACT, RESTART),
+        *(produce("r2"), trigger("after_sink", kill=True), RESTART),
+    )
+    impl = load_job("frontier_harness.streaming_job_example:factory")
+    [obs] = impl.observe_streaming(killed.time_domain, [killed])
+    fired = {r for (_, label), rows in obs.items() if label == "crash" for r in rows}
+    assert fired == {(p,) for p in streaming.CRASH_POINTS}
+    outcome = SUITE.property("laws_under_sigkill").check(impl, [killed])[0]
+    assert outcome.ok, outcome.message
+    doubled = history(produce("r0"), trigger("after_sink", kill=True), RESTART)
+    outcome = SUITE.property("laws_under_sigkill").check(load_job("tests.jobs.user:append"), [doubled])[0]
+    assert not outcome.ok and "doubled" in outcome.message, outcome.message
+
+
+@pytest.mark.spark
+def test_the_pytest_fixture_takes_a_job(spark_session, tmp_path):
+    from frontier_harness.properties.cli.pytest_plugin import Harness
+    from frontier_harness.properties.engine.errors import ImplementationError
+
+    with pytest.raises(ImplementationError, match="transform is not row-wise"):
+        Harness("ci", 0, tmp_path).check("streaming", job="tests.jobs.bad:aggregating")
