@@ -62,6 +62,12 @@ class Antichain:
 
     @property
     def elements(self) -> tuple[Time, ...]:
+        """The elements, in insertion order, as a tuple (the antichain is not changed through it).
+
+        >>> from frontier_harness.model.domains import Total
+        >>> Antichain.of(Total(), [5, 3]).elements
+        (3,)
+        """
         return tuple(self._elements)
 
     def insert(self, time: Time) -> bool:
@@ -81,7 +87,13 @@ class Antichain:
         return True
 
     def less_equal(self, time: Time) -> bool:
-        """Whether `time` is beyond the frontier: some element is `<= time`."""
+        """Whether `time` is beyond the frontier: some element is `<= time`.
+
+        >>> from frontier_harness.model.domains import Product, Total
+        >>> f = Antichain.of(Product(Total(), Total()), [(1, 2), (2, 1)])
+        >>> f.less_equal((1, 2)), f.less_equal((3, 1)), f.less_equal((1, 1))
+        (True, True, False)
+        """
         return any(self.domain.le(e, time) for e in self._elements)
 
     def less_than(self, time: Time) -> bool:
@@ -125,10 +137,21 @@ class Antichain:
         return Antichain.of(self.domain, [j for j in joins if j is not None])
 
     def is_empty(self) -> bool:
+        """Whether this is the closed frontier: no time is beyond it.
+
+        >>> from frontier_harness.model.domains import Total
+        >>> Antichain.of(Total(), []).is_empty(), Antichain.of(Total(), [0]).is_empty()
+        (True, False)
+        """
         return not self._elements
 
     def sorted(self) -> list[Time]:
-        """Elements in the domain's presentation order (for output and comparison)."""
+        """Elements in the domain's presentation order (for output and comparison).
+
+        >>> from frontier_harness.model.domains import Product, Total
+        >>> Antichain.of(Product(Total(), Total()), [(2, 1), (1, 2)]).sorted()
+        [(1, 2), (2, 1)]
+        """
         return sorted(self._elements, key=self.domain.key)
 
     def __iter__(self) -> Iterator[Time]:
@@ -194,10 +217,24 @@ class MutableAntichain:
 
     @property
     def frontier(self) -> Antichain:
+        """The minimal times with a positive count; non-positive counts hide nothing.
+
+        >>> from frontier_harness.model.domains import Total
+        >>> MutableAntichain(Total(), counts={3: -1, 5: 2, 7: 1}).frontier
+        {5}
+        """
         return Antichain.of(self.domain, [t for t, c in self._counts.items() if c > 0])
 
     def update_iter(self, updates: Iterable[tuple[Time, int]]) -> list[tuple[Time, int]]:
-        """Applies `(time, diff)` updates; returns the frontier's changes, removals first."""
+        """Applies `(time, diff)` updates; returns the frontier's changes, removals first.
+
+        Updates that cancel out within one call change nothing and report nothing.
+
+        >>> from frontier_harness.model.domains import Total
+        >>> m = MutableAntichain(Total())
+        >>> m.update_iter([(4, 1)]), m.update_iter([(2, 1), (2, -1)]), m.update_iter([(1, 1)])
+        ([(4, 1)], [], [(4, -1), (1, 1)])
+        """
         before = set(self.frontier)
         counts = dict(self._counts)
         for time, diff in updates:
@@ -210,11 +247,33 @@ class MutableAntichain:
         ]
 
     def count(self, time: Time) -> int:
+        """The accumulated count of `time`; 0 for a time never updated or cancelled out.
+
+        >>> from frontier_harness.model.domains import Total
+        >>> m = MutableAntichain(Total())
+        >>> _ = m.update_iter([(3, 2), (4, 1), (4, -1)])
+        >>> m.count(3), m.count(4), m.count(9)
+        (2, 0, 0)
+        """
         return self._counts.get(time, 0)
 
     def less_equal(self, time: Time) -> bool:
+        """Whether `time` is beyond the frontier of positive counts.
+
+        >>> from frontier_harness.model.domains import Total
+        >>> m = MutableAntichain(Total(), counts={3: 1})
+        >>> m.less_equal(3), m.less_equal(2)
+        (True, False)
+        """
         return self.frontier.less_equal(time)
 
     def support(self) -> int:
-        """How many distinct times are stored (the compactness measure)."""
+        """How many distinct times are stored (the compactness measure): zero counts are dropped.
+
+        >>> from frontier_harness.model.domains import Total
+        >>> m = MutableAntichain(Total())
+        >>> _ = m.update_iter([(3, 1), (5, 1), (5, -1)])
+        >>> m.support()
+        1
+        """
         return len(self._counts)

@@ -23,10 +23,11 @@ from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.catalog import prove as prove_suite
 from frontier_harness.properties.cli import prove as solver_cli
 from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.solver import check, lattice, registry
 from frontier_harness.properties.solver import encoding as enc
-from frontier_harness.properties.solver import obligations
 from frontier_harness.properties.solver.encoding import FAITHFUL, NONE, concrete, ite, lift, some
 from frontier_harness.properties.solver.realize import realize
+from frontier_harness.properties.solver.world import World
 from tests.test_model_expiration import scenarios
 
 FAST = settings(max_examples=150, deadline=None, database=None)
@@ -120,7 +121,7 @@ def test_time_dependence_and_render_equal_the_model_on_catalogs(scenario, render
 def test_the_models_world_satisfies_the_assumptions(scenario, render, ahead):
     """The model's uppers, with skews that never gain on the render, are one world the proofs cover."""
     catalog, feed, *_ = scenario
-    world, wall = obligations.World(0), render + ahead
+    world, wall = World(0), render + ahead
 
     def upper(name, at=wall):
         frontier = upper_at(catalog, feed, name, at)
@@ -142,9 +143,9 @@ def test_the_models_world_satisfies_the_assumptions(scenario, render, ahead):
 @given(st.tuples(TIME, TIME), st.tuples(TIME, TIME))
 def test_product_encoding_equals_the_model(x, y):
     d = Product()
-    assert z3.is_true(z3.simplify(obligations.product_le(x, y))) == d.le(x, y)
-    assert tuple(z3.simplify(v).as_long() for v in obligations.product_join(x, y)) == d.join(x, y)
-    assert tuple(z3.simplify(v).as_long() for v in obligations.product_meet(x, y)) == d.meet(x, y)
+    assert z3.is_true(z3.simplify(lattice.product_le(x, y))) == d.le(x, y)
+    assert tuple(z3.simplify(v).as_long() for v in lattice.product_join(x, y)) == d.join(x, y)
+    assert tuple(z3.simplify(v).as_long() for v in lattice.product_meet(x, y)) == d.meet(x, y)
 
 
 PTIME = st.builds(
@@ -161,15 +162,13 @@ PTIME = st.builds(
 def test_partitioned_encoding_equals_the_model(a, b):
     d = Partitioned()
     ka, kb = d.key(a), d.key(b)
-    assert z3.is_true(z3.simplify(obligations.partitioned_le(ka, kb))) == d.le(a, b)
-    exists, joined = obligations.partitioned_join(ka, kb)
+    assert z3.is_true(z3.simplify(lattice.partitioned_le(ka, kb))) == d.le(a, b)
+    exists, joined = lattice.partitioned_join(ka, kb)
     want = d.join(a, b)
     assert z3.is_true(z3.simplify(exists)) == (want is not None)
     if want is not None:
         assert tuple(z3.simplify(v).as_long() for v in joined) == d.key(want)
-    assert tuple(z3.simplify(v).as_long() for v in obligations.partitioned_meet(ka, kb)) == d.key(
-        d.meet(a, b)
-    )
+    assert tuple(z3.simplify(v).as_long() for v in lattice.partitioned_meet(ka, kb)) == d.key(d.meet(a, b))
 
 
 # ---------------------------------------------------------------- the obligations
@@ -177,21 +176,21 @@ def test_partitioned_encoding_equals_the_model(a, b):
 
 def test_every_obligation_is_proved_within_ten_seconds():
     started = time.perf_counter()
-    results = obligations.prove()
-    assert {r.obligation.name: r.status for r in results} == {name: "proved" for name in obligations.NAMES}
+    results = check.prove()
+    assert {r.obligation.name: r.status for r in results} == {name: "proved" for name in registry.NAMES}
     assert time.perf_counter() - started <= 10
 
 
 def test_a_case_that_holds_without_any_hypothesis_is_trivial_not_proved():
-    statuses = {(r.obligation.name, v.case.label): v.status for r in obligations.prove() for v in r.verdicts}
+    statuses = {(r.obligation.name, v.case.label): v.status for r in check.prove() for v in r.verdicts}
     for label in ("leaf load_generator", "leaf non_epoch_source", "leaf constant", "inputs: no input"):
         assert statuses[("time-dependence", label)] == "trivial"
     assert statuses[("lattice", "product join is the least upper bound")] == "trivial"
     assert statuses[("time-dependence", "leaf table")] == "proved"
     assert statuses[("useful", "leaf table not ahead")] == "proved"
-    only_trivial = obligations.Result(
-        obligations.get("lattice"),
-        (obligations.Verdict(obligations.lattice_cases(FAITHFUL, obligations.World())[0], "trivial", 0),),
+    only_trivial = check.Result(
+        registry.get("lattice"),
+        (check.Verdict(lattice.lattice_cases(FAITHFUL, World())[0], "trivial", 0),),
         0,
     )
     assert only_trivial.status == "trivial"
@@ -318,7 +317,7 @@ def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
     encoded, _, obligation = PLANTED[bug]
     rules = attrs.evolve(FAITHFUL, **encoded)
     started = time.perf_counter()
-    result = obligations.prove([obligation], rules)[0]
+    result = check.prove([obligation], rules)[0]
     assert result.status == "refuted"
     refuted = [v for v in result.verdicts if v.status == "refuted"]
     impl_name = f"tests.test_solver:{bug}"
@@ -377,7 +376,7 @@ def test_refutations_replay_on_spark(spark_session, tmp_path):
     realized = {}
     for bug, (encoded, _, obligation) in PLANTED.items():
         rules = attrs.evolve(FAITHFUL, **encoded)
-        refuted = [v for v in obligations.prove([obligation], rules)[0].verdicts if v.status == "refuted"]
+        refuted = [v for v in check.prove([obligation], rules)[0].verdicts if v.status == "refuted"]
         realized[bug] = next(r for r in (realize(v, rules, _planted_impl(bug), bug) for v in refuted) if r)
     histories = [r.counterexample.history for r in realized.values()]
     assert all(o.ok for o in prove_suite.check(SparkImplementation(), histories))
@@ -435,8 +434,8 @@ def _rule_differs(rule, a, b):
 
 def test_a_lead_gained_after_the_render_refutes_time_dependence_and_names_the_assumption():
     """`--skew 1`: an input one tick further ahead than when the dataflow was rendered is beyond the bound."""
-    assert obligations.prove(["time-dependence"], skew=0)[0].status == "proved"
-    result = obligations.prove(["time-dependence"], skew=1)[0]
+    assert check.prove(["time-dependence"], skew=0)[0].status == "proved"
+    result = check.prove(["time-dependence"], skew=1)[0]
     refuted = {v.case.label: v for v in result.verdicts if v.status == "refuted"}
     assert set(refuted) == {"leaf table", "leaf source"}
     assert "--skew" in refuted["leaf table"].case.assumption
@@ -458,8 +457,7 @@ def test_replica_expiration_is_pinned_to_start_plus_offset(expiration):
         FAITHFUL, replica_expiration=lambda r, s, o: ite(o == 0, NONE, some(expiration(s, o)))
     )
     statuses = {
-        r.obligation.name: r.status
-        for r in obligations.prove(["time-dependence", "restart", "useful"], rules)
+        r.obligation.name: r.status for r in check.prove(["time-dependence", "restart", "useful"], rules)
     }
     assert "refuted" in statuses.values(), statuses
 
@@ -467,7 +465,7 @@ def test_replica_expiration_is_pinned_to_start_plus_offset(expiration):
 def test_restart_is_derived_from_the_rules_not_assumed():
     """A replica expiration that goes down with a later start: the restart obligation refutes it by itself."""
     rules = attrs.evolve(FAITHFUL, replica_expiration=lambda r, s, o: ite(o == 0, NONE, some(1000 - s)))
-    result = obligations.prove(["restart"], rules)[0]
+    result = check.prove(["restart"], rules)[0]
     assert result.status == "refuted"
     assert {v.case.label for v in result.verdicts if v.status == "refuted"} >= {"leaf table monotone"}
 
@@ -481,7 +479,7 @@ def test_restart_is_derived_from_the_rules_not_assumed():
 )
 def test_refresh_is_checked_against_the_documented_schedule(planted):
     rules = attrs.evolve(FAITHFUL, next_refresh=planted)
-    assert obligations.prove(["refresh"], rules)[0].status == "refuted"
+    assert check.prove(["refresh"], rules)[0].status == "refuted"
 
 
 # ---------------------------------------------------------------- the verb

@@ -299,7 +299,7 @@ def _verify(args: argparse.Namespace, out: Console) -> int:
     from frontier_harness.properties.checks.registry import SUITES
     from frontier_harness.properties.cli.prove import exit_code
     from frontier_harness.properties.cli.verify import replay_corpus, summary_table
-    from frontier_harness.properties.solver import obligations
+    from frontier_harness.properties.solver import check as obligations
     from frontier_harness.properties.solver.encoding import FAITHFUL
 
     config = load_config()

@@ -20,8 +20,9 @@ from rich.table import Table
 
 from frontier_harness.properties.cli.arguments import non_negative_int, positive_float
 from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.solver.check import Result, prove
 from frontier_harness.properties.solver.encoding import FAITHFUL, Rules
-from frontier_harness.properties.solver.obligations import NAMES, Result, prove
+from frontier_harness.properties.solver.registry import NAMES
 
 PROVED, REFUTED, SOLVER_FAILED = 0, 1, 3
 DEFAULT_OUT = Path(".frontier-harness/counterexamples")

@@ -14,6 +14,7 @@ see the mutant; the Spark session (and its JVM) is never restarted for it.
 - `since`: the lines changed since a git ref.
 - `probe`: one (suite, property, domain) check, the single call into the runner.
 - `watchdog`: a per-check time limit that also cancels Spark jobs.
+- `baseline`: a probe run once unmutated (its time, the lines it reaches, whether it holds).
 - `engine`: baseline, then every mutant's verdict, cheapest check first.
 - `results`: verdicts, the score; `output`: tables, JSON and JUnit; `command`: the CLI verb.
 """

@@ -22,6 +22,7 @@ import attrs
 from frontier_harness.properties.adapters import load_implementation
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.profiles import Profile
+from frontier_harness.properties.mutate.baseline import Baseline
 from frontier_harness.properties.mutate.loader import ImportFailed, Loader
 from frontier_harness.properties.mutate.mutants import Mutant, mutated_tree
 from frontier_harness.properties.mutate.probe import FULL, LANES, SCREENING, Probe, Witness, check
@@ -45,16 +46,6 @@ FULL_FLOOR, FULL_FACTOR = 120.0, 3.0
 SHRINK_BUDGET = 20.0
 
 Progress = Callable[[str], None]
-
-
-@attrs.frozen
-class Baseline:
-    """A probe run unmutated: seconds, lines reached, and why it cannot judge mutants (if it failed)."""
-
-    probe: Probe
-    seconds: float
-    reached: Reached
-    failure: str = ""
 
 
 @attrs.frozen

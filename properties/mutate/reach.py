@@ -20,6 +20,7 @@ finding about the generators, not a kill.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Iterable
@@ -32,12 +33,18 @@ from frontier_harness.properties.mutate.mutants import Mutant
 
 
 class LineTracer:
-    """A context manager recording `(file, line)` for every line run in `files`."""
+    """A context manager recording `(file, line)` for every line run in `files`.
+
+    A frame's file counts under the name `files` gives it: code imported through a symlink
+    (`frontier_harness/spark_impl` links `spark_impl/`) is recorded at its real path when
+    `files` names that one, as the loader compiles mutants there.
+    """
 
     def __init__(self, files: Iterable[str]):
         self.files = frozenset(files)
         self.lines: set[tuple[str, int]] = set()
         self._previous: Any = None
+        self._names: dict[str, str | None] = {}  # a code object's file -> its name in `files`, or None
 
     def __enter__(self) -> LineTracer:
         self._previous = sys.gettrace()
@@ -49,15 +56,24 @@ class LineTracer:
         sys.settrace(self._previous)
         threading.settrace(self._previous)
 
+    def _name(self, filename: str) -> str | None:
+        if filename not in self._names:
+            real = os.path.realpath(filename)
+            self._names[filename] = (
+                filename if filename in self.files else real if real in self.files else None
+            )
+        return self._names[filename]
+
     def _call(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if frame.f_code.co_filename not in self.files:
+        name = self._name(frame.f_code.co_filename)
+        if name is None:
             return None
-        self.lines.add((frame.f_code.co_filename, frame.f_lineno))
+        self.lines.add((name, frame.f_lineno))
         return self._line
 
     def _line(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event == "line":
-            self.lines.add((frame.f_code.co_filename, frame.f_lineno))
+            self.lines.add((self._names[frame.f_code.co_filename] or "", frame.f_lineno))
         return self._line
 
 

@@ -23,14 +23,11 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import TYPE_CHECKING
 
 import attrs
 
+from frontier_harness.properties.mutate.baseline import Baseline
 from frontier_harness.properties.mutate.mutants import Mutant
-
-if TYPE_CHECKING:  # engine imports this module
-    from frontier_harness.properties.mutate.engine import Baseline
 
 KILLED, SURVIVED, TIMEOUT, INFRASTRUCTURE, UNREACHED = (
     "killed",

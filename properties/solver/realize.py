@@ -20,6 +20,8 @@ from frontier_harness.properties.checks.catalog.strategies.scenarios import Temp
 from frontier_harness.properties.engine.counterexample import Counterexample
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Outcome
+from frontier_harness.properties.solver.cases import Case
+from frontier_harness.properties.solver.check import Verdict
 from frontier_harness.properties.solver.encoding import (
     CLOCK_KINDS,
     EXPIRING_KINDS,
@@ -34,7 +36,7 @@ from frontier_harness.properties.solver.encoding import (
     some,
     symbolic_schedule,
 )
-from frontier_harness.properties.solver.obligations import Case, Verdict, World
+from frontier_harness.properties.solver.world import World
 
 SMALL = 30  # every number a realized scenario uses is at most this
 

@@ -1,0 +1,145 @@
+"""Solving: each case proved, refuted, or given up on, and the verdicts gathered per obligation.
+
+A case is TRIVIAL when its goal holds without any hypothesis (`¬goal` alone is
+unsatisfiable: it says nothing about the world or the rules' inputs), PROVED when
+`hypotheses ∧ ¬goal` is unsatisfiable, REFUTED by a model of it, and UNKNOWN otherwise
+(a timeout or a resource limit is never reported as proved).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import z3
+
+from frontier_harness.properties.solver import encoding
+from frontier_harness.properties.solver.cases import Case
+from frontier_harness.properties.solver.encoding import Opt, Rules
+from frontier_harness.properties.solver.registry import NAMES, Obligation, get
+from frontier_harness.properties.solver.world import World
+
+
+@attrs.frozen
+class Verdict:
+    """One case's result: "trivial", "proved", "refuted", "unknown" (with the solver's reason) or "error"."""
+
+    case: Case
+    status: str
+    seconds: float
+    values: dict[str, int | None] = attrs.field(factory=dict)
+    reason: str = ""
+
+
+def euclid(exprs: Sequence[Any]) -> tuple[list, list]:
+    """`exprs` with each `x % y` by a non-constant `y` named by a fresh `m`, and the facts defining it.
+
+    The facts are Euclid's division, `y > 0 => x == q*y + m and 0 <= m < y` (a fresh
+    `q`): what `%` is for a positive divisor, as in Python. z3 gives up on `%` by a
+    variable inside non-linear goals but handles the products; for `y <= 0` `m` is left
+    free, which only makes a proof harder, never easier.
+    """
+    named: dict[str, Any] = {}
+    facts: list[Any] = []
+
+    def walk(e: Any) -> Any:
+        if z3.is_app(e) and e.decl().kind() == z3.Z3_OP_MOD and not z3.is_int_value(e.arg(1)):
+            key = e.sexpr()
+            if key not in named:
+                x, y = walk(e.arg(0)), walk(e.arg(1))
+                m, q = z3.Int(f"mod.{len(named)}"), z3.Int(f"quotient.{len(named)}")
+                named[key] = m
+                facts.append(z3.Implies(y > 0, z3.And(x == q * y + m, m >= 0, m < y)))
+            return named[key]
+        if z3.is_app(e) and e.num_args() > 0:
+            return e.decl()(*[walk(c) for c in e.children()])
+        return e
+
+    return [walk(e) for e in exprs], facts
+
+
+def _solver(timeout_s: float | None, rlimit: int | None) -> z3.Solver:
+    solver = z3.Solver()
+    if timeout_s is not None:
+        solver.set("timeout", max(1, int(timeout_s * 1000)))
+    if rlimit is not None:
+        solver.set("rlimit", rlimit)
+    return solver
+
+
+def check_case(case: Case, timeout_s: float | None = None, rlimit: int | None = None) -> Verdict:
+    """Proves, refutes or gives up on one case; a give-up or a solver error is never reported as proved.
+
+    A goal that holds with no hypothesis at all is "trivial": true, but no evidence about the rules.
+    """
+    solver = _solver(timeout_s, rlimit)
+    started = time.perf_counter()
+    try:
+        hypotheses, goal, facts = list(case.hypotheses), case.goal, list[Any]()
+        if case.euclid:
+            (*hypotheses, goal), facts = euclid([*case.hypotheses, case.goal])
+        solver.add(*facts, z3.Not(goal))
+        if solver.check() == z3.unsat:
+            return Verdict(case, "trivial", time.perf_counter() - started)
+        solver = _solver(timeout_s, rlimit)
+        solver.add(*facts, *hypotheses, z3.Not(goal))
+        result = solver.check()
+        seconds = time.perf_counter() - started
+        if result == z3.unsat:
+            return Verdict(case, "proved", seconds)
+        if result == z3.sat:
+            return Verdict(case, "refuted", seconds, read_terms(case.terms, solver.model()))
+        return Verdict(case, "unknown", seconds, reason=solver.reason_unknown() or "unknown")
+    except z3.Z3Exception as exc:
+        return Verdict(case, "error", time.perf_counter() - started, reason=f"solver error: {exc}")
+
+
+def read_terms(terms: Mapping[str, Any], model: z3.ModelRef) -> dict[str, int | None]:
+    """The named terms' values under a model (`Opt`s as `Optional[int]`)."""
+    return {
+        k: encoding.concrete(v, model)
+        if isinstance(v, Opt)
+        else model.eval(v, model_completion=True).as_long()
+        for k, v in terms.items()
+    }
+
+
+@attrs.frozen
+class Result:
+    """An obligation's verdicts: refuted if any case is, else unknown/error if any is, else proved."""
+
+    obligation: Obligation
+    verdicts: tuple[Verdict, ...]
+    seconds: float
+
+    @property
+    def status(self) -> str:
+        """The worst verdict: refuted, error, unknown; else proved (trivial only when every case is)."""
+        statuses = {v.status for v in self.verdicts}
+        for status in ("refuted", "error", "unknown", "proved"):
+            if status in statuses:
+                return status
+        return "trivial"
+
+    def count(self, status: str) -> int:
+        return sum(v.status == status for v in self.verdicts)
+
+
+def prove(
+    names: Sequence[str] | None = None,
+    rules: Rules = encoding.FAITHFUL,
+    skew: int = 0,
+    timeout_s: float | None = None,
+    rlimit: int | None = None,
+) -> list[Result]:
+    """Every case of the named obligations (all by default), each obligation's time measured."""
+    world = World(skew)
+    results = []
+    for name in names or NAMES:
+        obligation = get(name)
+        started = time.perf_counter()
+        verdicts = tuple(check_case(c, timeout_s, rlimit) for c in obligation.cases(rules, world))
+        results.append(Result(obligation, verdicts, time.perf_counter() - started))
+    return results
