@@ -4,16 +4,26 @@
 `SPARK_REMOTE` (or `configure(remote=...)`) selects a Spark Connect server, and
 `configure(master=...)` a cluster master. `SparkSession.builder.remote("local[2]")`
 starts a local Connect server, which is how the Connect test mode runs.
+
+Spark's Python workers run the driver's own interpreter (`sys.executable`) unless
+`PYSPARK_PYTHON` says otherwise, so an install in a virtualenv that is not on
+PATH still finds its packages. Spark's and the JVM's own lines (log4j, the JVM's
+start-up warnings, a Python worker's traceback) go to `.frontier-harness/spark.log`,
+not to the terminal; `configure(verbose=True)` (the CLI's `--verbose`) shows them too.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import sys
+from pathlib import Path
 
 from frontier_harness.spark_impl.errors import JavaMissing, SparkUnavailable
 
-_settings: dict = {"master": None, "remote": None, "shuffle_partitions": 1}
+_settings: dict = {"master": None, "remote": None, "shuffle_partitions": 1, "verbose": False}
+LOG = Path(".frontier-harness") / "spark.log"  # relative to the working directory, as counterexamples are
 
 # Measured on 2 cores (collections, 20-update histories): whole-stage codegen costs
 # ~2-4 s of compilation per distinct plan and wins nothing at these sizes
@@ -23,15 +33,48 @@ INTERPRETED = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
 }
+# A batch of at most SMALL_BATCH histories (the shrinking lane's examples, a replay) is a small job:
+# its cost is fixed cost, not data. Measured on 2 loaded cores (`bench --only spark_overhead`, one
+# history per call, median over 11 suites): broadcast joins cost a Spark job each and constraint
+# inference a good share of the optimizer's time, so small jobs plan sort-merge joins over their
+# few rows and skip optimizer rules that only pay on large data; larger batches keep Spark's defaults.
+SMALL_BATCH = 64
+SMALL_JOB = {
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.constraintPropagation.enabled": "false",
+    "spark.sql.optimizer.excludedRules": ",".join(
+        f"org.apache.spark.sql.catalyst.optimizer.{rule}"
+        for rule in (
+            "PruneFilters",
+            "RemoveRedundantAliases",
+            "FoldablePropagation",
+            "InferFiltersFromGenerate",
+            "SimplifyBinaryComparison",
+            "UnwrapCastInBinaryComparison",
+            "PushFoldableIntoBranches",
+            "OptimizeWindowFunctions",
+            "InjectRuntimeFilter",
+        )
+    ),
+}
 _session = None
+_small_jobs: bool | None = None  # whether the session's settings are SMALL_JOB's now (None: not set yet)
 _starts = 0  # sessions this process started (`mutate` shows the JVM is started once per run)
 
 
 def configure(
-    master: str | None = None, remote: str | None = None, shuffle_partitions: int | None = None
+    master: str | None = None,
+    remote: str | None = None,
+    shuffle_partitions: int | None = None,
+    verbose: bool | None = None,
 ) -> None:
-    """Chooses where the session runs; only before it has started."""
-    chosen = {"master": master, "remote": remote, "shuffle_partitions": shuffle_partitions}
+    """Chooses where the session runs and whether Spark's own log lines reach stderr; only before it has started."""
+    chosen = {
+        "master": master,
+        "remote": remote,
+        "shuffle_partitions": shuffle_partitions,
+        "verbose": verbose,
+    }
     _settings.update({key: value for key, value in chosen.items() if value is not None})
 
 
@@ -64,6 +107,24 @@ def spark():
     return _session
 
 
+def size_jobs_for(histories: int) -> None:
+    """Sets the session for a batch of `histories`: `SMALL_JOB` settings up to `SMALL_BATCH` histories,
+    Spark's defaults (or the user's `FRONTIER_HARNESS_SPARK_CONF`) above; nothing when already so set."""
+    global _small_jobs
+    small = histories <= SMALL_BATCH
+    if _small_jobs == small:
+        return
+    conf, user = spark().conf, user_conf()
+    for key, value in SMALL_JOB.items():
+        if small and key not in user:
+            conf.set(key, value)
+        elif key in user:
+            conf.set(key, user[key])
+        else:
+            conf.unset(key)
+    _small_jobs = small
+
+
 def starts() -> int:
     """How many sessions this process has started (a restart after a failure counts)."""
     return _starts
@@ -85,7 +146,8 @@ def started() -> bool:
 
 def stop() -> None:
     """Stops the session (tests that kill the JVM start a fresh one afterwards)."""
-    global _session
+    global _session, _small_jobs
+    _small_jobs = None
     if _session is not None:
         try:
             _session.stop()
@@ -95,7 +157,8 @@ def stop() -> None:
 
 def restart():
     """Stops whatever is left of the session (the JVM may be gone) and starts a new one."""
-    global _session
+    global _session, _small_jobs
+    _small_jobs = None
     try:
         stop()
     except Exception:  # a dead JVM cannot be stopped cleanly; the new session replaces it
@@ -122,22 +185,30 @@ def _start():
 
     partitions = str(_settings["shuffle_partitions"])
     conf = {**INTERPRETED, **user_conf()}  # a malformed entry is bad input, raised before Spark starts
+    _workers_use_this_interpreter()
     try:
         if remote:
             builder = SparkSession.builder.remote(remote)
-            if remote.startswith("local"):
+            if remote.startswith("local"):  # the local server's log4j lines go to the log file too
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-                builder = builder.config("spark.sql.shuffle.partitions", partitions).config(
-                    "spark.ui.showConsoleProgress", "false"
+                builder = (
+                    builder.config("spark.sql.shuffle.partitions", partitions)
+                    .config("spark.ui.showConsoleProgress", "false")
+                    .config("spark.driver.extraJavaOptions", _java_options(conf))
                 )
             session = builder.getOrCreate()
             for key, value in conf.items():
                 session.conf.set(key, value)
-        else:
+        else:  # the JVM inherits the environment: set it before the launch
+            _workers_import_this_code()
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            _launch_jvm_logging_to_file(_jvm_launch_conf(partitions, conf))
             session = _local_builder(SparkSession.builder, partitions, conf).getOrCreate()
-            session.sparkContext.setLogLevel("ERROR")
     except Exception as exc:  # the JVM or the server did not come up
-        raise SparkUnavailable(exc) from exc
+        error = SparkUnavailable(exc)
+        if not remote and LOG.exists():  # the JVM's own account of it is in the log, not on the terminal
+            error.args = (f"{error}; Spark's log: {LOG.absolute()}",)
+        raise error from exc
     return session
 
 
@@ -152,20 +223,87 @@ def _workers_import_this_code() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
 
 
+def _workers_use_this_interpreter() -> None:
+    """Spark's Python workers run the interpreter running the harness (a venv's, if installed in one),
+    not whichever `python3` PATH finds first, which may lack pyarrow; `PYSPARK_PYTHON` overrides it."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable or shutil.which("python3") or "python3")
+
+
 def _local_builder(builder, partitions: str, conf: dict):
     master = _settings["master"] or os.environ.get("FRONTIER_HARNESS_MASTER", "local[2]")
-    _workers_import_this_code()
-    os.environ.setdefault("PYSPARK_PYTHON", shutil.which("python3") or "python3")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    return (
-        builder.master(master)
-        .appName("frontier-harness")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", partitions)
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config(map=conf)
-        .config("spark.driver.memory", os.environ.get("FRONTIER_HARNESS_DRIVER_MEMORY", "4g"))
-        .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=ERROR")
-    )
+    return builder.master(master).appName("frontier-harness").config(map=_jvm_launch_conf(partitions, conf))
+
+
+def _jvm_launch_conf(partitions: str, conf: dict) -> dict:
+    """The local session's settings, the JVM's launch options among them (its memory, where log4j writes)."""
+    return {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": partitions,
+        "spark.default.parallelism": "2",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        **conf,
+        "spark.driver.memory": os.environ.get("FRONTIER_HARNESS_DRIVER_MEMORY", "4g"),
+        "spark.driver.extraJavaOptions": _java_options(conf),
+    }
+
+
+def _java_options(conf: dict) -> str:
+    """log4j configured by `_log4j_properties`, then the user's own driver options, if any."""
+    ours = f"-Dlog4j.configurationFile={_log4j_properties().as_uri()}"
+    return " ".join([ours, conf.get("spark.driver.extraJavaOptions", "")]).strip()
+
+
+def _log4j_properties() -> Path:
+    """A log4j2 configuration: WARN and above to `LOG` (and to stderr when verbose); written next to it."""
+    log = LOG.absolute()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    console = ["rootLogger.appenderRef.console.ref = console"] if _settings["verbose"] else []
+    lines = [
+        "status = error",
+        "rootLogger.level = warn",
+        "rootLogger.appenderRef.file.ref = file",
+        *console,
+        "appender.file.type = File",
+        "appender.file.name = file",
+        f"appender.file.fileName = {log}",
+        "appender.file.append = true",
+        "appender.file.layout.type = PatternLayout",
+        "appender.file.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex",
+        "appender.console.type = Console",
+        "appender.console.name = console",
+        "appender.console.target = SYSTEM_ERR",
+        "appender.console.layout.type = PatternLayout",
+        "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex",
+        # Spark's own defaults quiet these (log4j2-defaults.properties).
+        "logger.jetty.name = org.sparkproject.jetty",
+        "logger.jetty.level = warn",
+        "logger.parquet.name = org.apache.parquet",
+        "logger.parquet.level = error",
+    ]
+    path = log.with_name("log4j2.properties")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _launch_jvm_logging_to_file(conf: dict) -> None:
+    """Starts the JVM (Py4J gateway) with its stderr appended to `LOG`: the JVM's start-up warnings and
+    whatever its Python workers print land there, not on the terminal, unless verbose. py4j's Python
+    logger writes there too. Does nothing when a gateway is already up (a session restarted in place)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or _settings["verbose"]:
+        return
+    log = LOG.absolute()
+    _python_logger_to_file("py4j", log)
+    spark_conf = SparkConf(loadDefaults=False).setAll(list(conf.items()))
+    with open(log, "ab") as stderr:
+        SparkContext._ensure_initialized(gateway=launch_gateway(spark_conf, popen_kwargs={"stderr": stderr}))
+
+
+def _python_logger_to_file(name: str, log: Path) -> None:
+    logger = logging.getLogger(name)
+    if not any(getattr(h, "baseFilename", None) == str(log) for h in logger.handlers):
+        logger.addHandler(logging.FileHandler(log))
+    logger.propagate = False

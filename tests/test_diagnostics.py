@@ -57,7 +57,6 @@ def test_a_raising_implementation_fails_with_the_raising_line_in_table_meta_and_
             "it returned a list of 0",
         ),
         ("not_a_list", "observe_collections must return a list of one observation per history"),
-        ("no_final", "observe_collections must return an observation with every (step, label) the model"),
     ],
 )
 def test_a_wrong_shaped_answer_is_a_contract_violation_exit_2_never_a_counterexample(
@@ -67,6 +66,15 @@ def test_a_wrong_shaped_answer_is_a_contract_violation_exit_2_never_a_counterexa
     out = capsys.readouterr().out
     assert out.startswith("error: contract violation: ") and said in out, out
     assert "KeyError" not in out and not list(tmp_path.glob("*.itf.json"))
+
+
+def test_a_label_the_implementation_never_reports_is_a_named_wrong_answer(tmp_path, capsys):
+    """A missing `(step, label)` is an answer, not a shape: labels such as `error` appear only when
+    the event happens, so the comparison names it (`(nothing)`) and the run fails, exit 1."""
+    assert _check("no_final", tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "final at step" in out and "implementation (nothing)" in out, out
+    assert "KeyError" not in out
 
 
 @pytest.fixture
@@ -103,7 +111,7 @@ def test_states_that_do_not_parse_are_not_a_valid_history_exit_2(written, tmp_pa
 
 def test_verify_exits_2_on_a_corpus_file_that_is_not_a_valid_history(written, tmp_path, monkeypatch, capsys):
     from frontier_harness.properties.cli import main as cli
-    from frontier_harness.properties.solver import obligations
+    from frontier_harness.properties.solver import check as obligations
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()

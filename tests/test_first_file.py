@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 
+import attrs
 import pytest
 from rich.console import Console
 
@@ -32,14 +33,14 @@ PLANTED = "tests.planted:model_keeps_zero_diffs"
 def test_the_file_is_written_when_found_and_rewritten_in_place_as_it_shrinks(tmp_path, screen):
     import attrs
 
-    profile = attrs.evolve(QUICK, screening_histories=2000, screening_batch=1000)
+    profile = attrs.evolve(QUICK, max_examples=200, screening_histories=2000, screening_batch=1000)
     seen: list[tuple[str, int, bool]] = []
     console = Console(file=io.StringIO(), width=300)
     files = CounterexampleFiles(tmp_path, console)
 
     def found(cx, event):
         files.announce(cx, event)
-        path = files.paths[(cx.suite, cx.property, cx.domain)]
+        path = files.paths[(cx.suite, cx.property, cx.domain, cx.impl)]
         seen.append((event, len(counterexample.read(path).history.actions), path.exists()))
 
     impl = planted.model_keeps_zero_diffs()
@@ -59,9 +60,10 @@ def test_the_file_is_written_when_found_and_rewritten_in_place_as_it_shrinks(tmp
 
 def test_a_failing_property_does_not_stop_the_others_unless_fail_fast():
     impl, domains = planted.model_keeps_zero_diffs(), ["total", "partitioned"]
-    everything = run_suite(COLLECTIONS, impl, PLANTED, QUICK, 0, domains)
+    profile = attrs.evolve(QUICK, screening_histories=500)
+    everything = run_suite(COLLECTIONS, impl, PLANTED, profile, 0, domains)
     assert [r.domain for r in everything.results if not r.passed] == domains
-    first = run_suite(COLLECTIONS, impl, PLANTED, QUICK, 0, domains, fail_fast=True)
+    first = run_suite(COLLECTIONS, impl, PLANTED, profile, 0, domains, fail_fast=True)
     assert [(r.domain, r.passed) for r in first.results] == [("total", False)]
 
 
@@ -94,10 +96,13 @@ def test_verify_fail_fast_runs_no_proof_and_no_corpus_after_a_failing_suite(monk
     from collections import Counter
 
     from frontier_harness.properties.cli import main as cli
+    from frontier_harness.properties.engine.lanes import LaneResult
     from frontier_harness.properties.engine.runner import PropertyResult, SuiteResult
-    from frontier_harness.properties.solver import obligations
+    from frontier_harness.properties.solver import check as obligations
 
-    failed = SuiteResult("s", (PropertyResult("s", "p", "total", 1, 0.1, Counter()),), ("never reached",))
+    failed = LaneResult(
+        "model", SuiteResult("s", (PropertyResult("s", "p", "total", 1, 0.1, Counter()),), ("never reached",))
+    )
     monkeypatch.setattr(cli, "_run_suites", lambda *args: ([failed], {}))
     monkeypatch.setattr(obligations, "prove", lambda *args: pytest.fail("a proof ran after --fail-fast"))
     assert main(["verify", "--fail-fast"]) == 1

@@ -40,11 +40,12 @@ INFRASTRUCTURE_MARKERS = (
 )
 
 
-def configure(master: str | None = None, remote: str | None = None) -> None:
-    """Where the session will run (`--master`, `--remote`); only before it has started."""
+def configure(master: str | None = None, remote: str | None = None, verbose: bool = False) -> None:
+    """Where the session will run (`--master`, `--remote`), whether Spark's log shows (`--verbose`);
+    only before it has started."""
     from frontier_harness.spark_impl import session
 
-    session.configure(master=master, remote=remote)
+    session.configure(master=master, remote=remote, verbose=verbose or None)
 
 
 def sessions_started() -> int:
@@ -61,8 +62,15 @@ def cancel_jobs() -> None:
     session.cancel_jobs()
 
 
-def _delegate(module: str, function: str) -> Any:
+def _delegate(module: str, function: str, sized: bool = True) -> Any:
+    """An observer computing in `module.function`; a `sized` one sets the session for the batch's size
+    first (`frontier_harness.spark_impl.session.size_jobs_for`: small batches skip what only pays on large data)."""
+
     def observe(self: Any, domain: Domain, histories: Sequence[History]) -> list[Observation]:
+        if sized:
+            from frontier_harness.spark_impl import session
+
+            session.size_jobs_for(len(histories))
         return getattr(importlib.import_module(module), function)(domain, histories)
 
     observe.__doc__ = f"`{module}.{function}`: the batch in one Spark job."
@@ -116,7 +124,9 @@ class SparkImplementation(Implementation):
     observe_timelines = _delegate("frontier_harness.spark_impl.plan", "observe_timelines")
     observe_reclock = _delegate("frontier_harness.spark_impl.reclock", "observe_reclock")
     observe_summary = _delegate("frontier_harness.spark_impl.summary", "observe_summary")
-    observe_streaming = _delegate("frontier_harness.spark_impl.streaming.trial", "observe_streaming")
+    observe_streaming = _delegate(
+        "frontier_harness.spark_impl.streaming.trial", "observe_streaming", sized=False
+    )
     observe_ttl = _delegate("frontier_harness.spark_impl.ttl.store_observer", "observe_ttl")
     observe_ttl_compaction = _delegate(
         "frontier_harness.spark_impl.ttl.compaction_observer", "observe_ttl_compaction"

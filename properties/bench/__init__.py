@@ -36,7 +36,16 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-NAMES = ("collections", "screening", "ttl", "ingestion", "expiration", "reclocking", "streaming")
+NAMES = (
+    "collections",
+    "screening",
+    "ttl",
+    "ingestion",
+    "expiration",
+    "reclocking",
+    "streaming",
+    "spark_overhead",
+)
 
 
 def modules(names: Sequence[str] = NAMES) -> list[ModuleType]:

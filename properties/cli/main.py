@@ -26,6 +26,14 @@ from frontier_harness.properties.engine.errors import HarnessError, UnsupportedI
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.junit import write_junit
+from frontier_harness.properties.engine.lanes import (
+    MODEL,
+    Lane,
+    LaneResult,
+    lanes,
+    reference_of,
+    runs_against,
+)
 from frontier_harness.properties.engine.profiles import PROFILES, Profile
 from frontier_harness.properties.engine.runner import Progress, SuiteResult
 from frontier_harness.properties.engine.suite import Suite
@@ -42,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="frontier-harness", description=__doc__.splitlines()[0])
     parser.add_argument("--master", help="Spark master URL (default local[2])")
     parser.add_argument("--remote", help="Spark Connect URL (default: $SPARK_REMOTE)")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also show Spark's own log (always in .frontier-harness/spark.log)",
+    )
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
 
     check = verbs.add_parser("check", help="run property suites")
@@ -195,10 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _configure_spark(args: argparse.Namespace) -> None:
-    if args.master or args.remote:
+    if args.master or args.remote or args.verbose:
         from frontier_harness.properties.adapters.spark import configure
 
-        configure(master=args.master, remote=args.remote)
+        configure(master=args.master, remote=args.remote, verbose=args.verbose)
 
 
 def _check(args: argparse.Namespace, out: Console) -> int:
@@ -213,31 +226,35 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     return OK if all(r.passed for r in results) else FAILED
 
 
-def _against(
-    args: argparse.Namespace, out: Console, suites: list[Suite]
-) -> list[tuple[Suite, str, Implementation]]:
-    """Each suite with the implementation it runs against: `--impl` for every suite, else the suite's default.
+def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> list[Lane]:
+    """Each suite's lanes: `--impl` for every suite, else the model (where it is judged) and the suite's default.
 
-    A suite named with `--suite` that cannot run against `--impl` refuses (exit 2);
-    among all suites, those that cannot are listed and not run.
+    A suite named with `--suite` that cannot run against `--impl`, or a suite that
+    cannot run against its own default, refuses (exit 2); the other lanes that
+    cannot run are listed and not run. Under `--job` the streaming suite's lane runs
+    the user's job.
     """
     from frontier_harness.properties.adapters import load_implementation
 
-    loaded: dict[str, Implementation] = {}
-    runs = []
     if getattr(args, "job", None) and not any(s.name == "streaming" for s in suites):
         raise HarnessError("--job applies to the streaming suite only: add --suite streaming")
-    for suite in suites:
-        spec = args.impl or suite.default_impl
+    loaded: dict[str, Implementation] = {}
+
+    def load(spec: str) -> Implementation:
         if spec not in loaded:
             loaded[spec] = load_implementation(spec)
-        reason = suite.unsupported(loaded[spec], spec)
-        if reason is None:
-            runs.append((suite, spec, _with_job(args, suite, loaded[spec])))
-        elif getattr(args, "suite", None) or not args.impl:
-            raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {spec}")
-        else:
-            out.print(f"not run: {reason}", markup=False)
+        return loaded[spec]
+
+    runs = []
+    for suite in suites:
+        for lane in lanes(suite, args.impl, load):
+            reason = suite.unsupported(lane.impl, lane.impl_name)
+            if reason is None:
+                runs.append(attrs.evolve(lane, impl=_with_job(args, suite, lane.impl)))
+            elif getattr(args, "suite", None) if args.impl else lane.impl_name == suite.default_impl:
+                raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {lane.impl_name}")
+            else:
+                out.print(f"not run: {reason}", markup=False)
     if not runs:
         raise UnsupportedImplementation(f"no suite can run against --impl {args.impl}")
     return runs
@@ -245,41 +262,61 @@ def _against(
 
 def _run_suites(
     args: argparse.Namespace, out: Console, config: Config, suites: list[Suite], domains: list[str] | None
-) -> tuple[list[SuiteResult], dict]:
-    """Runs `suites`, prints and writes each counterexample; returns the results and the files written."""
-    from frontier_harness.properties.engine.runner import run_suite
-
+) -> tuple[list[LaneResult], dict]:
+    """Runs every lane of `suites`, prints and writes each counterexample (at once, then as it shrinks);
+    returns the results and the files, keyed by (suite, implementation, property, domain)."""
     profile = _profile(args, config)
     directory = args.out or Path(config.get("out"))
-    results, written = [], {}
+    results: list[LaneResult] = []
+    written = {}
     files = report.CounterexampleFiles(directory, out)
-    for suite, impl_name, impl in _against(args, out, suites):
+    for lane in _against(args, out, suites):
         if args.fail_fast and not all(r.passed for r in results):
             break
-        started = time.perf_counter()
-        with out.status(f"{suite.name}: running") as status:
-            progress = _progress(suite.name, status, started)
-            result = run_suite(
-                suite, impl, impl_name, profile, args.seed, domains, progress, files.announce, args.fail_fast
-            )
+        result = _run_lane(lane, out, profile, args.seed, domains, files, args.fail_fast)
         results.append(result)
-        failed = sum(not r.passed for r in result.results)
-        histories = sum(r.examples for r in result.results)
-        out.print(
-            f"{suite.name} against {impl_name}: {histories} histories in "
-            f"{time.perf_counter() - started:.1f}s, {failed} failed",
-            markup=False,
-        )
-        for r in result.results:
+        for r in result.result.results:
             if r.failure is not None:
                 path = files.final(r.failure)
-                written[(suite.name, r.property, r.domain)] = path
+                written[(r.suite, lane.impl_name, r.property, r.domain)] = path
                 out.print(report.counterexample_table(r.failure))
                 out.print(
                     f"counterexample written to {path}; replay with: frontier-harness replay {path}",
                     markup=False,
                 )
     return results, written
+
+
+def _run_lane(
+    lane: Lane,
+    out: Console,
+    profile: Profile,
+    seed: int,
+    domains: list[str] | None,
+    files: report.CounterexampleFiles | None = None,
+    fail_fast: bool = False,
+) -> LaneResult:
+    """One lane; a lane that judges nothing (the model as its own reference) does not run."""
+    from frontier_harness.properties.engine.runner import run_suite
+
+    if not lane.judges:
+        return LaneResult(lane.impl_name, SuiteResult(lane.suite.name, (), ()), lane.reference_only)
+    started = time.perf_counter()
+    label = f"{lane.suite.name} against {lane.impl_name}"
+    found = files.announce if files is not None else None
+    with out.status(f"{label}: running") as status:
+        progress = _progress(label, status, started)
+        result = run_suite(
+            lane.suite, lane.impl, lane.impl_name, profile, seed, domains, progress, found, fail_fast
+        )
+    failed = sum(not r.passed for r in result.results)
+    histories = sum(r.examples for r in result.results)
+    out.print(
+        f"{lane.suite.name} against {lane.impl_name}: {histories} histories in "
+        f"{time.perf_counter() - started:.1f}s, {failed} failed",
+        markup=False,
+    )
+    return LaneResult(lane.impl_name, result, lane.reference_only)
 
 
 def _progress(suite: str, status: Status, started: float) -> Progress:
@@ -363,16 +400,25 @@ def _replay(args: argparse.Namespace, out: Console) -> int:
 
 
 def _list(args: argparse.Namespace, out: Console) -> int:
+    """Each property, the implementations the default run judges with it, and what it compares with."""
     from rich.table import Table
 
+    from frontier_harness.properties.adapters import load_implementation
     from frontier_harness.properties.checks.registry import SUITES
 
+    model = load_implementation(MODEL)
     table = Table(title="suites")
-    for column in ("suite", "property", "runs against", "what it checks"):
+    for column in ("suite", "property", "runs against", "reference", "what it checks"):
         table.add_column(column)
     for suite in SUITES.values():
         for prop in suite.properties:
-            table.add_row(suite.name, prop.name, suite.default_impl, prop.doc.strip().splitlines()[0])
+            table.add_row(
+                suite.name,
+                prop.name,
+                runs_against(suite, prop, model),
+                reference_of(suite, prop).value,
+                prop.doc.strip().splitlines()[0],
+            )
     out.print(table)
     return OK
 

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.errors import HarnessError
-from frontier_harness.properties.engine.runner import SuiteResult
+from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
 
 
 @attrs.frozen
@@ -52,20 +52,15 @@ def _replay(path: Path) -> CorpusResult:
 
 
 def summary_table(
-    results: Sequence[SuiteResult], proofs: Sequence, corpus: Sequence[CorpusResult], stopped: bool = False
+    results: Sequence[LaneResult], proofs: Sequence, corpus: Sequence[CorpusResult], stopped: bool = False
 ) -> Table:
     """Suites, proofs and corpus files, one line each group member, one verdict column; `stopped`: the
     proofs and the corpus did not run (`--fail-fast` after a failing suite)."""
     table = Table(title="frontier-harness verify")
     for column in ("kind", "name", "detail", "verdict"):
         table.add_column(column)
-    for suite in results:
-        failed = [f"{r.property}[{r.domain}]" for r in suite.results if not r.passed]
-        histories = sum(r.examples for r in suite.results)
-        detail = f"{histories} histories" + (f"; failed: {', '.join(failed)}" if failed else "")
-        if suite.missing_events:
-            detail += f"; never reached: {', '.join(suite.missing_events)}"
-        table.add_row("suite", suite.suite, detail, _verdict(suite.passed))
+    for lane in results:
+        table.add_row("suite", f"{lane.suite} ({lane.impl})", *_lane_verdict(lane))
     for proof in proofs:
         table.add_row(
             "proof",
@@ -80,6 +75,22 @@ def summary_table(
     elif not corpus:
         table.add_row("corpus", "(empty)", "no counterexample files to replay", _verdict(True))
     return table
+
+
+def _lane_verdict(lane: LaneResult) -> tuple[str, str]:
+    """A lane's detail and verdict; a lane that only shows the model as the reference has no verdict."""
+    suite = lane.result
+    if not suite.results:
+        return f"{', '.join(lane.reference_only)}: compared with the model itself", f"[blue]{NO_ORACLE}[/]"
+    failed = [f"{r.property}[{r.domain}]" for r in suite.results if not r.passed]
+    detail = f"{sum(r.examples for r in suite.results)} histories" + (
+        f"; failed: {', '.join(failed)}" if failed else ""
+    )
+    if suite.missing_events:
+        detail += f"; never reached: {', '.join(suite.missing_events)}"
+    if lane.reference_only:
+        detail += f"; {NO_ORACLE}: {', '.join(lane.reference_only)}"
+    return detail, _verdict(suite.passed)
 
 
 def _verdict(passed: bool, text: str = "") -> str:

@@ -113,10 +113,12 @@ def _without_none(args: dict) -> dict:
 
 
 def file_name(cx: Counterexample) -> str:
-    """`suite-property-domain-<content hash>.itf.json`."""
+    """`suite-property-domain-impl-<content hash>.itf.json`: the model's lane and Spark's never share a file."""
     digest = hashlib.sha256(json.dumps(cx.history.to_json(), sort_keys=True).encode()).hexdigest()[:10]
-    domain = "".join(ch if ch.isalnum() else "_" for ch in cx.domain).strip("_")
-    return f"{cx.suite}-{cx.property}-{domain}-{digest}.itf.json"
+    domain, impl = (
+        "".join(ch if ch.isalnum() else "_" for ch in name).strip("_") for name in (cx.domain, cx.impl)
+    )
+    return f"{cx.suite}-{cx.property}-{domain}-{impl}-{digest}.itf.json"
 
 
 def write(cx: Counterexample, directory: Path) -> Path:

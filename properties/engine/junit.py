@@ -1,7 +1,9 @@
-"""JUnit XML for CI: one testcase per (suite, property, domain), plus one per missing hard case.
+"""JUnit XML for CI: one testcase per (suite, property, domain, implementation), plus one per missing hard case.
 
 Each property's testcase carries its counts as `<properties>`: histories
-checked, histories the model rejected, and hard cases reached.
+checked, histories the model rejected, and hard cases reached, and the
+implementation it judged. A property whose reference is the model's own
+answer is, in the model's lane, a skipped testcase: no verdict either way.
 """
 
 from __future__ import annotations
@@ -10,43 +12,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
 from frontier_harness.properties.engine.runner import SuiteResult
 
 
 def write_junit(
     path: Path,
-    results: Sequence[SuiteResult],
+    results: Sequence[LaneResult | SuiteResult],
     counterexamples: dict,
     proofs: Sequence = (),
     corpus: Sequence = (),
 ) -> None:
-    """`counterexamples` maps (suite, property, domain) to the file written; proofs and corpus: `verify`."""
+    """`counterexamples` maps (suite, implementation, property, domain) to the file written; proofs and
+    corpus: `verify`. A bare `SuiteResult` is named by its counterexample's implementation, if any."""
     root = ET.Element("testsuites", name="frontier-harness")
-    for suite in results:
-        node = ET.SubElement(root, "testsuite", name=suite.suite, tests=str(len(suite.results)))
-        for r in suite.results:
-            case = ET.SubElement(
-                node,
-                "testcase",
-                classname=suite.suite,
-                name=f"{r.property}[{r.domain}]",
-                time=f"{r.seconds:.3f}",
-            )
-            counts = ET.SubElement(case, "properties")
-            for name, value in (
-                ("histories", r.examples),
-                ("rejected", r.rejected),
-                ("hard cases", len(r.events)),
-            ):
-                ET.SubElement(counts, "property", name=name, value=str(value))
-            if r.failure is not None:
-                failure = ET.SubElement(case, "failure", message=r.failure.message)
-                failure.text = (
-                    f"counterexample: {counterexamples.get((suite.suite, r.property, r.domain), '')}"
-                )
-        for missing in suite.missing_events:
-            case = ET.SubElement(node, "testcase", classname=suite.suite, name=f"reaches: {missing}")
-            ET.SubElement(case, "failure", message=f"the generator never produced: {missing}")
+    suites: dict[str, ET.Element] = {}
+    for lane in map(_lane, results):
+        node = suites.get(lane.suite)
+        if node is None:
+            node = suites[lane.suite] = ET.SubElement(root, "testsuite", name=lane.suite, tests="0")
+        _lane_cases(node, lane, counterexamples)
+        node.set("tests", str(len(node)))
     if proofs:
         node = ET.SubElement(root, "testsuite", name="prove", tests=str(len(proofs)))
         for proof in proofs:
@@ -63,3 +49,41 @@ def write_junit(
                 ET.SubElement(case, "failure", message=item.message)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _lane(result: LaneResult | SuiteResult) -> LaneResult:
+    if isinstance(result, LaneResult):
+        return result
+    impls = {r.failure.impl for r in result.results if r.failure is not None}
+    return LaneResult(impls.pop() if len(impls) == 1 else "", result)
+
+
+def _lane_cases(node: ET.Element, lane: LaneResult, counterexamples: dict) -> None:
+    """The lane's testcases: each property on each domain, each reference-only property, each missing case."""
+    suffix = f" ({lane.impl})" if lane.impl else ""
+    for r in lane.result.results:
+        case = ET.SubElement(
+            node,
+            "testcase",
+            classname=lane.suite,
+            name=f"{r.property}[{r.domain}]{suffix}",
+            time=f"{r.seconds:.3f}",
+        )
+        counts = ET.SubElement(case, "properties")
+        for name, value in (
+            ("implementation", lane.impl),
+            ("histories", r.examples),
+            ("rejected", r.rejected),
+            ("hard cases", len(r.events)),
+        ):
+            ET.SubElement(counts, "property", name=name, value=str(value))
+        if r.failure is not None:
+            failure = ET.SubElement(case, "failure", message=r.failure.message)
+            written = counterexamples.get((lane.suite, lane.impl, r.property, r.domain), "")
+            failure.text = f"counterexample: {written}"
+    for name in lane.reference_only:
+        case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"{name}{suffix}")
+        ET.SubElement(case, "skipped", message=f"{lane.impl}: {NO_ORACLE}")
+    for missing in lane.result.missing_events:
+        case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"reaches: {missing}{suffix}")
+        ET.SubElement(case, "failure", message=f"the generator never produced: {missing}")

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample, render_observation
-from frontier_harness.properties.engine.runner import SuiteResult
+from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
 from frontier_harness.properties.engine.suite import Outcome
 
 
@@ -26,11 +26,11 @@ class CounterexampleFiles:
 
     def __init__(self, directory: Path, out: Console | None):
         self.directory, self.out = directory, out
-        self.paths: dict[tuple[str, str, str], Path] = {}
-        self.sizes: dict[tuple[str, str, str], int] = {}
+        self.paths: dict[tuple[str, str, str, str], Path] = {}
+        self.sizes: dict[tuple[str, str, str, str], int] = {}
 
     def announce(self, cx: Counterexample, event: str) -> None:
-        key, size = (cx.suite, cx.property, cx.domain), len(cx.history.actions)
+        key, size = (cx.suite, cx.property, cx.domain, cx.impl), len(cx.history.actions)
         if key in self.paths and size >= self.sizes[key]:
             return
         first = key not in self.paths
@@ -47,11 +47,11 @@ class CounterexampleFiles:
             )
 
     def final(self, cx: Counterexample) -> Path:
-        self.sizes[(cx.suite, cx.property, cx.domain)] = len(cx.history.actions)
+        self.sizes[(cx.suite, cx.property, cx.domain, cx.impl)] = len(cx.history.actions)
         return self._write(cx)
 
     def _write(self, cx: Counterexample) -> Path:
-        key = (cx.suite, cx.property, cx.domain)
+        key = (cx.suite, cx.property, cx.domain, cx.impl)
         if key not in self.paths:
             self.paths[key] = counterexample.write(cx, self.directory)
         else:
@@ -59,10 +59,12 @@ class CounterexampleFiles:
         return self.paths[key]
 
 
-def results_table(results: Sequence[SuiteResult]) -> Table:
+def results_table(results: Sequence[LaneResult]) -> Table:
+    """One row per suite, implementation, property and domain; the model's reference-only properties marked."""
     table = Table(title="frontier-harness check", show_lines=False)
     for column in (
         "suite",
+        "impl",
         "property",
         "domain",
         "histories",
@@ -74,24 +76,34 @@ def results_table(results: Sequence[SuiteResult]) -> Table:
         table.add_column(
             column, justify="right" if column in ("histories", "rejected", "seconds") else "left"
         )
-    for suite in results:
-        for r in suite.results:
-            verdict = "[green]held[/]" if r.passed else "[red]FAILED[/]"
-            table.add_row(
-                suite.suite,
-                r.property,
-                r.domain,
-                str(r.examples),
-                str(r.rejected),
-                str(len(r.events)),
-                f"{r.seconds:.1f}",
-                verdict,
-            )
-        for missing in suite.missing_events:
-            table.add_row(
-                suite.suite, "(non-vacuity)", "", "", "", "", "", f"[red]never reached: {missing}[/]"
-            )
+    for lane in results:
+        for row in _lane_rows(lane):
+            table.add_row(*row)
     return table
+
+
+def _lane_rows(lane: LaneResult) -> list[tuple[str, ...]]:
+    suite, impl = lane.suite, lane.impl
+    rows: list[tuple[str, ...]] = [
+        (
+            suite,
+            impl,
+            r.property,
+            r.domain,
+            str(r.examples),
+            str(r.rejected),
+            str(len(r.events)),
+            f"{r.seconds:.1f}",
+            "[green]held[/]" if r.passed else "[red]FAILED[/]",
+        )
+        for r in lane.result.results
+    ]
+    rows += [(suite, impl, name, "", "", "", "", "", f"[blue]{NO_ORACLE}[/]") for name in lane.reference_only]
+    rows += [
+        (suite, impl, "(non-vacuity)", "", "", "", "", "", f"[red]never reached: {missing}[/]")
+        for missing in lane.result.missing_events
+    ]
+    return rows
 
 
 def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> Table:

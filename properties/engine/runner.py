@@ -259,6 +259,8 @@ def _raised(impl: Implementation, exc: Exception, suite: Suite | None) -> Outcom
     """An exception on one history: the implementation's failure when raised inside one of its methods
     (or when the suite calls methods whose results it then uses: the laws), else the harness side's
     (the model could not judge it: a generator/model disagreement)."""
+    if isinstance(exc, BadHistory):  # the suite's own reading of the history: never the implementation's
+        return Outcome.model_raised(exc)
     if raised_by(exc, impl) or not _judged_by_model(suite):
         return Outcome.implementation_raised(exc, own_frames(exc, impl))
     return Outcome.model_raised(exc)
@@ -536,7 +538,7 @@ class _SameFailure:
     def __call__(self, histories: Sequence[History]) -> list[bool]:
         verdicts = []
         for history, o in zip(histories, self.run.check(histories)):
-            same = not o.ok and o.rejected == self.outcome.rejected and not o.unresolved
+            same = not o.ok and _kind(o) == _kind(self.outcome) and not o.unresolved
             if same:
                 self.failures[_key(history)] = o
             verdicts.append(same)
@@ -547,6 +549,12 @@ class _SameFailure:
 
     def announce(self, history: History) -> None:
         self.run.announce(history, self.outcome_of(history), self.lane, SHRUNK)
+
+
+def _kind(outcome: Outcome) -> tuple[bool, str | None]:
+    """How an outcome fails: a rejection or not, and the exception's type if one was raised (a wrong
+    answer never shrinks into a crash, nor one crash into another)."""
+    return outcome.rejected, type(outcome.error).__name__ if outcome.error is not None else None
 
 
 def _key(history: History) -> str:

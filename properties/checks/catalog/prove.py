@@ -26,7 +26,14 @@ from frontier_harness.properties.checks.catalog.oracles import expiration as ora
 from frontier_harness.properties.checks.catalog.strategies.scenarios import draw_scenario
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Observation
-from frontier_harness.properties.engine.suite import Outcome, Property, Suite, compare, observe_or_reject
+from frontier_harness.properties.engine.suite import (
+    Outcome,
+    Property,
+    Reference,
+    Suite,
+    compare,
+    observe_or_reject,
+)
 
 SUITE_NAME = "prove"
 
@@ -172,6 +179,7 @@ SUITE = Suite(
         _property(RESTARTED, "the same across a restart, with the expiration recomputed", restart=True),
     ),
     default_impl="spark",
+    reference=Reference.INTRINSIC,  # reads with and without expiration; the seed's drops
     required_events=(
         "expiring dataflow",
         "no expiration",

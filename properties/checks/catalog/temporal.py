@@ -21,7 +21,7 @@ from frontier_harness.properties.checks.catalog.actions import insert_update, pl
 from frontier_harness.properties.checks.catalog.strategies.temporal import draw_temporal_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
 TIME = Total()
 
@@ -104,6 +104,7 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
+    reference=Reference.MODEL,
     required_events=(
         "empty validity interval",
         "retraction at upper_exclusive",

@@ -40,7 +40,14 @@ from frontier_harness.properties.checks.catalog.actions import (
 from frontier_harness.properties.checks.catalog.oracles.timelines import leaf_timeline, plan_reads
 from frontier_harness.properties.checks.catalog.strategies.timelines import draw_timelines_history
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Suite, differential
+from frontier_harness.properties.engine.suite import (
+    Observation,
+    Outcome,
+    Property,
+    Reference,
+    Suite,
+    differential,
+)
 
 TIME = Total()
 
@@ -183,9 +190,11 @@ SUITE = Suite(
             draw=draw_timelines_history,
             check=check_rejections,
             events=events,
+            reference=Reference.ORACLE,
         ),
     ),
     default_impl="spark",
+    reference=Reference.MODEL,
     required_events=(
         "multi-timeline dataflow rejected",
         "rejected through a view or MV",

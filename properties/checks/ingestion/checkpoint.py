@@ -17,7 +17,7 @@ from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import che
 from frontier_harness.properties.checks.ingestion.strategies.checkpoints import DAMAGES, draw_checkpoint_log
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
-from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine.suite import Outcome, Property, Reference, Suite
 
 SUITE_NAME, PROPERTY = "checkpoint", "checkpoint_laws"
 
@@ -117,6 +117,7 @@ SUITE = Suite(
         ),
     ),
     default_impl="model",
+    reference=Reference.LAWS,
     calls=(),  # the log is the observation: nothing is asked of an implementation
     required_events=(
         "last batch uncommitted",

@@ -41,7 +41,14 @@ from frontier_harness.model.upstream import Upstream, needed_offset
 from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Suite, differential
+from frontier_harness.properties.engine.suite import (
+    Observation,
+    Outcome,
+    Property,
+    Reference,
+    Suite,
+    differential,
+)
 
 DOMAINS = ("total", "partitioned")
 
@@ -354,9 +361,11 @@ SUITE = Suite(
             draw=draw_ingestion_history,
             check=differential(observe, "observe_resumption"),
             events=events,
+            reference=Reference.MODEL,
         ),
     ),
     default_impl="spark",
+    reference=Reference.LAWS,  # against the uninterrupted run
     required_events=FAULT_EVENTS
     + (
         "restart after a crash",

@@ -43,7 +43,7 @@ from frontier_harness.properties.checks.ingestion.strategies.streaming import (
     draw_streaming_history,
 )
 from frontier_harness.properties.engine.history import Action, History
-from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Suite
+from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Reference, Suite
 
 DOMAIN = Partitioned()
 _observed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -304,7 +304,9 @@ def all_laws_but_exactly_once(history: History, obs: Observation) -> Outcome:
 JOB_JUDGES = {"exactly_once": _job_exactly_once, "laws_under_sigkill": _job_all_laws}
 
 
-def _property(name: str, doc: str, judge, kill: bool = False) -> Property:
+def _property(
+    name: str, doc: str, judge, kill: bool = False, reference: Reference = Reference.LAWS
+) -> Property:
     return Property(
         name=name,
         doc=doc,
@@ -312,6 +314,7 @@ def _property(name: str, doc: str, judge, kill: bool = False) -> Property:
         check=_property_check(judge, JOB_JUDGES.get(name)),
         events=events,
         profiles=("thorough",) if kill else (),
+        reference=reference,
     )
 
 
@@ -323,6 +326,7 @@ SUITE = Suite(
             "exactly_once",
             "After every restart the sink is the model's reclocked collection, no loss, no duplicate.",
             exactly_once,
+            reference=Reference.MODEL,  # the model's reclocked collection
         ),
         _property(
             "offset_log_is_remap",
@@ -339,6 +343,7 @@ SUITE = Suite(
             "The three laws when a separate driver process is SIGKILLed at the crash points (thorough only).",
             all_laws,
             kill=True,
+            reference=Reference.MODEL,
         ),
     ),
     default_impl="spark",

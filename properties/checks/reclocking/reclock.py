@@ -28,7 +28,7 @@ from frontier_harness.model.remap import INTO, Remap
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_reclock_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import Action, History
-from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
 
 def replay(history: History) -> Iterator[tuple[int, Action, Remap, list]]:
@@ -197,6 +197,7 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
+    reference=Reference.MODEL,
     spark_cost=5.0,  # ~30 stages a job (remap per point, as-of joins): seconds per batch, not tenths
     required_events=(
         "skipped tick",

@@ -21,7 +21,7 @@ from frontier_harness.model.remap import INTO, Binding, Remap, audit
 from frontier_harness.properties.checks.reclocking import reclock as reclock_suite
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_reclock_history
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine.suite import Outcome, Property, Reference, Suite
 
 Law = Callable[[Remap, list], str | None]
 
@@ -206,6 +206,7 @@ SUITE = Suite(
         )
     ),
     default_impl="model",
+    reference=Reference.LAWS,
     calls=(),
     required_events=(*reclock_suite.SUITE.required_events, "inversion at a binding time that has updates"),
     event_domains=reclock_suite.EVENT_DOMAINS,

@@ -30,7 +30,7 @@ from frontier_harness.model.summary import (
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_restart_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine.suite import Outcome, Property, Reference, Suite
 
 
 def parse(history: History) -> tuple[Remap, list, int]:
@@ -252,6 +252,7 @@ SUITE = Suite(
         law(transactions_in_order, transactional=True),
     ),
     default_impl="model",
+    reference=Reference.LAWS,  # a restart equals the uninterrupted run
     calls=(),
     required_events=(
         "crash at a binding time",

@@ -34,7 +34,7 @@ from frontier_harness.properties.checks.reclocking.restart import (
 )
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation, Observer
-from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
 
 def observe(history: History) -> Observation:
@@ -112,7 +112,7 @@ class _Unordered:
 
     def observe_summary(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
         observe: Observer = getattr(self.impl, "observe_summary")  # noqa: B009 (the protocol names no observer)
-        return [{k: v for k, v in o.items() if k[1] in fold.LABELS} for o in observe(domain, histories)]
+        return [{k: v for k, v in o.items() if k[1] in fold.LABELS and v} for o in observe(domain, histories)]
 
 
 def unordered_summary_is_a_fold() -> Property:
@@ -124,6 +124,7 @@ def unordered_summary_is_a_fold() -> Property:
         draw=drawer(True),
         check=lambda impl, histories: check(_Unordered(impl), histories),
         events=events,
+        reference=Reference.ORACLE,
     )
 
 
@@ -136,6 +137,7 @@ SUITE = Suite(
         unordered_summary_is_a_fold(),
     ),
     default_impl="spark",
+    reference=Reference.MODEL,
     spark_cost=2.0,  # ~40 stages a job: a batch costs seconds
     required_events=(
         "crash at a binding time",

@@ -22,7 +22,7 @@ from frontier_harness.properties.checks.time.strategies.collections import draw_
 from frontier_harness.properties.checks.time.strategies.times import LONG_MAX
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
 
 def observe(history: History) -> Observation:
@@ -135,6 +135,7 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
+    reference=Reference.MODEL,
     required_events=(
         MERGE,
         CANCEL,

@@ -15,7 +15,7 @@ from frontier_harness.model.domains import Domain
 from frontier_harness.properties.checks.time.strategies.times import draw_frontier, draw_time
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source
-from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine.suite import Outcome, Property, Reference, Suite
 
 Law = Callable[[Any, Domain, list, list], str | None]
 
@@ -215,6 +215,7 @@ SUITE = Suite(
         )
     ),
     default_impl="model",
+    reference=Reference.LAWS,
     calls=("time_domain", "antichain", "advance_by"),
     required_events=(
         "incomparable times",

@@ -27,7 +27,7 @@ from frontier_harness.properties.checks.time.oracles.antichain import (
 from frontier_harness.properties.checks.time.strategies.mutable_antichain import draw_antichain_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
 ZERO = "a count returns to zero"
 CANCEL = "updates in one batch cancel at a time"
@@ -131,13 +131,16 @@ def _frontier_events(
     return found
 
 
-def _property(name: str, doc: str, expected: Callable[[History], Observation]) -> Property:
+def _property(
+    name: str, doc: str, expected: Callable[[History], Observation], reference: Reference
+) -> Property:
     return Property(
         name=name,
         doc=doc,
         draw=draw_antichain_history,
         check=differential(expected, "observe_mutable_antichain"),
         events=events,
+        reference=reference,
     )
 
 
@@ -149,11 +152,13 @@ SUITE = Suite(
             "frontier_is_minimal_positive_counts",
             "After every batch, the frontier and changes equal a brute-force restatement of the rule.",
             reference,
+            Reference.ORACLE,
         ),
         _property(
             "observations_match_model",
             "After every batch, the frontier and changes equal frontier_harness.model.antichain.MutableAntichain's.",
             observe,
+            Reference.MODEL,
         ),
     ),
     default_impl="spark",

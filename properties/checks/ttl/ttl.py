@@ -46,6 +46,7 @@ from frontier_harness.properties.checks.ttl.strategies.ttl import KEYS, draw_ttl
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.properties.engine.suite import Reference as Judged
 
 KEY_BYTES = tuple(k.encode() for k in KEYS)
 ACTIONS = ("put", "delete", "tick", "set_clock", "flush", "compact", "periodic", "crash")
@@ -426,6 +427,7 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
+    reference=Judged.ORACLE,  # frontier_harness.properties.checks.ttl.oracles.ttl, never the model store
     spark_cost=3,  # a batch costs a Spark job per compaction its busiest history makes, plus one read
     required_events=(
         AT_EXPIRY,

@@ -25,7 +25,14 @@ from frontier_harness.model.ttl.codec import decode_sst, encode_sst
 from frontier_harness.model.ttl.row import Row
 from frontier_harness.properties.checks.ttl.strategies.ttl import draw_codec_history
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Suite, differential
+from frontier_harness.properties.engine.suite import (
+    Observation,
+    Outcome,
+    Property,
+    Reference,
+    Suite,
+    differential,
+)
 
 
 def rows_of(history: History) -> list[Row]:
@@ -165,9 +172,11 @@ SUITE = Suite(
             draw_codec_history,
             differential(observe, "observe_ttl_codec"),
             events,
+            reference=Reference.MODEL,
         ),
     ),
     default_impl="spark",
+    reference=Reference.LAWS,  # rows back equal, damage always typed
     required_events=(
         "format v0",
         "format v1",

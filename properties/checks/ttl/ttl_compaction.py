@@ -15,7 +15,7 @@ from frontier_harness.model.ttl.row import Row
 from frontier_harness.properties.checks.ttl.strategies.ttl import draw_compaction_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
+from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
 
 def runs_of(history: History) -> list[list[Row]]:
@@ -105,6 +105,7 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
+    reference=Reference.MODEL,
     required_events=(
         "value expiring exactly at now",
         "expired value over an older version, non-last run",

@@ -98,7 +98,8 @@ def crash(history: History) -> int | None:
 
 
 def observe(history: History) -> dict[tuple[int, str], frozenset]:
-    """The steps, and the unordered summaries at every step, of the run and (after `it`) of the restart."""
+    """The steps, and the unordered summaries at every step, of the run and (after `it`) of the restart;
+    a label with nothing in it is left out (as the model leaves it out)."""
     end, it = len(history.actions), crash(history)
     summaries = fold(history)
     observed = {(end, "steps"): frozenset((t,) for t, _, _ in summaries)}
@@ -108,7 +109,7 @@ def observe(history: History) -> dict[tuple[int, str], frozenset]:
     for name, steps in runs:
         observed[(end, f"{name} output")] = frozenset((t, *u) for t, output, _ in steps for u in output)
         observed[(end, f"{name} temp")] = frozenset((t, *r) for t, _, temp in steps for r in temp)
-    return observed
+    return {key: rows for key, rows in observed.items() if rows}
 
 
 LABELS = (

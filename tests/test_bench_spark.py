@@ -1,0 +1,64 @@
+"""Spark benchmarks wired into `bench`: the fixed cost of a Spark job per suite, reclocking against consolidation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from frontier_harness.properties.bench import reclocking, spark_overhead
+from frontier_harness.properties.cli.main import main
+
+
+@pytest.mark.spark
+def test_spark_overhead_reaches_bench_json_per_suite_and_over_suites(spark_session, tmp_path, monkeypatch):
+    monkeypatch.setattr(spark_overhead, "SUITES", ("ttl", "collections"))
+    monkeypatch.setattr(spark_overhead, "CALLS", 2)
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--only", "spark_overhead", "--json", str(out)]) == 0
+    figures = {f["name"]: f["value"] for f in json.loads(out.read_text())["figures"]}
+    assert set(figures) == {
+        "spark_job_overhead_s.ttl",
+        "spark_job_overhead_s.collections",
+        "spark_job_overhead_s",
+    }
+    assert all(value > 0 for value in figures.values())
+
+
+def test_the_tiny_history_is_drawn_by_the_suite_and_reproducible():
+    first, again = spark_overhead.tiny_history("collections"), spark_overhead.tiny_history("collections")
+    assert first == again and first.domain == "total"
+
+
+@pytest.mark.spark
+def test_reclocking_is_measured_against_sparks_own_consolidation(spark_session, monkeypatch):
+    monkeypatch.setattr(reclocking, "MEDIAN_OF", 1)
+    monkeypatch.setattr(reclocking, "REPEATS", 1)
+    figures = {f.name: f for f in reclocking.figures(0.0001)}
+    assert figures["reclock_seconds"].baseline == "consolidate_seconds"
+    assert figures["consolidate_seconds"].value > 0 and figures["reclock_over_sort"].value > 0
+
+
+@pytest.mark.spark
+def test_the_consolidation_baseline_sums_the_same_updates(spark_session):
+    rows = reclocking.consolidation_job(1_000).select("time", "diff").collect()
+    assert sorted(r["time"] for r in rows) == list(range(1_000)) and {r["diff"] for r in rows} == {1}
+
+
+@pytest.mark.spark
+def test_small_batches_get_the_small_job_settings_and_large_ones_spark_defaults(spark_session, monkeypatch):
+    from frontier_harness.spark_impl import session
+
+    monkeypatch.setenv("FRONTIER_HARNESS_SPARK_CONF", "spark.sql.constraintPropagation.enabled=true")
+    conf = spark_session.conf
+    try:
+        session.size_jobs_for(1)
+        assert conf.get("spark.sql.autoBroadcastJoinThreshold") == "-1"
+        assert conf.get("spark.sql.constraintPropagation.enabled") == "true"  # the user's setting wins
+        session.size_jobs_for(session.SMALL_BATCH + 1)
+        assert conf.get("spark.sql.autoBroadcastJoinThreshold") != "-1"
+        assert conf.get("spark.sql.constraintPropagation.enabled") == "true"
+    finally:
+        monkeypatch.delenv("FRONTIER_HARNESS_SPARK_CONF")
+        session._small_jobs = None
+        session.size_jobs_for(session.SMALL_BATCH + 1)
