@@ -51,6 +51,7 @@ def test_small_batches_get_the_small_job_settings_and_large_ones_spark_defaults(
 
     monkeypatch.setenv("FRONTIER_HARNESS_SPARK_CONF", "spark.sql.constraintPropagation.enabled=true")
     conf = spark_session.conf
+    session._small_jobs = None  # an earlier test in this worker may have sized the session already
     try:
         session.size_jobs_for(1)
         assert conf.get("spark.sql.autoBroadcastJoinThreshold") == "-1"

@@ -59,7 +59,7 @@ def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):
         get_suite("collections"),
         planted.model_keeps_zero_diffs(),
         "tests.planted:model_keeps_zero_diffs",
-        QUICK,
+        attrs.evolve(QUICK, screening_histories=500),
         seed=3,
         domains=["total"],
     )
@@ -78,7 +78,7 @@ def test_replay_plot_draws_a_png(tmp_path):
         get_suite("collections"),
         planted.model_keeps_zero_diffs(),
         "tests.planted:model_keeps_zero_diffs",
-        QUICK,
+        attrs.evolve(QUICK, screening_histories=500),
         seed=3,
         domains=["total"],
     )

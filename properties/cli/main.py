@@ -248,6 +248,12 @@ def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> lis
     runs = []
     for suite in suites:
         for lane in lanes(suite, args.impl, load):
+            if (
+                getattr(args, "job", None)
+                and suite.name == "streaming"
+                and lane.impl_name != suite.default_impl
+            ):
+                continue  # the user's job runs on Spark: no other lane has a job to run
             reason = suite.unsupported(lane.impl, lane.impl_name)
             if reason is None:
                 runs.append(attrs.evolve(lane, impl=_with_job(args, suite, lane.impl)))

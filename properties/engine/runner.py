@@ -551,10 +551,22 @@ class _SameFailure:
         self.run.announce(history, self.outcome_of(history), self.lane, SHRUNK)
 
 
-def _kind(outcome: Outcome) -> tuple[bool, str | None]:
-    """How an outcome fails: a rejection or not, and the exception's type if one was raised (a wrong
-    answer never shrinks into a crash, nor one crash into another)."""
-    return outcome.rejected, type(outcome.error).__name__ if outcome.error is not None else None
+def _kind(outcome: Outcome) -> tuple[bool, str | None, str | None]:
+    """How an outcome fails: a rejection or not, the exception's type if one was raised, and the label
+    of the first divergence (a wrong answer never shrinks into a crash, nor into a wrong answer about
+    something else: the shrunk history shows the same discrepancy)."""
+    error = type(outcome.error).__name__ if outcome.error is not None else None
+    return outcome.rejected, error, _divergent_label(outcome)
+
+
+def _divergent_label(outcome: Outcome) -> str | None:
+    expected, actual = outcome.expected, outcome.actual
+    if not (isinstance(expected, dict) and isinstance(actual, dict)):
+        return None
+    differing = sorted((k for k in set(expected) | set(actual) if expected.get(k) != actual.get(k)), key=repr)
+    labels = [str(k[1]) for k in differing if isinstance(k, tuple) and len(k) == 2 and k[0] == outcome.step]
+    named = [label for label in labels if outcome.message.startswith(label)]  # the one the message names
+    return next(iter(named or labels), None)
 
 
 def _key(history: History) -> str:
