@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import attrs
 from rich.console import Console
@@ -41,7 +42,7 @@ from frontier_harness.properties.engine.suite import Suite
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line and exit 2, never a traceback
+    def error(self, message: str) -> NoReturn:  # one line and exit 2, never a traceback
         raise HarnessError(message)
 
 
