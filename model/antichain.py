@@ -165,7 +165,7 @@ class Antichain:
             return NotImplemented
         return set(self._elements) == set(other._elements)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable; typeshed types __hash__ as a method
 
     def __repr__(self) -> str:
         return "{" + ", ".join(repr(t) for t in self.sorted()) + "}"

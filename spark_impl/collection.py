@@ -138,6 +138,8 @@ def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[d
 
 
 def _empty_observation(history: Any) -> dict:
-    points = {(i, "read"): set() for i, a in enumerate(history.actions) if a.name == "read"}
+    points: dict[tuple[int, str], set] = {
+        (i, "read"): set() for i, a in enumerate(history.actions) if a.name == "read"
+    }
     points[(len(history.actions), "final")] = set()
     return points

@@ -149,7 +149,7 @@ class Upstream:
 class Ingestion:
     """The pipeline for a batch of sources (keys `history_id`) over durable shards under `root`."""
 
-    def __init__(self, domain: Any, n: int, root: os.PathLike | None = None, source: str = "batch"):
+    def __init__(self, domain: Any, n: int, root: os.PathLike | str | None = None, source: str = "batch"):
         self.tc, self.domain, self.n = time_columns(domain), domain, n
         root = temporary_root() if root is None else root
         self.upstream = Upstream(self.tc, domain.name, n)
@@ -533,7 +533,9 @@ class Ingestion:
         return out
 
 
-def observe_durable(domain: Any, histories: Sequence[Any], root: os.PathLike | None = None) -> list[dict]:
+def observe_durable(
+    domain: Any, histories: Sequence[Any], root: os.PathLike | str | None = None
+) -> list[dict]:
     """Observations of a batch of ingestion histories through the durable pipeline, round by round, as
     `frontier_harness.properties.checks.ingestion.resumption.observe` records them.
 

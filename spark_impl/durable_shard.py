@@ -114,7 +114,7 @@ class DurableShard:
         self.path, self.manifest = Path(path), manifest
 
     @classmethod
-    def open(cls, path: os.PathLike, source: str, kind: str) -> DurableShard:
+    def open(cls, path: os.PathLike | str, source: str, kind: str) -> DurableShard:
         """The shard at `path`; `ShardMissing`, `PartialShard` or `ShardFromAnotherSource` naming the path."""
         path = Path(path)
         if not path.is_dir():
@@ -132,7 +132,9 @@ class DurableShard:
         return cls(path, manifest)
 
     @classmethod
-    def open_or_create(cls, path: os.PathLike, source: str, kind: str, schema: T.StructType) -> DurableShard:
+    def open_or_create(
+        cls, path: os.PathLike | str, source: str, kind: str, schema: T.StructType
+    ) -> DurableShard:
         """Opens the shard, or creates it in a missing or empty directory (never in one with files)."""
         path = Path(path)
         if path.is_dir() and any(path.iterdir()):

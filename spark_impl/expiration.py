@@ -107,7 +107,10 @@ def world(history: Any) -> World:
     if rejected:
         step, named = min(rejected.items())
         raise TimelineError(history.actions[step].args["name"], dict(named))
-    catalog, ticks, skews, offset, starts = {}, {}, {}, 0, []
+    catalog: dict[str, Entry] = {}
+    ticks: dict[str, list[tuple[int, int]]] = {}
+    skews: dict[str, list[tuple[int, int]]] = {}
+    offset, starts = 0, []
     rows = [(name, row, 0, 1) for name, row in constants]
     for action in history.actions:
         a = action.args
@@ -391,7 +394,9 @@ class Batch:
     """
 
     def __init__(self, worlds: Sequence[World]) -> None:
-        self.worlds, self.keys, self.queries = worlds, {}, []
+        self.worlds = worlds
+        self.keys: dict[tuple[int, str, int | None], int] = {}
+        self.queries: list[Query] = []
         self.requests: dict[str, list] = {"read": [], "count": [], "beyond": []}
 
     def _key(self, hid: int, name: str, until: int | None) -> int:
@@ -438,7 +443,10 @@ def _requests_frame(requests: dict) -> DataFrame:
     tags, rids, keys, times = [], [], [], []
     for tag, reqs in requests.items():
         for rid, (key, time) in enumerate(reqs):
-            tags.append(tag), rids.append(rid), keys.append(key), times.append(time)
+            tags.append(tag)
+            rids.append(rid)
+            keys.append(key)
+            times.append(time)
     return to_frame(
         pa.table(
             {

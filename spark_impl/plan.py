@@ -203,7 +203,8 @@ class Programs:
 def rows_table(rows: Sequence[tuple]) -> pa.Table:
     """Input rows `(history_id, step, name, data, time, diff)` as an Arrow table, one row per history."""
     rows = sorted(rows, key=lambda r: r[0])  # stable: a history's rows keep their order
-    hids, offsets = [], []
+    hids: list[Any] = []
+    offsets: list[int] = []
     for i, r in enumerate(rows):
         if not hids or r[0] != hids[-1]:
             hids.append(r[0])
@@ -376,7 +377,9 @@ def _read(frame: DataFrame | None) -> dict[int, tuple[set, int]]:
 
 def observe_temporal(domain: Any, histories: Sequence[Any]) -> list[dict]:
     """Per `query` step: its consolidated output and the number of diffs it processed (temporal suite)."""
-    rows, queries, keys = [], [], []
+    rows: list[tuple] = []
+    queries: list[Query] = []
+    keys: list[tuple[int, int]] = []
     for hid, history in enumerate(histories):
         for step, action in enumerate(history.actions):
             a = action.args
@@ -419,7 +422,9 @@ def inline(plan: dict, defined: dict) -> dict:
     node = plan["node"]
     if node == "get":
         return defined.get(plan["name"], plan)
-    children = {k: inline(v, defined) for k, v in plan.items() if k in ("input", "left", "right")}
+    children: dict[str, Any] = {
+        k: inline(v, defined) for k, v in plan.items() if k in ("input", "left", "right")
+    }
     if node == "union":
         children["inputs"] = [inline(p, defined) for p in plan["inputs"]]
     return {**plan, **children}
@@ -435,7 +440,11 @@ def reads(plan: dict) -> set[str]:
 
 def plan_catalog(history: Any) -> tuple[dict, dict, list]:
     """Driver-side planning: `(rejected {step: {(name, timeline)}}, accepted {step: (name, plan)}, rows)`."""
-    timelines, defined, rejected, accepted, rows = {}, {}, {}, {}, []
+    timelines: dict[str, Any] = {}
+    defined: dict[str, dict] = {}
+    rejected: dict[int, set[tuple[str, str]]] = {}
+    accepted: dict[int, tuple[str, dict]] = {}
+    rows: list[tuple[str, list]] = []
     for step, action in enumerate(history.actions):
         a = action.args
         if action.name in ("create_table", "create_source", "create_constant"):
@@ -464,7 +473,10 @@ def plan_catalog(history: Any) -> tuple[dict, dict, list]:
 
 def observe_timelines(domain: Any, histories: Sequence[Any]) -> list[dict]:
     """Per dataflow creation: rejected (naming every input and its timeline) or created; each one's output."""
-    rows, queries, observed, names = [], [], [], []
+    rows: list[tuple] = []
+    queries: list[Query] = []
+    observed: list[dict] = []
+    names: list[tuple[int, int, str]] = []
     for hid, history in enumerate(histories):
         rejected, accepted, constants = plan_catalog(history)
         obs = {(step, "rejected"): frozenset(named) for step, named in rejected.items()}

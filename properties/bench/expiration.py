@@ -34,7 +34,9 @@ def expiration_until() -> int:
     """The MV's `until` on the replica, by the model's rules (one tick past the replica expiration)."""
     mv = MaterializedView("last_30_days", TemporalFilter(Get("events"), (MzNow("<=", 0, WINDOW),)))
     catalog = Catalog().add(Table("events")).add(mv)
-    return render(catalog, "last_30_days", replica_expiration(START, OFFSET)).until
+    until = render(catalog, "last_30_days", replica_expiration(START, OFFSET)).until
+    assert until is not None, "a replica expiration gives the MV an until"
+    return until
 
 
 def outputs(rows: int, until):
@@ -76,11 +78,12 @@ def summary(frame, before: int) -> dict:
 def figures(scale: float) -> list[Figure]:
     rows, until = max(1000, int(ROWS * scale)), expiration_until()
     summary(outputs(1000, None), until)  # warm the session
-    results = {}
-    seconds = {
-        name: timed(lambda name=name, u=u: results.__setitem__(name, summary(outputs(rows, u), until)))
-        for name, u in (("without", None), ("with", until))
-    }
+    results: dict[str, dict] = {}
+
+    def measured(name: str, u: int | None) -> float:
+        return timed(lambda: results.__setitem__(name, summary(outputs(rows, u), until)))
+
+    seconds = {name: measured(name, u) for name, u in (("without", None), ("with", until))}
     on, off = results["with"], results["without"]
     identical = on["served"] == off["served"] and on["fingerprint"] == off["fingerprint"]
     size = f"{rows:,} rows, 30-day window, 21-day offset"

@@ -59,7 +59,7 @@ def spark_throughput(ticks: int, per_tick: int) -> int:
 
 def figures(scale: float) -> list[Figure]:
     ticks = max(1000, int(1_000_000 * scale))
-    counted = {}
+    counted: dict[str, float] = {}
     without_s = timed(lambda: counted.update(without=remap_rows(ticks, compact=False)))
     with_s = timed(lambda: counted.update(compacted=remap_rows(ticks, compact=True)))
     model_ticks, spark_ticks, per_tick, spark_per_tick = (

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from frontier_harness.properties.bench import Figure, timed
 from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
@@ -71,7 +72,7 @@ def job_trials_per_minute(histories: int) -> tuple[float, float]:
 def figures(scale: float) -> list[Figure]:
     batches = max(1000, int(10_000 * scale))
     root = write_log(Path(tempfile.mkdtemp(prefix="fh-bench-checkpoint-")), batches)
-    read = {}
+    read: dict[str, Any] = {}
     read_s = timed(lambda: read.update(log=read_checkpoint(root, root / "sink")))
     laws_s = timed(lambda: read.update(broken=check_log(read["log"])))
     assert read["broken"] == [], read["broken"][:3]

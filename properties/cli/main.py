@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import attrs
 from rich.console import Console
@@ -23,6 +24,7 @@ from frontier_harness.properties.cli.arguments import domain_name, non_negative_
 from frontier_harness.properties.engine import counterexample, report
 from frontier_harness.properties.engine.config import Config, load_config
 from frontier_harness.properties.engine.errors import HarnessError, UnsupportedImplementation
+from frontier_harness.properties.engine.exit_codes import ExitCode
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.junit import write_junit
@@ -38,11 +40,9 @@ from frontier_harness.properties.engine.profiles import PROFILES, Profile
 from frontier_harness.properties.engine.runner import Progress, SuiteResult
 from frontier_harness.properties.engine.suite import Suite
 
-OK, FAILED, USAGE, INFRA = 0, 1, 2, 3
-
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line and exit 2, never a traceback
+    def error(self, message: str) -> NoReturn:  # one line and exit 2, never a traceback
         raise HarnessError(message)
 
 
@@ -201,10 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return verbs[args.verb](args, out)
     except InfrastructureError as exc:
         out.print(f"[bold]infrastructure:[/] {exc}", markup=True, soft_wrap=True)
-        return INFRA
+        return ExitCode.INFRASTRUCTURE
     except (HarnessError, ModelError) as exc:
         out.print(f"error: {exc}", markup=False, soft_wrap=True)
-        return USAGE
+        return ExitCode.USAGE
 
 
 def _configure_spark(args: argparse.Namespace) -> None:
@@ -223,7 +223,7 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     out.print(report.results_table(results))
     if args.junit:
         write_junit(args.junit, results, written)
-    return OK if all(r.passed for r in results) else FAILED
+    return ExitCode.HELD if all(r.passed for r in results) else ExitCode.FAILED
 
 
 def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> list[Lane]:
@@ -356,10 +356,14 @@ def _verify(args: argparse.Namespace, out: Console) -> int:
     if args.junit:
         write_junit(args.junit, results, written, proofs, corpus)
     if any(c.invalid for c in corpus):
-        return USAGE
-    if not all(r.passed for r in results) or exit_code(proofs) == FAILED or any(not c.passed for c in corpus):
-        return FAILED
-    return INFRA if exit_code(proofs) == INFRA else OK
+        return ExitCode.USAGE
+    if (
+        not all(r.passed for r in results)
+        or exit_code(proofs) == ExitCode.FAILED
+        or any(not c.passed for c in corpus)
+    ):
+        return ExitCode.FAILED
+    return ExitCode.INFRASTRUCTURE if exit_code(proofs) == ExitCode.INFRASTRUCTURE else ExitCode.HELD
 
 
 def _prove(args: argparse.Namespace, out: Console) -> int:
@@ -400,9 +404,9 @@ def _replay(args: argparse.Namespace, out: Console) -> int:
         out.print(f"drawn to {plot(cx, outcome, args.plot)}", markup=False)
     if outcome.ok:
         out.print("[green]holds now[/]: the counterexample no longer reproduces")
-        return OK
+        return ExitCode.HELD
     out.print(f"[red]still fails[/]: {outcome.message}", soft_wrap=True)
-    return FAILED
+    return ExitCode.FAILED
 
 
 def _list(args: argparse.Namespace, out: Console) -> int:
@@ -426,7 +430,7 @@ def _list(args: argparse.Namespace, out: Console) -> int:
                 prop.doc.strip().splitlines()[0],
             )
     out.print(table)
-    return OK
+    return ExitCode.HELD
 
 
 def _bench(args: argparse.Namespace, out: Console) -> int:
@@ -448,7 +452,7 @@ def _bench(args: argparse.Namespace, out: Console) -> int:
     out.print(table)
     if args.json:
         args.json.write_text(json.dumps({"scale": args.scale, "figures": rows}, indent=1) + "\n")
-    return OK
+    return ExitCode.HELD
 
 
 if __name__ == "__main__":

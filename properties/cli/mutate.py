@@ -20,6 +20,7 @@ import attrs
 from frontier_harness.properties.cli.arguments import non_negative_int
 from frontier_harness.properties.engine.config import load_config
 from frontier_harness.properties.engine.errors import UnknownSuite
+from frontier_harness.properties.engine.exit_codes import ExitCode
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.suite import Suite
 from frontier_harness.properties.mutate import output
@@ -34,7 +35,6 @@ from frontier_harness.properties.mutate.results import (
     MutationRun,
 )
 
-OK, FAILED, INFRA = 0, 1, 3
 DEFAULT_TARGET = "frontier_harness.spark_impl"
 
 
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, out: Any) -> int:
         for mutant in mutants:
             out.print(mutant.describe(), markup=False, highlight=False)
         out.print(f"{len(mutants)} mutants", markup=False)
-        return OK
+        return ExitCode.HELD
     named = bool(args.suite)
     probes = [p for p in probes_of(load_suites(args.suite), args.impl, named) if may_reach(p, target)]
     _quiet_query_context_logs()
@@ -186,5 +186,5 @@ def _print(out: Any, run: MutationRun) -> None:
 def exit_code(run: MutationRun) -> int:
     counts = run.counts()
     if counts[SURVIVED] or counts[TIMEOUT] or counts[UNREACHED]:
-        return FAILED
-    return INFRA if counts[INFRASTRUCTURE] else OK
+        return ExitCode.FAILED
+    return ExitCode.INFRASTRUCTURE if counts[INFRASTRUCTURE] else ExitCode.HELD

@@ -37,7 +37,7 @@ def plot(cx: Counterexample, outcome: Outcome, path: Path) -> Path:
 
 
 def _history_panel(ax: Any, cx: Counterexample) -> None:
-    markers = {}
+    markers: dict[str, str] = {}
     for step, action in enumerate(cx.history.actions):
         marker = markers.setdefault(action.name, "os^vD*xP"[len(markers) % 8])
         for key, value in action.args.items():

@@ -20,11 +20,11 @@ from rich.table import Table
 
 from frontier_harness.properties.cli.arguments import non_negative_int, positive_float
 from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.exit_codes import ExitCode
 from frontier_harness.properties.solver.check import Result, prove
 from frontier_harness.properties.solver.encoding import FAITHFUL, Rules
 from frontier_harness.properties.solver.registry import NAMES
 
-PROVED, REFUTED, SOLVER_FAILED = 0, 1, 3
 DEFAULT_OUT = Path(".frontier-harness/counterexamples")
 
 
@@ -84,8 +84,8 @@ def exit_code(results: list[Result]) -> int:
     """1 if any obligation is refuted, else 3 if any is unknown or failed, else 0 (proved or trivial)."""
     statuses = {r.status for r in results}
     if "refuted" in statuses:
-        return REFUTED
-    return SOLVER_FAILED if statuses & {"unknown", "error"} else PROVED
+        return ExitCode.FAILED
+    return ExitCode.INFRASTRUCTURE if statuses & {"unknown", "error"} else ExitCode.HELD
 
 
 def _refutation(

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 import pytest
 
 from frontier_harness.properties.engine import report
 from frontier_harness.properties.engine.config import load_config
+
+if TYPE_CHECKING:
+    from frontier_harness.properties.engine.implementation import Implementation
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -56,6 +60,7 @@ class Harness:
         impl_name = impl or suite.default_impl
         profile = attrs.evolve(load_config().profile(self.profile_name), seed=self.seed)
         files = report.CounterexampleFiles(self.out, None)
+        implementation: Implementation
         if job is not None:
             from frontier_harness.properties.adapters.job import load_job
 

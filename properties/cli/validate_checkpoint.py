@@ -23,10 +23,9 @@ from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import (
 )
 from frontier_harness.properties.engine import counterexample, report
 from frontier_harness.properties.engine.counterexample import Counterexample
+from frontier_harness.properties.engine.exit_codes import ExitCode
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Outcome
-
-OK, FAILED = 0, 1
 
 
 def add_parser(verbs: Any) -> None:
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace, out: Any, default_out: Path) -> int:
     outcome = judge(history)
     if outcome.ok:
         out.print(summary(args.directory, history))
-        return OK
+        return ExitCode.HELD
     history, outcome = shortest_prefix(history, outcome)
     cx = Counterexample(
         suite=SUITE_NAME,
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace, out: Any, default_out: Path) -> int:
     path = counterexample.write(cx, args.out or default_out)
     out.print(report.counterexample_table(cx))
     out.print(f"counterexample written to {path}; replay with: frontier-harness replay {path}", markup=False)
-    return FAILED
+    return ExitCode.FAILED
 
 
 def shortest_prefix(history: History, outcome: Outcome) -> tuple[History, Outcome]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from typing import ClassVar
+from typing import ClassVar, TypeGuard, TypeVar
 
 import attrs
 
@@ -47,7 +47,10 @@ class Operator:
         return []
 
 
-def _swapped(node: ast.AST, **changes: object) -> ast.AST:
+N = TypeVar("N", bound=ast.AST)
+
+
+def _swapped(node: N, **changes: object) -> N:
     new = copy.deepcopy(node)
     for field, value in changes.items():
         setattr(new, field, value)
@@ -208,7 +211,7 @@ class OffByOne(Operator):
         ]
 
 
-def _is_plus_minus_one(node: ast.AST) -> bool:
+def _is_plus_minus_one(node: ast.AST | None) -> TypeGuard[ast.BinOp]:
     return (
         isinstance(node, ast.BinOp)
         and isinstance(node.op, ast.Add | ast.Sub)
@@ -218,7 +221,7 @@ def _is_plus_minus_one(node: ast.AST) -> bool:
     )
 
 
-def _is_time_expression(node: ast.AST, scope: Scope) -> bool:
+def _is_time_expression(node: ast.AST, scope: Scope) -> TypeGuard[ast.expr]:
     """A time-named value: not a function, class or constant (`NEVER`) of the module, nor an import's."""
     if isinstance(node, ast.Name):
         return is_time_name(node.id) and node.id not in scope.defined and not node.id.isupper()
@@ -228,7 +231,12 @@ def _is_time_expression(node: ast.AST, scope: Scope) -> bool:
     if isinstance(node, ast.Subscript):
         key = node.slice
         return isinstance(key, ast.Constant) and isinstance(key.value, str) and is_time_name(key.value)
-    if call_name(node) == "col" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+    if (
+        isinstance(node, ast.Call)
+        and call_name(node) == "col"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+    ):
         return isinstance(node.args[0].value, str) and is_time_name(node.args[0].value)
     return False
 
@@ -272,13 +280,14 @@ class DropFilter(Operator):
 def _unfiltered(node: ast.AST, scope: Scope) -> ast.AST | None:
     """What a filtering call filters: the frame of `df.where(c)`, the array of `F.filter(a, f)`."""
     name = call_name(node)
-    if name not in ("where", "filter") or node.keywords:
+    if not isinstance(node, ast.Call) or name not in ("where", "filter") or node.keywords:
         return None
     func = node.func
     if isinstance(func, ast.Name):
         return (
             node.args[1] if name == "filter" and len(node.args) == 2 and "filter" not in scope.names else None
         )
+    assert isinstance(func, ast.Attribute)  # call_name named it: a name or an attribute
     if isinstance(func.value, ast.Name) and func.value.id == scope.functions:
         return node.args[0] if name == "filter" and len(node.args) == 2 else None
     return func.value if len(node.args) == 1 else None
@@ -298,11 +307,13 @@ class DropKey(Operator):
     """
 
     name = "drop-key"
-    GROUPING: ClassVar[tuple] = ("groupBy", "groupby", "partitionBy")
-    JOINING: ClassVar[tuple] = ("join", "merge")
+    GROUPING: ClassVar[tuple[str, ...]] = ("groupBy", "groupby", "partitionBy")
+    JOINING: ClassVar[tuple[str, ...]] = ("join", "merge")
 
     def replacements(self, node: ast.AST, site: Site) -> list[Replacement]:
         name = call_name(node)
+        if not isinstance(node, ast.Call) or name is None:
+            return []
         if name in self.GROUPING and isinstance(node.func, ast.Attribute):
             return self._grouping(node, name)
         if name in self.JOINING and isinstance(node.func, ast.Attribute):
@@ -322,6 +333,7 @@ class DropKey(Operator):
         if on is None:
             return []
         key = on.value
+        options: list[ast.expr]
         if isinstance(key, ast.List | ast.Tuple) and len(key.elts) > 1:
             options = [_swapped(key, elts=key.elts[:i] + key.elts[i + 1 :]) for i in range(len(key.elts))]
         elif isinstance(key, ast.BinOp) and isinstance(key.op, ast.BitAnd):
@@ -398,12 +410,12 @@ class EmptyFrontier(Operator):
     )
 
     def replacements(self, node: ast.AST, site: Site) -> list[Replacement]:
-        function = site.function
-        if not isinstance(node, ast.Return) or node.value is None or not _returns_frontier(function):
+        returns = _frontier_returns(site.function)
+        if not isinstance(node, ast.Return) or node.value is None or returns is None:
             return []
         if isinstance(node.value, ast.List | ast.Tuple | ast.Set) and not node.value.elts:
             return []
-        empty = self._empty(node.value, ast.unparse(function.returns), site.scope)
+        empty = self._empty(node.value, ast.unparse(returns), site.scope)
         if empty is None:
             return []
         return [
@@ -412,7 +424,7 @@ class EmptyFrontier(Operator):
             )
         ]
 
-    def _empty(self, value: ast.AST, returns: str, scope: Scope) -> ast.AST | None:
+    def _empty(self, value: ast.expr, returns: str, scope: Scope) -> ast.expr | None:
         if returns == "Column" and scope.functions and call_name(value) in self.ARRAYS:
             functions = ast.Name(scope.functions, ast.Load())
             false = ast.Call(ast.Attribute(functions, "lit", ast.Load()), [ast.Constant(False)], [])
@@ -425,10 +437,11 @@ class EmptyFrontier(Operator):
         return None
 
 
-def _returns_frontier(function: ast.AST | None) -> bool:
+def _frontier_returns(function: ast.AST | None) -> ast.expr | None:
+    """The return annotation of a function named for a frontier; None for any other function."""
     if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or function.returns is None:
-        return False
-    return bool(set(function.name.lower().split("_")) & EmptyFrontier.WORDS)
+        return None
+    return function.returns if set(function.name.lower().split("_")) & EmptyFrontier.WORDS else None
 
 
 OPERATORS: tuple[Operator, ...] = (

@@ -16,12 +16,13 @@ from __future__ import annotations
 import ast
 import importlib.util
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
 FUNCTIONS_MODULE = "pyspark.sql.functions"
 Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+N = TypeVar("N", bound=ast.AST)
 
 
 @attrs.frozen
@@ -140,7 +141,7 @@ def short(node: ast.AST, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def copy_at(new: ast.AST, old: ast.AST) -> ast.AST:
+def copy_at(new: N, old: ast.AST) -> N:
     """`new` with `old`'s source position (children too), ready to compile."""
     ast.copy_location(new, old)
     for child in ast.walk(new):

@@ -8,6 +8,7 @@ unsatisfiable: it says nothing about the world or the rules' inputs), PROVED whe
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,12 +23,31 @@ from frontier_harness.properties.solver.registry import NAMES, Obligation, get
 from frontier_harness.properties.solver.world import World
 
 
+class ProofStatus(enum.StrEnum):
+    """A case's or an obligation's result, named once for `prove`, `verify` and JUnit alike.
+
+    >>> [s.value for s in ProofStatus if s.holds]
+    ['trivial', 'proved']
+    """
+
+    TRIVIAL = "trivial"  # the goal holds with no hypothesis at all: true, but no evidence about the rules
+    PROVED = "proved"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"  # the solver gave up (its reason kept)
+    ERROR = "error"
+
+    @property
+    def holds(self) -> bool:
+        """Whether the obligation is true: proved, or trivially so."""
+        return self in (ProofStatus.TRIVIAL, ProofStatus.PROVED)
+
+
 @attrs.frozen
 class Verdict:
-    """One case's result: "trivial", "proved", "refuted", "unknown" (with the solver's reason) or "error"."""
+    """One case's result (a `ProofStatus`; `unknown` with the solver's reason)."""
 
     case: Case
-    status: str
+    status: ProofStatus
     seconds: float
     values: dict[str, int | None] = attrs.field(factory=dict)
     reason: str = ""
@@ -82,18 +102,18 @@ def check_case(case: Case, timeout_s: float | None = None, rlimit: int | None = 
             (*hypotheses, goal), facts = euclid([*case.hypotheses, case.goal])
         solver.add(*facts, z3.Not(goal))
         if solver.check() == z3.unsat:
-            return Verdict(case, "trivial", time.perf_counter() - started)
+            return Verdict(case, ProofStatus.TRIVIAL, time.perf_counter() - started)
         solver = _solver(timeout_s, rlimit)
         solver.add(*facts, *hypotheses, z3.Not(goal))
         result = solver.check()
         seconds = time.perf_counter() - started
         if result == z3.unsat:
-            return Verdict(case, "proved", seconds)
+            return Verdict(case, ProofStatus.PROVED, seconds)
         if result == z3.sat:
-            return Verdict(case, "refuted", seconds, read_terms(case.terms, solver.model()))
-        return Verdict(case, "unknown", seconds, reason=solver.reason_unknown() or "unknown")
+            return Verdict(case, ProofStatus.REFUTED, seconds, read_terms(case.terms, solver.model()))
+        return Verdict(case, ProofStatus.UNKNOWN, seconds, reason=solver.reason_unknown() or "unknown")
     except z3.Z3Exception as exc:
-        return Verdict(case, "error", time.perf_counter() - started, reason=f"solver error: {exc}")
+        return Verdict(case, ProofStatus.ERROR, time.perf_counter() - started, reason=f"solver error: {exc}")
 
 
 def read_terms(terms: Mapping[str, Any], model: z3.ModelRef) -> dict[str, int | None]:
@@ -115,13 +135,11 @@ class Result:
     seconds: float
 
     @property
-    def status(self) -> str:
+    def status(self) -> ProofStatus:
         """The worst verdict: refuted, error, unknown; else proved (trivial only when every case is)."""
         statuses = {v.status for v in self.verdicts}
-        for status in ("refuted", "error", "unknown", "proved"):
-            if status in statuses:
-                return status
-        return "trivial"
+        worst = (ProofStatus.REFUTED, ProofStatus.ERROR, ProofStatus.UNKNOWN, ProofStatus.PROVED)
+        return next((s for s in worst if s in statuses), ProofStatus.TRIVIAL)
 
     def count(self, status: str) -> int:
         return sum(v.status == status for v in self.verdicts)

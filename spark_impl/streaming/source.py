@@ -77,7 +77,7 @@ class UpstreamStreamReader(DataSourceStreamReader):
             faults.fire(self.path, "after_offsets")
         return found
 
-    def read(self, partition: LogRange) -> Iterator[tuple]:
+    def read(self, partition: LogRange) -> Iterator[tuple]:  # type: ignore[override]  # Spark passes back partitions()'s LogRanges
         yield from self.log.read(partition.partition, partition.lo, partition.hi)
 
     def commit(self, end: dict) -> None:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.errors import StreamingQueryException
+from pyspark.sql.datasource import DataSource
 
 from frontier_harness.spark_impl.errors import InjectedCrash, SparkUnavailable
 from frontier_harness.spark_impl.session import spark
@@ -77,7 +78,7 @@ def _frontier(frontier: Sequence) -> tuple:
 class Trial:
     """One history's query: its directories, the records not yet in the log, its running query."""
 
-    def __init__(self, root: Path, source: type, writer: WriterFactory, job: str | None = None):
+    def __init__(self, root: Path, source: type[DataSource], writer: WriterFactory, job: str | None = None):
         self.spec = QuerySpec(root, sink="job" if job else "shard", job=job)
         self.source, self.writer = source, writer
         self.log = UpstreamLog.create(self.spec.log)
@@ -129,7 +130,7 @@ class Trial:
             self.job = None  # the query runs in another process: a reader here starts afresh
             self.outcome["killed"] = killable.launch(self.spec, self.source, self.writer, fault)
             return
-        if ours:
+        if ours and fault is not None:  # ours only with a fault: said again for the checker
             faults.arm(self.spec.log, fault)
         self._flush()
         self._ensure_running()
@@ -157,6 +158,7 @@ class Trial:
     def reader(self) -> Any:
         """The job whose `read` tells what is durable: this process's, or a fresh one after a run elsewhere."""
         if self.job is None:
+            assert self.spec.job is not None, "a job's reader, read only under a job"
             self.job = make_job(self.spec.job, self.spec.job_dir)
         return self.job
 
@@ -260,7 +262,7 @@ def _error(text: str, job: bool = False) -> tuple:
 
 def run_trials(
     histories: Sequence[Any],
-    source: type = UpstreamSource,
+    source: type[DataSource] = UpstreamSource,
     writer: WriterFactory = shard_writer,
     job: str | None = None,
 ) -> list[dict]:

@@ -123,7 +123,7 @@ class UpstreamLog:
     def read(self, partition: int, lo: int, hi: int) -> list[tuple[str, int, int]]:
         """Records `lo..hi-1` of `partition` as `(data, partition, offset)`, or `CompactedRead`."""
         parts = self.partitions()
-        part = parts[partition] if partition < len(parts) else {"start": 0, "records": []}
+        part: dict[str, Any] = parts[partition] if partition < len(parts) else {"start": 0, "records": []}
         if lo < part["start"]:
             raise CompactedRead([partition, partition, lo], partition, lo, part["start"])
         return [(part["records"][o - part["start"]], partition, o) for o in range(lo, hi)]

@@ -21,7 +21,7 @@ def no_read(directory: str) -> WriteOnly:
 
 
 class ReadsAList(OverwriteEachBatch):
-    def read(self, spark):  # type: ignore[override]
+    def read(self, spark):  # type: ignore[override]  # planted: returns a list, not the protocol's DataFrame
         return [("r0", 0, 0)]
 
 
