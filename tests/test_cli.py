@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
 
 
@@ -39,6 +40,15 @@ def test_check_laws_passes_and_is_deterministic(capsys):
     first = _verdicts(capsys.readouterr().out)
     assert main(args) == 0
     assert _verdicts(capsys.readouterr().out) == first
+
+
+def test_piped_check_prints_a_line_per_property_and_domain_as_it_ends(capsys):
+    """A CI log (not a terminal) hears of each property and domain when it ends, not only of the suite."""
+    assert main(["check", "--suite", "ttl_codec", "--impl", "model", "--profile", "dev"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("ttl_codec.")]
+    names = {f"ttl_codec.{p.name} [{d}]" for p in get_suite("ttl_codec").properties for d in ("total",)}
+    assert lines and all(line.split(" against")[0] in names for line in lines), lines
+    assert all(" against model: " in line and line.endswith(", held") for line in lines), lines
 
 
 def _verdicts(out: str) -> list[str]:

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -37,7 +37,7 @@ from frontier_harness.properties.engine.lanes import (
     runs_against,
 )
 from frontier_harness.properties.engine.profiles import PROFILES, Profile
-from frontier_harness.properties.engine.runner import Progress, SuiteResult
+from frontier_harness.properties.engine.runner import Progress, PropertyResult, SuiteResult
 from frontier_harness.properties.engine.suite import Suite
 
 
@@ -310,10 +310,20 @@ def _run_lane(
     started = time.perf_counter()
     label = f"{lane.suite.name} against {lane.impl_name}"
     found = files.announce if files is not None else None
+    finished = None if out.is_terminal else _finished_line(out, lane.impl_name)
     with out.status(f"{label}: running") as status:
         progress = _progress(label, status, started)
         result = run_suite(
-            lane.suite, lane.impl, lane.impl_name, profile, seed, domains, progress, found, fail_fast
+            lane.suite,
+            lane.impl,
+            lane.impl_name,
+            profile,
+            seed,
+            domains,
+            progress,
+            found,
+            fail_fast,
+            finished,
         )
     failed = sum(not r.passed for r in result.results)
     histories = sum(r.examples for r in result.results)
@@ -323,6 +333,20 @@ def _run_lane(
         markup=False,
     )
     return LaneResult(lane.impl_name, result, lane.reference_only)
+
+
+def _finished_line(out: Console, impl_name: str) -> Callable[[PropertyResult], None]:
+    """Piped output (a CI log): one line per property and domain the moment it ends."""
+
+    def finished(r: PropertyResult) -> None:
+        verdict = "held" if r.passed else "FAILED"
+        out.print(
+            f"{r.suite}.{r.property} [{r.domain}] against {impl_name}: {r.examples} histories in "
+            f"{r.seconds:.1f}s, {verdict}",
+            markup=False,
+        )
+
+    return finished
 
 
 def _progress(suite: str, status: Status, started: float) -> Progress:

@@ -300,8 +300,10 @@ def run_suite(
     progress: Progress | None = None,
     found: Found | None = None,
     fail_fast: bool = False,
+    finished: Callable[[PropertyResult], None] | None = None,
 ) -> SuiteResult:
-    """Every property of `suite` on every domain, both lanes as the profile says.
+    """Every property of `suite` on every domain, both lanes as the profile says; `finished` hears of
+    each property and domain as it ends.
 
     A failing property does not stop the run (a CI run reports everything),
     unless `fail_fast`: then the first failure ends it, and the hard cases are
@@ -317,6 +319,8 @@ def run_suite(
             results.append(
                 run_property(Run(suite, prop, impl, impl_name, domain, profile, seed, progress, found=found))
             )
+            if finished is not None:
+                finished(results[-1])
             if fail_fast and not results[-1].passed:
                 return SuiteResult(suite.name, tuple(results), ())
     return SuiteResult(suite.name, tuple(results), unreached(suite, domains, results))
