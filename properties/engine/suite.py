@@ -307,13 +307,6 @@ def differential(
     return check
 
 
-def _keys(keys: Iterable[Any]) -> str:
-    shown = [repr(k) for k in sorted(keys, key=repr)]
-    if not shown:
-        return "none"
-    return ", ".join(shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
-
-
 def model_or_error(model_observe: Callable[[History], Observation], history: History) -> Any:
     """The model's observation of `history`, or the `ModelError` it rejected it with."""
     try:
