@@ -8,14 +8,15 @@ whole batch of collection histories (updates, reads, compactions; see
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.time import CollectionAction, CollectionLabel
 from frontier_harness.spark_impl import frontiers
-from frontier_harness.spark_impl.arrow import append_row, arrow_type, to_frame
+from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
 from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 KEYS = ("history_id", "step")
@@ -37,11 +38,10 @@ def advance_through(tc: TimeColumns, time: Column, compactions: Column) -> Colum
     return F.aggregate(compactions, time, lambda acc, c: frontiers.advance_by(tc, acc, c["since"]))
 
 
-def observe_collections(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_collections(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """Observations of a batch of collection histories: per read, and the final collection."""
     tc = time_columns(domain)
-    tables = _history_tables(tc, histories)
-    frames = {name: to_frame(table) for name, table in tables.items()}
+    frames = _history_tables(tc, histories).frames()
     rows = _observations(tc, frames).toArrow()
     return _decode(tc, histories, rows)
 
@@ -76,70 +76,54 @@ def _observations(tc: TimeColumns, frames: dict[str, DataFrame]) -> DataFrame:
     )
 
 
-def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.Table]:
-    columns: dict[str, dict[str, list]] = {
-        "updates": {"history_id": [], "step": [], "data": [], "time": [], "diff": []},
-        "points": {"history_id": [], "step": [], "read_time": []},
-        "compactions": {"history_id": [], "step": [], "since": []},
-    }
+def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> HistoryTables:
+    ids, time = pa.int64(), arrow_type(tc.spark_type)
+    tables = HistoryTables(
+        {
+            "updates": {"history_id": ids, "step": ids, "data": pa.string(), "time": time, "diff": ids},
+            "points": {"history_id": ids, "step": ids, "read_time": time},
+            "compactions": {"history_id": ids, "step": ids, "since": pa.list_(time)},
+        }
+    )
     for hid, history in enumerate(histories):
         for step, action in enumerate(history.actions):
-            _add_action(tc, columns, hid, step, action)
-        append_row(columns["points"], history_id=hid, step=len(history.actions), read_time=None)
-    time = arrow_type(tc.spark_type)
-    types = {
-        "history_id": pa.int64(),
-        "step": pa.int64(),
-        "data": pa.string(),
-        "diff": pa.int64(),
-        "time": time,
-        "read_time": time,
-        "since": pa.list_(time),
-    }
-    return {
-        name: pa.table({col: pa.array(values, type=types[col]) for col, values in cols.items()})
-        for name, cols in columns.items()
-    }
+            _add_action(tc, tables, hid, step, action)
+        tables.append("points", history_id=hid, step=len(history.actions), read_time=None)
+    return tables
 
 
-def _add_action(tc: TimeColumns, columns: dict, hid: int, step: int, action: Any) -> None:
+def _add_action(tc: TimeColumns, tables: HistoryTables, hid: int, step: int, action: ActionLike) -> None:
     args = action.args
-    if action.name == "update":
-        append_row(
-            columns["updates"],
-            history_id=hid,
-            step=step,
-            data=args["data"],
-            time=tc.to_row(args["time"]),
-            diff=args["diff"],
-        )
-    elif action.name == "read":
-        append_row(columns["points"], history_id=hid, step=step, read_time=tc.to_row(args["time"]))
-    elif action.name == "compact":
-        append_row(
-            columns["compactions"], history_id=hid, step=step, since=[tc.to_row(t) for t in args["since"]]
-        )
+    if action.name == CollectionAction.UPDATE:
+        time, diff = tc.to_row(args[Arg.TIME]), args[Arg.DIFF]
+        tables.append("updates", history_id=hid, step=step, data=args[Arg.DATA], time=time, diff=diff)
+    elif action.name == CollectionAction.READ:
+        tables.append("points", history_id=hid, step=step, read_time=tc.to_row(args[Arg.TIME]))
+    elif action.name == CollectionAction.COMPACT:
+        tables.append("compactions", history_id=hid, step=step, since=[tc.to_row(t) for t in args[Arg.SINCE]])
     else:
         raise ValueError(f"collections history: unknown action {action.name!r} at step {step}")
 
 
-def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
+def _decode(tc: TimeColumns, histories: Sequence[HistoryLike], rows: pa.Table) -> list[dict]:
     observed: list[dict] = [_empty_observation(h) for h in histories]
-    cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    cols = columns_of(rows)
     for hid, step, data, time, diff in zip(
         cols["history_id"], cols["step"], cols["data"], cols["time"], cols["diff"]
     ):
         obs = observed[hid]
         if time is None:
-            obs[(step, "read")].add((data, diff))
+            obs[(step, CollectionLabel.READ)].add((data, diff))
         else:
-            obs[(step, "final")].add((data, tc.from_row(time), diff))
+            obs[(step, CollectionLabel.FINAL)].add((data, tc.from_row(time), diff))
     return [{key: frozenset(value) for key, value in obs.items()} for obs in observed]
 
 
-def _empty_observation(history: Any) -> dict:
+def _empty_observation(history: HistoryLike) -> dict:
     points: dict[tuple[int, str], set] = {
-        (i, "read"): set() for i, a in enumerate(history.actions) if a.name == "read"
+        (i, CollectionLabel.READ): set()
+        for i, a in enumerate(history.actions)
+        if a.name == CollectionAction.READ
     }
-    points[(len(history.actions), "final")] = set()
+    points[(len(history.actions), CollectionLabel.FINAL)] = set()
     return points

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.time import AntichainAction, AntichainLabel
 from frontier_harness.spark_impl import frontiers
-from frontier_harness.spark_impl.arrow import append_row, arrow_type, to_frame
+from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
 from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 KEYS = ("history_id", "step")
@@ -49,35 +50,35 @@ def after_batches(tc: TimeColumns, updates: DataFrame, ends: DataFrame) -> DataF
     )
 
 
-def observe_mutable_antichain(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_mutable_antichain(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """Observations of a batch of histories, as `frontier_harness.properties.checks.time.mutable_antichain.observe` records them."""
     tc = time_columns(domain)
-    tables = _history_tables(tc, histories)
-    rows = after_batches(tc, to_frame(tables["updates"]), to_frame(tables["ends"])).toArrow()
+    frames = _history_tables(tc, histories).frames()
+    rows = after_batches(tc, frames["updates"], frames["ends"]).toArrow()
     return _decode(tc, len(histories), rows)
 
 
-def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.Table]:
-    updates: dict[str, list] = {"history_id": [], "step": [], "time": [], "diff": []}
-    ends: dict[str, list] = {"history_id": [], "step": []}
+def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> HistoryTables:
+    ids, time = pa.int64(), arrow_type(tc.spark_type)
+    tables = HistoryTables(
+        {
+            "updates": {"history_id": ids, "step": ids, "time": time, "diff": ids},
+            "ends": {"history_id": ids, "step": ids},
+        }
+    )
     for hid, history in enumerate(histories):
         steps = batch_ends(history.actions)
         for step in steps:
-            append_row(ends, history_id=hid, step=step)
+            tables.append("ends", history_id=hid, step=step)
         for step, action in enumerate(history.actions):
-            if action.name == "update":
+            if action.name == AntichainAction.UPDATE:
                 applied_at = steps[bisect.bisect_left(steps, step)]
-                time, diff = tc.to_row(action.args["time"]), action.args["diff"]
-                append_row(updates, history_id=hid, step=applied_at, time=time, diff=diff)
-    time = arrow_type(tc.spark_type)
-    types = {"history_id": pa.int64(), "step": pa.int64(), "time": time, "diff": pa.int64()}
-    return {
-        name: pa.table({col: pa.array(values, type=types[col]) for col, values in cols.items()})
-        for name, cols in (("updates", updates), ("ends", ends))
-    }
+                time_row, diff = tc.to_row(action.args[Arg.TIME]), action.args[Arg.DIFF]
+                tables.append("updates", history_id=hid, step=applied_at, time=time_row, diff=diff)
+    return tables
 
 
-def batch_ends(actions: Sequence[Any]) -> list[int]:
+def batch_ends(actions: Sequence[ActionLike]) -> list[int]:
     """The steps where a batch is applied: every `apply`, and the history's end.
 
     >>> from types import SimpleNamespace as A
@@ -85,19 +86,21 @@ def batch_ends(actions: Sequence[Any]) -> list[int]:
     [1, 3]
     """
     for step, action in enumerate(actions):
-        if action.name not in ("update", "apply"):
+        if action.name not in tuple(AntichainAction):
             raise ValueError(f"mutable antichain history: unknown action {action.name!r} at step {step}")
-    return [step for step, action in enumerate(actions) if action.name == "apply"] + [len(actions)]
+    return [step for step, action in enumerate(actions) if action.name == AntichainAction.APPLY] + [
+        len(actions)
+    ]
 
 
 def _decode(tc: TimeColumns, n: int, rows: pa.Table) -> list[dict]:
     observed: list[dict] = [{} for _ in range(n)]
-    cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    cols = columns_of(rows)
     for hid, step, frontier, removed, added in zip(
         cols["history_id"], cols["step"], cols["frontier"], cols["removed"], cols["added"]
     ):
-        observed[hid][(step, "frontier")] = frozenset(tc.from_row(t) for t in frontier)
-        observed[hid][(step, "changes")] = frozenset(
+        observed[hid][(step, AntichainLabel.FRONTIER)] = frozenset(tc.from_row(t) for t in frontier)
+        observed[hid][(step, AntichainLabel.CHANGES)] = frozenset(
             [(tc.from_row(t), -1) for t in removed] + [(tc.from_row(t), 1) for t in added]
         )
     return observed

@@ -17,9 +17,9 @@ from frontier_harness.properties.engine.profiles import PROFILES
 QUICK = attrs.evolve(
     PROFILES["ci"],
     max_examples=40,
-    spark_examples=8,
+    batched_examples=8,
     screening_histories=0,
-    spark_screening_histories=0,
+    batched_screening_histories=0,
     screen_first=False,
     shrink_seconds=900,  # tests assert the shrunk size, not how fast it shrinks on a loaded machine
 )

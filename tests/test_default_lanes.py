@@ -311,7 +311,7 @@ def test_the_default_run_judges_the_model_and_spark(tmp_path, capsys):
     """The real default run (Spark started) of a suite with both kinds of reference: four rows, one skipped."""
     junit = tmp_path / "j.xml"
     argv = ["check", "--suite", "ttl_codec", "--profile", "dev", "--out", str(tmp_path / "cx")]
-    counts = ["--max-examples", "3", "--spark-examples", "2", "--screening", "20", "--junit", str(junit)]
+    counts = ["--max-examples", "3", "--batched-examples", "2", "--screening", "20", "--junit", str(junit)]
     assert main([*argv, *counts]) == 0
     out = capsys.readouterr().out
     assert "ttl_codec against model" in out and "ttl_codec against spark" in out

@@ -40,10 +40,10 @@ def test_fixture_passes_and_fails(frontier_harness):
 
 def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.frontier-harness]\ncorpus = "cx"\n[tool.frontier-harness.profiles.ci]\nspark_examples = 3\n'
+        '[tool.frontier-harness]\ncorpus = "cx"\n[tool.frontier-harness.profiles.ci]\nbatched_examples = 3\n'
     )
     config = load_config(tmp_path)
-    assert config.get("corpus") == "cx" and config.profile("ci").spark_examples == 3
+    assert config.get("corpus") == "cx" and config.profile("ci").batched_examples == 3
     (tmp_path / "pyproject.toml").write_text("[tool.frontier-harness.profiles.ci]\nbogus = 1\n")
     with pytest.raises(HarnessError, match="bogus"):
         load_config(tmp_path).profile("ci")

@@ -129,7 +129,7 @@ def test_the_codec_suite_holds_for_the_spark_impl_codec():
         get_suite("ttl_codec"),
         SparkImplementation(),
         "spark",
-        attrs.evolve(QUICK, spark_examples=40, spark_screening_histories=1000),
+        attrs.evolve(QUICK, batched_examples=40, batched_screening_histories=1000),
         seed=0,
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
@@ -287,7 +287,7 @@ def test_the_ttl_suite_holds_on_spark_and_reaches_its_hard_cases(spark_session):
         get_suite("ttl"),
         SparkImplementation(),
         "spark",
-        attrs.evolve(QUICK, screen_first=True, spark_screening_histories=1200),  # 400: spark_cost 3
+        attrs.evolve(QUICK, screen_first=True, batched_screening_histories=1200),  # 400: batched_cost 3
         seed=0,
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
@@ -300,7 +300,7 @@ def test_spark_compaction_equals_the_model(spark_session):
         get_suite("ttl_compaction"),
         SparkImplementation(),
         "spark",
-        attrs.evolve(QUICK, spark_examples=4, spark_screening_histories=1000, screening_batch=1000),
+        attrs.evolve(QUICK, batched_examples=4, batched_screening_histories=1000, screening_batch=1000),
         seed=0,
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
@@ -321,7 +321,7 @@ def test_planted_spark_bug_is_caught_small_and_replays(spark_session, tmp_path, 
     suite, label, max_actions = SPARK_PLANTED[bug]
     # Screening only, as ci runs Spark: a failure shrinks with one batched call per pass, where
     # Hypothesis's shrinker pays a Spark job per candidate (tried: 5 min, still 14 actions).
-    profile = attrs.evolve(QUICK, screen_first=True, spark_screening_histories=900)
+    profile = attrs.evolve(QUICK, screen_first=True, batched_screening_histories=900)
     result = run_suite(get_suite(suite), globals()[bug](), impl_name, profile, seed=0)
     failure = result.results[0].failure
     assert failure is not None, f"{bug} was not caught"

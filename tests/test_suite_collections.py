@@ -69,7 +69,7 @@ def test_spark_equals_model_on_every_domain(spark_session):
         COLLECTIONS,
         SparkImplementation(),
         "spark",
-        attrs.evolve(QUICK, spark_screening_histories=500),
+        attrs.evolve(QUICK, batched_screening_histories=500),
         seed=0,
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
@@ -80,7 +80,7 @@ def test_spark_equals_model_on_every_domain(spark_session):
 def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path):
     """As `check --profile ci` runs it: screened first, shrunk through its choices with Spark in the loop."""
     impl_name = "tests.planted:spark_keeps_zero_diffs"
-    profile = attrs.evolve(PROFILES["ci"], spark_screening_histories=2000, screening_batch=2000)
+    profile = attrs.evolve(PROFILES["ci"], batched_screening_histories=2000, screening_batch=2000)
     result = run_suite(
         COLLECTIONS, planted.spark_keeps_zero_diffs(), impl_name, profile, seed=0, domains=["total"]
     )

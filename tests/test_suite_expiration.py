@@ -186,7 +186,7 @@ def test_planted_spark_expiration_rules_are_caught_small(spark_session, tmp_path
     """Spark's own rules, each removed: caught by the suite's own judges, small, and replayed."""
     name = f"tests.test_suite_expiration:{factory}"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property(prop),))
-    profile = attrs.evolve(QUICK, spark_examples=1, spark_screening_histories=600, screening_batch=600)
+    profile = attrs.evolve(QUICK, batched_examples=1, batched_screening_histories=600, screening_batch=600)
     failure = run_suite(only, globals()[factory](), name, profile, seed=0).results[0].failure
     assert failure is not None, f"{factory} not caught by {prop}"
     assert len(failure.history.actions) <= max_actions, failure.history
@@ -198,7 +198,7 @@ def test_planted_spark_expiration_rules_are_caught_small(spark_session, tmp_path
 def test_spark_equals_model(spark_session):
     """The differential property (the intrinsic ones follow from it and the model's own run above)."""
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
-    profile = attrs.evolve(QUICK, spark_examples=3, spark_screening_histories=900, screening_batch=900)
+    profile = attrs.evolve(QUICK, batched_examples=3, batched_screening_histories=900, screening_batch=900)
     result = run_suite(only, SparkImplementation(), "spark", profile, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
@@ -208,7 +208,7 @@ def test_spark_equals_model(spark_session):
 def test_planted_spark_bug_is_caught_small(spark_session, tmp_path):
     name = "tests.test_suite_expiration:spark_keeps_updates_past_the_last_refresh"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
-    profile = attrs.evolve(QUICK, spark_examples=1, spark_screening_histories=150, screening_batch=150)
+    profile = attrs.evolve(QUICK, batched_examples=1, batched_screening_histories=150, screening_batch=150)
     failure = (
         run_suite(only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0).results[0].failure
     )

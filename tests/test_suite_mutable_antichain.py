@@ -109,7 +109,7 @@ def test_spark_of_positive_counts(spark_session, domain, updates, expected):
 
 @pytest.mark.spark
 def test_spark_holds_on_every_domain_and_reaches_every_hard_case(spark_session):
-    profile = attrs.evolve(QUICK, spark_screening_histories=1000, screening_batch=1000)
+    profile = attrs.evolve(QUICK, batched_screening_histories=1000, screening_batch=1000)
     result = run_suite(SUITE, SparkImplementation(), "spark", profile, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()

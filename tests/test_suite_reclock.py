@@ -14,7 +14,7 @@ from tests.helpers import QUICK, patched, write_and_replay
 
 RECLOCK = get_suite("reclock")
 SPARK_QUICK = attrs.evolve(
-    QUICK, spark_examples=2, batch_size=6, spark_screening_histories=400, screening_batch=400
+    QUICK, batched_examples=2, batch_size=6, batched_screening_histories=400, screening_batch=400
 )
 
 
@@ -59,8 +59,8 @@ def test_planted_model_side_assignment_bug_is_caught_small_and_replays(tmp_path)
 def test_spark_equals_model_on_every_domain(spark_session):
     from frontier_harness.properties.adapters.spark import SparkImplementation
 
-    # 500 screened histories a domain (spark_cost 5): enough to reach every boundary case in each
-    profile = attrs.evolve(SPARK_QUICK, spark_screening_histories=2500, screening_batch=2500)
+    # 500 screened histories a domain (batched_cost 5): enough to reach every boundary case in each
+    profile = attrs.evolve(SPARK_QUICK, batched_screening_histories=2500, screening_batch=2500)
     result = run_suite(RECLOCK, SparkImplementation(), "spark", profile, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()

@@ -23,7 +23,7 @@ QUICK = attrs.evolve(
     PROFILES["ci"],
     max_examples=40,
     screening_histories=600,
-    spark_screening_histories=600,
+    batched_screening_histories=600,
     screening_batch=300,
     screen_first=False,
 )

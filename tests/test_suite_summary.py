@@ -17,7 +17,7 @@ from tests.helpers import QUICK, patched, write_and_replay
 
 SUMMARY = get_suite("summary")
 SPARK_QUICK = attrs.evolve(
-    QUICK, spark_examples=2, batch_size=6, spark_screening_histories=300, screening_batch=300
+    QUICK, batched_examples=2, batch_size=6, batched_screening_histories=300, screening_batch=300
 )
 
 

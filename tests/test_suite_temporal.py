@@ -66,7 +66,7 @@ def test_planted_model_side_retraction_at_upper_is_caught_small(tmp_path):
 
 @pytest.mark.spark
 def test_spark_equals_model(spark_session):
-    profile = attrs.evolve(QUICK, spark_examples=6, spark_screening_histories=400, screening_batch=400)
+    profile = attrs.evolve(QUICK, batched_examples=6, batched_screening_histories=400, screening_batch=400)
     result = run_suite(TEMPORAL, SparkImplementation(), "spark", profile, seed=0)
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()

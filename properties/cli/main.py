@@ -126,7 +126,7 @@ def _run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> 
         help="Hypothesis examples for suites checked against the model",
     )
     verb.add_argument(
-        "--spark-examples",
+        "--batched-examples",
         type=non_negative_int,
         help="Hypothesis examples for suites checked against an implementation",
     )
@@ -176,9 +176,9 @@ def _profile(args: argparse.Namespace, config: Config) -> Profile:
     profile = config.profile(args.profile or config.get("profile"))
     overrides = {
         "max_examples": args.max_examples,
-        "spark_examples": args.spark_examples,
+        "batched_examples": args.batched_examples,
         "screening_histories": args.screening,
-        "spark_screening_histories": args.screening,
+        "batched_screening_histories": args.screening,
     }
     return attrs.evolve(profile, seed=args.seed, **{k: v for k, v in overrides.items() if v is not None})
 

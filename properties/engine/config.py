@@ -7,7 +7,7 @@ corpus = "counterexamples"           # regression corpus `verify` replays
 out = ".frontier-harness/counterexamples"
 
 [tool.frontier-harness.profiles.ci]  # override any Profile field
-spark_examples = 30
+batched_examples = 30
 ```
 
 The command line wins over the file; the file wins over the built-in profiles.

@@ -17,11 +17,10 @@ from typing import Any
 import attrs
 
 from frontier_harness.model.domains import Domain, parse_domain
+from frontier_harness.model.vocabulary import FRONTIER_ARGS, TIME_ARGS
 from frontier_harness.properties.engine.errors import BadHistory
 
-# Argument names whose values are times, or lists of times, in the history's domain.
-TIME_ARGS = frozenset({"time", "read_time", "from_time", "into_time"})
-FRONTIER_ARGS = frozenset({"since", "frontier", "upper", "until"})
+__all__ = ["FRONTIER_ARGS", "TIME_ARGS", "Action", "History"]
 
 
 @attrs.frozen

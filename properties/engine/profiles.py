@@ -7,8 +7,8 @@
 - `thorough`: long nightly runs with a database that keeps what it finds.
 
 `max_examples` and `screening_histories` count Hypothesis examples and screened
-histories for in-process implementations (the model); `spark_examples` and
-`spark_screening_histories` for batched ones (Spark), where a Hypothesis example
+histories for in-process implementations (the model); `batched_examples` and
+`batched_screening_histories` for batched ones (Spark), where a Hypothesis example
 is a Spark job (~0.4 s), every shrink step another, and a screening job checks
 `screening_batch` histories at once.
 
@@ -37,12 +37,12 @@ class Profile:
 
     name: str
     max_examples: int
-    spark_examples: int
+    batched_examples: int
     batch_size: int
     screening_histories: int
     screening_batch: int
     derandomize: bool
-    spark_screening_histories: int = 0
+    batched_screening_histories: int = 0
     seed: int = 0
     database: str | None = None
     screen_first: bool = False
@@ -53,34 +53,34 @@ PROFILES = {
     "dev": Profile(
         "dev",
         max_examples=30,
-        spark_examples=8,
+        batched_examples=8,
         batch_size=8,
         screening_histories=500,
         screening_batch=500,
         derandomize=False,
-        spark_screening_histories=500,
+        batched_screening_histories=500,
         shrink_seconds=30.0,
     ),
     "ci": Profile(
         "ci",
         max_examples=60,
-        spark_examples=15,
+        batched_examples=15,
         batch_size=8,
         screening_histories=2_000,
         screening_batch=10_000,
         derandomize=True,
-        spark_screening_histories=10_000,
+        batched_screening_histories=10_000,
         screen_first=True,
     ),
     "thorough": Profile(
         "thorough",
         max_examples=1000,
-        spark_examples=200,
+        batched_examples=200,
         batch_size=12,
         screening_histories=100_000,
         screening_batch=20_000,
         derandomize=False,
-        spark_screening_histories=100_000,
+        batched_screening_histories=100_000,
         database=".frontier-harness/examples",
         screen_first=True,
         shrink_seconds=300.0,

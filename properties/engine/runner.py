@@ -347,8 +347,8 @@ def scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:
         return profile
     return attrs.evolve(
         profile,
-        max_examples=max(1, round(profile.spark_examples / suite.spark_cost)),
-        screening_histories=round(profile.spark_screening_histories / suite.spark_cost),
+        max_examples=max(1, round(profile.batched_examples / suite.batched_cost)),
+        screening_histories=round(profile.batched_screening_histories / suite.batched_cost),
     )
 
 

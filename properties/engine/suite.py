@@ -205,7 +205,7 @@ class Suite:
     event_domains: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     # Against an implementation other than the model, example counts are divided by this
     # (a suite whose every history costs several Spark jobs sets it > 1).
-    spark_cost: float = 1.0
+    batched_cost: float = 1.0
     calls: tuple[str, ...] = attrs.field()
 
     # What its properties compare with, unless a property names its own (`Property.reference`).

@@ -214,7 +214,7 @@ class Engine:
         if lane == SCREENING:
             return max(SCREENING_FLOOR, SCREENING_FACTOR * b.seconds)
         assert lane == FULL
-        return max(FULL_FLOOR, FULL_FACTOR * self.plan.profile.spark_examples * b.seconds)
+        return max(FULL_FLOOR, FULL_FACTOR * self.plan.profile.batched_examples * b.seconds)
 
     def suites_by_module(self) -> dict[str, list[str]]:
         """Per target module, the suites whose histories run any of its lines."""

@@ -348,7 +348,7 @@ SUITE = Suite(
     ),
     default_impl="spark",
     # One history is one real query: seconds, not milliseconds. ci checks 1 example + ~12 histories.
-    spark_cost=160.0,
+    batched_cost=160.0,
     required_events=tuple(f"crash {p}" for p in CRASH_POINTS) + ("restart after upstream compaction", RERUN),
     domains=("partitioned",),
 )

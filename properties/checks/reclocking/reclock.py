@@ -198,7 +198,7 @@ SUITE = Suite(
     ),
     default_impl="spark",
     reference=Reference.MODEL,
-    spark_cost=5.0,  # ~30 stages a job (remap per point, as-of joins): seconds per batch, not tenths
+    batched_cost=5.0,  # ~30 stages a job (remap per point, as-of joins): seconds per batch, not tenths
     required_events=(
         "skipped tick",
         "source closed",

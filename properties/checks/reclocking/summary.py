@@ -138,7 +138,7 @@ SUITE = Suite(
     ),
     default_impl="spark",
     reference=Reference.MODEL,
-    spark_cost=2.0,  # ~40 stages a job: a batch costs seconds
+    batched_cost=2.0,  # ~40 stages a job: a batch costs seconds
     required_events=(
         "crash at a binding time",
         "source closed",

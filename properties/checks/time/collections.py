@@ -18,6 +18,8 @@ from typing import Any
 
 from frontier_harness.model.antichain import Antichain
 from frontier_harness.model.collection import Update, advance_collection, at, consolidate
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.time import CollectionAction, CollectionLabel
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
 from frontier_harness.properties.checks.time.strategies.times import LONG_MAX
 from frontier_harness.properties.engine.errors import BadHistory
@@ -30,16 +32,18 @@ def observe(history: History) -> Observation:
     domain, updates, observed = history.time_domain, list[Update](), dict[tuple[int, str], frozenset]()
     for step, action in enumerate(history.actions):
         args = action.args
-        if action.name == "update":
-            updates.append(Update(args["data"], args["time"], args["diff"]))
-        elif action.name == "read":
-            observed[(step, "read")] = frozenset(at(domain, updates, args["time"]).items())
-        elif action.name == "compact":
-            updates = advance_collection(domain, updates, Antichain.checked(domain, args["since"]))
+        if action.name == CollectionAction.UPDATE:
+            updates.append(Update(args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF]))
+        elif action.name == CollectionAction.READ:
+            observed[(step, CollectionLabel.READ)] = frozenset(at(domain, updates, args[Arg.TIME]).items())
+        elif action.name == CollectionAction.COMPACT:
+            updates = advance_collection(domain, updates, Antichain.checked(domain, args[Arg.SINCE]))
         else:
             raise BadHistory(f"collections history: unknown action {action.name!r} at step {step}")
     final = consolidate(domain, updates)
-    observed[(len(history.actions), "final")] = frozenset((u.data, u.time, u.diff) for u in final)
+    observed[(len(history.actions), CollectionLabel.FINAL)] = frozenset(
+        (u.data, u.time, u.diff) for u in final
+    )
     return observed
 
 
@@ -66,13 +70,15 @@ def events(history: History) -> list[str]:
     time was also read before the compaction, a cached answer would be stale.
     """
     domain, found = history.time_domain, set()
-    updates = [a for a in history.actions if a.name == "update"]
-    merged = consolidate(domain, (Update(a.args["data"], a.args["time"], a.args["diff"]) for a in updates))
+    updates = [a for a in history.actions if a.name == CollectionAction.UPDATE]
+    merged = consolidate(
+        domain, (Update(a.args[Arg.DATA], a.args[Arg.TIME], a.args[Arg.DIFF]) for a in updates)
+    )
     if len(merged) < len(updates):
         found.add(MERGE)
-    if {(a.args["data"], a.args["time"]) for a in updates} - {(u.data, u.time) for u in merged}:
+    if {(a.args[Arg.DATA], a.args[Arg.TIME]) for a in updates} - {(u.data, u.time) for u in merged}:
         found.add(CANCEL)
-    times = [a.args["time"] for a in updates]
+    times = [a.args[Arg.TIME] for a in updates]
     if any(not domain.le(s, t) and not domain.le(t, s) for s in times for t in times):
         found.add(INCOMPARABLE)
     if any(_at_limit(domain, t) for t in times):
@@ -93,11 +99,11 @@ def _compaction_events(history: History, times: list) -> set[str]:
     raw, compacted, sinces, answers = list[Update](), list[Update](), list[Antichain](), dict[Any, Any]()
     for action in history.actions:
         args = action.args
-        if action.name == "update":
-            raw.append(Update(args["data"], args["time"], args["diff"]))
+        if action.name == CollectionAction.UPDATE:
+            raw.append(Update(args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF]))
             compacted.append(raw[-1])
-        elif action.name == "compact":
-            frontier = Antichain.of(domain, args["since"])
+        elif action.name == CollectionAction.COMPACT:
+            frontier = Antichain.of(domain, args[Arg.SINCE])
             found |= {TWICE} if sinces else set()
             found |= {EMPTY} if frontier.is_empty() else set()
             if any(domain.join(t, f) is None for t in times for f in frontier):
@@ -107,8 +113,8 @@ def _compaction_events(history: History, times: list) -> set[str]:
             if len({u.time for u in compacted}) < len({u.time for u in before}):
                 found.add(COLLAPSED)
             sinces.append(frontier)
-        elif action.name == "read":
-            t, answer = args["time"], at(domain, compacted, args["time"])
+        elif action.name == CollectionAction.READ:
+            t, answer = args[Arg.TIME], at(domain, compacted, args[Arg.TIME])
             found |= {AT_UPDATE} if any(u.time == t for u in raw) else set()
             found |= {AT_SINCE} if any(t in s for s in sinces) else set()
             if sinces:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 
 from frontier_harness.model.antichain import MutableAntichain
 from frontier_harness.model.domains import Domain, Time
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.time import AntichainAction, AntichainLabel
 from frontier_harness.properties.checks.time.oracles.antichain import (
     changes,
     frontiers_after,
@@ -49,9 +51,9 @@ def batches(history: History) -> Iterator[tuple[int, list[tuple[Time, int]]]]:
     """
     pending: list[tuple[Time, int]] = []
     for step, action in enumerate(history.actions):
-        if action.name == "update":
-            pending.append((action.args["time"], action.args["diff"]))
-        elif action.name == "apply":
+        if action.name == AntichainAction.UPDATE:
+            pending.append((action.args[Arg.TIME], action.args[Arg.DIFF]))
+        elif action.name == AntichainAction.APPLY:
             yield step, pending
             pending = []
         else:
@@ -64,8 +66,8 @@ def observe(history: History) -> Observation:
     antichain = MutableAntichain(history.time_domain)
     observed: Observation = {}
     for step, batch in batches(history):
-        observed[(step, "changes")] = frozenset(antichain.update_iter(batch))
-        observed[(step, "frontier")] = frozenset(antichain.frontier)
+        observed[(step, AntichainLabel.CHANGES)] = frozenset(antichain.update_iter(batch))
+        observed[(step, AntichainLabel.FRONTIER)] = frozenset(antichain.frontier)
     return observed
 
 
@@ -75,8 +77,8 @@ def reference(history: History) -> Observation:
     observed: Observation = {}
     before: frozenset[Time] = frozenset()
     for step, after in zip(steps, frontiers_after(history.time_domain, updates)):
-        observed[(step, "changes")] = changes(before, after)
-        observed[(step, "frontier")] = before = after
+        observed[(step, AntichainLabel.CHANGES)] = changes(before, after)
+        observed[(step, AntichainLabel.FRONTIER)] = before = after
     return observed
 
 
@@ -164,7 +166,7 @@ SUITE = Suite(
     default_impl="spark",
     # Both properties observe the same histories (the same seed draws them): against
     # Spark each gets half the examples, so the suite costs what one property would.
-    spark_cost=2.0,
+    batched_cost=2.0,
     required_events=(ZERO, CANCEL, NEGATIVE, EXPOSED, INCOMPARABLE, SEVERAL, EMPTIED, UNCHANGED),
     event_domains={
         INCOMPARABLE: ("product(total,total)", "partitioned"),

@@ -428,7 +428,7 @@ SUITE = Suite(
     ),
     default_impl="spark",
     reference=Judged.ORACLE,  # frontier_harness.properties.checks.ttl.oracles.ttl, never the model store
-    spark_cost=3,  # a batch costs a Spark job per compaction its busiest history makes, plus one read
+    batched_cost=3,  # a batch costs a Spark job per compaction its busiest history makes, plus one read
     required_events=(
         AT_EXPIRY,
         BEFORE_EXPIRY,

@@ -7,13 +7,15 @@ collection is observed consolidated.
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_collection_history(RandomSource(3), "total", min_updates=20)
->>> sum(a.name == "update" for a in h.actions) >= 20
+>>> sum(a.name == CollectionAction.UPDATE for a in h.actions) >= 20
 True
 """
 
 from __future__ import annotations
 
 from frontier_harness.model.domains import parse_domain
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.time import CollectionAction
 from frontier_harness.properties.checks.time.strategies.times import (
     draw_extreme_time,
     draw_frontier,
@@ -29,18 +31,18 @@ def draw_update(source: Source, domain) -> Action:
     """An update; one time in 16 at the row format's limits (`draw_extreme_time`)."""
     diff = source.choice((1, -1, 2, 1))
     time = draw_extreme_time(source, domain) if source.integer(0, 15) == 15 else draw_time(source, domain)
-    return Action("update", {"data": source.choice(DATA), "time": time, "diff": diff})
+    return Action(CollectionAction.UPDATE, {Arg.DATA: source.choice(DATA), Arg.TIME: time, Arg.DIFF: diff})
 
 
 def draw_read_time(source: Source, domain, earlier: list) -> object:
     """A read's time: drawn, or exactly the last read's, or an earlier update's, read's or since
     element's time (the boundaries of `<=` and of compaction), so that a time is read before and
     after a compaction."""
-    reads = [a.args["time"] for a in earlier if a.name == "read"]
+    reads = [a.args[Arg.TIME] for a in earlier if a.name == CollectionAction.READ]
     if reads and source.boolean(0.3):
         return reads[-1]
-    seen = [a.args["time"] for a in earlier if "time" in a.args]
-    seen += [t for a in earlier if a.name == "compact" for t in a.args["since"]]
+    seen = [a.args[Arg.TIME] for a in earlier if Arg.TIME in a.args]
+    seen += [t for a in earlier if a.name == CollectionAction.COMPACT for t in a.args[Arg.SINCE]]
     if seen and source.boolean(0.6):
         return seen[source.integer(0, len(seen) - 1)]
     return draw_time(source, domain)
@@ -49,7 +51,7 @@ def draw_read_time(source: Source, domain, earlier: list) -> object:
 def draw_since(source: Source, domain, earlier: list) -> tuple:
     """A compaction's frontier: drawn, or one element strictly beyond the last read's time (so the
     compaction moves the updates that read saw)."""
-    reads = [a.args["time"] for a in earlier if a.name == "read"]
+    reads = [a.args[Arg.TIME] for a in earlier if a.name == CollectionAction.READ]
     if reads and source.boolean(0.5):
         beyond = domain.join(reads[-1], draw_time(source, domain))
         if beyond is not None and beyond != reads[-1]:
@@ -59,19 +61,19 @@ def draw_since(source: Source, domain, earlier: list) -> tuple:
 
 def draw_step(source: Source, domain, earlier: list) -> Action:
     """Mostly updates (some retracting an earlier one); sometimes a read or a compaction."""
-    updates = [a for a in earlier if a.name == "update"]
-    reads = [a for a in earlier if a.name == "read"]
-    if earlier and earlier[-1].name == "compact" and reads and source.boolean(0.4):
+    updates = [a for a in earlier if a.name == CollectionAction.UPDATE]
+    reads = [a for a in earlier if a.name == CollectionAction.READ]
+    if earlier and earlier[-1].name == CollectionAction.COMPACT and reads and source.boolean(0.4):
         return reads[-1]  # the time read just before the compaction, read again
     kind = source.integer(0, 9)
     if kind < 5 or (kind < 7 and not updates):
         return draw_update(source, domain)
     if kind < 7:
         undone = updates[source.integer(0, len(updates) - 1)].args
-        return Action("update", {**undone, "diff": -undone["diff"]})
+        return Action(CollectionAction.UPDATE, {**undone, Arg.DIFF: -undone[Arg.DIFF]})
     if kind < 9:
-        return Action("read", {"time": draw_read_time(source, domain, earlier)})
-    return Action("compact", {"since": draw_since(source, domain, earlier)})
+        return Action(CollectionAction.READ, {Arg.TIME: draw_read_time(source, domain, earlier)})
+    return Action(CollectionAction.COMPACT, {Arg.SINCE: draw_since(source, domain, earlier)})
 
 
 def draw_collection_history(

@@ -20,6 +20,8 @@ True
 from __future__ import annotations
 
 from frontier_harness.model.domains import Domain, PartitionedTime, Product, Time, parse_domain
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.time import AntichainAction
 from frontier_harness.properties.checks.time.strategies.times import draw_time
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source
@@ -28,7 +30,7 @@ DIFFS = (1, -1, 2, 1)
 
 
 def update(time: Time, diff: int) -> Action:
-    return Action("update", {"time": time, "diff": diff})
+    return Action(AntichainAction.UPDATE, {Arg.TIME: time, Arg.DIFF: diff})
 
 
 def draw_above(source: Source, domain: Domain, time: Time) -> Time:
@@ -55,10 +57,10 @@ def draw_step(source: Source, domain: Domain, earlier: list[dict]) -> Action:
         return update(draw_time(source, domain), source.choice(DIFFS))
     if kind < 5:
         undone = source.choice(earlier)
-        return update(undone["time"], -undone["diff"])
+        return update(undone[Arg.TIME], -undone[Arg.DIFF])
     if kind < 7:
-        return update(draw_above(source, domain, source.choice(earlier)["time"]), source.choice(DIFFS))
-    return Action("apply", {})
+        return update(draw_above(source, domain, source.choice(earlier)[Arg.TIME]), source.choice(DIFFS))
+    return Action(AntichainAction.APPLY, {})
 
 
 def draw_antichain_history(source: Source, domain_name: str, max_steps: int = 30) -> History:
@@ -71,5 +73,7 @@ def draw_antichain_history(source: Source, domain_name: str, max_steps: int = 30
     domain = parse_domain(domain_name)
     actions: list[Action] = []
     while len(actions) < max_steps and source.integer(0, 7) > 0:
-        actions.append(draw_step(source, domain, [a.args for a in actions if a.name == "update"]))
+        actions.append(
+            draw_step(source, domain, [a.args for a in actions if a.name == AntichainAction.UPDATE])
+        )
     return History(domain_name, tuple(actions))
