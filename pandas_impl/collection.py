@@ -7,6 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from frontier_harness.model.vocabulary import Arg, HistoryLike
+from frontier_harness.model.vocabulary.time import CollectionAction, CollectionLabel
 from frontier_harness.pandas_impl.orders import Order, order
 from frontier_harness.properties.engine.implementation import Implementation, Observation
 
@@ -16,29 +18,31 @@ class PandasCollections(Implementation):
 
     name = "pandas"
 
-    def observe_collections(self, domain: Any, histories: Sequence[Any]) -> list[dict]:
+    def observe_collections(self, domain: Any, histories: Sequence[HistoryLike]) -> list[dict]:
         ord_ = order(domain)
         return [_observe(ord_, history) for history in histories]
 
 
-def _observe(ord_: Order, history: Any) -> Observation:
+def _observe(ord_: Order, history: HistoryLike) -> Observation:
     frame = pd.DataFrame(
         {"data": pd.Series(dtype=object), "time": pd.Series(dtype=object), "diff": pd.Series(dtype="int64")}
     )
     observed: Observation = {}
     for step, action in enumerate(history.actions):
         args = action.args
-        if action.name == "update":
-            frame.loc[len(frame)] = [args["data"], args["time"], args["diff"]]
-        elif action.name == "read":
-            mask = pd.Series([ord_.le(t, args["time"]) for t in frame["time"]], index=frame.index, dtype=bool)
+        if action.name == CollectionAction.UPDATE:
+            frame.loc[len(frame)] = [args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF]]
+        elif action.name == CollectionAction.READ:
+            mask = pd.Series(
+                [ord_.le(t, args[Arg.TIME]) for t in frame["time"]], index=frame.index, dtype=bool
+            )
             visible = frame[mask]
             sums = visible.groupby("data")["diff"].sum()
-            observed[(step, "read")] = frozenset((d, int(n)) for d, n in sums.items() if n != 0)
-        elif action.name == "compact":
-            frame["time"] = [_advance(ord_, t, args["since"]) for t in frame["time"]]
+            observed[(step, CollectionLabel.READ)] = frozenset((d, int(n)) for d, n in sums.items() if n != 0)
+        elif action.name == CollectionAction.COMPACT:
+            frame["time"] = [_advance(ord_, t, args[Arg.SINCE]) for t in frame["time"]]
     totals = dict(frame.groupby(["data", "time"], sort=False)["diff"].sum()) if len(frame) else {}
-    observed[(len(history.actions), "final")] = frozenset(
+    observed[(len(history.actions), CollectionLabel.FINAL)] = frozenset(
         (d, t, int(n)) for (d, t), n in totals.items() if n != 0
     )
     return observed
