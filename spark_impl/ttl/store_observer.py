@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.vocabulary import HistoryLike
 from frontier_harness.model.vocabulary.ttl import STORE_KEYS, StoreAction, StoreArg, StoreLabel
+from frontier_harness.spark_impl.arrow import columns_of
 from frontier_harness.spark_impl.ttl.read import Snapshot, audit_rows, visible_rows
 from frontier_harness.spark_impl.ttl.requests import Operation, drive_all
 from frontier_harness.spark_impl.ttl.segments import Segments
@@ -180,8 +181,9 @@ def _read_all(log: _Log) -> dict[tuple[str, Step], list[tuple[bytes, bytes | Non
         )
     steps = [at for at, _ in log.reads] + [at for at, _ in log.audits]
     out: dict[tuple[str, Step], list[tuple[bytes, bytes | None]]] = {}
-    for r in frame.toArrow().to_pylist():
-        out.setdefault((r["label"], steps[r["tag"]]), []).append((r["key"], r["value"]))
+    cols = columns_of(frame.toArrow())
+    for tag, label, key, value in zip(cols["tag"], cols["label"], cols["key"], cols["value"]):
+        out.setdefault((label, steps[tag]), []).append((key, value))
     return out
 
 
