@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from frontier_harness.model.errors import CorruptSst, InvalidRow
+from frontier_harness.model.vocabulary import HistoryLike
+from frontier_harness.model.vocabulary.ttl import CodecAction, CodecArg, CodecLabel, CodecTag, RowArg
 
 NEVER = 2**63 - 1
 FLAGS, TIMESTAMP, TTL = 0, 1, 2
@@ -175,45 +177,47 @@ def _read_row(cur: _Cursor, meta: dict, previous: bytes | None) -> Row:
     return (key, None if tombstone else value, seq, create_ts, expire_ts)
 
 
-def observe_ttl_codec(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_ttl_codec(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """Observations of codec histories (see `frontier_harness.properties.checks.ttl.ttl_codec`) with this codec (no Spark)."""
     return [_observe(h) for h in histories]
 
 
-def _observe(history: Any) -> dict:
-    rows, observed, data = [], {}, None
+def _observe(history: HistoryLike) -> dict:
+    rows: list[Row] = []
+    observed: dict[tuple[int, str], frozenset] = {}
+    data = None
     for step, action in enumerate(history.actions):
         a = action.args
-        if action.name == "row":
-            value = a.get("value")
+        if action.name == CodecAction.ROW:
+            value = a.get(RowArg.VALUE)
             rows.append(
                 (
-                    bytes.fromhex(a["key"]),
+                    bytes.fromhex(a[RowArg.KEY]),
                     None if value is None else bytes.fromhex(value),
-                    a["seq"],
-                    a.get("create"),
-                    a["expire"],
+                    a[RowArg.SEQ],
+                    a.get(RowArg.CREATE),
+                    a[RowArg.EXPIRE],
                 )
             )
-        elif action.name == "encode":
+        elif action.name == CodecAction.ENCODE:
             try:
-                data = encode_sst(rows, a["created"], a["version"])
+                data = encode_sst(rows, a[CodecArg.CREATED], a[CodecArg.VERSION])
             except InvalidRow as error:
-                observed[(step, "encoded")] = frozenset({(type(error).__name__,)})
+                observed[(step, CodecLabel.ENCODED)] = frozenset({(type(error).__name__,)})
                 return observed
-            observed[(step, "encoded")] = frozenset({(data.hex(),)})
-            observed[(step, "decoded")] = _decoded(data)
-        elif action.name in ("corrupt", "truncate") and data:
-            observed[(step, "decoded")] = _decoded(_damage(data, action.name, a))
+            observed[(step, CodecLabel.ENCODED)] = frozenset({(data.hex(),)})
+            observed[(step, CodecLabel.DECODED)] = _decoded(data)
+        elif action.name in (CodecAction.CORRUPT, CodecAction.TRUNCATE) and data:
+            observed[(step, CodecLabel.DECODED)] = _decoded(_damage(data, action.name, a))
     return observed
 
 
-def _damage(data: bytes, name: str, args: dict) -> bytes:
+def _damage(data: bytes, name: str, args: Mapping[str, Any]) -> bytes:
     """`corrupt`: one byte xor-ed at `offset % len`; `truncate`: a strict prefix of `length % len` bytes."""
-    if name == "truncate":
-        return data[: args["length"] % len(data)]
-    at = args["offset"] % len(data)
-    return data[:at] + bytes([data[at] ^ args["xor"]]) + data[at + 1 :]
+    if name == CodecAction.TRUNCATE:
+        return data[: args[CodecArg.LENGTH] % len(data)]
+    at = args[CodecArg.OFFSET] % len(data)
+    return data[:at] + bytes([data[at] ^ args[CodecArg.XOR]]) + data[at + 1 :]
 
 
 def _decoded(data: bytes) -> frozenset:
@@ -222,7 +226,7 @@ def _decoded(data: bytes) -> frozenset:
     except CorruptSst as error:
         return frozenset({(type(error).__name__,)})
     head = (
-        "meta",
+        CodecTag.META,
         meta["format_version"],
         tuple(meta["row_features"]),
         meta["creation_timestamp"],

@@ -9,53 +9,62 @@ compaction's output rows are observed as plain tuples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pyarrow as pa
 
-from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.model.vocabulary import HistoryLike
+from frontier_harness.model.vocabulary.ttl import CompactionAction, CompactionArg, CompactionLabel, RowArg
+from frontier_harness.spark_impl.arrow import HistoryTables, columns_of
 from frontier_harness.spark_impl.ttl.compaction import NO_BROADCAST, compact_frame
 from frontier_harness.spark_impl.ttl.row import ROW_COLUMNS, ROW_SCHEMA, TOMBSTONE
 
-ROWS = pa.schema([("history_id", pa.int64())] + list(ROW_SCHEMA))
-COMPACTIONS = pa.schema(
-    [("history_id", pa.int64()), ("step", pa.int64()), ("now", pa.int64()), ("last", pa.bool_())]
-)
+ROWS = {"history_id": pa.int64()} | {field.name: field.type for field in ROW_SCHEMA}
+COMPACTIONS = {"history_id": pa.int64(), "step": pa.int64(), "now": pa.int64(), "last": pa.bool_()}
 
 
-def observe_ttl_compaction(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_ttl_compaction(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """Every compaction's output rows, for a whole batch of histories, in one Spark job."""
-    rows, compactions = _tables(histories)
-    joined = to_frame(rows).join(to_frame(compactions).hint(NO_BROADCAST), on="history_id")
+    frames = _tables(histories).frames()
+    joined = frames["rows"].join(frames["compactions"].hint(NO_BROADCAST), on="history_id")
     out = compact_frame(joined, ("history_id", "step")).select("history_id", "step", *ROW_COLUMNS).toArrow()
     observed: list[dict[tuple[int, str], set]] = [
-        {(step, "output"): set() for step, a in enumerate(h.actions) if a.name == "compact"}
+        {
+            (step, CompactionLabel.OUTPUT): set()
+            for step, a in enumerate(h.actions)
+            if a.name == CompactionAction.COMPACT
+        }
         for h in histories
     ]
-    for r in out.to_pylist():
-        value = None if r["flags"] & TOMBSTONE else r["value"].decode()
-        row = (r["key"].decode(), value, r["seq"], r["create_ts"], r["expire_ts"])
-        observed[r["history_id"]][(r["step"], "output")].add(row)
+    cols = columns_of(out)
+    for hid, step, key, value, seq, flags, create_ts, expire_ts in zip(
+        *(cols[name] for name in ("history_id", "step", *ROW_COLUMNS))
+    ):
+        row = (key.decode(), None if flags & TOMBSTONE else value.decode(), seq, create_ts, expire_ts)
+        observed[hid][(step, CompactionLabel.OUTPUT)].add(row)
     return [{k: frozenset(v) for k, v in obs.items()} for obs in observed]
 
 
-def _tables(histories: Sequence[Any]) -> tuple[pa.Table, pa.Table]:
+def _tables(histories: Sequence[HistoryLike]) -> HistoryTables:
     """The batch's rows and compactions as Arrow tables keyed by `history_id`."""
-    rows: dict[str, list] = {name: [] for name in ROWS.names}
-    comps: dict[str, list] = {name: [] for name in COMPACTIONS.names}
+    tables = HistoryTables({"rows": ROWS, "compactions": COMPACTIONS})
     for hid, history in enumerate(histories):
         for step, action in enumerate(history.actions):
             a = action.args
-            if action.name == "row":
-                value = a.get("value")
-                flags = TOMBSTONE if value is None else 0
-                encoded = None if value is None else value.encode()
-                record = (hid, a["key"].encode(), encoded, a["seq"], flags, a["create"], a["expire"])
-                for name, v in zip(ROWS.names, record):
-                    rows[name].append(v)
-            elif action.name == "compact":
-                for name, v in zip(COMPACTIONS.names, (hid, step, a["now"], a["last"])):
-                    comps[name].append(v)
+            if action.name == CompactionAction.ROW:
+                value = a.get(RowArg.VALUE)
+                tables.append(
+                    "rows",
+                    history_id=hid,
+                    key=a[RowArg.KEY].encode(),
+                    value=None if value is None else value.encode(),
+                    seq=a[RowArg.SEQ],
+                    flags=TOMBSTONE if value is None else 0,
+                    create_ts=a[RowArg.CREATE],
+                    expire_ts=a[RowArg.EXPIRE],
+                )
+            elif action.name == CompactionAction.COMPACT:
+                now, last = a[CompactionArg.NOW], a[CompactionArg.LAST]
+                tables.append("compactions", history_id=hid, step=step, now=now, last=last)
             else:
                 raise ValueError(f"ttl_compaction history: unknown action {action.name!r} at step {step}")
-    return pa.table(rows, schema=ROWS), pa.table(comps, schema=COMPACTIONS)
+    return tables

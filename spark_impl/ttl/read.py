@@ -22,6 +22,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from frontier_harness.model.vocabulary.ttl import StoreLabel
 from frontier_harness.spark_impl.arrow import to_frame
 from frontier_harness.spark_impl.ttl.compaction import NO_BROADCAST, newest_per_key
 from frontier_harness.spark_impl.ttl.manifest import SstInfo
@@ -35,7 +36,7 @@ from frontier_harness.spark_impl.ttl.row import (
 )
 from frontier_harness.spark_impl.ttl.segments import read_segments
 
-KEPT, LEFT = "expired value kept by compaction", "expired value left by periodic compaction"
+KEPT, LEFT = StoreLabel.KEPT, StoreLabel.LEFT
 
 
 @attrs.frozen
@@ -113,7 +114,7 @@ def audit_rows(snapshots: Sequence[Snapshot]) -> DataFrame | None:
     kept = ssts.where(F.col("is_run") & value & is_expired(F.col("expire_ts"), F.col("created")))
     left = ssts.where(F.col("due") & value & is_expired(F.col("expire_ts"), F.col("now")))
     return (
-        kept.select("tag", F.lit(KEPT).alias("label"), "key")
-        .unionByName(left.select("tag", F.lit(LEFT).alias("label"), "key"))
+        kept.select("tag", F.lit(KEPT.value).alias("label"), "key")
+        .unionByName(left.select("tag", F.lit(LEFT.value).alias("label"), "key"))
         .distinct()
     )

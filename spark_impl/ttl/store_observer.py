@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import functions as F
 
 from frontier_harness.model.errors import ModelError
-from frontier_harness.spark_impl.ttl.read import KEPT, LEFT, Snapshot, audit_rows, visible_rows
+from frontier_harness.model.vocabulary import HistoryLike
+from frontier_harness.model.vocabulary.ttl import STORE_KEYS, StoreAction, StoreArg, StoreLabel
+from frontier_harness.spark_impl.arrow import columns_of
+from frontier_harness.spark_impl.ttl.read import Snapshot, audit_rows, visible_rows
 from frontier_harness.spark_impl.ttl.requests import Operation, drive_all
 from frontier_harness.spark_impl.ttl.segments import Segments
 from frontier_harness.spark_impl.ttl.store import SparkTtlStore
 
-KEYS = ("a", "b", "c")
 Step = tuple[int, int]  # (history index, step)
 
 
@@ -39,11 +41,11 @@ class _UserClock:
     def __call__(self) -> int:
         return self.ms
 
-    def after(self, name: str, args: dict) -> None:
-        if name == "tick":
-            self.ms += args["ms"]
-        elif name in ("set_clock", "crash") and args.get("ms") is not None:
-            self.ms = args["ms"]
+    def after(self, name: str, args: Mapping[str, Any]) -> None:
+        if name == StoreAction.TICK:
+            self.ms += args[StoreArg.MS]
+        elif name in (StoreAction.SET_CLOCK, StoreAction.CRASH) and args.get(StoreArg.MS) is not None:
+            self.ms = args[StoreArg.MS]
 
 
 def compaction_names(names: Sequence[str], n_l0: int, start: int, length: int) -> tuple[str, ...]:
@@ -73,25 +75,25 @@ class _Log:
         try:
             self.reads.append((at, store.snapshot()))
         except ModelError as error:
-            self.error(at, "get", error)
-            self.error(at, "scan", error)
+            self.error(at, StoreLabel.GET, error)
+            self.error(at, StoreLabel.SCAN, error)
         manifest = store.manifest
         self.audits.append(
             (at, Snapshot(store.store, user.ms, manifest.l0, manifest.runs, (), audit_interval))
         )
 
 
-def _run(hid: int, history: Any, root: Path, segments: Segments, log: _Log) -> Operation[None]:
+def _run(hid: int, history: HistoryLike, root: Path, segments: Segments, log: _Log) -> Operation[None]:
     """One history on its own store; yields the store's I/O requests."""
-    opens = bool(history.actions) and history.actions[0].name == "open"  # optional: default options
+    opens = bool(history.actions) and history.actions[0].name == StoreAction.OPEN  # optional: default options
     opts, user = history.actions[0].args if opens else {}, _UserClock()
 
     def open_store() -> SparkTtlStore:
         return SparkTtlStore.open(
             root,
             user,
-            opts.get("default_ttl"),
-            opts.get("interval"),
+            opts.get(StoreArg.DEFAULT_TTL),
+            opts.get(StoreArg.INTERVAL),
             segments=segments,
             store=hid,
             sync=False,
@@ -103,32 +105,31 @@ def _run(hid: int, history: Any, root: Path, segments: Segments, log: _Log) -> O
     for step, action in list(enumerate(history.actions))[1 if opens else 0 :]:
         audit_interval = None
         try:
-            if action.name == "crash":  # the process dies: only the directory survives
+            if action.name == StoreAction.CRASH:  # the process dies: only the directory survives
                 store = open_store()
             else:
                 yield from _apply(store, action.name, action.args)
-                audit_interval = store.interval if action.name == "periodic" else None
+                audit_interval = store.interval if action.name == StoreAction.PERIODIC else None
         except ModelError as error:
-            log.error((hid, step), "error", error)
+            log.error((hid, step), StoreLabel.ERROR, error)
         user.after(action.name, action.args)
         log.step((hid, step), store, user, audit_interval)
 
 
-def _apply(store: SparkTtlStore, name: str, args: dict) -> Generator:
-    if name == "put":
-        store.put(
-            args["key"].encode(), args["value"].encode(), args.get("ttl"), expire_at=args.get("expire_at")
-        )
-    elif name == "delete":
-        store.delete(args["key"].encode())
-    elif name == "flush":
+def _apply(store: SparkTtlStore, name: str, args: Mapping[str, Any]) -> Generator:
+    if name == StoreAction.PUT:
+        key, value = args[StoreArg.KEY].encode(), args[StoreArg.VALUE].encode()
+        store.put(key, value, args.get(StoreArg.TTL), expire_at=args.get(StoreArg.EXPIRE_AT))
+    elif name == StoreAction.DELETE:
+        store.delete(args[StoreArg.KEY].encode())
+    elif name == StoreAction.FLUSH:
         yield from store.flushing()
-    elif name == "compact":
-        names = compaction_names(store.source_names(), len(store.manifest.l0), args["start"], args["length"])
-        yield from store.compacting(names)
-    elif name == "periodic":
+    elif name == StoreAction.COMPACT:
+        n_l0, start, length = len(store.manifest.l0), args[StoreArg.START], args[StoreArg.LENGTH]
+        yield from store.compacting(compaction_names(store.source_names(), n_l0, start, length))
+    elif name == StoreAction.PERIODIC:
         yield from store.periodic_compacting()
-    elif name not in ("tick", "set_clock"):
+    elif name not in (StoreAction.TICK, StoreAction.SET_CLOCK):
         raise ValueError(f"ttl history: unknown action {name!r}")
 
 
@@ -140,7 +141,7 @@ def _scratch() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
-def observe_ttl(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_ttl(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """Every history's observations: the stores in lockstep, then every snapshot in one job."""
     log = _Log(len(histories))
     with tempfile.TemporaryDirectory(prefix="ttl-stores-", dir=_scratch()) as tmp:
@@ -156,7 +157,7 @@ def observe_ttl(domain: Any, histories: Sequence[Any]) -> list[dict]:
     for at, _ in log.reads:
         _record_reads(log.observed[at[0]], at[1], rows.get(("visible", at), []))
     for at, _ in log.audits:
-        for label in (KEPT, LEFT):
+        for label in (StoreLabel.KEPT, StoreLabel.LEFT):
             if found := rows.get((label, at)):
                 log.observed[at[0]][(at[1], label)] = frozenset((key.decode(),) for key, _ in found)
     return log.observed
@@ -180,12 +181,13 @@ def _read_all(log: _Log) -> dict[tuple[str, Step], list[tuple[bytes, bytes | Non
         )
     steps = [at for at, _ in log.reads] + [at for at, _ in log.audits]
     out: dict[tuple[str, Step], list[tuple[bytes, bytes | None]]] = {}
-    for r in frame.toArrow().to_pylist():
-        out.setdefault((r["label"], steps[r["tag"]]), []).append((r["key"], r["value"]))
+    cols = columns_of(frame.toArrow())
+    for tag, label, key, value in zip(cols["tag"], cols["label"], cols["key"], cols["value"]):
+        out.setdefault((label, steps[tag]), []).append((key, value))
     return out
 
 
 def _record_reads(observed: dict, step: int, visible: list[tuple[bytes, bytes | None]]) -> None:
     found = {key.decode(): value.decode() for key, value in visible if value is not None}
-    observed[(step, "get")] = frozenset((k, found.get(k)) for k in KEYS)
-    observed[(step, "scan")] = frozenset((i, k, v) for i, (k, v) in enumerate(sorted(found.items())))
+    observed[(step, StoreLabel.GET)] = frozenset((k, found.get(k)) for k in STORE_KEYS)
+    observed[(step, StoreLabel.SCAN)] = frozenset((i, k, v) for i, (k, v) in enumerate(sorted(found.items())))

@@ -41,6 +41,7 @@ from typing import Any
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.ttl.clock import ManualClock
 from frontier_harness.model.ttl.lsm import Sst, StoreOptions, TtlStore
+from frontier_harness.model.vocabulary.ttl import StoreAction, StoreArg, StoreLabel
 from frontier_harness.properties.checks.ttl.oracles.ttl import Reference, readable
 from frontier_harness.properties.checks.ttl.strategies.ttl import KEYS, draw_ttl_history
 from frontier_harness.properties.engine.errors import BadHistory
@@ -49,8 +50,8 @@ from frontier_harness.properties.engine.suite import Observation, Property, Suit
 from frontier_harness.properties.engine.suite import Reference as Judged
 
 KEY_BYTES = tuple(k.encode() for k in KEYS)
-ACTIONS = ("put", "delete", "tick", "set_clock", "flush", "compact", "periodic", "crash")
-KEPT, LEFT = "expired value kept by compaction", "expired value left by periodic compaction"
+ACTIONS = tuple(a for a in StoreAction if a != StoreAction.OPEN)
+KEPT, LEFT = StoreLabel.KEPT, StoreLabel.LEFT
 Reads = tuple[dict[bytes, bytes | None], list[tuple[bytes, bytes]]]
 Audit = Callable[[str, bool], dict[str, frozenset]]
 
@@ -62,14 +63,14 @@ def opens(history: History) -> bool:
     >>> opens(History("total", (Action("open", {}),))), opens(History("total", ()))
     (True, False)
     """
-    return bool(history.actions) and history.actions[0].name == "open"
+    return bool(history.actions) and history.actions[0].name == StoreAction.OPEN
 
 
 def options_of(history: History) -> StoreOptions:
     """The store options of the history's leading `open` action (none: the defaults)."""
     args = history.actions[0].args if opens(history) else {}
     return StoreOptions(
-        default_ttl=args.get("default_ttl"), periodic_compaction_interval=args.get("interval")
+        default_ttl=args.get(StoreArg.DEFAULT_TTL), periodic_compaction_interval=args.get(StoreArg.INTERVAL)
     )
 
 
@@ -99,10 +100,10 @@ def clock_after(ms: int, name: str, args: dict) -> int:
     >>> clock_after(5, "tick", {"ms": 2}), clock_after(5, "crash", {"ms": 1}), clock_after(5, "crash", {})
     (7, 1, 5)
     """
-    if name == "tick":
-        return ms + args["ms"]
-    if name in ("set_clock", "crash") and args.get("ms") is not None:
-        return args["ms"]
+    if name == StoreAction.TICK:
+        return ms + args[StoreArg.MS]
+    if name in (StoreAction.SET_CLOCK, StoreAction.CRASH) and args.get(StoreArg.MS) is not None:
+        return args[StoreArg.MS]
     return ms
 
 
@@ -113,12 +114,12 @@ class ReferenceRun:
         self.ms, self.ref = 0, Reference(options_of(history).default_ttl)
 
     def apply(self, name: str, args: dict) -> None:
-        if name == "put":
-            key, value = args["key"].encode(), args["value"].encode()
-            self.ref.put(self.ms, key, value, args.get("ttl"), args.get("expire_at"))
-        elif name == "delete":
-            self.ref.delete(self.ms, args["key"].encode())
-        elif name in ("flush", "compact", "periodic"):
+        if name == StoreAction.PUT:
+            key, value = args[StoreArg.KEY].encode(), args[StoreArg.VALUE].encode()
+            self.ref.put(self.ms, key, value, args.get(StoreArg.TTL), args.get(StoreArg.EXPIRE_AT))
+        elif name == StoreAction.DELETE:
+            self.ref.delete(self.ms, args[StoreArg.KEY].encode())
+        elif name in (StoreAction.FLUSH, StoreAction.COMPACT, StoreAction.PERIODIC):
             self.ref.operation(self.ms)
         self.ms = clock_after(self.ms, name, args)
 
@@ -132,12 +133,16 @@ def record(observed: Observation, step: int, read: Callable[[], Reads]) -> None:
     try:
         gets, scan = read()
     except ModelError as error:
-        observed[(step, "get")] = observed[(step, "scan")] = frozenset({(type(error).__name__,)})
+        observed[(step, StoreLabel.GET)] = observed[(step, StoreLabel.SCAN)] = frozenset(
+            {(type(error).__name__,)}
+        )
         return
-    observed[(step, "get")] = frozenset(
+    observed[(step, StoreLabel.GET)] = frozenset(
         (k.decode(), None if v is None else v.decode()) for k, v in gets.items()
     )
-    observed[(step, "scan")] = frozenset((i, k.decode(), v.decode()) for i, (k, v) in enumerate(scan))
+    observed[(step, StoreLabel.SCAN)] = frozenset(
+        (i, k.decode(), v.decode()) for i, (k, v) in enumerate(scan)
+    )
 
 
 def run_observed(
@@ -159,7 +164,7 @@ def run_observed(
         try:
             apply(action.name, action.args)
         except ModelError as error:
-            observed[(step, "error")] = frozenset({(type(error).__name__,)})
+            observed[(step, StoreLabel.ERROR)] = frozenset({(type(error).__name__,)})
             failed = True
         record(observed, step, read)
         for label, found in audit(action.name, failed).items():
@@ -214,19 +219,19 @@ class ModelStore:
 
     def apply(self, name: str, args: dict) -> None:
         store = self.store
-        if name == "put":
-            key, value = args["key"].encode(), args["value"].encode()
-            store.put(key, value, args.get("ttl"), expire_at=args.get("expire_at"))
-        elif name == "delete":
-            store.delete(args["key"].encode())
-        elif name == "flush":
+        if name == StoreAction.PUT:
+            key, value = args[StoreArg.KEY].encode(), args[StoreArg.VALUE].encode()
+            store.put(key, value, args.get(StoreArg.TTL), expire_at=args.get(StoreArg.EXPIRE_AT))
+        elif name == StoreAction.DELETE:
+            store.delete(args[StoreArg.KEY].encode())
+        elif name == StoreAction.FLUSH:
             store.flush()
-        elif name == "compact":
-            names = store.source_names()
-            store.compact(compaction_names(names, len(store.manifest.l0), args["start"], args["length"]))
-        elif name == "periodic":
+        elif name == StoreAction.COMPACT:
+            n_l0, start, length = len(store.manifest.l0), args[StoreArg.START], args[StoreArg.LENGTH]
+            store.compact(compaction_names(store.source_names(), n_l0, start, length))
+        elif name == StoreAction.PERIODIC:
             store.periodic_compact()
-        elif name == "crash":
+        elif name == StoreAction.CRASH:
             self.store = TtlStore.open(self.user, self.options, store.crash())
         self.user.set(clock_after(self.user.ms, name, args))
 
@@ -235,9 +240,9 @@ class ModelStore:
 
     def audit(self, name: str, failed: bool) -> dict[str, frozenset]:
         """Both audits of the store's SSTs; the periodic one after a periodic compaction that ran."""
-        found = {KEPT: kept_by_compaction(self.store.manifest.runs)}
+        found: dict[str, frozenset] = {KEPT: kept_by_compaction(self.store.manifest.runs)}
         interval = self.options.periodic_compaction_interval
-        if name == "periodic" and not failed and interval is not None:
+        if name == StoreAction.PERIODIC and not failed and interval is not None:
             found[LEFT] = left_by_periodic(self.store.manifest.sources, self.user.ms, interval)
         return found
 
@@ -261,7 +266,7 @@ OLDER_READABLE = "newest version expired while an older one would still be reada
 AT_MARK = "clock set back to exactly the largest reading"
 SESSIONS = "writes of a second session, then another crash"
 EXACT_INTERVAL = "periodic compaction with an SST exactly interval old"
-DURABLE = ("put", "delete", "flush", "compact", "periodic")
+DURABLE = (StoreAction.PUT, StoreAction.DELETE, StoreAction.FLUSH, StoreAction.COMPACT, StoreAction.PERIODIC)
 CRASH_AFTER = tuple(f"crash right after a {op}" for op in DURABLE)
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
@@ -277,11 +282,11 @@ def _boundary_events(history: History) -> set[str]:
     """The rule's edges, from the reference alone: exact expiries, i64 limits, options, sessions."""
     found, ref, default = set(), ReferenceRun(history), options_of(history).default_ttl
     versions: dict[str, list[int | None]] = {}  # every version's expire_ts (None: a delete), oldest first
-    kinds: dict[str, str] = {}
+    kinds: dict[str, StoreArg | None] = {}  # how each key's newest put expires: expire_at, ttl, or by default
     last, moved, crashed, wrote = None, False, False, False
     for _, action in steps(history):
         name, args, now = action.name, action.args, ref.ms
-        if name == "crash":
+        if name == StoreAction.CRASH:
             found |= {f"crash right after a {last}"} if last in DURABLE else set()
             found |= {SESSIONS} if crashed and wrote else set()
             crashed, wrote = True, False
@@ -291,29 +296,31 @@ def _boundary_events(history: History) -> set[str]:
             ref.apply(name, args)
         except ModelError:
             continue
-        if name == "put":
+        if name == StoreAction.PUT:
             found |= _put_events(args, now, default, kinds)
-            versions.setdefault(args["key"], []).append(ref.ref.rows[args["key"].encode()][1])
-        elif name == "delete":
-            versions.setdefault(args["key"], []).append(None)
-        wrote |= name in ("put", "delete")
-        last = name if name in DURABLE + ("crash",) else last
-        moved = name in ("set_clock", "crash") or (moved and name == "tick")
+            key = args[StoreArg.KEY]
+            versions.setdefault(key, []).append(ref.ref.rows[key.encode()][1])
+        elif name == StoreAction.DELETE:
+            versions.setdefault(args[StoreArg.KEY], []).append(None)
+        wrote |= name in (StoreAction.PUT, StoreAction.DELETE)
+        last = name if name in (*DURABLE, StoreAction.CRASH) else last
+        moved = name in (StoreAction.SET_CLOCK, StoreAction.CRASH) or (moved and name == StoreAction.TICK)
         found |= _read_events(versions, ref.ms)
     return found
 
 
-def _put_events(args: dict, now: int, default: int | None, kinds: dict[str, str]) -> set[str]:
-    found, kind = set(), "expire_at" if "expire_at" in args else "ttl" if "ttl" in args else "none"
-    if kinds.get(args["key"], kind) != kind:
+def _put_events(args: dict, now: int, default: int | None, kinds: dict[str, StoreArg | None]) -> set[str]:
+    kind = next((k for k in (StoreArg.EXPIRE_AT, StoreArg.TTL) if k in args), None)
+    found, key = set(), args[StoreArg.KEY]
+    if kinds.get(key, kind) != kind:
         found.add(REWRITE)
-    kinds[args["key"]] = kind
-    if kind == "expire_at":
-        found |= {EXPIRE_AT_NOW} if args["expire_at"] == now else set()
-        found |= {EXPIRE_AT_LIMIT} if args["expire_at"] in (I64_MIN, I64_MAX) else set()
+    kinds[key] = kind
+    if kind == StoreArg.EXPIRE_AT:
+        found |= {EXPIRE_AT_NOW} if args[StoreArg.EXPIRE_AT] == now else set()
+        found |= {EXPIRE_AT_LIMIT} if args[StoreArg.EXPIRE_AT] in (I64_MIN, I64_MAX) else set()
         found |= {EXPIRE_AT_DEFAULT} if default is not None else set()
-    if kind == "ttl":
-        found |= {SATURATES} if now + args["ttl"] > I64_MAX else set()
+    if kind == StoreArg.TTL:
+        found |= {SATURATES} if now + args[StoreArg.TTL] > I64_MAX else set()
         found |= {TTL_DEFAULT} if default is not None else set()
     return found
 
@@ -335,7 +342,7 @@ def _scan_events(history: History, found: set[str]) -> None:
     model, ref = ModelStore(options_of(history)), ReferenceRun(history)
     for _, action in steps(history):
         store, now = model.store, ref.ms
-        if action.name == "crash":
+        if action.name == StoreAction.CRASH:
             _crash_events(store, ref, action.args, found)
         quiet = not store.memtable and (store.manifest.timestamp or 0) < now
         expired_before = _expired_values(store, now)
@@ -351,11 +358,17 @@ def _scan_events(history: History, found: set[str]) -> None:
                 read()
         if refused:
             continue
-        if action.name == "put" and action.args.get("expire_at", now) < now:
+        if action.name == StoreAction.PUT and action.args.get(StoreArg.EXPIRE_AT, now) < now:
             found.add("put with expire_at in the past")
-        if action.name == "periodic" and quiet and _expired_values(model.store, now) < expired_before:
+        if (
+            action.name == StoreAction.PERIODIC
+            and quiet
+            and _expired_values(model.store, now) < expired_before
+        ):
             found.add("periodic compaction reclaimed an expired row in a quiet store")
-        if action.name == "periodic" and _exactly_due(store, now, model.options.periodic_compaction_interval):
+        if action.name == StoreAction.PERIODIC and _exactly_due(
+            store, now, model.options.periodic_compaction_interval
+        ):
             found.add(EXACT_INTERVAL)
         _state_events(model.store, ref, found)
 
@@ -374,7 +387,7 @@ def _crash_events(store: TtlStore, ref: ReferenceRun, args: dict, found: set[str
         if flushed is None or max(r.create_ts or 0 for r in store.memtable.values()) > flushed:
             found.add("crash with WAL writes newer than the manifest")
     written = [store.manifest.timestamp] + [r.create_ts for s in store.wal for r in s.rows]
-    back = clock_after(ref.ms, "crash", args)
+    back = clock_after(ref.ms, StoreAction.CRASH, args)
     seeds = max((t for t in written if t is not None), default=None)
     largest = ref.ref.clock.largest
     seen_expired = largest is not None and any(

@@ -23,6 +23,7 @@ from typing import Any
 from frontier_harness.model.errors import CorruptSst, InvalidRow
 from frontier_harness.model.ttl.codec import decode_sst, encode_sst
 from frontier_harness.model.ttl.row import Row
+from frontier_harness.model.vocabulary.ttl import CodecAction, CodecArg, CodecLabel, CodecTag, RowArg
 from frontier_harness.properties.checks.ttl.strategies.ttl import draw_codec_history
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import (
@@ -34,19 +35,21 @@ from frontier_harness.properties.engine.suite import (
     differential,
 )
 
+DAMAGE = (CodecAction.CORRUPT, CodecAction.TRUNCATE)  # each applied alone to the encoded bytes
+
 
 def rows_of(history: History) -> list[Row]:
     """The history's rows as model rows (hex keys and values decoded)."""
     out = []
-    for a in (a.args for a in history.actions if a.name == "row"):
-        value = a.get("value")
+    for a in (a.args for a in history.actions if a.name == CodecAction.ROW):
+        value = a.get(RowArg.VALUE)
         out.append(
             Row(
-                bytes.fromhex(a["key"]),
+                bytes.fromhex(a[RowArg.KEY]),
                 None if value is None else bytes.fromhex(value),
-                a["seq"],
-                a.get("create"),
-                a["expire"],
+                a[RowArg.SEQ],
+                a.get(RowArg.CREATE),
+                a[RowArg.EXPIRE],
             )
         )
     return out
@@ -55,10 +58,10 @@ def rows_of(history: History) -> list[Row]:
 def damage(data: bytes, name: str, args: dict) -> bytes:
     """`corrupt`: the byte at `offset % len` xor-ed with `xor` (non-zero); `truncate`: the first
     `length % len` bytes."""
-    if name == "truncate":
-        return data[: args["length"] % len(data)]
-    at = args["offset"] % len(data)
-    return data[:at] + bytes([data[at] ^ args["xor"]]) + data[at + 1 :]
+    if name == CodecAction.TRUNCATE:
+        return data[: args[CodecArg.LENGTH] % len(data)]
+    at = args[CodecArg.OFFSET] % len(data)
+    return data[:at] + bytes([data[at] ^ args[CodecArg.XOR]]) + data[at + 1 :]
 
 
 def decoded(data: bytes) -> frozenset:
@@ -68,7 +71,7 @@ def decoded(data: bytes) -> frozenset:
     except CorruptSst as error:
         return frozenset({(type(error).__name__,)})
     head = (
-        "meta",
+        CodecTag.META,
         info.format_version,
         tuple(int(f) for f in info.row_features),
         info.creation_timestamp,
@@ -86,18 +89,19 @@ def decoded(data: bytes) -> frozenset:
 
 def observe(history: History) -> Observation:
     """The model codec's observations."""
-    rows, observed, data = rows_of(history), {}, None
+    rows, data = rows_of(history), None
+    observed: Observation = {}
     for step, action in enumerate(history.actions):
-        if action.name == "encode":
+        if action.name == CodecAction.ENCODE:
             try:
-                data = encode_sst(rows, action.args["created"], action.args["version"])
+                data = encode_sst(rows, action.args[CodecArg.CREATED], action.args[CodecArg.VERSION])
             except InvalidRow as error:
-                observed[(step, "encoded")] = frozenset({(type(error).__name__,)})
+                observed[(step, CodecLabel.ENCODED)] = frozenset({(type(error).__name__,)})
                 return observed
-            observed[(step, "encoded")] = frozenset({(data.hex(),)})
-            observed[(step, "decoded")] = decoded(data)
-        elif action.name in ("corrupt", "truncate") and data:
-            observed[(step, "decoded")] = decoded(damage(data, action.name, action.args))
+            observed[(step, CodecLabel.ENCODED)] = frozenset({(data.hex(),)})
+            observed[(step, CodecLabel.DECODED)] = decoded(data)
+        elif action.name in DAMAGE and data:
+            observed[(step, CodecLabel.DECODED)] = decoded(damage(data, action.name, action.args))
     return observed
 
 
@@ -112,9 +116,9 @@ def expected_rows(history: History) -> frozenset:
 def laws(history: History, obs: Observation) -> Outcome:
     """Round trip equals the rows; every damaged copy is a typed `CorruptSst`."""
     for step, action in enumerate(history.actions):
-        got = obs.get((step, "decoded"))
-        if action.name == "encode" and got is not None:
-            rows = frozenset(t for t in got if t[0] != "meta")
+        got = obs.get((step, CodecLabel.DECODED))
+        if action.name == CodecAction.ENCODE and got is not None:
+            rows = frozenset(t for t in got if t[0] != CodecTag.META)
             if rows != expected_rows(history):
                 return Outcome(
                     ok=False,
@@ -123,7 +127,7 @@ def laws(history: History, obs: Observation) -> Outcome:
                     actual=rows,
                     step=step,
                 )
-        if action.name in ("corrupt", "truncate") and got is not None and got != frozenset({("CorruptSst",)}):
+        if action.name in DAMAGE and got is not None and got != frozenset({("CorruptSst",)}):
             return Outcome(
                 ok=False,
                 message=f"damaged SST at step {step} decoded to {sorted(got, key=repr)}",
@@ -143,13 +147,14 @@ def check_laws(impl: Any, histories: Sequence[History]) -> list[Outcome]:
 def events(history: History) -> list[str]:
     found = set()
     for a in history.actions:
-        if a.name == "encode":
-            found.add(f"format v{a.args['version']}")
-        if a.name in ("corrupt", "truncate"):
+        if a.name == CodecAction.ENCODE:
+            found.add(f"format v{a.args[CodecArg.VERSION]}")
+        if a.name in DAMAGE:
             found.add(f"{a.name} of an encoded SST")
-    if any(a.name == "row" and a.args.get("value") is None for a in history.actions):
+    rows = [a.args for a in history.actions if a.name == CodecAction.ROW]
+    if any(r.get(RowArg.VALUE) is None for r in rows):
         found.add("tombstone row")
-    if any(a.name == "row" and a.args["seq"] >= 2**63 for a in history.actions):
+    if any(r[RowArg.SEQ] >= 2**63 for r in rows):
         found.add("seq above 2^63")
     return sorted(found)
 

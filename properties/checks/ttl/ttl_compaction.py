@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from frontier_harness.model.ttl.lsm import compact_runs
 from frontier_harness.model.ttl.row import Row
+from frontier_harness.model.vocabulary.ttl import CompactionAction, CompactionArg, CompactionLabel, RowArg
 from frontier_harness.properties.checks.ttl.strategies.ttl import draw_compaction_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
@@ -22,19 +23,19 @@ def runs_of(history: History) -> list[list[Row]]:
     """The history's runs as model rows, newest run first."""
     runs: dict[int, list[Row]] = {}
     for step, action in enumerate(history.actions):
-        if action.name == "row":
+        if action.name == CompactionAction.ROW:
             a = action.args
-            value = a.get("value")
-            runs.setdefault(a["run"], []).append(
+            value = a.get(RowArg.VALUE)
+            runs.setdefault(a[RowArg.RUN], []).append(
                 Row(
-                    a["key"].encode(),
+                    a[RowArg.KEY].encode(),
                     None if value is None else value.encode(),
-                    a["seq"],
-                    a["create"],
-                    a["expire"],
+                    a[RowArg.SEQ],
+                    a[RowArg.CREATE],
+                    a[RowArg.EXPIRE],
                 )
             )
-        elif action.name != "compact":
+        elif action.name != CompactionAction.COMPACT:
             raise BadHistory(f"ttl_compaction history: unknown action {action.name!r} at step {step}")
     return [runs[k] for k in sorted(runs)]
 
@@ -51,9 +52,11 @@ def observe(history: History) -> Observation:
     """The model's output rows of every compaction."""
     runs = runs_of(history)
     return {
-        (step, "output"): as_tuples(compact_runs(runs, a.args["now"], a.args["last"]))
+        (step, CompactionLabel.OUTPUT): as_tuples(
+            compact_runs(runs, a.args[CompactionArg.NOW], a.args[CompactionArg.LAST])
+        )
         for step, a in enumerate(history.actions)
-        if a.name == "compact"
+        if a.name == CompactionAction.COMPACT
     }
 
 
@@ -66,9 +69,9 @@ def events(history: History) -> list[str]:
     found: set[str] = set()
     rows = [r for run in runs_of(history) for r in run]
     for a in history.actions:
-        if a.name != "compact":
+        if a.name != CompactionAction.COMPACT:
             continue
-        now, last = a.args["now"], a.args["last"]
+        now, last = a.args[CompactionArg.NOW], a.args[CompactionArg.LAST]
         newest: dict[bytes, Row] = {}
         for r in rows:
             if r.key not in newest or newest[r.key].seq < r.seq:

@@ -35,14 +35,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from frontier_harness.model.vocabulary.ttl import (
+    STORE_KEYS,
+    CodecAction,
+    CodecArg,
+    CompactionAction,
+    CompactionArg,
+    RowArg,
+    StoreAction,
+    StoreArg,
+)
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
 
-KEYS = ("a", "b", "c")
+KEYS = STORE_KEYS
 VALUES = ("x", "y", "z")
 I64_MAX, I64_MIN = 2**63 - 1, -(2**63)
 NEVER = I64_MAX
-ALL, NEWEST = {"start": 0, "length": 99}, {"start": 0, "length": 0}
+ALL: dict[str, Any] = {StoreArg.START: 0, StoreArg.LENGTH: 99}
+NEWEST: dict[str, Any] = {StoreArg.START: 0, StoreArg.LENGTH: 0}
 
 
 class _Clock:
@@ -53,25 +64,25 @@ class _Clock:
 
     def tick(self, ms: int) -> Action:
         self.ms += ms
-        return Action("tick", {"ms": ms})
+        return Action(StoreAction.TICK, {StoreArg.MS: ms})
 
     def set(self, ms: int) -> Action:
         self.ms = ms
-        return Action("set_clock", {"ms": ms})
+        return Action(StoreAction.SET_CLOCK, {StoreArg.MS: ms})
 
     def crash(self, back: int) -> Action:
         """A crash; while the store is down the user clock goes `back` ms back (not below 0)."""
         self.ms = max(0, self.ms - back)
-        return Action("crash", {"ms": self.ms})
+        return Action(StoreAction.CRASH, {StoreArg.MS: self.ms})
 
 
 def _put(key: str, value: str, ttl: int | None = None, expire_at: int | None = None) -> Action:
-    args: dict[str, object] = {"key": key, "value": value}
+    args: dict[str, object] = {StoreArg.KEY: key, StoreArg.VALUE: value}
     if ttl is not None:
-        args["ttl"] = ttl
+        args[StoreArg.TTL] = ttl
     if expire_at is not None:
-        args["expire_at"] = expire_at
-    return Action("put", args)
+        args[StoreArg.EXPIRE_AT] = expire_at
+    return Action(StoreAction.PUT, args)
 
 
 def draw_write(source: Source, clock: _Clock) -> Action:
@@ -87,7 +98,7 @@ def draw_write(source: Source, clock: _Clock) -> Action:
             at = source.choice((I64_MAX, I64_MIN))
         return _put(key, source.choice(VALUES), expire_at=at)
     if kind == 6:
-        return Action("delete", {"key": key})
+        return Action(StoreAction.DELETE, {StoreArg.KEY: key})
     if kind < 9:
         return clock.tick(source.integer(0, 3))
     return clock.set(max(0, clock.ms - source.integer(1, 3)))
@@ -96,14 +107,15 @@ def draw_write(source: Source, clock: _Clock) -> Action:
 def draw_end(source: Source, clock: _Clock) -> list[Action]:
     """What ends a block of writes: nothing, a flush, a compaction, periodic compaction, a crash."""
     kind = source.integer(0, 6)
-    compact = Action("compact", {"start": source.integer(0, 3), "length": source.integer(0, 3)})
+    span: dict[str, Any] = {StoreArg.START: source.integer(0, 3), StoreArg.LENGTH: source.integer(0, 3)}
+    compact = Action(StoreAction.COMPACT, span)
     return [
         [],
-        [Action("flush")],
-        [Action("flush"), compact],
+        [Action(StoreAction.FLUSH)],
+        [Action(StoreAction.FLUSH), compact],
         [compact],
-        [Action("periodic")],
-        [Action("crash")],
+        [Action(StoreAction.PERIODIC)],
+        [Action(StoreAction.CRASH)],
         [clock.crash(source.integer(1, 2))],
     ][kind]
 
@@ -118,9 +130,9 @@ def draw_scenario(source: Source, clock: _Clock, interval: int | None) -> list[A
         delay = interval + ttl + source.integer(1, 3)
         return [
             _put(key, source.choice(VALUES), ttl=ttl),
-            Action("flush"),
+            Action(StoreAction.FLUSH),
             clock.tick(interval if source.integer(0, 3) == 3 else delay),  # exactly the interval: not due
-            Action("periodic"),
+            Action(StoreAction.PERIODIC),
         ]
     if kind >= 4:  # a read sees a row expire; the clock restarts after its write, before its expiry
         ttl = source.integer(1, 3)
@@ -130,23 +142,23 @@ def draw_scenario(source: Source, clock: _Clock, interval: int | None) -> list[A
         ttl = source.integer(1, 3)
         return [
             _put(key, "old"),
-            Action("flush"),
-            Action("compact", ALL),
+            Action(StoreAction.FLUSH),
+            Action(StoreAction.COMPACT, ALL),
             _put(key, "new", ttl=ttl),
-            Action("flush"),
+            Action(StoreAction.FLUSH),
             clock.tick(ttl + source.integer(0, 1)),
             _put(other, source.choice(VALUES)),
-            Action("flush"),
-            Action("compact", NEWEST),
+            Action(StoreAction.FLUSH),
+            Action(StoreAction.COMPACT, NEWEST),
         ]
     if kind == 1:  # a tombstone over an older version in a lower run
         return [
             _put(key, "old"),
-            Action("flush"),
-            Action("compact", ALL),
-            Action("delete", {"key": key}),
-            Action("flush"),
-            Action("compact", NEWEST),
+            Action(StoreAction.FLUSH),
+            Action(StoreAction.COMPACT, ALL),
+            Action(StoreAction.DELETE, {StoreArg.KEY: key}),
+            Action(StoreAction.FLUSH),
+            Action(StoreAction.COMPACT, NEWEST),
         ]
     if kind == 2:  # a read exactly at expire_ts
         ttl = source.integer(1, 3)
@@ -154,7 +166,7 @@ def draw_scenario(source: Source, clock: _Clock, interval: int | None) -> list[A
     # a crash with unflushed writes, the user clock set back below them while the store is down
     return [
         _put(key, "old"),
-        Action("flush"),
+        Action(StoreAction.FLUSH),
         clock.tick(source.integer(1, 3)),
         _put(other, "new"),
         clock.crash(source.integer(1, 3)),
@@ -166,14 +178,14 @@ def draw_ttl_history(source: Source, domain_name: str = "total", max_blocks: int
     """`open`, then blocks of a few writes ended by a flush/compaction/crash, or aimed scenarios."""
     options: dict[str, int] = {}
     if source.boolean(0.5):
-        options["default_ttl"] = source.choice((2, 5))
+        options[StoreArg.DEFAULT_TTL] = source.choice((2, 5))
     if source.boolean(0.3):
-        options["interval"] = source.choice((0, 2))
-    clock, actions = _Clock(), [Action("open", options)]
+        options[StoreArg.INTERVAL] = source.choice((0, 2))
+    clock, actions = _Clock(), [Action(StoreAction.OPEN, options)]
 
     def block() -> list[Action]:
         if source.boolean(0.35):
-            return draw_scenario(source, clock, options.get("interval"))
+            return draw_scenario(source, clock, options.get(StoreArg.INTERVAL))
         writes = repeat(source, lambda: draw_write(source, clock), 0, 3, 0.6)
         return writes + draw_end(source, clock)
 
@@ -196,21 +208,19 @@ def draw_compaction_history(source: Source, domain_name: str = "total") -> Histo
                 continue
             seq -= source.integer(1, 3)
             create = source.integer(0, 4)
+            args: dict[str, Any] = {RowArg.RUN: run, RowArg.KEY: key}
             if source.boolean(0.25):
-                actions.append(
-                    Action("row", {"run": run, "key": key, "seq": seq, "create": create, "expire": NEVER})
-                )
+                args |= {RowArg.SEQ: seq, RowArg.CREATE: create, RowArg.EXPIRE: NEVER}
+                actions.append(Action(CompactionAction.ROW, args))
                 continue
             expire = source.choice((NEVER, create + 1, create + 2, create + 3, 6))
-            value = source.choice(VALUES)
-            actions.append(
-                Action(
-                    "row",
-                    {"run": run, "key": key, "value": value, "seq": seq, "create": create, "expire": expire},
-                )
-            )
+            args |= {RowArg.VALUE: source.choice(VALUES), RowArg.SEQ: seq, RowArg.CREATE: create}
+            actions.append(Action(CompactionAction.ROW, args | {RowArg.EXPIRE: expire}))
     actions.extend(
-        Action("compact", {"now": source.integer(0, 7), "last": source.boolean(0.5)})
+        Action(
+            CompactionAction.COMPACT,
+            {CompactionArg.NOW: source.integer(0, 7), CompactionArg.LAST: source.boolean(0.5)},
+        )
         for _ in range(source.integer(1, 3))
     )
     return History(domain_name, tuple(actions))
@@ -227,24 +237,28 @@ def draw_codec_history(source: Source, domain_name: str = "total") -> History:
     keys = sorted(set(repeat(source, lambda: draw_bytes(source, 3), 0, 5, 0.7)), key=bytes.fromhex)
     actions, base = [], source.choice((0, -5, 2**40, -(2**63)))
     for seq, key in enumerate(keys, start=1):
-        args: dict[str, Any] = {"key": key, "seq": source.choice((seq, seq + 2**63))}
+        args: dict[str, Any] = {RowArg.KEY: key, RowArg.SEQ: source.choice((seq, seq + 2**63))}
         tombstone = source.boolean(0.25)
         if not tombstone:
-            args["value"] = draw_bytes(source, 4)
+            args[RowArg.VALUE] = draw_bytes(source, 4)
         if version == 1:
-            args["create"] = base + source.integer(0, 3)
-            args["expire"] = (
-                NEVER if tombstone or source.boolean(0.5) else args["create"] + source.integer(1, 5)
+            args[RowArg.CREATE] = base + source.integer(0, 3)
+            args[RowArg.EXPIRE] = (
+                NEVER if tombstone or source.boolean(0.5) else args[RowArg.CREATE] + source.integer(1, 5)
             )
         else:
-            args["expire"] = NEVER
-        actions.append(Action("row", args))
-    actions.append(Action("encode", {"version": version, "created": base + source.integer(0, 3)}))
+            args[RowArg.EXPIRE] = NEVER
+        actions.append(Action(CodecAction.ROW, args))
+    created = base + source.integer(0, 3)
+    actions.append(Action(CodecAction.ENCODE, {CodecArg.VERSION: version, CodecArg.CREATED: created}))
     for _ in range(source.integer(0, 3)):
         if source.boolean(0.7):
             actions.append(
-                Action("corrupt", {"offset": source.integer(0, 400), "xor": source.integer(1, 255)})
+                Action(
+                    CodecAction.CORRUPT,
+                    {CodecArg.OFFSET: source.integer(0, 400), CodecArg.XOR: source.integer(1, 255)},
+                )
             )
         else:
-            actions.append(Action("truncate", {"length": source.integer(0, 400)}))
+            actions.append(Action(CodecAction.TRUNCATE, {CodecArg.LENGTH: source.integer(0, 400)}))
     return History(domain_name, tuple(actions))
