@@ -27,14 +27,16 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.reclocking import OBSERVING, ReclockAction, ReclockArg, ReclockLabel
 from frontier_harness.spark_impl import frontiers, remap
-from frontier_harness.spark_impl.arrow import append_row, arrow_type
+from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
 from frontier_harness.spark_impl.as_of import as_of, as_of_intervals
 from frontier_harness.spark_impl.remap import frontier_at
-from frontier_harness.spark_impl.session import spark
 from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 POINT = ["history_id", "point"]
+END = "end"  # the `kind` of the point at a history's end
 
 
 def not_beyond(tc: TimeColumns, frontier: Column, time: Column) -> Column:
@@ -123,21 +125,23 @@ def reclocked_and_pending(assigned: DataFrame) -> DataFrame:
         *POINT, "data", "into_time", F.when(pending, F.col("time")).alias("from_time"), "diff"
     )
     summed = keyed.groupBy(*POINT, "data", "into_time", "from_time").agg(F.sum("diff").alias("diff"))
-    label = F.when(F.col("into_time").isNull(), "pending").otherwise("reclocked")
+    label = F.when(F.col("into_time").isNull(), F.lit(ReclockLabel.PENDING.value)).otherwise(
+        F.lit(ReclockLabel.RECLOCKED.value)
+    )
     return summed.where(F.col("diff") != 0).select(
         *POINT, label.alias("label"), "data", "into_time", "from_time", "diff"
     )
 
 
-def observe_reclock(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_reclock(domain: Any, histories: Sequence[HistoryLike]) -> list[dict]:
     """Observations of a batch of reclock histories (`frontier_harness.properties.checks.reclocking.reclock`) in one Spark job."""
     tc = time_columns(domain)
-    frames = {name: spark().createDataFrame(table) for name, table in _history_tables(tc, histories).items()}
+    frames = _history_tables(tc, histories).frames()
     rows = _observations(tc, domain, frames).toArrow()
     return _decode(tc, histories, rows)
 
 
-def _observations(tc: TimeColumns, domain: Any, frames: dict) -> DataFrame:
+def _observations(tc: TimeColumns, domain: Any, frames: dict[str, DataFrame]) -> DataFrame:
     points, compactions = frames["points"], frames["compactions"]
     minimum = literal(tc.to_row(domain.minimum), tc.spark_type)
     bindings = remap.mint(frames["histories"], frames["mints"], minimum)
@@ -145,27 +149,27 @@ def _observations(tc: TimeColumns, domain: Any, frames: dict) -> DataFrame:
     # repeats its derivation ~8 times spends more time in analysis than in execution.
     sinces = _fresh(remap.since_at(points.select(*POINT), compactions).localCheckpoint())
     at_points = _fresh(remap.remap_at_points(bindings, sinces).localCheckpoint())
-    reads = points.where(F.col("kind") == "read").select(*POINT, F.col("tick").alias("t"))
+    reads = points.where(F.col("kind") == ReclockAction.READ.value).select(*POINT, F.col("tick").alias("t"))
     read = frontier_at(at_points, reads).select(
-        *POINT, F.lit("remap_at").alias("label"), F.explode("frontier").alias("from_time")
+        *POINT, F.lit(ReclockLabel.REMAP_AT.value).alias("label"), F.explode("frontier").alias("from_time")
     )
-    inverts = points.where(F.col("kind") == "invert").join(sinces, on=POINT)
+    inverts = points.where(F.col("kind") == ReclockAction.INVERT.value).join(sinces, on=POINT)
     inverts = inverts.select(
         *POINT, remap.inversion_time(F.col("tick"), F.col("closed"), F.col("since")).alias("t")
     )
     inverted = frontier_at(at_points, inverts).select(
         *POINT,
-        F.lit("inverted").alias("label"),
+        F.lit(ReclockLabel.INVERTED.value).alias("label"),
         F.explode(F.when(F.col("t").isNull(), F.array(minimum)).otherwise(F.col("frontier"))).alias(
             "from_time"
         ),
     )
-    targets = points.where(F.col("kind").isin("reclock", "end")).select(*POINT)
+    targets = points.where(F.col("kind").isin(ReclockAction.RECLOCK.value, END)).select(*POINT)
     updates = frames["updates"].join(targets, on="history_id").where(F.col("step") < F.col("point"))
     clocked = reclocked_and_pending(assign(tc, domain.name, at_points, sinces, updates))
-    ends = points.where(F.col("kind") == "end").select(*POINT)
+    ends = points.where(F.col("kind") == END).select(*POINT)
     final = at_points.join(ends, on=POINT).select(
-        *POINT, F.lit("bindings").alias("label"), "from_time", "into_time", "diff"
+        *POINT, F.lit(ReclockLabel.BINDINGS.value).alias("label"), "from_time", "into_time", "diff"
     )
     rows = read.unionByName(inverted, allowMissingColumns=True).unionByName(clocked, allowMissingColumns=True)
     rows = rows.unionByName(final, allowMissingColumns=True)
@@ -192,74 +196,55 @@ def literal(row: Any, spark_type: T.DataType) -> Column:
     return F.lit(row).cast(spark_type)
 
 
-def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.Table]:
-    cols: dict[str, dict[str, list]] = {
-        "histories": {"history_id": []},
-        "mints": {"history_id": [], "step": [], "tick": [], "upper": []},
-        "updates": {"history_id": [], "step": [], "data": [], "time": [], "diff": []},
-        "compactions": {"history_id": [], "step": [], "to": []},
-        "points": {"history_id": [], "point": [], "kind": [], "tick": [], "closed": []},
-    }
+def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> HistoryTables:
+    ids, time = pa.int64(), arrow_type(tc.spark_type)
+    tables = HistoryTables(
+        {
+            "histories": {"history_id": ids},
+            "mints": {"history_id": ids, "step": ids, "tick": ids, "upper": pa.list_(time)},
+            "updates": {"history_id": ids, "step": ids, "data": pa.string(), "time": time, "diff": ids},
+            "compactions": {"history_id": ids, "step": ids, "to": ids},
+            "points": {
+                "history_id": ids,
+                "point": ids,
+                "kind": pa.string(),
+                "tick": ids,
+                "closed": pa.bool_(),
+            },
+        }
+    )
     for hid, history in enumerate(histories):
-        cols["histories"]["history_id"].append(hid)
+        tables.append("histories", history_id=hid)
         for step, action in enumerate(history.actions):
-            _add_action(tc, cols, hid, step, action)
-        append_row(
-            cols["points"], history_id=hid, point=len(history.actions), kind="end", tick=None, closed=False
-        )
-    time = arrow_type(tc.spark_type)
-    types = {
-        "history_id": pa.int64(),
-        "step": pa.int64(),
-        "point": pa.int64(),
-        "tick": pa.int64(),
-        "to": pa.int64(),
-        "data": pa.string(),
-        "diff": pa.int64(),
-        "kind": pa.string(),
-        "closed": pa.bool_(),
-        "time": time,
-        "upper": pa.list_(time),
-    }
-    return {
-        name: pa.table({c: pa.array(v, type=types[c]) for c, v in table.items()})
-        for name, table in cols.items()
-    }
+            _add_action(tc, tables, hid, step, action)
+        tables.append("points", history_id=hid, point=len(history.actions), kind=END, tick=None, closed=False)
+    return tables
 
 
-def _add_action(tc: TimeColumns, cols: dict, hid: int, step: int, action: Any) -> None:
+def _add_action(tc: TimeColumns, tables: HistoryTables, hid: int, step: int, action: ActionLike) -> None:
     args = action.args
-    if action.name == "mint":
-        append_row(
-            cols["mints"],
-            history_id=hid,
-            step=step,
-            tick=args["tick"],
-            upper=[tc.to_row(t) for t in args["upper"]],
+    if action.name == ReclockAction.MINT:
+        upper = [tc.to_row(t) for t in args[Arg.UPPER]]
+        tables.append("mints", history_id=hid, step=step, tick=args[ReclockArg.TICK], upper=upper)
+    elif action.name == ReclockAction.UPDATE:
+        time, diff = tc.to_row(args[Arg.TIME]), args[Arg.DIFF]
+        tables.append("updates", history_id=hid, step=step, data=args[Arg.DATA], time=time, diff=diff)
+    elif action.name == ReclockAction.COMPACT:
+        tables.append("compactions", history_id=hid, step=step, to=args[ReclockArg.TO])
+    elif action.name in OBSERVING:
+        kind, tick, closed = (
+            str(action.name),
+            args.get(ReclockArg.TICK),
+            bool(args.get(ReclockArg.CLOSED, False)),
         )
-    elif action.name == "update":
-        append_row(
-            cols["updates"],
-            history_id=hid,
-            step=step,
-            data=args["data"],
-            time=tc.to_row(args["time"]),
-            diff=args["diff"],
-        )
-    elif action.name == "compact":
-        append_row(cols["compactions"], history_id=hid, step=step, to=args["to"])
-    elif action.name in ("read", "invert", "reclock"):
-        closed = bool(args.get("closed", False))
-        append_row(
-            cols["points"], history_id=hid, point=step, kind=action.name, tick=args.get("tick"), closed=closed
-        )
+        tables.append("points", history_id=hid, point=step, kind=kind, tick=tick, closed=closed)
     else:
         raise ValueError(f"reclock history: unknown action {action.name!r} at step {step}")
 
 
-def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
+def _decode(tc: TimeColumns, histories: Sequence[HistoryLike], rows: pa.Table) -> list[dict]:
     observed = [_empty_observation(h) for h in histories]
-    cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    cols = columns_of(rows)
     for hid, point, label, data, from_time, into, diff in zip(
         cols["history_id"],
         cols["point"],
@@ -269,11 +254,11 @@ def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[d
         cols["into_time"],
         cols["diff"],
     ):
-        if label in ("remap_at", "inverted"):
+        if label in (ReclockLabel.REMAP_AT, ReclockLabel.INVERTED):
             value = tc.from_row(from_time)
-        elif label == "reclocked":
+        elif label == ReclockLabel.RECLOCKED:
             value = (data, into, diff)
-        elif label == "pending":
+        elif label == ReclockLabel.PENDING:
             value = (data, tc.from_row(from_time), diff)
         else:
             value = (tc.from_row(from_time), into, diff)
@@ -281,8 +266,16 @@ def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[d
     return [{key: frozenset(value) for key, value in obs.items()} for obs in observed]
 
 
-def _empty_observation(history: Any) -> dict:
-    labels = {"read": ("remap_at",), "invert": ("inverted",), "reclock": ("reclocked", "pending")}
-    keys = [(i, label) for i, a in enumerate(history.actions) for label in labels.get(a.name, ())]
+# The labels each observing action is seen under, and those of a history's end.
+POINT_LABELS: dict[str, tuple[ReclockLabel, ...]] = {
+    ReclockAction.READ: (ReclockLabel.REMAP_AT,),
+    ReclockAction.INVERT: (ReclockLabel.INVERTED,),
+    ReclockAction.RECLOCK: (ReclockLabel.RECLOCKED, ReclockLabel.PENDING),
+}
+END_LABELS = (ReclockLabel.RECLOCKED, ReclockLabel.PENDING, ReclockLabel.BINDINGS)
+
+
+def _empty_observation(history: HistoryLike) -> dict:
+    keys = [(i, label) for i, a in enumerate(history.actions) for label in POINT_LABELS.get(a.name, ())]
     end = len(history.actions)
-    return {key: set() for key in keys + [(end, "reclocked"), (end, "pending"), (end, "bindings")]}
+    return {key: set() for key in keys + [(end, label) for label in END_LABELS]}

@@ -33,8 +33,18 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.reclocking import (
+    ReclockArg,
+    RestartAction,
+    Summarizer,
+    SummaryLabel,
+    SummaryPart,
+    SummaryRun,
+    summary_label,
+)
 from frontier_harness.spark_impl import remap
-from frontier_harness.spark_impl.arrow import append_row, arrow_type, to_frame
+from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
 from frontier_harness.spark_impl.collection import consolidate
 from frontier_harness.spark_impl.reclock import POINT, literal, not_beyond, nullable, steps
 from frontier_harness.spark_impl.remap import frontier_at
@@ -42,7 +52,9 @@ from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
 RUN = ["history_id", "run", "variant"]
 RECORD = ("kind", "txn", "data", "size", "time", "diff")
-VARIANTS = ("independent", "ordered", "unordered")
+VARIANTS = tuple(s.value for s in Summarizer)  # independent, ordered, unordered
+RECORDS = (RestartAction.UPDATE, RestartAction.DATA, RestartAction.TXN)  # a record's `kind` is its action
+STEPS = SummaryLabel.STEPS.value  # the `part` of a row holding one of the remap's steps
 
 
 def is_transactional(domain: Any) -> bool:
@@ -61,7 +73,8 @@ def covered(domain: Any, tc: TimeColumns, frontier: Column, record: Column) -> C
         return not_beyond(time_columns(part), F.transform(frontier, lambda f: f[side]), record["time"][side])
 
     kind = record["kind"]
-    return F.when(kind == "data", own("a", domain.a)).when(kind == "txn", own("b", domain.b)).otherwise(whole)
+    data, txn = RestartAction.DATA.value, RestartAction.TXN.value
+    return F.when(kind == data, own("a", domain.a)).when(kind == txn, own("b", domain.b)).otherwise(whole)
 
 
 def arrived(domain: Any, tc: TimeColumns, steps_: Column, records: Column) -> Column:
@@ -81,13 +94,14 @@ def arrived(domain: Any, tc: TimeColumns, steps_: Column, records: Column) -> Co
 
 def read_by(variant: Column, records: Column) -> Column:
     """The records `variant` reads: source updates for `independent`, the data and metadata records otherwise."""
-    return F.filter(records, lambda r: (r["kind"] == "update") == (variant == VARIANTS[0]))
+    update, independent = RestartAction.UPDATE.value, Summarizer.INDEPENDENT.value
+    return F.filter(records, lambda r: (r["kind"] == update) == (variant == independent))
 
 
 def complete_at(pool: Column, head: Column) -> Column:
     """The step at which the transaction of metadata record `head` is complete: when `head` and its
     `size`-th data record of `pool` have arrived (null: never). Arrivals only add, so it stays complete."""
-    mine = F.filter(pool, lambda d: (d["kind"] == "data") & (d["txn"] == head["txn"]))
+    mine = F.filter(pool, lambda d: (d["kind"] == RestartAction.DATA.value) & (d["txn"] == head["txn"]))
     arrivals = F.array_sort(F.transform(mine, lambda d: d["arrival"]))
     last = F.when(head["size"] == 0, head["arrival"]).otherwise(F.get(arrivals, head["size"] - 1))
     return F.when(last.isNotNull(), F.greatest(head["arrival"], last))
@@ -107,7 +121,7 @@ def emission(meta: TimeColumns, steps_: Column, heads: Column, head: Column, var
         )
 
     ordered = F.array_min(F.filter(steps_, lambda t: (head["complete"] <= t) & earlier_complete(t)))
-    return F.when(variant == "ordered", ordered).otherwise(head["complete"])
+    return F.when(variant == Summarizer.ORDERED.value, ordered).otherwise(head["complete"])
 
 
 def released(domain: Any, runs: DataFrame) -> DataFrame:
@@ -117,7 +131,7 @@ def released(domain: Any, runs: DataFrame) -> DataFrame:
         return runs.withColumn("pool", F.transform("pool", lambda r: r.withField("released", r["arrival"])))
     pool, variant = F.col("pool"), F.col("variant")
     heads = F.transform(
-        F.filter(pool, lambda r: r["kind"] == "txn"),
+        F.filter(pool, lambda r: r["kind"] == RestartAction.TXN.value),
         lambda m: F.struct(
             m["txn"].alias("txn"),
             m["time"]["b"].alias("meta"),
@@ -136,7 +150,8 @@ def released(domain: Any, runs: DataFrame) -> DataFrame:
 
     def release(r: Column) -> Column:
         txn = F.get(F.filter("heads", lambda h: h["txn"] == r["txn"]), 0)["emitted"]
-        return r.withField("released", F.when(r["kind"] == "update", r["arrival"]).otherwise(txn))
+        update = r["kind"] == RestartAction.UPDATE.value
+        return r.withField("released", F.when(update, r["arrival"]).otherwise(txn))
 
     return with_emitted.withColumn("pool", F.transform("pool", release)).drop("heads")
 
@@ -153,7 +168,7 @@ def restarted(domain: Any, tc: TimeColumns, runs: DataFrame) -> DataFrame:
     fresh = arrived(domain, tc, later, unread)
     return runs.where(it.isNotNull()).select(
         *RUN[:1],
-        F.lit("restarted").alias("run"),
+        F.lit(SummaryRun.RESTARTED.value).alias("run"),
         *RUN[2:],
         "records",
         "frontiers",
@@ -167,7 +182,7 @@ def restarted(domain: Any, tc: TimeColumns, runs: DataFrame) -> DataFrame:
 
 def published(pool: Column) -> Column:
     """The output updates of `pool`'s released payloads (updates and data records): `(data, time, diff)`, at their release step."""
-    payloads = F.filter(pool, lambda r: r["kind"] != "txn")
+    payloads = F.filter(pool, lambda r: r["kind"] != RestartAction.TXN.value)
     return F.transform(
         payloads,
         lambda r: F.struct(r["data"].alias("data"), r["released"].alias("time"), r["diff"].alias("diff")),
@@ -187,20 +202,20 @@ def summaries(runs: DataFrame) -> DataFrame:
     temp = (
         at.select(*RUN, "t", F.inline(held)).groupBy(*RUN, "t", *RECORD[:-1]).agg(F.count("*").alias("count"))
     )
-    return output.withColumn("part", F.lit("output")).unionByName(
-        temp.withColumn("part", F.lit("temp")), allowMissingColumns=True
+    return output.withColumn("part", F.lit(SummaryPart.OUTPUT.value)).unionByName(
+        temp.withColumn("part", F.lit(SummaryPart.TEMP.value)), allowMissingColumns=True
     )
 
 
-def observe_summary(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_summary(domain: Any, histories: Sequence[HistoryLike]) -> list[dict]:
     """Observations of a batch of restart histories (`frontier_harness.properties.checks.reclocking.summary`) in one Spark job."""
     tc = time_columns(domain)
-    frames = {name: to_frame(table) for name, table in _history_tables(tc, histories).items()}
+    frames = _history_tables(tc, histories).frames()
     rows = _observations(domain, tc, frames).toArrow()
     return _decode(tc, histories, rows)
 
 
-def _observations(domain: Any, tc: TimeColumns, frames: dict) -> DataFrame:
+def _observations(domain: Any, tc: TimeColumns, frames: dict[str, DataFrame]) -> DataFrame:
     histories = frames["histories"]
     points = histories.select(*POINT)
     bindings = remap.mint(
@@ -220,7 +235,7 @@ def _observations(domain: Any, tc: TimeColumns, frames: dict) -> DataFrame:
     )
     variant = F.explode(F.array(*map(F.lit, VARIANTS))).alias("variant")
     runs = inputs.select(
-        "history_id", F.lit("run").alias("run"), variant, "records", "frontiers", "seek", "it"
+        "history_id", F.lit(SummaryRun.RUN.value).alias("run"), variant, "records", "frontiers", "seek", "it"
     )
     runs = runs.select(
         "*",
@@ -233,15 +248,15 @@ def _observations(domain: Any, tc: TimeColumns, frames: dict) -> DataFrame:
     stepped = by_history.select(
         "history_id", F.inline(F.transform("frontiers", lambda s: F.struct(s["t"].alias("t"))))
     )
-    rows = stepped.withColumn("part", F.lit("steps")).unionByName(
+    rows = stepped.withColumn("part", F.lit(STEPS)).unionByName(
         summaries(run.unionByName(again)), allowMissingColumns=True
     )
     return rows.withColumn("time", F.col("time").cast(nullable(tc.spark_type)))
 
 
-def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.Table]:
+def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> HistoryTables:
     """`histories` (`history_id, point, it`: the last crash tick, `records`: every source record) and `mints`."""
-    time = arrow_type(tc.spark_type)
+    ids, time = pa.int64(), arrow_type(tc.spark_type)
     record = pa.struct(
         [
             ("kind", pa.string()),
@@ -252,62 +267,47 @@ def _history_tables(tc: TimeColumns, histories: Sequence[Any]) -> dict[str, pa.T
             ("diff", pa.int64()),
         ]
     )
-    cols: dict[str, dict[str, list]] = {
-        "histories": {"history_id": [], "point": [], "it": [], "records": []},
-        "mints": {"history_id": [], "step": [], "tick": [], "upper": []},
-    }
+    tables = HistoryTables(
+        {
+            "histories": {"history_id": ids, "point": ids, "it": ids, "records": pa.list_(record)},
+            "mints": {"history_id": ids, "step": ids, "tick": ids, "upper": pa.list_(time)},
+        }
+    )
     for hid, history in enumerate(histories):
         records, crash = [], None
         for step, action in enumerate(history.actions):
             args = action.args
-            if action.name == "mint":
-                append_row(
-                    cols["mints"],
-                    history_id=hid,
-                    step=step,
-                    tick=args["tick"],
-                    upper=[tc.to_row(t) for t in args["upper"]],
-                )
-            elif action.name == "crash":
-                crash = args["tick"]
+            if action.name == RestartAction.MINT:
+                upper = [tc.to_row(t) for t in args[Arg.UPPER]]
+                tables.append("mints", history_id=hid, step=step, tick=args[ReclockArg.TICK], upper=upper)
+            elif action.name == RestartAction.CRASH:
+                crash = args[ReclockArg.TICK]
             else:
                 records.append(_record(tc, step, action))
-        append_row(cols["histories"], history_id=hid, point=len(history.actions), it=crash, records=records)
-    types = {
-        "history_id": pa.int64(),
-        "point": pa.int64(),
-        "it": pa.int64(),
-        "records": pa.list_(record),
-        "step": pa.int64(),
-        "tick": pa.int64(),
-        "upper": pa.list_(time),
-    }
-    return {
-        name: pa.table({c: pa.array(v, type=types[c]) for c, v in table.items()})
-        for name, table in cols.items()
-    }
+        tables.append("histories", history_id=hid, point=len(history.actions), it=crash, records=records)
+    return tables
 
 
-def _record(tc: TimeColumns, step: int, action: Any) -> dict:
+def _record(tc: TimeColumns, step: int, action: ActionLike) -> dict:
     """A source record's row: an update `(data, diff)`, a data record `(txn, data: payload)`, a metadata record `(txn, size)`."""
-    args = action.args
-    if action.name not in ("update", "data", "txn"):
-        raise ValueError(f"restart history: unknown action {action.name!r} at step {step}")
-    payload = args.get("payload") if action.name == "data" else args.get("data")
-    diff = args.get("diff", 1) if action.name != "txn" else None
+    args, name = action.args, action.name
+    if name not in RECORDS:
+        raise ValueError(f"restart history: unknown action {name!r} at step {step}")
+    payload = args.get(ReclockArg.PAYLOAD) if name == RestartAction.DATA else args.get(Arg.DATA)
+    diff = args.get(Arg.DIFF, 1) if name != RestartAction.TXN else None
     return {
-        "kind": action.name,
-        "txn": args.get("txn"),
+        "kind": str(name),
+        "txn": args.get(ReclockArg.TXN),
         "data": payload,
-        "size": args.get("size"),
-        "time": tc.to_row(args["time"]),
+        "size": args.get(ReclockArg.SIZE),
+        "time": tc.to_row(args[Arg.TIME]),
         "diff": diff,
     }
 
 
-def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[dict]:
+def _decode(tc: TimeColumns, histories: Sequence[HistoryLike], rows: pa.Table) -> list[dict]:
     observed = [_empty_observation(h) for h in histories]
-    cols = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    cols = columns_of(rows)
     names = (
         "history_id",
         "run",
@@ -327,25 +327,26 @@ def _decode(tc: TimeColumns, histories: Sequence[Any], rows: pa.Table) -> list[d
         *(cols[c] for c in names)
     ):
         end = len(histories[hid].actions)
-        if part == "steps":
-            observed[hid][(end, "steps")].add((t,))
+        if part == STEPS:
+            observed[hid][(end, SummaryLabel.STEPS)].add((t,))
             continue
-        label = f"{'restarted ' if run == 'restarted' else ''}{variant} {part}"
-        if part == "output":
+        label = summary_label(run, variant, part)
+        if part == SummaryPart.OUTPUT:
             observed[hid][(end, label)].add((t, data, into, diff))
         else:
-            own = tc.from_row(time)[0 if kind == "data" else 1]
+            own = tc.from_row(time)[0 if kind == RestartAction.DATA else 1]
             observed[hid][(end, label)].add((t, kind, txn, data, size, own, count))
     return [{key: frozenset(value) for key, value in obs.items()} for obs in observed]
 
 
-def _empty_observation(history: Any) -> dict:
+def _empty_observation(history: HistoryLike) -> dict:
     """The labels the model shows for this history: its summarizers' output and temp, restarted ones after a crash."""
     names = {a.name for a in history.actions}
-    variants = VARIANTS[1:] if {"data", "txn"} & names else VARIANTS[:1]
-    runs = ("", "restarted ") if "crash" in names else ("",)
+    transactional = {RestartAction.DATA, RestartAction.TXN} & names
+    variants = VARIANTS[1:] if transactional else VARIANTS[:1]
+    runs = tuple(SummaryRun) if RestartAction.CRASH in names else (SummaryRun.RUN,)
     end = len(history.actions)
-    labels = ["steps"] + [
-        f"{run}{variant} {part}" for run in runs for variant in variants for part in ("output", "temp")
+    labels = [SummaryLabel.STEPS] + [
+        summary_label(run, variant, part) for run in runs for variant in variants for part in SummaryPart
     ]
     return {(end, label): set() for label in labels}

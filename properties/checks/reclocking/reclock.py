@@ -25,6 +25,8 @@ from frontier_harness.model.collection import Update
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.reclock import reclock
 from frontier_harness.model.remap import INTO, Remap
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.reclocking import OBSERVING, ReclockAction, ReclockArg, ReclockLabel
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_reclock_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import Action, History
@@ -37,13 +39,13 @@ def replay(history: History) -> Iterator[tuple[int, Action, Remap, list]]:
     remap, updates = Remap.initial(domain), list[Update]()
     for step, action in enumerate(history.actions):
         args = action.args
-        if action.name == "mint":
-            remap = remap.mint(Antichain.checked(domain, args["upper"]), args["tick"])
-        elif action.name == "update":
-            updates = updates + [Update(args["data"], args["time"], args["diff"])]
-        elif action.name == "compact":
-            remap = remap.compact(Antichain.of(INTO, [args["to"]]))
-        elif action.name not in ("read", "invert", "reclock"):
+        if action.name == ReclockAction.MINT:
+            remap = remap.mint(Antichain.checked(domain, args[Arg.UPPER]), args[ReclockArg.TICK])
+        elif action.name == ReclockAction.UPDATE:
+            updates = updates + [Update(args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF])]
+        elif action.name == ReclockAction.COMPACT:
+            remap = remap.compact(Antichain.of(INTO, [args[ReclockArg.TO]]))
+        elif action.name not in OBSERVING:
             raise BadHistory(f"reclock history: unknown action {action.name!r} at step {step}")
         yield step, action, remap, updates
 
@@ -58,13 +60,13 @@ def final_state(history: History) -> tuple[Remap, list]:
 
 def inversion_frontier(args: Mapping[str, Any]) -> Antichain:
     """The IntoTime frontier an `invert` action names: `{tick}`, or `{}` when `closed`."""
-    return Antichain(INTO) if args.get("closed") else Antichain.of(INTO, [args["tick"]])
+    return Antichain(INTO) if args.get(ReclockArg.CLOSED) else Antichain.of(INTO, [args[ReclockArg.TICK]])
 
 
 def _reclocked(observed: Observation, step: int, remap: Remap, updates: list[Update]) -> None:
     result = reclock(remap, updates)
-    observed[(step, "reclocked")] = frozenset((u.data, u.time, u.diff) for u in result.updates)
-    observed[(step, "pending")] = frozenset((u.data, u.time, u.diff) for u in result.pending)
+    observed[(step, ReclockLabel.RECLOCKED)] = frozenset((u.data, u.time, u.diff) for u in result.updates)
+    observed[(step, ReclockLabel.PENDING)] = frozenset((u.data, u.time, u.diff) for u in result.pending)
 
 
 def observe(history: History) -> Observation:
@@ -72,15 +74,19 @@ def observe(history: History) -> Observation:
     observed: Observation = {}
     remap, updates = Remap.initial(history.time_domain), list[Update]()
     for step, action, remap, updates in replay(history):
-        if action.name == "read":
-            observed[(step, "remap_at")] = frozenset(remap.at(action.args["tick"]))
-        elif action.name == "invert":
-            observed[(step, "inverted")] = frozenset(remap.source_upper_at(inversion_frontier(action.args)))
-        elif action.name == "reclock":
+        if action.name == ReclockAction.READ:
+            observed[(step, ReclockLabel.REMAP_AT)] = frozenset(remap.at(action.args[ReclockArg.TICK]))
+        elif action.name == ReclockAction.INVERT:
+            observed[(step, ReclockLabel.INVERTED)] = frozenset(
+                remap.source_upper_at(inversion_frontier(action.args))
+            )
+        elif action.name == ReclockAction.RECLOCK:
             _reclocked(observed, step, remap, updates)
     end = len(history.actions)
     _reclocked(observed, end, remap, updates)
-    observed[(end, "bindings")] = frozenset((b.from_time, b.into_time, b.diff) for b in remap.bindings)
+    observed[(end, ReclockLabel.BINDINGS)] = frozenset(
+        (b.from_time, b.into_time, b.diff) for b in remap.bindings
+    )
     return observed
 
 
@@ -100,13 +106,15 @@ def _events(history: History) -> list[str]:
     for _step, action, after, now in replay(history):
         updates = now
         args = action.args
-        if action.name == "mint":
+        if action.name == ReclockAction.MINT:
             found |= _mint_events(remap, after, args, seen_partitions)
             if after.bindings != remap.bindings:
-                ticks.add(args["tick"])
-        elif action.name == "compact" and args["to"] in ticks and args["to"] > 0:
+                ticks.add(args[ReclockArg.TICK])
+        elif (
+            action.name == ReclockAction.COMPACT and args[ReclockArg.TO] in ticks and args[ReclockArg.TO] > 0
+        ):
             found.add("since at a binding time")
-        elif action.name == "update" and getattr(args["time"], "lo", 0) != getattr(args["time"], "hi", 0):
+        elif action.name == ReclockAction.UPDATE and _on_a_range(args[Arg.TIME]):
             found.add("update on a range of partitions")
         found |= _boundary_events(remap, after, action)
         remap = after
@@ -141,6 +149,11 @@ BOUNDARIES = (
 )
 
 
+def _on_a_range(time: object) -> bool:
+    """Whether a source time covers a range of partitions (only a Partitioned time can)."""
+    return getattr(time, "lo", 0) != getattr(time, "hi", 0)
+
+
 def _only(frontier: Antichain) -> int | None:
     return next(iter(frontier), None)
 
@@ -148,17 +161,18 @@ def _only(frontier: Antichain) -> int | None:
 def _boundary_events(before: Remap, after: Remap, action: Action) -> set[str]:
     """Ticks exactly at the since (moved by a compaction), at the last readable tick, at the upper."""
     found, args, since, upper = set(), action.args, _only(before.since), _only(before.upper)
-    if action.name == "read" and since and args["tick"] == since:
+    name, tick = action.name, args.get(ReclockArg.TICK)
+    if name == ReclockAction.READ and since and tick == since:
         found.add(READ_AT_SINCE)
-    if action.name == "read" and upper is not None and args["tick"] == upper - 1:
+    if name == ReclockAction.READ and upper is not None and tick == upper - 1:
         found.add(READ_AT_LAST)
-    if action.name == "invert" and since and args.get("tick") == since:
+    if name == ReclockAction.INVERT and since and tick == since:
         found.add(INVERT_AT_SINCE)
-    if action.name == "mint" and after != before and args["tick"] == upper:
+    if name == ReclockAction.MINT and after != before and tick == upper:
         found.add(MINT_AT_UPPER)
-    if action.name == "compact" and args["to"] == since:
+    if name == ReclockAction.COMPACT and args[ReclockArg.TO] == since:
         found.add(SINCE_AGAIN)
-    if action.name == "compact" and since and _only(after.since) != since:
+    if name == ReclockAction.COMPACT and since and _only(after.since) != since:
         found.add(TWO_COMPACTIONS)
     return found
 
@@ -169,7 +183,7 @@ def _mint_events(before: Remap, after: Remap, args: Mapping[str, Any], seen_part
         found.add("skipped tick")
     if after != before and after.upper.is_empty():
         found.add("source closed")
-    points = {t.lo for t in args["upper"] if getattr(t, "lo", None) == getattr(t, "hi", -1)}
+    points = {t.lo for t in args[Arg.UPPER] if getattr(t, "lo", None) == getattr(t, "hi", -1)}
     if after != before and points - seen_partitions and seen_partitions:
         found.add("new partition appears")
     if after != before:

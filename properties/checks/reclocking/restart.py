@@ -27,6 +27,8 @@ from frontier_harness.model.summary import (
     run,
     summary_at,
 )
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.reclocking import ReclockArg, RestartAction
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_restart_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
@@ -48,16 +50,16 @@ def read(history: History) -> tuple[Remap, list, int | None]:
     records: list[Update | DataRecord | TxnRecord] = []
     for step, action in enumerate(history.actions):
         args = action.args
-        if action.name == "mint":
-            remap = remap.mint(Antichain.checked(domain, args["upper"]), args["tick"])
-        elif action.name == "update":
-            records.append(Update(args["data"], args["time"], args["diff"]))
-        elif action.name == "data":
-            records.append(DataRecord(args["txn"], args["payload"], args["time"][0]))
-        elif action.name == "txn":
-            records.append(TxnRecord(args["txn"], args["size"], args["time"][1]))
-        elif action.name == "crash":
-            crash = args["tick"]
+        if action.name == RestartAction.MINT:
+            remap = remap.mint(Antichain.checked(domain, args[Arg.UPPER]), args[ReclockArg.TICK])
+        elif action.name == RestartAction.UPDATE:
+            records.append(Update(args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF]))
+        elif action.name == RestartAction.DATA:
+            records.append(DataRecord(args[ReclockArg.TXN], args[ReclockArg.PAYLOAD], args[Arg.TIME][0]))
+        elif action.name == RestartAction.TXN:
+            records.append(TxnRecord(args[ReclockArg.TXN], args[ReclockArg.SIZE], args[Arg.TIME][1]))
+        elif action.name == RestartAction.CRASH:
+            crash = args[ReclockArg.TICK]
         else:
             raise BadHistory(f"restart history: unknown action {action.name!r} at step {step}")
     return remap, records, crash

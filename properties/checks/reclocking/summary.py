@@ -22,6 +22,14 @@ from collections.abc import Sequence
 
 from frontier_harness.model.domains import Domain
 from frontier_harness.model.summary import DataRecord, Independent, restart, run, summary_at
+from frontier_harness.model.vocabulary.reclocking import (
+    RestartAction,
+    Summarizer,
+    SummaryLabel,
+    SummaryPart,
+    SummaryRun,
+    summary_label,
+)
 from frontier_harness.properties.checks.reclocking.oracles import summary as fold
 from frontier_harness.properties.checks.reclocking.restart import (
     BOUNDARIES,
@@ -47,39 +55,42 @@ def observe(history: History) -> Observation:
     """
     remap, records, crash = read(history)
     end = len(history.actions)
-    observed = {(end, "steps"): frozenset((t,) for t, _ in remap.steps())}
+    observed: Observation = {(end, SummaryLabel.STEPS): frozenset((t,) for t, _ in remap.steps())}
     for summarizer in summarizers(records):
         full = run(remap, summarizer, records)
-        observed |= _summaries(end, summarizer_name(summarizer), full)
+        observed |= _summaries(end, SummaryRun.RUN, summarizer_name(summarizer), full)
         if crash is not None:
             resumed = restart(
                 remap, summarizer, crash, summary_at(full, crash), unread(remap, summarizer, crash, records)
             )
-            observed |= _summaries(end, f"restarted {summarizer_name(summarizer)}", resumed)
+            observed |= _summaries(end, SummaryRun.RESTARTED, summarizer_name(summarizer), resumed)
     return observed
 
 
-def summarizer_name(summarizer) -> str:
+def summarizer_name(summarizer) -> Summarizer:
     """The observation's name for a summarizer: independent, ordered or unordered.
 
     >>> summarizer_name(Independent())
     'independent'
     """
     if summarizer == Independent():
-        return "independent"
-    return "ordered" if summarizer.ordered else "unordered"
+        return Summarizer.INDEPENDENT
+    return Summarizer.ORDERED if summarizer.ordered else Summarizer.UNORDERED
 
 
-def _summaries(end: int, name: str, summaries: tuple) -> Observation:
+def _summaries(end: int, run_: SummaryRun, summarizer: Summarizer, summaries: tuple) -> Observation:
     output = frozenset((t, u.data, u.time, u.diff) for t, s in summaries for u in s.output)
     temp = frozenset((t, *_temp_row(r), n) for t, s in summaries for r, n in Counter(s.temp).items())
-    return {(end, f"{name} output"): output, (end, f"{name} temp"): temp}
+    return {
+        (end, summary_label(run_, summarizer, SummaryPart.OUTPUT)): output,
+        (end, summary_label(run_, summarizer, SummaryPart.TEMP)): temp,
+    }
 
 
 def _temp_row(record) -> tuple:
     if isinstance(record, DataRecord):
-        return ("data", record.txn, record.payload, None, record.time)
-    return ("txn", record.txn, None, record.size, record.time)
+        return (RestartAction.DATA, record.txn, record.payload, None, record.time)
+    return (RestartAction.TXN, record.txn, None, record.size, record.time)
 
 
 def summaries_match_model(transactional: bool) -> Property:

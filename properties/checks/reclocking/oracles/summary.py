@@ -32,6 +32,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.reclocking import (
+    ReclockArg,
+    RestartAction,
+    Summarizer,
+    SummaryLabel,
+    SummaryPart,
+    SummaryRun,
+    summary_label,
+)
 from frontier_harness.properties.engine.history import History
 
 Record = tuple[str, str, Any, Any, Any]  # (kind, txn, payload, size, time): the observations' temp row
@@ -39,12 +49,17 @@ Record = tuple[str, str, Any, Any, Any]  # (kind, txn, payload, size, time): the
 
 def records(history: History) -> list[Record]:
     """The history's data and metadata records, each at its own coordinate of FromTime."""
-    out = []
+    out: list[Record] = []
     for a in history.actions:
-        if a.name == "data":
-            out.append(("data", a.args["txn"], a.args["payload"], None, a.args["time"][0]))
-        elif a.name == "txn":
-            out.append(("txn", a.args["txn"], None, a.args["size"], a.args["time"][1]))
+        args = a.args
+        if a.name == RestartAction.DATA:
+            out.append(
+                (RestartAction.DATA, args[ReclockArg.TXN], args[ReclockArg.PAYLOAD], None, args[Arg.TIME][0])
+            )
+        elif a.name == RestartAction.TXN:
+            out.append(
+                (RestartAction.TXN, args[ReclockArg.TXN], None, args[ReclockArg.SIZE], args[Arg.TIME][1])
+            )
     return out
 
 
@@ -53,10 +68,10 @@ def frontiers(history: History) -> list[tuple[int, frozenset]]:
     domain = history.time_domain
     steps, last, closed = [(0, frozenset({domain.minimum}))], 0, False
     for a in history.actions:
-        if a.name != "mint" or closed or a.args["tick"] <= last:
+        if a.name != RestartAction.MINT or closed or a.args[ReclockArg.TICK] <= last:
             continue
-        tick: int = a.args["tick"]
-        upper, last, closed = frozenset(a.args["upper"]), tick, not a.args["upper"]
+        tick: int = a.args[ReclockArg.TICK]
+        upper, last, closed = frozenset(a.args[Arg.UPPER]), tick, not a.args[Arg.UPPER]
         if upper != steps[-1][1]:
             steps.append((tick, upper))
     return steps
@@ -64,15 +79,15 @@ def frontiers(history: History) -> list[tuple[int, frozenset]]:
 
 def covered(domain: Any, frontier: frozenset, record: Record) -> bool:
     """A record at `x` is up through `frontier` when no element's coordinate on its side is `<= x`."""
-    side = 0 if record[0] == "data" else 1
+    side = 0 if record[0] == RestartAction.DATA else 1
     coordinate = (domain.a, domain.b)[side]
     return not any(coordinate.le(f[side], record[4]) for f in frontier)
 
 
 def complete(pool: list[Record]) -> set[str]:
     """Transactions whose metadata record and all `size` of their data records are in `pool`."""
-    data = Counter(r[1] for r in pool if r[0] == "data")
-    return {r[1] for r in pool if r[0] == "txn" and data[r[1]] == r[3]}
+    data = Counter(r[1] for r in pool if r[0] == RestartAction.DATA)
+    return {r[1] for r in pool if r[0] == RestartAction.TXN and data[r[1]] == r[3]}
 
 
 def fold(history: History) -> list[tuple[int, frozenset, frozenset]]:
@@ -84,7 +99,7 @@ def fold(history: History) -> list[tuple[int, frozenset, frozenset]]:
         done = complete(pool)
         for txn in done:
             published.setdefault(txn, t)
-        output = Counter((r[2], published[r[1]]) for r in pool if r[0] == "data" and r[1] in done)
+        output = Counter((r[2], published[r[1]]) for r in pool if r[0] == RestartAction.DATA and r[1] in done)
         temp = Counter(r for r in pool if r[1] not in done)
         out.append(
             (t, frozenset((*k, n) for k, n in output.items()), frozenset((*r, n) for r, n in temp.items()))
@@ -94,7 +109,7 @@ def fold(history: History) -> list[tuple[int, frozenset, frozenset]]:
 
 def crash(history: History) -> int | None:
     """The history's crash tick (None: a reduced history without one)."""
-    return next((a.args["tick"] for a in history.actions if a.name == "crash"), None)
+    return next((a.args[ReclockArg.TICK] for a in history.actions if a.name == RestartAction.CRASH), None)
 
 
 def observe(history: History) -> dict[tuple[int, str], frozenset]:
@@ -102,20 +117,21 @@ def observe(history: History) -> dict[tuple[int, str], frozenset]:
     a label with nothing in it is left out (as the model leaves it out)."""
     end, it = len(history.actions), crash(history)
     summaries = fold(history)
-    observed = {(end, "steps"): frozenset((t,) for t, _, _ in summaries)}
-    runs = [("unordered", summaries)]
+    observed = {(end, SummaryLabel.STEPS): frozenset((t,) for t, _, _ in summaries)}
+    runs = [(SummaryRun.RUN, summaries)]
     if it is not None:
-        runs.append(("restarted unordered", [s for s in summaries if s[0] > it]))
-    for name, steps in runs:
-        observed[(end, f"{name} output")] = frozenset((t, *u) for t, output, _ in steps for u in output)
-        observed[(end, f"{name} temp")] = frozenset((t, *r) for t, _, temp in steps for r in temp)
+        runs.append((SummaryRun.RESTARTED, [s for s in summaries if s[0] > it]))
+    for run, steps in runs:
+        output, temp = (summary_label(run, Summarizer.UNORDERED, part) for part in SummaryPart)
+        observed[(end, output)] = frozenset((t, *u) for t, rows, _ in steps for u in rows)
+        observed[(end, temp)] = frozenset((t, *r) for t, _, rows in steps for r in rows)
     return {key: rows for key, rows in observed.items() if rows}
 
 
 LABELS = (
-    "steps",
-    "unordered output",
-    "unordered temp",
-    "restarted unordered output",
-    "restarted unordered temp",
+    SummaryLabel.STEPS,
+    SummaryLabel.UNORDERED_OUTPUT,
+    SummaryLabel.UNORDERED_TEMP,
+    SummaryLabel.RESTARTED_UNORDERED_OUTPUT,
+    SummaryLabel.RESTARTED_UNORDERED_TEMP,
 )

@@ -20,7 +20,7 @@ goes back and stays before the upper, reads are readable) so the model rejects n
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_reclock_history(RandomSource(1), "partitioned")
->>> {a.name for a in h.actions} <= {"mint", "update", "compact", "read", "invert", "reclock"}
+>>> {a.name for a in h.actions} <= set(ReclockAction)
 True
 """
 
@@ -32,6 +32,8 @@ import attrs
 
 from frontier_harness.model.antichain import Antichain
 from frontier_harness.model.domains import Domain, Partitioned, PartitionedTime, Product, parse_domain
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.reclocking import ReclockAction, ReclockArg, RestartAction
 from frontier_harness.properties.checks.time.strategies.times import draw_frontier, draw_time
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source
@@ -77,7 +79,7 @@ def draw_mint(source: Source, clock: _Clock) -> Action:
     if tick > clock.tick and not clock.closed:
         clock.tick, clock.upper = tick, upper
         clock.closed = upper.is_empty()
-    return Action("mint", {"upper": tuple(upper.sorted()), "tick": tick})
+    return Action(ReclockAction.MINT, {Arg.UPPER: tuple(upper.sorted()), ReclockArg.TICK: tick})
 
 
 def draw_source_time(source: Source, domain: Domain) -> Any:
@@ -89,9 +91,8 @@ def draw_source_time(source: Source, domain: Domain) -> Any:
 
 def draw_update(source: Source, domain: Domain) -> Action:
     diff = source.choice((1, 1, -1, 2))
-    return Action(
-        "update", {"data": source.choice(DATA), "time": draw_source_time(source, domain), "diff": diff}
-    )
+    data, time = source.choice(DATA), draw_source_time(source, domain)
+    return Action(ReclockAction.UPDATE, {Arg.DATA: data, Arg.TIME: time, Arg.DIFF: diff})
 
 
 def _upper_tick(clock: _Clock) -> int:
@@ -110,14 +111,18 @@ def draw_observation(source: Source, clock: _Clock) -> Action:
             else source.integer(clock.since, max(clock.since, last))
         )
         clock.since = to
-        return Action("compact", {"to": to})
+        return Action(ReclockAction.COMPACT, {ReclockArg.TO: to})
     if kind == 1:
-        return Action("read", {"tick": source.integer(clock.since, max(clock.since, last))})
+        return Action(
+            ReclockAction.READ, {ReclockArg.TICK: source.integer(clock.since, max(clock.since, last))}
+        )
     if kind == 2:
         if clock.closed and source.boolean(0.3):
-            return Action("invert", {"closed": True})
-        return Action("invert", {"tick": source.integer(0, max(last, _upper_tick(clock)))})
-    return Action("reclock", {})
+            return Action(ReclockAction.INVERT, {ReclockArg.CLOSED: True})
+        return Action(
+            ReclockAction.INVERT, {ReclockArg.TICK: source.integer(0, max(last, _upper_tick(clock)))}
+        )
+    return Action(ReclockAction.RECLOCK, {})
 
 
 def draw_reclock_history(source: Source, domain_name: str, max_steps: int = 16) -> History:
@@ -157,10 +162,18 @@ def draw_records(source: Source, data_domain: Domain, transactions: int) -> list
         size = source.integer(1, 3)
         size = 0 if source.integer(0, 7) == 7 else size  # complete as soon as its metadata is covered
         meta += source.integer(0, 2)
-        actions.append(Action("txn", {"txn": f"t{i}", "size": size, "time": (data_domain.minimum, meta)}))
+        meta_time = (data_domain.minimum, meta)
+        actions.append(
+            Action(RestartAction.TXN, {ReclockArg.TXN: f"t{i}", ReclockArg.SIZE: size, Arg.TIME: meta_time})
+        )
         for j in range(source.integer(0, size) if source.boolean(0.3) else size):
             data_time = draw_source_time(source, data_domain)
-            actions.append(Action("data", {"txn": f"t{i}", "payload": f"t{i}:{j}", "time": (data_time, 0)}))
+            record: dict[str, Any] = {
+                ReclockArg.TXN: f"t{i}",
+                ReclockArg.PAYLOAD: f"t{i}:{j}",
+                Arg.TIME: (data_time, 0),
+            }
+            actions.append(Action(RestartAction.DATA, record))
     return actions
 
 
@@ -176,7 +189,7 @@ def draw_restart_history(source: Source, domain_name: str, transactional: bool =
     mints = _several(source, lambda: draw_mint(source, clock), 1, 6)
     actions = _shuffled(source, records, mints)
     crash = source.integer(0, clock.tick + (1 if clock.closed else 0))
-    return History(name, tuple(actions) + (Action("crash", {"tick": crash}),))
+    return History(name, tuple(actions) + (Action(RestartAction.CRASH, {ReclockArg.TICK: crash}),))
 
 
 def _shuffled(source: Source, first: list, second: list) -> list:
