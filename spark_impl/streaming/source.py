@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from frontier_harness.model.vocabulary.ingestion import CrashPoint
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.streaming.upstream_log import MINIMUM, UpstreamLog, offset_of
 
@@ -68,13 +69,13 @@ class UpstreamStreamReader(DataSourceStreamReader):
     def latestOffset(self, start: dict, limit) -> dict:
         upper = self.log.upper()
         if upper != start["frontier"]:
-            faults.fire(self.path, "before_offsets")
+            faults.fire(self.path, CrashPoint.BEFORE_OFFSETS)
         return {"frontier": upper}
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         found = ranges(start["frontier"], end["frontier"])
         if found:
-            faults.fire(self.path, "after_offsets")
+            faults.fire(self.path, CrashPoint.AFTER_OFFSETS)
         return found
 
     def read(self, partition: LogRange) -> Iterator[tuple]:  # type: ignore[override]  # Spark passes back partitions()'s LogRanges
