@@ -167,8 +167,9 @@ class Facts:
     """What one history's checkpoint or restart observes, read from the shards in one job (`facts`) and
     completed by the commit.
 
-    Invariant: `remap_before` and `remap_after` are both set, or neither is recorded (`remap_after` is
-    set only by a compaction, which `since` announces); `committed` is set once the upstream committed.
+    Invariant: `remap_before` is set exactly when `since` is (a compaction is due), `remap_after` once
+    that compaction ran, and an observation records the two only then; `committed` is set once the
+    upstream committed (a checkpoint's commit, or a restart's). Updates are `attrs.evolve`.
     """
 
     inverted: tuple = ()  # the offset resumption frontier: the remap inverted at `combine_uppers`
