@@ -159,7 +159,7 @@ class Upstream:
 
 
 # What a row of a `facts` job holds (its `label`), besides `R(t)` around a compaction (`ResumptionLabel`).
-INVERTED, LATEST, IDS, SINCE = "inverted", "latest", "ids", "since"
+INVERTED, LATEST, IDS, SINCE = "inversion", "latest", "ids", "since"
 
 
 @attrs.frozen

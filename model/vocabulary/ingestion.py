@@ -12,7 +12,8 @@ A *streaming* history drives a Structured Streaming query: `query` (its `trigger
 
 A *checkpoint* history is a Structured Streaming checkpoint read as actions
 (`LogAction`, arguments `LogArg`): the reader and the generator write it, the laws and
-the streaming suite read it.
+the streaming suite read it. The trials and the reader both read Spark's logs
+(`CheckpointLog`) and our source's offsets (`SourceOffsets`).
 
 >>> Fault("after_commit") is Fault.AFTER_COMMIT
 True
@@ -210,3 +211,18 @@ class LogArg(Word):
     COMPACT = "compact"
     MTIMES = "mtimes"
     DELETED = "deleted"
+
+
+class CheckpointLog(Word):
+    """The logs of a Structured Streaming checkpoint directory (Spark's names): `offsets/N` when batch
+    `N` is planned, `commits/N` once its output is durable."""
+
+    OFFSETS = "offsets"
+    COMMITS = "commits"
+
+
+class SourceOffsets(Word):
+    """The key of frontier-harness's source's offsets in an offset log: `{"frontier": [[lo, hi, offset],
+    ...]}`, a Partitioned frontier (written by the trials' source, read by the checkpoint reader)."""
+
+    FRONTIER = "frontier"

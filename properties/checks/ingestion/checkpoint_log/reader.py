@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
+from frontier_harness.model.vocabulary.ingestion import CheckpointLog, LogAction, LogArg
 from frontier_harness.properties.checks.ingestion.checkpoint_log.offsets import (
     InvalidOffsets,
     UnknownOffsets,
@@ -49,8 +49,8 @@ def read_checkpoint(
     """The checkpoint at `directory` (and the file sink at `sink`) as a history, batch by batch."""
     directory = Path(directory)
     _metadata(directory)
-    offsets = {n: _offset_actions(n, f) for n, f in _batch_files(directory / "offsets")}
-    commits = {n: _commit(n, f) for n, f in _batch_files(directory / "commits")}
+    offsets = {n: _offset_actions(n, f) for n, f in _batch_files(directory / CheckpointLog.OFFSETS)}
+    commits = {n: _commit(n, f) for n, f in _batch_files(directory / CheckpointLog.COMMITS)}
     sinks = _sink_actions(Path(sink), retention_ms is not None) if sink is not None else {}
     actions = [Action(LogAction.RETAIN, {LogArg.BATCHES: min_batches_to_retain})]
     if sink is not None:
