@@ -33,9 +33,7 @@ from frontier_harness.model.reclock import reclock
 from frontier_harness.model.remap import INTO, Remap
 from frontier_harness.model.shard import Shard
 from frontier_harness.model.upstream import Upstream
-
-INGEST_FAULTS = ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append")
-CHECKPOINT_FAULTS = ("after_commit", "after_compaction")
+from frontier_harness.model.vocabulary.ingestion import CHECKPOINT_FAULTS, INGEST_FAULTS, Fault
 
 
 @attrs.frozen
@@ -178,16 +176,16 @@ def ingest(pipeline: Pipeline, tick: int, fault: str | None = None) -> Pipeline:
     upper = pipeline.upstream.upper()
     read = reader.pending + tuple(pipeline.upstream.read(reader.position))
     remap = pipeline.durable.remap.mint(upper, tick)
-    if fault == "mid_remap_write":
+    if fault == Fault.MID_REMAP_WRITE:
         return _crash(pipeline)
     durable = attrs.evolve(pipeline.durable, remap=remap)
-    if fault == "after_remap_append":
+    if fault == Fault.AFTER_REMAP_APPEND:
         return _crash(pipeline, durable=durable)
     reclocked = reclock(remap, read)
-    if fault == "mid_data_write":
+    if fault == Fault.MID_DATA_WRITE:
         return _crash(pipeline, durable=durable)
     durable = attrs.evolve(durable, data=durable.data.append(reclocked.updates, remap.upper))
-    if fault == "after_data_append":
+    if fault == Fault.AFTER_DATA_APPEND:
         return _crash(pipeline, durable=durable)
     return attrs.evolve(pipeline, durable=durable, reader=Reader(upper, reclocked.pending))
 
@@ -214,7 +212,7 @@ def checkpoint(pipeline: Pipeline, fault: str | None = None, compact_first: bool
     _check_fault(fault, CHECKPOINT_FAULTS)
     if not pipeline.running:
         return pipeline
-    steps = [("after_commit", _commit_upstream), ("after_compaction", _compact_remap)]
+    steps = [(Fault.AFTER_COMMIT, _commit_upstream), (Fault.AFTER_COMPACTION, _compact_remap)]
     for point, step in reversed(steps) if compact_first else steps:
         pipeline = step(pipeline)
         if fault == point:

@@ -56,7 +56,9 @@ class HistoryTables:
 
     def __init__(self, schemas: dict[str, dict[str, pa.DataType]]) -> None:
         self._schemas = schemas
-        self._columns: dict[str, dict[str, list]] = {name: {col: [] for col in s} for name, s in schemas.items()}
+        self._columns: dict[str, dict[str, list]] = {
+            name: {col: [] for col in s} for name, s in schemas.items()
+        }
 
     def append(self, table: str, **values: Any) -> None:
         """One row added to `table`; every column must be given."""

@@ -31,6 +31,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import attrs
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -38,8 +39,17 @@ from pyspark.sql import types as T
 
 from frontier_harness.model.errors import CompactedRead, UnknownFault
 from frontier_harness.model.partitioned_time import PARTITION_MAX, PartitionedTime  # value types
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.ingestion import (
+    CHECKPOINT_FAULTS,
+    INGEST_FAULTS,
+    Fault,
+    IngestionAction,
+    IngestionArg,
+    ResumptionLabel,
+)
 from frontier_harness.spark_impl import frontiers, ingestion, remap
-from frontier_harness.spark_impl.arrow import arrow_type, to_frame
+from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of, to_frame
 from frontier_harness.spark_impl.durable_shard import DurableShard, temporary_root
 from frontier_harness.spark_impl.reclock import assign_general, literal, steps
 from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
@@ -78,7 +88,9 @@ class Upstream:
         self.counts = [[0] if self.total else [] for _ in range(n)]
         self.start = [[0] if self.total else [] for _ in range(n)]
         self.committed: list = [[self.minimum()] for _ in range(n)]
-        self.rows: dict = {c: [] for c in ("history_id", "step", "partition", "offset", "data", "from_time")}
+        ids = pa.int64()
+        columns = {"history_id": ids, "step": ids, "partition": ids, "offset": ids, "data": pa.string()}
+        self.rows = HistoryTables({"records": {**columns, "from_time": arrow_type(tc.spark_type)}})
 
     def minimum(self) -> Any:
         return 0 if self.total else PartitionedTime(0, PARTITION_MAX, 0)
@@ -94,8 +106,15 @@ class Upstream:
         offset = counts[partition]
         counts[partition] += 1
         time = self.tc.to_row(self.time_of(partition, offset))
-        for col, value in zip(self.rows, (hid, step, partition, offset, data, time)):
-            self.rows[col].append(value)
+        self.rows.append(
+            "records",
+            history_id=hid,
+            step=step,
+            partition=partition,
+            offset=offset,
+            data=data,
+            from_time=time,
+        )
 
     def upper(self, hid: int) -> list:
         """The source upper: next offset per partition (plus the unseen rest for a partitioned log)."""
@@ -128,21 +147,55 @@ class Upstream:
                 raise CompactedRead(frontier, p, needed, first)
 
     def records(self) -> DataFrame:
-        types = {
-            "history_id": pa.int64(),
-            "step": pa.int64(),
-            "partition": pa.int64(),
-            "offset": pa.int64(),
-            "data": pa.string(),
-            "from_time": arrow_type(self.tc.spark_type),
-        }
-        return to_frame(pa.table({c: pa.array(v, type=types[c]) for c, v in self.rows.items()}))
+        """Every record produced so far: `(history_id, step, partition, offset, data, from_time)`."""
+        return self.rows.frames()["records"]
 
     def starts(self, hids: Iterable[int]) -> DataFrame:
         rows = [(h, p, s) for h in hids for p, s in enumerate(self.start[h])]
         columns = ("history_id", "partition", "start")
         return to_frame(
             pa.table({c: pa.array([r[i] for r in rows], pa.int64()) for i, c in enumerate(columns)})
+        )
+
+
+# What a row of a `facts` job holds (its `label`), besides `R(t)` around a compaction (`ResumptionLabel`).
+INVERTED, LATEST, IDS, SINCE = "inversion", "latest", "ids", "since"
+
+
+@attrs.frozen
+class Facts:
+    """What one history's checkpoint or restart observes, read from the shards in one job (`facts`) and
+    completed by the commit.
+
+    Invariant: `remap_before` is set exactly when `since` is (a compaction is due), `remap_after` once
+    that compaction ran, and an observation records the two only then; `committed` is set once the
+    upstream committed (a checkpoint's commit, or a restart's). Updates are `attrs.evolve`.
+    """
+
+    inverted: tuple = ()  # the offset resumption frontier: the remap inverted at `combine_uppers`
+    latest: tuple = ()  # the remap's latest frontier (its latest source upper)
+    ids: tuple = ()  # the data shard's `(data, count)` pairs
+    since: int | None = None  # the remap's new since, when a compaction advances it
+    remap_before: frozenset | None = None  # `(t, R(t))` from the new since to the upper, before
+    remap_after: frozenset | None = None  # the same after the compaction
+    committed: tuple | None = None  # the frontier the upstream holds committed after the commit
+    upstream_start: frozenset | None = None  # at a restart: `(partition, first offset)` upstream
+
+    @classmethod
+    def gathered(cls, found: dict, around: dict) -> Facts:
+        """From a `facts` job's rows: `found` by label (`INVERTED`, ...), `around[label][t]` the elements
+        of `R(t)` under `remap_before` or `remap_after`."""
+        frozen = {
+            label: frozenset((t, frozenset(elements)) for t, elements in by_t.items())
+            for label, by_t in around.items()
+        }
+        return cls(
+            inverted=tuple(found[INVERTED]),
+            latest=tuple(found[LATEST]),
+            ids=tuple(found[IDS]),
+            since=found[SINCE],
+            remap_before=frozen.get(ResumptionLabel.REMAP_BEFORE),
+            remap_after=frozen.get(ResumptionLabel.REMAP_AFTER),
         )
 
 
@@ -209,20 +262,20 @@ class Ingestion:
 
         `step` (an int, or an int per hid): the upstream records produced before it are visible."""
         for f in faults.values():
-            if f not in ingestion.INGEST_FAULTS:
-                raise UnknownFault(f, ingestion.INGEST_FAULTS)
+            if f not in INGEST_FAULTS:
+                raise UnknownFault(f, INGEST_FAULTS)
         hids = [h for h in ticks if self.running[h]]
         if not hids:
             return
         mints = {h: ticks[h] for h in hids if self.remap.upper(h) and ticks[h] >= self.remap.upper(h)[0]}
-        self._append_remap(mints, {h for h in hids if faults.get(h) == "mid_remap_write"})
+        self._append_remap(mints, {h for h in hids if faults.get(h) == Fault.MID_REMAP_WRITE})
         for h in hids:
-            if faults.get(h) in ("mid_remap_write", "after_remap_append"):
+            if faults.get(h) in (Fault.MID_REMAP_WRITE, Fault.AFTER_REMAP_APPEND):
                 self.running[h] = False
         writers = [h for h in hids if self.running[h]]
-        self._append_data(writers, {h for h in writers if faults.get(h) == "mid_data_write"}, step)
+        self._append_data(writers, {h for h in writers if faults.get(h) == Fault.MID_DATA_WRITE}, step)
         for h in writers:
-            if faults.get(h) in ("mid_data_write", "after_data_append"):
+            if faults.get(h) in (Fault.MID_DATA_WRITE, Fault.AFTER_DATA_APPEND):
                 self.running[h] = False
 
     def _append_remap(self, mints: dict, torn: set) -> None:
@@ -330,7 +383,7 @@ class Ingestion:
 
     # --- checkpoint and restart ---------------------------------------------
 
-    def facts(self, hids: list, compacting: Iterable[int] = ()) -> dict:
+    def facts(self, hids: list, compacting: Iterable[int] = ()) -> dict[int, Facts]:
         """One job: per hid the resumption frontier `t` (`combine_uppers`), the inversion there, the data
         shard's `(data, count)`, the remap's latest frontier; for hids in `compacting`, the new since
         (`compaction_target` - 1, when it advances) and `R(t)` from there to the upper (`remap_before`)."""
@@ -343,11 +396,11 @@ class Ingestion:
         label = lambda name: F.lit(name).alias("label")  # noqa: E731
         nothing = {"t": F.lit(None).cast("long"), "data": F.lit(None).cast("string")}
         inverted = self._inverted(bindings, shards, ingestion.combine_uppers(*uppers)).select(
-            "history_id", label("inverted"), F.explode("frontier").alias("time"), *self._blank(nothing)
+            "history_id", label(INVERTED), F.explode("frontier").alias("time"), *self._blank(nothing)
         )
         latest_at = shards.select(*POINT, (F.col("remap_upper") - 1).alias("t"))
         latest = remap.frontier_at(bindings, latest_at).select(
-            "history_id", label("latest"), F.explode("frontier").alias("time"), *self._blank(nothing)
+            "history_id", label(LATEST), F.explode("frontier").alias("time"), *self._blank(nothing)
         )
         chosen = F.col("history_id").isin(sorted(hids))
         ids = (
@@ -355,19 +408,17 @@ class Ingestion:
             .where(chosen)
             .groupBy("history_id", "data")
             .agg(F.sum("diff").alias("t"))
-            .select(
-                "history_id", label("ids"), F.lit(None).cast(self.tc.spark_type).alias("time"), "t", "data"
-            )
+            .select("history_id", label(IDS), F.lit(None).cast(self.tc.spark_type).alias("time"), "t", "data")
         )
         target = ingestion.compaction_target(*uppers) - 1
         sinces = shards.where(F.col("compacts") & (target > F.col("since"))).select(
             "history_id",
-            label("since"),
+            label(SINCE),
             F.lit(None).cast(self.tc.spark_type).alias("time"),
             target.alias("t"),
             F.lit(None).cast("string").alias("data"),
         )
-        before = self._steps_rows(bindings, sinces, shards, "remap_before")
+        before = self._steps_rows(bindings, sinces, shards, ResumptionLabel.REMAP_BEFORE)
         table = (
             inverted.unionByName(latest).unionByName(ids).unionByName(sinces).unionByName(before).toArrow()
         )
@@ -376,7 +427,9 @@ class Ingestion:
     def _blank(self, columns: dict) -> list:
         return [value.alias(name) for name, value in columns.items()]
 
-    def _steps_rows(self, bindings: DataFrame, sinces: DataFrame, shards: DataFrame, label: str) -> DataFrame:
+    def _steps_rows(
+        self, bindings: DataFrame, sinces: DataFrame, shards: DataFrame, label: ResumptionLabel
+    ) -> DataFrame:
         """`R(t)` for `t` from each hid's new since (`sinces`) to its remap upper, one row per element;
         `data` holds `t`."""
         ts = (
@@ -386,70 +439,72 @@ class Ingestion:
         )
         return remap.frontier_at(bindings, ts).select(
             "history_id",
-            F.lit(label).alias("label"),
+            F.lit(label.value).alias("label"),
             F.explode_outer("frontier").alias("time"),
             F.lit(None).cast("long").alias("t"),
             F.col("t").cast("string").alias("data"),
         )
 
-    def _collect(self, hids: list, table: pa.Table) -> dict:
-        out: dict = {h: {"inverted": [], "latest": [], "ids": []} for h in hids}
-        cols = [table.column(c).to_pylist() for c in ("history_id", "label", "time", "t", "data")]
-        for h, label, time, t, data in zip(*cols):
-            fact = out[h]
-            if label in ("inverted", "latest"):
-                fact[label].append(self.tc.from_row(time))
-            elif label == "ids":
-                fact["ids"].append((data, t))
-            elif label == "since":
-                fact["since"] = t
+    def _collect(self, hids: list, table: pa.Table) -> dict[int, Facts]:
+        """Each hid's `Facts` from the rows of `facts` or `_after` (`label` names what a row holds)."""
+        found: dict = {h: {INVERTED: [], LATEST: [], IDS: [], SINCE: None} for h in hids}
+        around: dict = {h: {} for h in hids}
+        cols = columns_of(table)
+        for h, label, time, t, data in zip(*(cols[c] for c in ("history_id", "label", "time", "t", "data"))):
+            if label in (INVERTED, LATEST):
+                found[h][label].append(self.tc.from_row(time))
+            elif label == IDS:
+                found[h][IDS].append((data, t))
+            elif label == SINCE:
+                found[h][SINCE] = t
             else:
-                elements = fact.setdefault(label, {}).setdefault(int(data), set())
+                elements = around[h].setdefault(ResumptionLabel(label), {}).setdefault(int(data), set())
                 if time is not None:
                     elements.add(self.tc.from_row(time))
-        for fact in out.values():
-            for label in ("remap_before", "remap_after"):
-                if label in fact:
-                    fact[label] = frozenset((t, frozenset(f)) for t, f in fact[label].items())
-        return out
+        return {h: Facts.gathered(found[h], around[h]) for h in hids}
 
     def checkpoint(
-        self, hids: list, faults: dict, facts: dict | None = None, compact_first: Iterable[int] = ()
-    ) -> dict:
+        self,
+        hids: list,
+        faults: dict,
+        facts: dict[int, Facts] | None = None,
+        compact_first: Iterable[int] = (),
+    ) -> dict[int, Facts]:
         """Commits and compacts running `hids` (those in `compact_first` compact, then commit from the
         compacted remap); returns per hid the facts observed, `committed` what the upstream holds after.
 
         `facts` may be precomputed (`facts(hids, compacting)`) to share one job with restarts."""
         for f in faults.values():
-            if f not in ingestion.CHECKPOINT_FAULTS:
-                raise UnknownFault(f, ingestion.CHECKPOINT_FAULTS)
+            if f not in CHECKPOINT_FAULTS:
+                raise UnknownFault(f, CHECKPOINT_FAULTS)
         hids = [h for h in hids if self.running[h]]
         if not hids:
             return {}
         first = set(compact_first) & set(hids)
         if facts is None:
-            facts = self.facts(hids, [h for h in hids if h in first or faults.get(h) != "after_commit"])
+            facts = self.facts(hids, [h for h in hids if h in first or faults.get(h) != Fault.AFTER_COMMIT])
+        facts = dict(facts)
         for h in hids:
             if h not in first:
-                self._commit(h, facts[h]["inverted"], faults.get(h) == "after_commit")
-        sinces = {h: facts[h]["since"] for h in hids if "since" in facts[h] and self.running[h]}
+                self._commit(h, facts[h].inverted, faults.get(h) == Fault.AFTER_COMMIT)
+        sinces = {h: facts[h].since for h in hids if facts[h].since is not None and self.running[h]}
         if sinces:
             self._compact(sinces)
             after = self._collect(list(sinces), self._after(sinces, first & set(sinces)).toArrow())
             for h in sinces:
-                facts[h]["remap_after"] = after[h]["remap_after"]
-                if h in first:  # the commit reads the compacted remap
-                    facts[h]["inverted"] = after[h]["inverted"]
+                # the commit of a compact-first checkpoint reads the compacted remap
+                inverted = after[h].inverted if h in first else facts[h].inverted
+                facts[h] = attrs.evolve(facts[h], remap_after=after[h].remap_after, inverted=inverted)
         for h in hids:
-            if faults.get(h) == "after_compaction":
+            if faults.get(h) == Fault.AFTER_COMPACTION:
                 self.running[h] = False
             elif h in first:
-                self._commit(h, facts[h]["inverted"], faults.get(h) == "after_commit")
-            facts[h]["committed"] = self.upstream.committed[h]
+                self._commit(h, facts[h].inverted, faults.get(h) == Fault.AFTER_COMMIT)
+            facts[h] = attrs.evolve(facts[h], committed=tuple(self.upstream.committed[h]))
         return {h: facts[h] for h in hids}
 
-    def _commit(self, hid: int, frontier: list, crash: bool) -> None:
-        self.upstream.commit(hid, frontier)
+    def _commit(self, hid: int, frontier: Sequence[Any], crash: bool) -> None:
+        self.upstream.commit(hid, list(frontier))
         if crash:
             self.running[hid] = False
 
@@ -462,12 +517,12 @@ class Ingestion:
             }
         )
         bindings, shards = self._bindings(), self._shards(sinces)
-        after = self._steps_rows(bindings, to_frame(rows), shards, "remap_after")
+        after = self._steps_rows(bindings, to_frame(rows), shards, ResumptionLabel.REMAP_AFTER)
         chosen = shards.where(F.col("history_id").isin(sorted(inverting)) if inverting else F.lit(False))
         uppers = ingestion.combine_uppers(F.col("data_upper"), F.col("remap_upper"))
         inverted = self._inverted(bindings, chosen, uppers).select(
             "history_id",
-            F.lit("inverted").alias("label"),
+            F.lit(INVERTED).alias("label"),
             F.explode("frontier").alias("time"),
             F.lit(None).cast("long").alias("t"),
             F.lit(None).cast("string").alias("data"),
@@ -489,25 +544,30 @@ class Ingestion:
         )
         self.remap = self.remap.rewrite(rows, {h: [s] for h, s in sinces.items()})
 
-    def restart(self, hids: list, facts: dict | None = None) -> dict:
+    def restart(self, hids: list, facts: dict[int, Facts] | None = None) -> dict[int, Facts]:
         """Recomputes both frontiers from the shards, commits, checks the upstream can serve, resumes."""
         if not hids:
             return {}
         if facts is None:
             facts = self.facts(hids)
+        resumed = {}
         for h in hids:
-            facts[h]["upstream_start"] = frozenset(enumerate(self.upstream.start[h]))
-            self.upstream.commit(h, facts[h]["inverted"])
-            self.upstream.check_read(h, facts[h]["inverted"])
-            facts[h]["committed"] = facts[h]["inverted"]
+            fact = attrs.evolve(
+                facts[h],
+                upstream_start=frozenset(enumerate(self.upstream.start[h])),
+                committed=facts[h].inverted,
+            )
+            self.upstream.commit(h, list(fact.inverted))
+            self.upstream.check_read(h, list(fact.inverted))
             self.running[h] = True
-        return {h: facts[h] for h in hids}
+            resumed[h] = fact
+        return resumed
 
     def final(self) -> dict:
-        """Per hid: the data shard's rows and the remap's consolidated bindings."""
+        """Per hid: the data shard's rows (under `data`) and the remap's consolidated bindings (`remap`)."""
         data = self.data.read().select(
             "history_id",
-            F.lit("data").alias("label"),
+            F.lit(ResumptionLabel.DATA.value).alias("label"),
             "data",
             "time",
             "diff",
@@ -515,26 +575,27 @@ class Ingestion:
         )
         bindings = remap.consolidate_bindings(self.remap.read(), ["history_id"]).select(
             "history_id",
-            F.lit("remap").alias("label"),
+            F.lit(ResumptionLabel.REMAP.value).alias("label"),
             F.lit(None).cast("string").alias("data"),
             F.col("into_time").alias("time"),
             "diff",
             "from_time",
         )
         table = data.unionByName(bindings).toArrow()
-        out: dict = {h: {"data": set(), "remap": set()} for h in range(self.n)}
-        cols = [
-            table.column(c).to_pylist() for c in ("history_id", "label", "data", "time", "diff", "from_time")
-        ]
-        for h, label, data, time, diff, from_time in zip(*cols):
+        out: dict = {h: {ResumptionLabel.DATA: set(), ResumptionLabel.REMAP: set()} for h in range(self.n)}
+        cols = columns_of(table)
+        rows = zip(*(cols[c] for c in ("history_id", "label", "data", "time", "diff", "from_time")))
+        for h, label, data, time, diff, from_time in rows:
             out[h][label].add(
-                (data, time, diff) if label == "data" else (self.tc.from_row(from_time), time, diff)
+                (data, time, diff)
+                if label == ResumptionLabel.DATA
+                else (self.tc.from_row(from_time), time, diff)
             )
         return out
 
 
 def observe_durable(
-    domain: Any, histories: Sequence[Any], root: os.PathLike | str | None = None
+    domain: Any, histories: Sequence[HistoryLike], root: os.PathLike | str | None = None
 ) -> list[dict]:
     """Observations of a batch of ingestion histories through the durable pipeline, round by round, as
     `frontier_harness.properties.checks.ingestion.resumption.observe` records them.
@@ -555,48 +616,58 @@ def observe_durable(
     ends = {h: len(history.actions) for h, history in enumerate(histories)}
     _record_commits(observed, pipeline.restart(list(ends)), ends, restart=True)
     final_ticks = {
-        h: 1 + max((a.args["tick"] for a in history.actions if a.name == "ingest"), default=0)
+        h: 1
+        + max(
+            (a.args[IngestionArg.TICK] for a in history.actions if a.name == IngestionAction.INGEST),
+            default=0,
+        )
         for h, history in enumerate(histories)
     }
     pipeline.ingest(final_ticks, {}, 1 + max(ends.values(), default=0))
     final = pipeline.final()
     for h, end in ends.items():
-        observed[h][(end + 1, "data")] = frozenset(final[h]["data"])
-        observed[h][(end + 1, "remap")] = frozenset(final[h]["remap"])
-        observed[h][(end + 1, "remap_since")] = frozenset(pipeline.remap.since(h))
+        observed[h][(end + 1, ResumptionLabel.DATA)] = frozenset(final[h][ResumptionLabel.DATA])
+        observed[h][(end + 1, ResumptionLabel.REMAP)] = frozenset(final[h][ResumptionLabel.REMAP])
+        observed[h][(end + 1, ResumptionLabel.REMAP_SINCE)] = frozenset(pipeline.remap.since(h))
     return observed
 
 
-def _next_action(pipeline: Ingestion, history: Any, cursors: list, h: int) -> tuple | None:
+PIPELINE_ACTIONS = (IngestionAction.INGEST, IngestionAction.CHECKPOINT, IngestionAction.RESTART)
+
+
+def _next_action(
+    pipeline: Ingestion, history: HistoryLike, cursors: list, h: int
+) -> tuple[int, ActionLike] | None:
     """Applies history `h`'s upstream actions up to its next pipeline action; that action and its step."""
     while cursors[h] < len(history.actions):
         step, action = cursors[h], history.actions[cursors[h]]
         cursors[h] += 1
-        if action.name == "produce":
-            pipeline.upstream.produce(h, step, action.args["partition"], action.args["data"])
-        elif action.name == "upstream_compact":
+        if action.name == IngestionAction.PRODUCE:
+            pipeline.upstream.produce(h, step, action.args[IngestionArg.PARTITION], action.args[Arg.DATA])
+        elif action.name == IngestionAction.UPSTREAM_COMPACT:
             pipeline.upstream.compact(h)
-        elif action.name in ("ingest", "checkpoint", "restart"):
+        elif action.name in PIPELINE_ACTIONS:
             return step, action
         else:
             raise ValueError(f"ingestion history: unknown action {action.name!r} at step {step}")
     return None
 
 
-def _round(pipeline: Ingestion, actions: dict, observed: list) -> None:
+def _round(pipeline: Ingestion, actions: dict[int, tuple[int, ActionLike]], observed: list) -> None:
     by_kind: dict = {}
     for h, (step, action) in actions.items():
         by_kind.setdefault(action.name, {})[h] = (step, action.args)
-    ingests, checkpoints, restarts = (by_kind.get(k, {}) for k in ("ingest", "checkpoint", "restart"))
-    ck_faults = {h: a["fault"] for h, (_, a) in checkpoints.items() if a.get("fault")}
+    ingests, checkpoints, restarts = (by_kind.get(k, {}) for k in PIPELINE_ACTIONS)
+    fault = IngestionArg.FAULT
+    ck_faults = {h: a[fault] for h, (_, a) in checkpoints.items() if a.get(fault)}
     committing = [h for h in checkpoints if pipeline.running[h]]
-    first = {h for h in committing if checkpoints[h][1].get("compact_first")}
-    compacting = [h for h in committing if h in first or ck_faults.get(h) != "after_commit"]
+    first = {h for h in committing if checkpoints[h][1].get(IngestionArg.COMPACT_FIRST)}
+    compacting = [h for h in committing if h in first or ck_faults.get(h) != Fault.AFTER_COMMIT]
     facts = pipeline.facts([*committing, *restarts], compacting) if committing or restarts else {}
     if ingests:
         pipeline.ingest(
-            {h: a["tick"] for h, (_, a) in ingests.items()},
-            {h: a["fault"] for h, (_, a) in ingests.items() if a.get("fault")},
+            {h: a[IngestionArg.TICK] for h, (_, a) in ingests.items()},
+            {h: a[fault] for h, (_, a) in ingests.items() if a.get(fault)},
             {h: step for h, (step, _) in ingests.items()},
         )
     done = pipeline.checkpoint(list(checkpoints), ck_faults, facts, first)
@@ -605,15 +676,15 @@ def _round(pipeline: Ingestion, actions: dict, observed: list) -> None:
     _record_commits(observed, resumed, {h: restarts[h][0] for h in resumed}, restart=True)
 
 
-def _record_commits(observed: list, facts: dict, steps: dict, restart: bool) -> None:
+def _record_commits(observed: list, facts: dict[int, Facts], steps: dict, restart: bool) -> None:
     for h, fact in facts.items():
         obs, step = observed[h], steps[h]
-        obs[(step, "committed")] = frozenset(fact["committed"])
-        obs[(step, "durable_ids")] = frozenset(fact["ids"])
-        obs[(step, "remap_latest")] = frozenset(fact["latest"])
+        obs[(step, ResumptionLabel.COMMITTED)] = frozenset(fact.committed or ())
+        obs[(step, ResumptionLabel.DURABLE_IDS)] = frozenset(fact.ids)
+        obs[(step, ResumptionLabel.REMAP_LATEST)] = frozenset(fact.latest)
         if restart:
-            obs[(step, "resumed")] = frozenset(fact["inverted"])
-            obs[(step, "upstream_start")] = fact["upstream_start"]
-        if "remap_after" in fact:
-            obs[(step, "remap_before")] = fact["remap_before"]
-            obs[(step, "remap_after")] = fact["remap_after"]
+            obs[(step, ResumptionLabel.RESUMED)] = frozenset(fact.inverted)
+            obs[(step, ResumptionLabel.UPSTREAM_START)] = fact.upstream_start
+        if fact.remap_after is not None:
+            obs[(step, ResumptionLabel.REMAP_BEFORE)] = fact.remap_before
+            obs[(step, ResumptionLabel.REMAP_AFTER)] = fact.remap_after

@@ -49,17 +49,26 @@ from pyspark.sql import types as T
 
 from frontier_harness.model.errors import UnknownFault
 from frontier_harness.model.partitioned_time import PARTITION_MAX  # value types
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.ingestion import (
+    CHECKPOINT_FAULTS,
+    INGEST_FAULTS,
+    Fault,
+    IngestionAction,
+    IngestionArg,
+    ResumptionLabel,
+)
 from frontier_harness.spark_impl import frontiers
 from frontier_harness.spark_impl import remap_intervals as intervals
-from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.spark_impl.arrow import HistoryTables, columns_of, to_frame
 from frontier_harness.spark_impl.reclock import literal, nullable
 from frontier_harness.spark_impl.remap_intervals import let
 from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
 
-INGEST_FAULTS = ("mid_remap_write", "after_remap_append", "mid_data_write", "after_data_append")
-CHECKPOINT_FAULTS = ("after_commit", "after_compaction")
-FAULTS = {"ingest": INGEST_FAULTS, "checkpoint": CHECKPOINT_FAULTS}
-KINDS = ("produce", "upstream_compact", "ingest", "checkpoint", "restart")
+FAULTS = {IngestionAction.INGEST: INGEST_FAULTS, IngestionAction.CHECKPOINT: CHECKPOINT_FAULTS}
+KINDS = tuple(IngestionAction)
+# The labels of `R(t)` around a compaction, and the field of a commit's `around` rows each reads.
+AROUND = {ResumptionLabel.REMAP_BEFORE: "before", ResumptionLabel.REMAP_AFTER: "after"}
 LONG = T.LongType()
 
 
@@ -190,8 +199,11 @@ def ingest(shapes: Shapes, state: Column, action: Column) -> Column:
     stopped = F.lit(False)
     return (
         F.when(~state["running"], state)
-        .when(fault == "mid_remap_write", state.withField("running", stopped))
-        .when(fault.isin("after_remap_append", "mid_data_write"), with_remap.withField("running", stopped))
+        .when(fault == Fault.MID_REMAP_WRITE.value, state.withField("running", stopped))
+        .when(
+            fault.isin(Fault.AFTER_REMAP_APPEND.value, Fault.MID_DATA_WRITE.value),
+            with_remap.withField("running", stopped),
+        )
         .otherwise(let(with_remap, lambda s: _append_data(shapes, s, action["step"], fault)))
     )
 
@@ -213,7 +225,7 @@ def _append_data(shapes: Shapes, state: Column, step: Column, fault: Column) -> 
     return (
         state.withField("data", let(remap_read(state), append))
         .withField("data_upper", state["remap_upper"])
-        .withField("running", fault != "after_data_append")
+        .withField("running", fault != Fault.AFTER_DATA_APPEND.value)
     )
 
 
@@ -223,8 +235,8 @@ def checkpoint(shapes: Shapes, state: Column, action: Column) -> Column:
     step happens unless it comes after that one; the commit reads the remap as it is then."""
     fault = F.coalesce(action["fault"], F.lit(""))
     first = F.coalesce(action["compact_first"], F.lit(False))
-    compacts = first | (fault != "after_commit")
-    commits = ~first | (fault != "after_compaction")
+    compacts = first | (fault != Fault.AFTER_COMMIT.value)
+    commits = ~first | (fault != Fault.AFTER_COMPACTION.value)
     target = compaction_target(state["data_upper"], state["remap_upper"]) - 1
     since = F.when(compacts & (target > state["since"]), target).otherwise(state["since"])
     read_since = F.when(first, since).otherwise(state["since"])
@@ -285,10 +297,10 @@ def apply(shapes: Shapes, state: Column, action: Column) -> Column:
     """The state after `action`."""
     kind = action["kind"]
     return (
-        F.when(kind == "produce", produce(shapes, state, action))
-        .when(kind == "upstream_compact", upstream_compact(shapes, state))
-        .when(kind == "ingest", ingest(shapes, state, action))
-        .when(kind == "checkpoint", checkpoint(shapes, state, action))
+        F.when(kind == IngestionAction.PRODUCE.value, produce(shapes, state, action))
+        .when(kind == IngestionAction.UPSTREAM_COMPACT.value, upstream_compact(shapes, state))
+        .when(kind == IngestionAction.INGEST.value, ingest(shapes, state, action))
+        .when(kind == IngestionAction.CHECKPOINT.value, checkpoint(shapes, state, action))
         .otherwise(restart(shapes, state, action))
     )
 
@@ -364,7 +376,7 @@ def commit(shapes: Shapes, final: Column, entry: Column) -> Column:
 # --- the batch -----------------------------------------------------------------------------------------
 
 
-def observe_resumption(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_resumption(domain: Any, histories: Sequence[HistoryLike]) -> list[dict]:
     """Observations of a batch of ingestion histories, as `frontier_harness.properties.checks.ingestion.resumption.observe` records them.
 
     One Spark job and one `toArrow()` for the whole batch, whatever its histories' lengths.
@@ -381,17 +393,9 @@ def observe_resumption(domain: Any, histories: Sequence[Any]) -> list[dict]:
     return decode(shapes.tc, histories, table)
 
 
-def action_table(histories: Sequence[Any]) -> pa.Table:
+def action_table(histories: Sequence[HistoryLike]) -> pa.Table:
     """One row per history: its actions, then the observation's implicit end (a restart and a final
     ingest one tick past the last), and `end`, the final ingest's step."""
-    rows = []
-    for hid, history in enumerate(histories):
-        actions = [_action(step, a) for step, a in enumerate(history.actions)]
-        end = len(actions)
-        ticks = [a["tick"] for a in actions if a["kind"] == "ingest"]
-        actions.append(_row(end, "restart"))
-        actions.append(_row(end + 1, "ingest", tick=1 + max(ticks, default=0)))
-        rows.append({"history_id": hid, "actions": actions, "end": end + 1})
     action = pa.struct(
         [
             ("step", pa.int64()),
@@ -403,56 +407,66 @@ def action_table(histories: Sequence[Any]) -> pa.Table:
             ("compact_first", pa.bool_()),
         ]
     )
-    schema = pa.schema([("history_id", pa.int64()), ("actions", pa.list_(action)), ("end", pa.int64())])
-    return pa.Table.from_pylist(rows, schema=schema)
+    ids = pa.int64()
+    tables = HistoryTables({"histories": {"history_id": ids, "actions": pa.list_(action), "end": ids}})
+    for hid, history in enumerate(histories):
+        actions = [_action(step, a) for step, a in enumerate(history.actions)]
+        end = len(actions)
+        ticks = [a["tick"] for a in actions if a["kind"] == IngestionAction.INGEST]
+        actions.append(_row(end, IngestionAction.RESTART))
+        actions.append(_row(end + 1, IngestionAction.INGEST, tick=1 + max(ticks, default=0)))
+        tables.append("histories", history_id=hid, actions=actions, end=end + 1)
+    return tables.tables()["histories"]
 
 
 def _row(step: int, kind: str, **args: Any) -> dict:
     return {"step": step, "kind": kind, **args}
 
 
-def _action(step: int, action: Any) -> dict:
+def _action(step: int, action: ActionLike) -> dict:
     args = action.args
     if action.name not in KINDS:
         raise ValueError(f"ingestion history: unknown action {action.name!r} at step {step}")
-    fault = args.get("fault")
-    if fault is not None and fault not in FAULTS.get(action.name, ()):
-        raise UnknownFault(fault, FAULTS.get(action.name, ()))
+    fault = args.get(IngestionArg.FAULT)
+    allowed = FAULTS.get(IngestionAction(action.name), ())
+    if fault is not None and fault not in allowed:
+        raise UnknownFault(fault, allowed)
     return _row(
         step,
         action.name,
-        partition=args.get("partition"),
-        data=args.get("data"),
-        tick=args.get("tick"),
-        compact_first=bool(args.get("compact_first", False)),
+        partition=args.get(IngestionArg.PARTITION),
+        data=args.get(Arg.DATA),
+        tick=args.get(IngestionArg.TICK),
+        compact_first=bool(args.get(IngestionArg.COMPACT_FIRST, False)),
         fault=fault,
     )
 
 
-def decode(tc: TimeColumns, histories: Sequence[Any], table: pa.Table) -> list[dict]:
+def decode(tc: TimeColumns, histories: Sequence[HistoryLike], table: pa.Table) -> list[dict]:
     """Each history's observation (`frontier_harness.properties.checks.ingestion.resumption`'s keys) from its row."""
     time = _time_decoder(tc)
     observations: list[dict] = [{} for _ in histories]
-    for h, end, seen in zip(*(table.column(c).to_pylist() for c in ("history_id", "end", "observed"))):
+    cols = columns_of(table)
+    for h, end, seen in zip(cols["history_id"], cols["end"], cols["observed"]):
         obs = observations[h]
         for c in seen["commits"]:
             step, committed = c["step"], frozenset(map(time, c["committed"]))
-            obs[(step, "committed")] = committed
-            obs[(step, "durable_ids")] = frozenset((i["data"], i["n"]) for i in c["ids"])
-            obs[(step, "remap_latest")] = frozenset(map(time, c["latest"]))
+            obs[(step, ResumptionLabel.COMMITTED)] = committed
+            obs[(step, ResumptionLabel.DURABLE_IDS)] = frozenset((i["data"], i["n"]) for i in c["ids"])
+            obs[(step, ResumptionLabel.REMAP_LATEST)] = frozenset(map(time, c["latest"]))
             if c["restart"]:
-                obs[(step, "resumed")] = committed
-                obs[(step, "upstream_start")] = frozenset(enumerate(c["start"]))
+                obs[(step, ResumptionLabel.RESUMED)] = committed
+                obs[(step, ResumptionLabel.UPSTREAM_START)] = frozenset(enumerate(c["start"]))
             if c["compacts"]:
-                for label in ("before", "after"):
-                    obs[(step, f"remap_{label}")] = frozenset(
-                        (a["t"], frozenset(map(time, a[label]))) for a in c["around"]
+                for label, field in AROUND.items():
+                    obs[(step, label)] = frozenset(
+                        (a["t"], frozenset(map(time, a[field]))) for a in c["around"]
                     )
-        obs[(end, "data")] = frozenset((d["data"], d["time"], 1) for d in seen["data"])
-        obs[(end, "remap")] = frozenset(
+        obs[(end, ResumptionLabel.DATA)] = frozenset((d["data"], d["time"], 1) for d in seen["data"])
+        obs[(end, ResumptionLabel.REMAP)] = frozenset(
             (time(b["from_time"]), b["into_time"], b["diff"]) for b in seen["remap"]
         )
-        obs[(end, "remap_since")] = frozenset((seen["since"],))
+        obs[(end, ResumptionLabel.REMAP_SINCE)] = frozenset((seen["since"],))
     return observations
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from frontier_harness.model.vocabulary.ingestion import CheckpointLog, SourceOffsets
+
 
 def _batches(directory: Path) -> list[Path]:
     if not directory.exists():
@@ -22,17 +24,17 @@ def _batches(directory: Path) -> list[Path]:
 def offset_log(checkpoint: Path) -> dict[int, list]:
     """Batch id -> the source's end offset frontier, as written."""
     return {
-        int(f.name): json.loads(f.read_text().splitlines()[2])["frontier"]
-        for f in _batches(checkpoint / "offsets")
+        int(f.name): json.loads(f.read_text().splitlines()[2])[SourceOffsets.FRONTIER]
+        for f in _batches(checkpoint / CheckpointLog.OFFSETS)
     }
 
 
 def commit_log(checkpoint: Path) -> list[int]:
     """The batch ids Spark committed."""
-    return [int(f.name) for f in _batches(checkpoint / "commits")]
+    return [int(f.name) for f in _batches(checkpoint / CheckpointLog.COMMITS)]
 
 
 def uncommit(checkpoint: Path, batch: int) -> None:
     """Deletes `commits/batch` (and its checksum): the state a crash between sink and commit leaves."""
     for name in (str(batch), f".{batch}.crc"):
-        (checkpoint / "commits" / name).unlink(missing_ok=True)
+        (checkpoint / CheckpointLog.COMMITS / name).unlink(missing_ok=True)

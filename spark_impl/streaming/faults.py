@@ -22,9 +22,10 @@ import signal
 import uuid
 from pathlib import Path
 
+from frontier_harness.model.vocabulary.ingestion import CrashPoint
 from frontier_harness.spark_impl.errors import InjectedCrash
 
-POINTS = ("before_offsets", "after_offsets", "after_sink")
+POINTS = tuple(CrashPoint)
 FAULT = "fault.json"
 KILLABLE = "FRONTIER_HARNESS_KILLABLE"
 

@@ -36,6 +36,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
+from frontier_harness.model.vocabulary.ingestion import CrashPoint
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.streaming.source import SCHEMA
 
@@ -105,7 +106,7 @@ def job_writer(job: Any, fault_dir: str) -> Callable[[DataFrame, int], None]:
 
     def write(batch: DataFrame, batch_id: int) -> None:
         job.write(batch, batch_id)
-        faults.fire(fault_dir, "after_sink")
+        faults.fire(fault_dir, CrashPoint.AFTER_SINK)
 
     return write
 

@@ -13,15 +13,12 @@ from typing import Any
 
 import attrs
 
+from frontier_harness.model.vocabulary.ingestion import Sink, Trigger
 from frontier_harness.spark_impl.streaming.job import job_writer, transformed
 from frontier_harness.spark_impl.streaming.sinks import BatchWriter
 
-TRIGGERS = ("processingTime", "availableNow")
-SINKS = (
-    "shard",
-    "files",
-    "job",
-)  # `job`: a user's job (`frontier_harness.spark_impl.streaming.job`), under `--job`
+TRIGGERS = tuple(Trigger)
+SINKS = tuple(Sink)  # `job`: a user's job (`frontier_harness.spark_impl.streaming.job`), under `--job`
 PROCESSING_TIME = "100 milliseconds"
 
 
@@ -30,8 +27,8 @@ class QuerySpec:
     """Where a trial's query reads and writes, and how it is triggered."""
 
     root: Path
-    trigger: str = "processingTime"
-    sink: str = "shard"
+    trigger: str = Trigger.PROCESSING_TIME
+    sink: str = Sink.SHARD
     job: str | None = None  # a user's job, MODULE:FACTORY: its sink replaces the history's
 
     @property
@@ -68,13 +65,13 @@ def start_query(
     out = stream.writeStream.option("checkpointLocation", str(spec.checkpoint))
     if job is not None:
         out = out.foreachBatch(job_writer(job, str(spec.log)))
-    elif spec.sink == "shard":
+    elif spec.sink == Sink.SHARD:
         out = out.foreachBatch(writer(str(spec.sink_dir), str(spec.log)))
     else:
         out = out.format("parquet").option("path", str(spec.sink_dir))
     out = (
         out.trigger(availableNow=True)
-        if spec.trigger == "availableNow"
+        if spec.trigger == Trigger.AVAILABLE_NOW
         else out.trigger(processingTime=PROCESSING_TIME)
     )
     query = out.start()
@@ -86,7 +83,7 @@ def start_query(
 def drain(query: Any, trigger: str) -> None:
     """Until everything the source offers is processed: an `availableNow` run ends by itself; a
     `processingTime` query runs on. Raises `StreamingQueryException` if the query failed."""
-    if trigger == "availableNow":
+    if trigger == Trigger.AVAILABLE_NOW:
         query.awaitTermination()
     else:
         query.processAllAvailable()

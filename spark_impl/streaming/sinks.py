@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from frontier_harness.model.vocabulary.ingestion import CrashPoint
 from frontier_harness.spark_impl.durable_shard import DurableShard
 from frontier_harness.spark_impl.streaming import faults
 
@@ -44,7 +45,7 @@ def shard_writer(path: str, fault_dir: str) -> BatchWriter:
         upper = shard.upper(0)[0]
         if batch_id >= upper:
             shard.append(batch.withColumn("batch_id", F.lit(batch_id)), {0: [upper]}, {0: [batch_id + 1]})
-        faults.fire(fault_dir, "after_sink")
+        faults.fire(fault_dir, CrashPoint.AFTER_SINK)
 
     return write
 

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from frontier_harness.model.vocabulary.ingestion import CrashPoint, SourceOffsets
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.streaming.upstream_log import MINIMUM, UpstreamLog, offset_of
 
@@ -63,25 +64,25 @@ class UpstreamStreamReader(DataSourceStreamReader):
         return UpstreamLog(self.path)
 
     def initialOffset(self) -> dict:
-        return {"frontier": MINIMUM}
+        return {SourceOffsets.FRONTIER: MINIMUM}
 
     def latestOffset(self, start: dict, limit) -> dict:
         upper = self.log.upper()
-        if upper != start["frontier"]:
-            faults.fire(self.path, "before_offsets")
-        return {"frontier": upper}
+        if upper != start[SourceOffsets.FRONTIER]:
+            faults.fire(self.path, CrashPoint.BEFORE_OFFSETS)
+        return {SourceOffsets.FRONTIER: upper}
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        found = ranges(start["frontier"], end["frontier"])
+        found = ranges(start[SourceOffsets.FRONTIER], end[SourceOffsets.FRONTIER])
         if found:
-            faults.fire(self.path, "after_offsets")
+            faults.fire(self.path, CrashPoint.AFTER_OFFSETS)
         return found
 
     def read(self, partition: LogRange) -> Iterator[tuple]:  # type: ignore[override]  # Spark passes back partitions()'s LogRanges
         yield from self.log.read(partition.partition, partition.lo, partition.hi)
 
     def commit(self, end: dict) -> None:
-        self.log.commit(end["frontier"])
+        self.log.commit(end[SourceOffsets.FRONTIER])
 
 
 class UpstreamSource(DataSource):

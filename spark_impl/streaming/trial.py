@@ -48,9 +48,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 from pyspark.errors import StreamingQueryException
 from pyspark.sql.datasource import DataSource
 
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.ingestion import (
+    CrashPoint,
+    ErrorKind,
+    IngestionArg,
+    Sink,
+    StreamingAction,
+    StreamingLabel,
+    Trigger,
+    UpstreamRow,
+)
 from frontier_harness.spark_impl.errors import InjectedCrash, SparkUnavailable
 from frontier_harness.spark_impl.session import spark
 from frontier_harness.spark_impl.streaming import checkpoint_files, faults, killable
@@ -75,11 +87,24 @@ def _frontier(frontier: Sequence) -> tuple:
     return tuple(tuple(element) for element in frontier)
 
 
+@attrs.define
+class StepOutcome:
+    """What a trial's step came to: the crash point armed (`fault`), Spark's commit log before the step,
+    the killable driver running it (`killed`, until `finish`), the point that fired (`crash`), and a
+    failure that was not an injected crash (`error`: `(ErrorKind, message)`)."""
+
+    fault: str | None = None
+    commits: list[int] = attrs.field(factory=list)
+    killed: killable.Launched | None = None
+    crash: str | None = None
+    error: tuple | None = None
+
+
 class Trial:
     """One history's query: its directories, the records not yet in the log, its running query."""
 
     def __init__(self, root: Path, source: type[DataSource], writer: WriterFactory, job: str | None = None):
-        self.spec = QuerySpec(root, sink="job" if job else "shard", job=job)
+        self.spec = QuerySpec(root, sink=Sink.JOB if job else Sink.SHARD, job=job)
         self.source, self.writer = source, writer
         self.log = UpstreamLog.create(self.spec.log)
         self.query: Any = None
@@ -87,22 +112,23 @@ class Trial:
         self.crashed = False
         self.again = False  # an availableNow restart after a crash runs once more (_restart)
         self.pending: list = []
-        self.outcome: dict = {}
+        self.outcome = StepOutcome()
 
-    def begin(self, action: Any) -> bool:
+    def begin(self, action: ActionLike) -> bool:
         """Applies `action`; starts the query it needs without waiting. True if the step is observed."""
         args = action.args
-        if action.name == "query":
-            sink = "job" if self.spec.job else args.get("sink", "shard")
-            self.spec = QuerySpec(self.spec.root, args.get("trigger", "processingTime"), sink, self.spec.job)
-        elif action.name == "produce":
-            self.pending.append((args["partition"], args["data"]))
-        elif action.name == "upstream_compact":
+        if action.name == StreamingAction.QUERY:
+            sink = Sink.JOB if self.spec.job else args.get(IngestionArg.SINK, Sink.SHARD)
+            trigger = args.get(IngestionArg.TRIGGER, Trigger.PROCESSING_TIME)
+            self.spec = QuerySpec(self.spec.root, trigger, sink, self.spec.job)
+        elif action.name == StreamingAction.PRODUCE:
+            self.pending.append((args[IngestionArg.PARTITION], args[Arg.DATA]))
+        elif action.name == StreamingAction.UPSTREAM_COMPACT:
             self.log.compact()
-        elif action.name == "trigger":
-            self._trigger(args.get("fault"), bool(args.get("kill")))
+        elif action.name == StreamingAction.TRIGGER:
+            self._trigger(args.get(IngestionArg.FAULT), bool(args.get(IngestionArg.KILL)))
             return True
-        elif action.name == "restart":
+        elif action.name == StreamingAction.RESTART:
             self._restart()
             return True
         else:
@@ -119,16 +145,16 @@ class Trial:
             self.pending = []
 
     def _trigger(self, fault: str | None, kill: bool) -> None:
-        self.outcome = {"fault": fault, "commits": checkpoint_files.commit_log(self.spec.checkpoint)}
-        if self.crashed or (not self.pending and self.spec.trigger == "availableNow"):
+        self.outcome = StepOutcome(fault, checkpoint_files.commit_log(self.spec.checkpoint))
+        if self.crashed or (not self.pending and self.spec.trigger == Trigger.AVAILABLE_NOW):
             self._flush()  # a down query runs nothing; an availableNow run would find nothing new
             return
-        ours = fault is not None and not (fault == "after_sink" and self.spec.sink == "files")
+        ours = fault is not None and not (fault == CrashPoint.AFTER_SINK and self.spec.sink == Sink.FILES)
         if kill and ours and self.pending:  # with nothing new the point is never reached: no process
             self._stop()
             self._flush()
             self.job = None  # the query runs in another process: a reader here starts afresh
-            self.outcome["killed"] = killable.launch(self.spec, self.source, self.writer, fault)
+            self.outcome.killed = killable.launch(self.spec, self.source, self.writer, fault)
             return
         if ours and fault is not None:  # ours only with a fault: said again for the checker
             faults.arm(self.spec.log, fault)
@@ -139,8 +165,8 @@ class Trial:
         """Starts the query from its checkpoint. An `availableNow` restart after a crash re-runs the
         batch whose offsets were logged and stops (observed with Spark 4: records that arrived while the
         query was down wait for the next run), so it runs once more, as a scheduled job would."""
-        self.again = self.crashed and self.spec.trigger == "availableNow"
-        self.outcome = {"fault": None, "commits": checkpoint_files.commit_log(self.spec.checkpoint)}
+        self.again = self.crashed and self.spec.trigger == Trigger.AVAILABLE_NOW
+        self.outcome = StepOutcome(None, checkpoint_files.commit_log(self.spec.checkpoint))
         self._stop()
         self._flush()
         self.crashed = False
@@ -169,10 +195,10 @@ class Trial:
 
     def finish(self) -> None:
         """Waits for the step's query; a failure marks the query down and is recorded, never raised."""
-        killed = self.outcome.pop("killed", None)
+        killed, self.outcome.killed = self.outcome.killed, None
         if killed is not None:
             self.crashed = killed.wait()
-            self.outcome["crash"] = self.outcome["fault"] if self.crashed else None
+            self.outcome.crash = self.outcome.fault if self.crashed else None
         elif self.query is not None and not self.crashed:
             self._await()
             if self.again and not self.crashed:
@@ -180,13 +206,13 @@ class Trial:
                 self._ensure_running()
                 self._await()
         faults.disarm(self.spec.log)
-        if self.outcome.get("fault") == "after_sink" and self.spec.sink == "files" and not self.crashed:
+        if self.outcome.fault == CrashPoint.AFTER_SINK and self.spec.sink == Sink.FILES and not self.crashed:
             self._uncommit_new_batch()
 
     def _await(self, retries: int = RETRIES) -> None:
         try:
             drain(self.query, self.spec.trigger)
-            if self.spec.trigger == "availableNow":
+            if self.spec.trigger == Trigger.AVAILABLE_NOW:
                 self.query = None  # the run has ended
         except StreamingQueryException as exc:  # the JVM is alive and the query failed
             if NO_CONNECT in str(exc) and retries:
@@ -197,18 +223,18 @@ class Trial:
             self.query, self.crashed = None, True
             text = str(exc)
             if InjectedCrash.MARKER in text:
-                self.outcome["crash"] = next(
+                self.outcome.crash = next(
                     p for p in faults.POINTS if f"{InjectedCrash.MARKER} at {p}" in text
                 )
             else:
-                self.outcome["error"] = _error(text, bool(self.spec.job))
+                self.outcome.error = _error(text, bool(self.spec.job))
 
     def _uncommit_new_batch(self) -> None:
-        new = set(checkpoint_files.commit_log(self.spec.checkpoint)) - set(self.outcome["commits"])
+        new = set(checkpoint_files.commit_log(self.spec.checkpoint)) - set(self.outcome.commits)
         if new:
             self._stop()
             checkpoint_files.uncommit(self.spec.checkpoint, max(new))
-            self.crashed, self.outcome["crash"] = True, "after_sink"
+            self.crashed, self.outcome.crash = True, CrashPoint.AFTER_SINK
 
     def observe(self, step: int) -> dict:
         """What is durable now (see the module docstring); a job's rows are read by the wave."""
@@ -216,29 +242,32 @@ class Trial:
             {}
             if self.spec.job
             else shard_contents(self.spec.sink_dir)
-            if self.spec.sink == "shard"
+            if self.spec.sink == Sink.SHARD
             else file_sink_contents(self.spec.sink_dir)
         )
         rows = Counter((d, b) for b, writes in contents.items() for w in writes for d in w)
-        upstream = {("committed", _frontier(self.log.committed()))} | {
-            ("start", p, s) for p, s in enumerate(self.log.starts())
+        upstream = {(UpstreamRow.COMMITTED, _frontier(self.log.committed()))} | {
+            (UpstreamRow.START, p, s) for p, s in enumerate(self.log.starts())
         }
+        sink = frozenset((d, b, n) for (d, b), n in rows.items())
         observed = {
-            (step, "offsets"): frozenset(
+            (step, StreamingLabel.OFFSETS): frozenset(
                 (b, _frontier(f)) for b, f in checkpoint_files.offset_log(self.spec.checkpoint).items()
             ),
-            (step, "commits"): frozenset(checkpoint_files.commit_log(self.spec.checkpoint)),
-            **({} if self.spec.job else {(step, "sink"): frozenset((d, b, n) for (d, b), n in rows.items())}),
-            (step, "sink_writes"): frozenset((b, len(writes)) for b, writes in contents.items()),
-            (step, "upstream"): frozenset(upstream),
-            (step, "source_commits"): frozenset((i, _frontier(f)) for i, f in enumerate(self.log.journal())),
+            (step, StreamingLabel.COMMITS): frozenset(checkpoint_files.commit_log(self.spec.checkpoint)),
+            **({} if self.spec.job else {(step, StreamingLabel.SINK): sink}),
+            (step, StreamingLabel.SINK_WRITES): frozenset((b, len(writes)) for b, writes in contents.items()),
+            (step, StreamingLabel.UPSTREAM): frozenset(upstream),
+            (step, StreamingLabel.SOURCE_COMMITS): frozenset(
+                (i, _frontier(f)) for i, f in enumerate(self.log.journal())
+            ),
         }
-        if self.outcome.get("crash"):
-            observed[(step, "crash")] = frozenset({(self.outcome["crash"],)})
+        if self.outcome.crash:
+            observed[(step, StreamingLabel.CRASH)] = frozenset({(self.outcome.crash,)})
         if self.crashed:
-            observed[(step, "down")] = frozenset({("down",)})
-        if self.outcome.get("error"):
-            observed[(step, "error")] = frozenset({self.outcome["error"]})
+            observed[(step, StreamingLabel.DOWN)] = frozenset({(StreamingLabel.DOWN,)})
+        if self.outcome.error:
+            observed[(step, StreamingLabel.ERROR)] = frozenset({self.outcome.error})
         return observed
 
     def close(self) -> None:
@@ -252,16 +281,16 @@ def _error(text: str, job: bool = False) -> tuple:
     """A failure's kind and first line: `CompactedRead` when the upstream refused a read; under a
     user's job anything else is the job's failure, with its Python traceback."""
     for line in text.splitlines():
-        if "CompactedRead" in line:
-            return ("CompactedRead", line.split("CompactedRead:", 1)[-1].strip())
+        if ErrorKind.COMPACTED_READ in line:
+            return (ErrorKind.COMPACTED_READ, line.split(f"{ErrorKind.COMPACTED_READ}:", 1)[-1].strip())
     if job:
-        return ("the job failed", traceback_of(text))
+        return (ErrorKind.JOB_FAILED, traceback_of(text))
     first = (text.strip().splitlines() or ["(no message)"])[0]
-    return ("StreamingQueryException", first[:300])
+    return (ErrorKind.QUERY_FAILED, first[:300])
 
 
 def run_trials(
-    histories: Sequence[Any],
+    histories: Sequence[HistoryLike],
     source: type[DataSource] = UpstreamSource,
     writer: WriterFactory = shard_writer,
     job: str | None = None,
@@ -309,7 +338,7 @@ def _expected_failures_unlogged() -> Iterator[None]:
             log4j.core.config.Configurator.setLevel(name, level)
 
 
-def _run_wave(histories: Sequence[Any], trials: list[Trial]) -> list[dict]:
+def _run_wave(histories: Sequence[HistoryLike], trials: list[Trial]) -> list[dict]:
     observed: list[dict] = [{} for _ in trials]
     try:
         for step in range(max(len(h.actions) for h in histories) + 1):
@@ -340,13 +369,14 @@ def _read_jobs(step: int, trials: list[tuple[int, Trial]], observed: list[dict])
         return
     for (i, _), rows in zip(trials, read_rows(spark(), [t.reader() for _, t in trials])):
         if isinstance(rows, str):
-            failed = frozenset({("the job's read failed", rows)})
-            observed[i][(step, "error")] = observed[i].get((step, "error"), frozenset()) | failed
+            failed = frozenset({(ErrorKind.JOB_READ_FAILED, rows)})
+            error = (step, StreamingLabel.ERROR)
+            observed[i][error] = observed[i].get(error, frozenset()) | failed
             rows = Counter()
-        observed[i][(step, "job_rows")] = frozenset(rows.items())
+        observed[i][(step, StreamingLabel.JOB_ROWS)] = frozenset(rows.items())
 
 
-def observe_streaming(domain: Any, histories: Sequence[Any], job: str | None = None) -> list[dict]:
+def observe_streaming(domain: Any, histories: Sequence[HistoryLike], job: str | None = None) -> list[dict]:
     """The implementation method the streaming suite calls: one trial per history (Partitioned offsets);
     under a user's `job`, its transform and writer run instead of our sink."""
     return run_trials(histories, job=job)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
 from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
 from frontier_harness.properties.checks.ingestion.strategies.checkpoints import DAMAGES, draw_checkpoint_log
 from frontier_harness.properties.engine.history import History
@@ -28,7 +29,7 @@ def judge(history: History) -> Outcome:
     A log opening with `expect {law, damage}` instead must break that law.
     """
     broken = check_log(history)
-    expected = [(step, a.args) for step, a in enumerate(history.actions) if a.name == "expect"]
+    expected = [(step, a.args) for step, a in enumerate(history.actions) if a.name == LogAction.EXPECT]
     if expected:
         return _caught(expected[0][0], expected[0][1], broken)
     if not broken:
@@ -46,14 +47,14 @@ def judge(history: History) -> Outcome:
 
 def _caught(step: int, expect: dict, broken: list) -> Outcome:
     """A damaged log: `expect["law"]` must be among the broken laws."""
-    if any(b.law == expect["law"] for b in broken):
+    if any(b.law == expect[LogArg.LAW] for b in broken):
         return Outcome(ok=True)
     found = sorted({b.law for b in broken})
     return Outcome(
         ok=False,
         message=f"{expect['damage']} must break {expect['law']}, but the laws found "
         + (", ".join(found) if found else "nothing"),
-        expected={(step, "laws"): frozenset({expect["law"]})},
+        expected={(step, "laws"): frozenset({expect[LogArg.LAW]})},
         actual={(step, "laws"): frozenset(found)},
         step=step,
     )
@@ -68,23 +69,23 @@ def events(history: History) -> list[str]:
     """Hard cases of a log: the last batch uncommitted, a batch without new data, purged starts,
     a sink, a compaction (and one dropping files by retention), a file listed twice, each damage."""
     names = [a.name for a in history.actions]
-    batches = [a.args for a in history.actions if a.name == "offsets" and "source" in a.args]
-    sinks = [a.args for a in history.actions if a.name == "sink"]
-    expect = [a.args for a in history.actions if a.name == "expect"]
+    batches = [a.args for a in history.actions if a.name == LogAction.OFFSETS and LogArg.SOURCE in a.args]
+    sinks = [a.args for a in history.actions if a.name == LogAction.SINK]
+    expect = [a.args for a in history.actions if a.name == LogAction.EXPECT]
     found = [f"damage: {e['damage']}" for e in expect]
-    if batches and names[-1] != "commit":
+    if batches and names[-1] != LogAction.COMMIT:
         found.append("last batch uncommitted")
-    if any(a["offsets"] == b["offsets"] for a, b in zip(batches, batches[1:])):
+    if any(a[LogArg.OFFSETS] == b[LogArg.OFFSETS] for a, b in zip(batches, batches[1:])):
         found.append("batch without new data")
-    if batches and batches[0]["batch"] > 0:
+    if batches and batches[0][LogArg.BATCH] > 0:
         found.append("log starts after a purge")
-    if "file_sink" in names:
+    if LogAction.FILE_SINK in names:
         found.append("file sink")
-    if any(s.get("compact") for s in sinks):
+    if any(s.get(LogArg.COMPACT) for s in sinks):
         found.append("compaction")
-    if sinks and sinks[0]["batch"] > 0:
+    if sinks and sinks[0][LogArg.BATCH] > 0:
         found.append("purged prefix")
-    if any(e["law"] == "file once" for e in expect):
+    if any(e[LogArg.LAW] == "file once" for e in expect):
         found.append("file listed twice")
     if _retention_drop(sinks):
         found.append("compaction drops files by retention")
@@ -95,8 +96,8 @@ def _retention_drop(sinks: list[dict]) -> bool:
     """A compaction that lists fewer files than the entries before it (from the log's start)."""
     listed: set = set()
     for entry in sinks:
-        files = set(entry.get("files", []) or [])
-        if entry.get("compact") and not listed <= files:
+        files = set(entry.get(LogArg.FILES, []) or [])
+        if entry.get(LogArg.COMPACT) and not listed <= files:
             return True
         listed |= files
     return False

@@ -38,6 +38,8 @@ from frontier_harness.model.antichain import Antichain
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.ingestion import Pipeline, checkpoint, ingest, restart
 from frontier_harness.model.upstream import Upstream, needed_offset
+from frontier_harness.model.vocabulary import ActionLike, Arg
+from frontier_harness.model.vocabulary.ingestion import Fault, IngestionAction, IngestionArg, ResumptionLabel
 from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
@@ -55,7 +57,9 @@ DOMAINS = ("total", "partitioned")
 
 def final_tick(history: History) -> int:
     """One tick past the last tick of the history: the implicit final ingest drains the upstream."""
-    return 1 + max((a.args["tick"] for a in history.actions if a.name == "ingest"), default=0)
+    return 1 + max(
+        (a.args[IngestionArg.TICK] for a in history.actions if a.name == IngestionAction.INGEST), default=0
+    )
 
 
 def observe(history: History) -> Observation:
@@ -67,66 +71,76 @@ def observe(history: History) -> Observation:
     end = len(history.actions)
     pipeline = ingest(_restart(pipeline, end, observed), final_tick(history))
     durable = pipeline.durable
-    observed[(end + 1, "data")] = frozenset((u.data, u.time, u.diff) for u in durable.data.updates)
-    observed[(end + 1, "remap")] = frozenset(
+    observed[(end + 1, ResumptionLabel.DATA)] = frozenset(
+        (u.data, u.time, u.diff) for u in durable.data.updates
+    )
+    observed[(end + 1, ResumptionLabel.REMAP)] = frozenset(
         (b.from_time, b.into_time, b.diff) for b in durable.remap.bindings
     )
-    observed[(end + 1, "remap_since")] = frozenset(durable.remap.since)
+    observed[(end + 1, ResumptionLabel.REMAP_SINCE)] = frozenset(durable.remap.since)
     return observed
 
 
-def _apply(pipeline: Pipeline, step: int, action: Any, observed: dict) -> Pipeline:
+def _apply(pipeline: Pipeline, step: int, action: ActionLike, observed: dict) -> Pipeline:
     args = action.args
-    if action.name == "produce":
-        return attrs.evolve(pipeline, upstream=pipeline.upstream.produce(args["partition"], args["data"]))
-    if action.name == "upstream_compact":
+    if action.name == IngestionAction.PRODUCE:
+        return attrs.evolve(
+            pipeline, upstream=pipeline.upstream.produce(args[IngestionArg.PARTITION], args[Arg.DATA])
+        )
+    if action.name == IngestionAction.UPSTREAM_COMPACT:
         return attrs.evolve(pipeline, upstream=pipeline.upstream.compact())
-    if action.name == "ingest":
-        return ingest(pipeline, args["tick"], args.get("fault"))
-    if action.name == "checkpoint":
-        after = checkpoint(pipeline, args.get("fault"), args.get("compact_first", False))
+    if action.name == IngestionAction.INGEST:
+        return ingest(pipeline, args[IngestionArg.TICK], args.get(IngestionArg.FAULT))
+    if action.name == IngestionAction.CHECKPOINT:
+        after = checkpoint(
+            pipeline, args.get(IngestionArg.FAULT), args.get(IngestionArg.COMPACT_FIRST, False)
+        )
         if pipeline.running:
             _commit(pipeline, after, step, observed)
             _compaction(pipeline.durable.remap, after.durable.remap, step, observed)
         return after
-    if action.name == "restart":
+    if action.name == IngestionAction.RESTART:
         return _restart(pipeline, step, observed)
     raise BadHistory(f"ingestion history: unknown action {action.name!r} at step {step}")
 
 
 def _restart(pipeline: Pipeline, step: int, observed: dict) -> Pipeline:
     after = restart(pipeline)
-    observed[(step, "upstream_start")] = frozenset(enumerate(pipeline.upstream.start))
-    observed[(step, "resumed")] = frozenset(after.upstream.committed or ())
+    observed[(step, ResumptionLabel.UPSTREAM_START)] = frozenset(enumerate(pipeline.upstream.start))
+    observed[(step, ResumptionLabel.RESUMED)] = frozenset(after.upstream.committed or ())
     _commit(pipeline, after, step, observed)
     return after
 
 
 def _commit(before: Pipeline, after: Pipeline, step: int, observed: dict) -> None:
     durable = before.durable
-    observed[(step, "committed")] = frozenset(after.upstream.committed or ())
+    observed[(step, ResumptionLabel.COMMITTED)] = frozenset(after.upstream.committed or ())
     ids = Counter[str]()
     for u in durable.data.updates:
         ids[u.data] += u.diff
-    observed[(step, "durable_ids")] = frozenset(ids.items())
-    observed[(step, "remap_latest")] = frozenset(durable.remap.latest())
+    observed[(step, ResumptionLabel.DURABLE_IDS)] = frozenset(ids.items())
+    observed[(step, ResumptionLabel.REMAP_LATEST)] = frozenset(durable.remap.latest())
 
 
 def _compaction(before, after, step: int, observed: dict) -> None:
     if after.since == before.since:
         return
     start, upper = next(iter(after.since)), next(iter(after.upper))
-    observed[(step, "remap_before")] = frozenset((t, frozenset(before.at(t))) for t in range(start, upper))
-    observed[(step, "remap_after")] = frozenset((t, frozenset(after.at(t))) for t in range(start, upper))
+    observed[(step, ResumptionLabel.REMAP_BEFORE)] = frozenset(
+        (t, frozenset(before.at(t))) for t in range(start, upper)
+    )
+    observed[(step, ResumptionLabel.REMAP_AFTER)] = frozenset(
+        (t, frozenset(after.at(t))) for t in range(start, upper)
+    )
 
 
 def uninterrupted(history: History) -> History:
     """The same history without faults and restarts: the run every crashy run must end equal to."""
     kept = []
     for a in history.actions:
-        if a.name == "restart":
+        if a.name == IngestionAction.RESTART:
             continue
-        kept.append(attrs.evolve(a, args={k: v for k, v in a.args.items() if k != "fault"}))
+        kept.append(attrs.evolve(a, args={k: v for k, v in a.args.items() if k != IngestionArg.FAULT}))
     return History(history.domain, tuple(kept))
 
 
@@ -158,13 +172,13 @@ def laws(history: History, obs: Observation, calm: Observation) -> Outcome:
 
 def _counts(obs: Observation, history: History) -> dict:
     counts = Counter[str]()
-    for data, _time, diff in obs[(len(history.actions) + 1, "data")]:
+    for data, _time, diff in obs[(len(history.actions) + 1, ResumptionLabel.DATA)]:
         counts[data] += diff
     return {d: n for d, n in counts.items() if n}
 
 
 def _nothing_lost(history: History, obs: Observation, calm: Observation):
-    produced = {a.args["data"]: 1 for a in history.actions if a.name == "produce"}
+    produced = {a.args[Arg.DATA]: 1 for a in history.actions if a.name == IngestionAction.PRODUCE}
     got, expected = _counts(obs, history), _counts(calm, uninterrupted(history))
     end = len(history.actions) + 1
     if got != expected or got != produced:
@@ -180,21 +194,21 @@ def _nothing_lost(history: History, obs: Observation, calm: Observation):
 def _record_times(history: History) -> dict:
     log = Upstream.empty(history.time_domain)
     for a in history.actions:
-        if a.name == "produce":
-            log = log.produce(a.args["partition"], a.args["data"])
+        if a.name == IngestionAction.PRODUCE:
+            log = log.produce(a.args[IngestionArg.PARTITION], a.args[Arg.DATA])
     return {u.data: u.time for u in log.records()}
 
 
 def _commits(history: History, obs: Observation, calm: Observation):
     domain, times, previous = history.time_domain, _record_times(history), None
-    for step in sorted(s for s, label in obs if label == "committed"):
-        committed = Antichain.of(domain, obs[(step, "committed")])
+    for step in sorted(s for s, label in obs if label == ResumptionLabel.COMMITTED):
+        committed = Antichain.of(domain, obs[(step, ResumptionLabel.COMMITTED)])
         if previous is not None and not previous.le(committed):
             return step, f"committed offset frontier regressed from {previous!r} to {committed!r}"
-        latest = Antichain.of(domain, obs[(step, "remap_latest")])
+        latest = Antichain.of(domain, obs[(step, ResumptionLabel.REMAP_LATEST)])
         if not committed.le(latest):
             return step, f"committed {committed!r} passes the durable remap's latest source upper {latest!r}"
-        durable = {d for d, n in obs[(step, "durable_ids")] if n > 0}
+        durable = {d for d, n in obs[(step, ResumptionLabel.DURABLE_IDS)] if n > 0}
         missing = sorted(d for d, t in times.items() if not committed.less_equal(t) and d not in durable)
         if missing:
             return step, f"committed {committed!r} covers records not in the data shard: {missing}"
@@ -204,9 +218,9 @@ def _commits(history: History, obs: Observation, calm: Observation):
 
 def _restarts(history: History, obs: Observation, calm: Observation):
     domain = history.time_domain
-    for step in sorted(s for s, label in obs if label == "resumed"):
-        resumed = Antichain.of(domain, obs[(step, "resumed")])
-        for partition, first in sorted(obs[(step, "upstream_start")]):
+    for step in sorted(s for s, label in obs if label == ResumptionLabel.RESUMED):
+        resumed = Antichain.of(domain, obs[(step, ResumptionLabel.RESUMED)])
+        for partition, first in sorted(obs[(step, ResumptionLabel.UPSTREAM_START)]):
             needed = needed_offset(domain, resumed, partition)
             if needed is not None and needed < first:
                 return (
@@ -218,8 +232,11 @@ def _restarts(history: History, obs: Observation, calm: Observation):
 
 
 def _compactions(history: History, obs: Observation, calm: Observation):
-    for step in sorted(s for s, label in obs if label == "remap_after"):
-        before, after = dict(obs[(step, "remap_before")]), dict(obs[(step, "remap_after")])
+    for step in sorted(s for s, label in obs if label == ResumptionLabel.REMAP_AFTER):
+        before, after = (
+            dict(obs[(step, ResumptionLabel.REMAP_BEFORE)]),
+            dict(obs[(step, ResumptionLabel.REMAP_AFTER)]),
+        )
         changed = sorted(t for t in before if before[t] != after.get(t))
         if changed:
             t = changed[0]
@@ -231,26 +248,29 @@ def events(history: History) -> list[str]:
     """Hard cases this history reaches."""
     names, found = [a.name for a in history.actions], set()
     for i, a in enumerate(history.actions):
-        fault = a.args.get("fault")
+        fault = a.args.get(IngestionArg.FAULT)
         if fault:
             found.add(f"crash {fault}")
-            if "restart" in names[i + 1 :]:
+            if IngestionAction.RESTART in names[i + 1 :]:
                 found.add("restart after a crash")
-        if a.name == "restart" and "upstream_compact" in names[:i]:
+        if a.name == IngestionAction.RESTART and IngestionAction.UPSTREAM_COMPACT in names[:i]:
             found.add("restart after upstream compaction")
-        if a.name == "checkpoint" and i > 0 and names[i - 1] == "restart":
+        if a.name == IngestionAction.CHECKPOINT and i > 0 and names[i - 1] == IngestionAction.RESTART:
             found.add("checkpoint right after a restart")
     for a in _compacting_checkpoints(history):
-        if a.args.get("compact_first"):
+        if a.args.get(IngestionArg.COMPACT_FIRST):
             found.add("remap compacted before the upstream commit")
-            if a.args.get("fault") == "after_compaction":
+            if a.args.get(IngestionArg.FAULT) == Fault.AFTER_COMPACTION:
                 found.add("crash between the remap compaction and the upstream commit")
         else:
             found.add("upstream commit before the remap compaction")
     found |= _boundary_events(history)
     if history.domain == "partitioned":
-        first_ingest = names.index("ingest") if "ingest" in names else len(names)
-        if any(a.name == "produce" and a.args["partition"] > 0 for a in history.actions[first_ingest:]):
+        first_ingest = names.index(IngestionAction.INGEST) if IngestionAction.INGEST in names else len(names)
+        if any(
+            a.name == IngestionAction.PRODUCE and a.args[IngestionArg.PARTITION] > 0
+            for a in history.actions[first_ingest:]
+        ):
             found.add("partition discovered after ingestion began")
     return sorted(found)
 
@@ -268,16 +288,22 @@ def _boundary_events(history: History) -> set[str]:
     """Exact resumption points, sessions, restarts with nothing to recover, commits that change nothing."""
     found, down, crashes, last_tick = set(), False, 0, 0
     for a in history.actions:
-        if a.name == "restart":
+        if a.name == IngestionAction.RESTART:
             found |= {CLEAN_RESTART} if not down else set()
             down = False
-        elif a.name in ("ingest", "checkpoint") and not down:
-            found |= {STALE_TICK} if a.name == "ingest" and a.args["tick"] <= last_tick else set()
-            last_tick = max(last_tick, a.args.get("tick", 0))
-            if a.args.get("fault"):
+        elif a.name in (IngestionAction.INGEST, IngestionAction.CHECKPOINT) and not down:
+            found |= (
+                {STALE_TICK}
+                if a.name == IngestionAction.INGEST and a.args[IngestionArg.TICK] <= last_tick
+                else set()
+            )
+            last_tick = max(last_tick, a.args.get(IngestionArg.TICK, 0))
+            if a.args.get(IngestionArg.FAULT):
                 crashes, down = crashes + 1, True
                 found |= {SECOND_CRASH} if crashes > 1 else set()
-                if a.args["fault"] == "after_commit" and a.args.get("compact_first"):
+                if a.args[IngestionArg.FAULT] == Fault.AFTER_COMMIT and a.args.get(
+                    IngestionArg.COMPACT_FIRST
+                ):
                     found.add(AFTER_BOTH)
     try:
         observed = observe(history)
@@ -289,11 +315,11 @@ def _boundary_events(history: History) -> set[str]:
 def _observed_events(observed: Observation) -> set[str]:
     found, committed = set(), None
     for step, label in sorted(observed):
-        if label == "resumed":
-            starts = {p: first for p, first in observed[(step, "upstream_start")] if first > 0}
+        if label == ResumptionLabel.RESUMED:
+            starts = {p: first for p, first in observed[(step, ResumptionLabel.UPSTREAM_START)] if first > 0}
             if any(starts.get(_partition(t)) == _offset(t) for t in observed[(step, label)]):
                 found.add(RESUME_AT_START)
-        elif label == "committed":
+        elif label == ResumptionLabel.COMMITTED:
             now = observed[(step, label)]
             found |= {SAME_COMMIT} if now and now == committed else set()
             committed = now
@@ -314,34 +340,24 @@ def _compacting_checkpoints(history: History) -> list:
     and a checkpoint compacts to one tick before the earlier of the two."""
     running, remap_upper, data_upper, since, found = True, 1, 0, 0, []
     for a in history.actions:
-        fault = a.args.get("fault")
-        if a.name == "restart":
+        fault = a.args.get(IngestionArg.FAULT)
+        if a.name == IngestionAction.RESTART:
             running = True
-        elif a.name in ("ingest", "checkpoint") and running:
-            if a.name == "ingest" and fault != "mid_remap_write":
-                remap_upper = max(remap_upper, a.args["tick"] + 1)
-                if fault not in ("after_remap_append", "mid_data_write"):
+        elif a.name in (IngestionAction.INGEST, IngestionAction.CHECKPOINT) and running:
+            if a.name == IngestionAction.INGEST and fault != Fault.MID_REMAP_WRITE:
+                remap_upper = max(remap_upper, a.args[IngestionArg.TICK] + 1)
+                if fault not in (Fault.AFTER_REMAP_APPEND, Fault.MID_DATA_WRITE):
                     data_upper = remap_upper
-            elif a.name == "checkpoint":
+            elif a.name == IngestionAction.CHECKPOINT:
                 target = min(data_upper, remap_upper) - 1
-                if target > since and (fault != "after_commit" or a.args.get("compact_first")):
+                if target > since and (fault != Fault.AFTER_COMMIT or a.args.get(IngestionArg.COMPACT_FIRST)):
                     since = target
                     found.append(a)
             running = fault is None
     return found
 
 
-FAULT_EVENTS = tuple(
-    f"crash {f}"
-    for f in (
-        "mid_remap_write",
-        "after_remap_append",
-        "mid_data_write",
-        "after_data_append",
-        "after_commit",
-        "after_compaction",
-    )
-)
+FAULT_EVENTS = tuple(f"crash {f}" for f in Fault)
 
 SUITE = Suite(
     name="resumption",

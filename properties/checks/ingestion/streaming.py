@@ -37,6 +37,19 @@ from frontier_harness.model.domains import Partitioned, PartitionedTime
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.reclock import reclock
 from frontier_harness.model.remap import Remap
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.ingestion import (
+    CrashPoint,
+    ErrorKind,
+    IngestionArg,
+    LogAction,
+    LogArg,
+    Sink,
+    StreamingAction,
+    StreamingLabel,
+    Trigger,
+    UpstreamRow,
+)
 from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
 from frontier_harness.properties.checks.ingestion.strategies.streaming import (
     CRASH_POINTS,
@@ -61,7 +74,7 @@ def observations(impl: Any, histories: Sequence[History]) -> list[Observation]:
 
 
 def _steps(obs: Observation) -> list[int]:
-    return sorted(step for step, label in obs if label == "offsets")
+    return sorted(step for step, label in obs if label == StreamingLabel.OFFSETS)
 
 
 def _frontier(elements: Any) -> Antichain:
@@ -74,8 +87,8 @@ def _records(history: History, before: int, whole: bool = False) -> list[Update]
     offsets: Counter[int] = Counter()  # partition -> next offset
     found = []
     for action in history.actions[:before]:
-        if action.name == "produce":
-            p, data = action.args["partition"], action.args["data"]
+        if action.name == StreamingAction.PRODUCE:
+            p, data = action.args[IngestionArg.PARTITION], action.args[Arg.DATA]
             record = (data, p, offsets[p]) if whole else data
             found.append(Update(record, PartitionedTime.point(p, offsets[p]), 1))
             offsets[p] += 1
@@ -104,22 +117,28 @@ def committed_batches(
     `uncommitted`, every batch logged): the model's reclocked collection through the remap the offset
     log is (batch `N` at IntoTime `N + 1`). A failing outcome when the query failed, the offset log is
     no remap, or (at the final step) a record was never processed."""
-    if (step, "error") in obs:
-        return _fail(step, f"the query failed: {_show(obs[(step, 'error')])}", obs, "error")
+    if (step, StreamingLabel.ERROR) in obs:
+        error = obs[(step, StreamingLabel.ERROR)]
+        return _fail(step, f"the query failed: {_show(error)}", obs, StreamingLabel.ERROR)
     try:
-        remap = Remap.minted(DOMAIN, [(_frontier(f), b + 1) for b, f in sorted(obs[(step, "offsets")])])
+        remap = Remap.minted(
+            DOMAIN, [(_frontier(f), b + 1) for b, f in sorted(obs[(step, StreamingLabel.OFFSETS)])]
+        )
     except ModelError as exc:
         return _fail(
-            step, f"the offset log is not a remap, nothing to reclock through: {exc}", obs, "offsets"
+            step,
+            f"the offset log is not a remap, nothing to reclock through: {exc}",
+            obs,
+            StreamingLabel.OFFSETS,
         )
     reclocked = reclock(remap, _records(history, step, whole=True))
-    committed = obs[(step, "commits")]
+    committed = obs[(step, StreamingLabel.COMMITS)]
     if step == len(history.actions):
         unbound = sorted(u.data[0] for u in reclocked.pending)
         never = sorted(f"{u.data[0]}@{u.time - 1}" for u in reclocked.updates if u.time - 1 not in committed)
         if unbound or never:
             message = f"records never processed: unbound {unbound}, in batches never committed {never}"
-            return _fail(step, message, obs, "commits")
+            return _fail(step, message, obs, StreamingLabel.COMMITS)
     batches: dict[int, list] = {}
     for u in reclocked.updates:
         if uncommitted or u.time - 1 in committed:
@@ -129,7 +148,11 @@ def committed_batches(
 
 def up_steps(obs: Observation) -> list[int]:
     """The observed steps, but those after which the query was down (the oracle skips them)."""
-    return [step for step in _steps(obs) if (step, "down") not in obs or (step, "error") in obs]
+    return [
+        step
+        for step in _steps(obs)
+        if (step, StreamingLabel.DOWN) not in obs or (step, StreamingLabel.ERROR) in obs
+    ]
 
 
 def exactly_once(history: History, obs: Observation) -> Outcome:
@@ -139,8 +162,8 @@ def exactly_once(history: History, obs: Observation) -> Outcome:
         if isinstance(batches, Outcome):
             return batches
         expected = frozenset((r[0], b, 1) for b, records in batches.items() for r in records)
-        if obs[(step, "sink")] != expected:
-            return _mismatch(step, expected, obs[(step, "sink")])
+        if obs[(step, StreamingLabel.SINK)] != expected:
+            return _mismatch(step, expected, obs[(step, StreamingLabel.SINK)])
     return Outcome(ok=True)
 
 
@@ -156,8 +179,8 @@ def _mismatch(
     return Outcome(
         ok=False,
         message=message,
-        expected={(step, "sink"): expected},
-        actual={(step, "sink"): actual},
+        expected={(step, StreamingLabel.SINK): expected},
+        actual={(step, StreamingLabel.SINK): actual},
         step=step,
     )
 
@@ -166,69 +189,74 @@ def offset_log_is_remap(history: History, obs: Observation) -> Outcome:
     """The checkpoint's laws at every step, and each batch bound to one range for good."""
     bound: dict[int, tuple[Any, int]] = {}
     for step in _steps(obs):
-        for batch, frontier in sorted(obs[(step, "offsets")]):
+        for batch, frontier in sorted(obs[(step, StreamingLabel.OFFSETS)]):
             if bound.setdefault(batch, (frontier, step))[0] != frontier:
                 first, at = bound[batch]
                 message = (
                     f"batch {batch} was bound to {list(first)} at step {at} and to {list(frontier)} now: "
                     "a re-run batch must read the range it logged"
                 )
-                return _fail(step, message, obs, "offsets")
+                return _fail(step, message, obs, StreamingLabel.OFFSETS)
         broken = check_log(checkpoint_history(obs, step))
         if broken:
-            return _fail(step, f"{broken[0].law}: {broken[0].message}", obs, "offsets")
+            return _fail(step, f"{broken[0].law}: {broken[0].message}", obs, StreamingLabel.OFFSETS)
     return Outcome(ok=True)
 
 
 def checkpoint_history(obs: Observation, step: int) -> History:
     """The checkpoint a trial observed at `step`, as the history `frontier_harness.properties.checks.ingestion.checkpoint_log` reads from files."""
-    offsets = dict(obs[(step, "offsets")])
-    writes = dict(obs[(step, "sink_writes")])
-    job = any(label == "job_rows" for _, label in obs)  # a user's sink: no sink log to check
-    actions = [] if job else [Action("file_sink", {})]
-    for batch in sorted(set(offsets) | set(writes) | set(obs[(step, "commits")])):
+    offsets = dict(obs[(step, StreamingLabel.OFFSETS)])
+    writes = dict(obs[(step, StreamingLabel.SINK_WRITES)])
+    job = any(label == StreamingLabel.JOB_ROWS for _, label in obs)  # a user's sink: no sink log to check
+    actions = [] if job else [Action(LogAction.FILE_SINK, {})]
+    for batch in sorted(set(offsets) | set(writes) | set(obs[(step, StreamingLabel.COMMITS)])):
         if batch in offsets:
             frontier = [list(e) for e in offsets[batch]]
-            actions.append(
-                Action("offsets", {"batch": batch, "source": "0", "domain": DOMAIN.name, "offsets": frontier})
-            )
-        actions += [Action("sink", {"batch": batch, "files": 1})] * writes.get(batch, 0)
-        if batch in obs[(step, "commits")]:
-            actions.append(Action("commit", {"batch": batch}))
+            args: dict[str, Any] = {
+                LogArg.BATCH: batch,
+                LogArg.SOURCE: "0",
+                LogArg.DOMAIN: DOMAIN.name,
+                LogArg.OFFSETS: frontier,
+            }
+            actions.append(Action(LogAction.OFFSETS, args))
+        actions += [Action(LogAction.SINK, {LogArg.BATCH: batch, LogArg.FILES: 1})] * writes.get(batch, 0)
+        if batch in obs[(step, StreamingLabel.COMMITS)]:
+            actions.append(Action(LogAction.COMMIT, {LogArg.BATCH: batch}))
     return History(DOMAIN.name, tuple(actions))
 
 
 def bounded_input_reliance(history: History, obs: Observation) -> Outcome:
     """Nothing committed upstream beyond what Spark made durable; no step fails on a compacted read."""
     for step in _steps(obs):
-        error = obs.get((step, "error"), frozenset())
-        if any(kind == "CompactedRead" for kind, _ in error):
-            return _fail(
-                step, f"the query needs records the upstream compacted: {_show(error)}", obs, "error"
-            )
+        error = obs.get((step, StreamingLabel.ERROR), frozenset())
+        if any(kind == ErrorKind.COMPACTED_READ for kind, _ in error):
+            message = f"the query needs records the upstream compacted: {_show(error)}"
+            return _fail(step, message, obs, StreamingLabel.ERROR)
         durable = _durable(obs, step)
         held = [
             ("the upstream's committed offsets", row[1])
-            for row in obs[(step, "upstream")]
-            if row[0] == "committed"
+            for row in obs[(step, StreamingLabel.UPSTREAM)]
+            if row[0] == UpstreamRow.COMMITTED
         ]
-        calls = [(f"commit(end) call #{i}", f) for i, f in sorted(obs[(step, "source_commits")])]
+        calls = [(f"commit(end) call #{i}", f) for i, f in sorted(obs[(step, StreamingLabel.SOURCE_COMMITS)])]
         for what, frontier in held + calls:
             if not _frontier(frontier).le(durable):
                 message = f"{what} {list(frontier)} is beyond the durable frontier {durable!r} (last commit)"
-                return _fail(step, message, obs, "upstream")
+                return _fail(step, message, obs, StreamingLabel.UPSTREAM)
     return Outcome(ok=True)
 
 
 def _durable(obs: Observation, step: int) -> Antichain:
-    offsets = dict(obs[(step, "offsets")])
-    done = [b for b in obs[(step, "commits")] if b in offsets]
+    offsets = dict(obs[(step, StreamingLabel.OFFSETS)])
+    done = [b for b in obs[(step, StreamingLabel.COMMITS)] if b in offsets]
     return _frontier(offsets[max(done)]) if done else Antichain.of(DOMAIN, [DOMAIN.minimum])
 
 
 def _fail(step: int, message: str, obs: Observation, label: str) -> Outcome:
     shown = {
-        key: value for key, value in obs.items() if key[0] <= step and key[1] in (label, "crash", "error")
+        key: value
+        for key, value in obs.items()
+        if key[0] <= step and key[1] in (label, StreamingLabel.CRASH, StreamingLabel.ERROR)
     }
     return Outcome(ok=False, message=message, expected=None, actual=shown, step=step)
 
@@ -237,7 +265,7 @@ def _show(rows: frozenset[tuple[Any, ...]]) -> str:
     return "; ".join(" ".join(map(str, row)) for row in sorted(rows))
 
 
-RERUN = "re-run of a batch after after_sink"
+RERUN = f"re-run of a batch after {CrashPoint.AFTER_SINK}"
 
 
 def events(history: History) -> list[str]:
@@ -245,22 +273,24 @@ def events(history: History) -> list[str]:
     after the upstream compacted while the query was down, the batch a crash after the sink left
     uncommitted run again (a restart, or the final step's), and which trigger and sink it runs.
     Under a user's job every crash point is in its query, `after_sink` after its `write` returned."""
-    query = history.actions[0].args if history.actions and history.actions[0].name == "query" else {}
-    found = {f"{query.get('trigger', 'processingTime')} trigger, {query.get('sink', 'shard')} sink"}
+    first = history.actions[0] if history.actions else None
+    query = first.args if first is not None and first.name == StreamingAction.QUERY else {}
+    trigger = query.get(IngestionArg.TRIGGER, Trigger.PROCESSING_TIME)
+    found = {f"{trigger} trigger, {query.get(IngestionArg.SINK, Sink.SHARD)} sink"}
     down = pending = compacted = False
     after_sink = False
     for action in history.actions:
-        fault = action.args.get("fault")
-        if action.name == "produce":
+        fault = action.args.get(IngestionArg.FAULT)
+        if action.name == StreamingAction.PRODUCE:
             pending = True
-        elif action.name == "upstream_compact":
+        elif action.name == StreamingAction.UPSTREAM_COMPACT:
             compacted = compacted or down
-        elif action.name == "trigger" and not down:
+        elif action.name == StreamingAction.TRIGGER and not down:
             if fault and pending:
-                found.add(f"crash {fault}" + (" (SIGKILL)" if action.args.get("kill") else ""))
-                after_sink = fault == "after_sink"
+                found.add(f"crash {fault}" + (" (SIGKILL)" if action.args.get(IngestionArg.KILL) else ""))
+                after_sink = fault == CrashPoint.AFTER_SINK
             down, pending = bool(fault and pending), False
-        elif action.name == "restart":
+        elif action.name == StreamingAction.RESTART:
             if down and compacted:
                 found.add("restart after upstream compaction")
             if down and after_sink:

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from frontier_harness.model.vocabulary.ingestion import StreamingLabel
 from frontier_harness.properties.checks.ingestion.streaming import committed_batches, up_steps
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Observation
@@ -50,7 +51,7 @@ def job_exactly_once(history: History, obs: Observation, outputs: Outputs) -> Ou
         batches = committed_batches(history, obs, step)
         if isinstance(batches, Outcome):
             return batches
-        actual = Counter(dict(obs.get((step, "job_rows"), frozenset())))
+        actual = Counter(dict(obs.get((step, StreamingLabel.JOB_ROWS), frozenset())))
         by_batch = _expected(batches, outputs, _keeps_batch_id(actual, outputs))
         expected = sum(by_batch.values(), Counter())
         if actual != expected:
@@ -117,8 +118,8 @@ def _mismatch(
     return Outcome(
         ok=False,
         message=message,
-        expected={(step, "job_rows"): frozenset(expected.items())},
-        actual={(step, "job_rows"): frozenset(actual.items())},
+        expected={(step, StreamingLabel.JOB_ROWS): frozenset(expected.items())},
+        actual={(step, StreamingLabel.JOB_ROWS): frozenset(actual.items())},
         step=step,
     )
 

@@ -60,6 +60,7 @@ import attrs
 from frontier_harness.model.antichain import Antichain
 from frontier_harness.model.domains import parse_domain
 from frontier_harness.model.errors import ModelError
+from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
 from frontier_harness.properties.engine.history import History
 
 MIN_BATCHES_TO_RETAIN = 100
@@ -92,21 +93,21 @@ def check_log(history: History) -> list[Broken]:
     sink = _SinkLog()
     retain, has_sink, newest = MIN_BATCHES_TO_RETAIN, False, -1
     for step, action in enumerate(history.actions):
-        batch = action.args.get("batch", -1)
-        if action.name == "retain":
-            retain = action.args["batches"]
-        elif action.name == "file_sink":
-            has_sink, sink.retention = True, "retention_ms" in action.args
-        elif action.name == "offsets":
+        batch = action.args.get(LogArg.BATCH, -1)
+        if action.name == LogAction.RETAIN:
+            retain = action.args[LogArg.BATCHES]
+        elif action.name == LogAction.FILE_SINK:
+            has_sink, sink.retention = True, LogArg.RETENTION_MS in action.args
+        elif action.name == LogAction.OFFSETS:
             if batch not in planned and planned and batch > newest + 1:
                 found.append(_gap(step, "offsets no gap", "the offset log", newest, batch))
             planned.setdefault(batch, step)
             newest = max(newest, batch)
-            if "source" in action.args and "unchecked" not in action.args:
+            if LogArg.SOURCE in action.args and LogArg.UNCHECKED not in action.args:
                 found += _bind(streams, step, action.args)
-        elif action.name == "commit":
+        elif action.name == LogAction.COMMIT:
             committed[batch] = step
-        elif action.name == "sink":
+        elif action.name == LogAction.SINK:
             found += sink.add(step, action.args)
     found += _commits(planned, committed)
     if sink.batches or has_sink:
@@ -125,17 +126,17 @@ def _gap(step: int, law: str, where: str, before: int, after: int, files: str = 
 
 def _bind(streams: dict, step: int, args: dict) -> list[Broken]:
     """One stream's binding against its previous one (linear in the log, unlike minting a `Remap`)."""
-    name, batch = args["source"], args["batch"]
+    name, batch = args[LogArg.SOURCE], args[LogArg.BATCH]
     try:
-        domain = parse_domain(args["domain"])
-        frontier = Antichain.checked(domain, [domain.decode(e) for e in args["offsets"]])
+        domain = parse_domain(args[LogArg.DOMAIN])
+        frontier = Antichain.checked(domain, [domain.decode(e) for e in args[LogArg.OFFSETS]])
     except ModelError as exc:
         return [Broken(step, "antichain", f"stream {name} at batch {batch}: {exc}")]
     known = streams.get(name)
-    streams[name] = _Bound(args["domain"], batch, frontier)
+    streams[name] = _Bound(args[LogArg.DOMAIN], batch, frontier)
     if known is None:
         return []
-    if known.domain_name != args["domain"] or batch <= known.batch:
+    if known.domain_name != args[LogArg.DOMAIN] or batch <= known.batch:
         what = (
             f"is {args['domain']}, was {known.domain_name}" if batch > known.batch else "binds out of order"
         )
@@ -224,7 +225,7 @@ class _SinkLog:
 
     def add(self, step: int, args: dict) -> list[Broken]:
         """The laws on one log entry, given the entries before it."""
-        batch, files = args["batch"], args.get("files", [])
+        batch, files = args[LogArg.BATCH], args.get(LogArg.FILES, [])
         self.last_step = step
         if batch in self.batches:
             return [
@@ -238,18 +239,18 @@ class _SinkLog:
         if self.batches and batch > self.newest + 1 and isinstance(files, list):
             found.append(_gap(step, "sink no gap", "the sink's log", self.newest, batch, "_spark_metadata/"))
         self.batches[batch], self.newest = step, max(self.newest, batch)
-        if args.get("compact"):
+        if args.get(LogArg.COMPACT):
             self.compactions.append(batch)
         if not isinstance(files, list):  # a count: a sink observed by its rows (see `check_log`)
             return found
-        known = list(args.get("mtimes", []))
+        known = list(args.get(LogArg.MTIMES, []))
         mtimes = dict(zip(files, known + [0] * (len(files) - len(known))))
-        found += self._twice_in_entry(step, batch, files, args.get("compact", False))
-        if args.get("compact"):
+        found += self._twice_in_entry(step, batch, files, args.get(LogArg.COMPACT, False))
+        if args.get(LogArg.COMPACT):
             found += self._compaction(step, batch, mtimes)
         else:
             found += self._additions(step, batch, mtimes)
-        for path in args.get("deleted", []):
+        for path in args.get(LogArg.DELETED, []):
             self.live.pop(path, None)
         return found
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from frontier_harness.model.domains import PARTITION_MAX, Partitioned, Total
 from frontier_harness.model.errors import InvalidTime
+from frontier_harness.model.vocabulary.ingestion import SourceOffsets
 
 KNOWN = (
     'frontier-harness {"frontier": [...]}, Kafka {"topic": {"partition": offset}}, a number, '
@@ -56,8 +57,9 @@ def streams(source: str, raw: Any) -> list[tuple[str, str, list]]:
         return [(source, "total", [_total(raw["logOffset"])])]
     if isinstance(raw, dict) and set(raw) == {"offset", "timestamp"} and all(map(_is_int, raw.values())):
         return [(source, RATE_MICRO_BATCH, [[_total(raw["offset"]), _total(raw["timestamp"])]])]
-    if isinstance(raw, dict) and set(raw) == {"frontier"} and isinstance(raw["frontier"], list):
-        return [(source, "partitioned", [_partitioned(e) for e in raw["frontier"]])]
+    ours = SourceOffsets.FRONTIER
+    if isinstance(raw, dict) and set(raw) == {ours} and isinstance(raw[ours], list):
+        return [(source, "partitioned", [_partitioned(e) for e in raw[ours]])]
     if isinstance(raw, dict) and raw and all(_is_partition_map(v) for v in raw.values()):
         return [(f"{source}:{topic}", "partitioned", _kafka(raw[topic])) for topic in sorted(raw)]
     raise UnknownOffsets(f"offsets {raw!r} are in no shape this reader knows ({KNOWN})")

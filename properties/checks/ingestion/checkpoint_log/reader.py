@@ -28,6 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from frontier_harness.model.vocabulary.ingestion import CheckpointLog, LogAction, LogArg
 from frontier_harness.properties.checks.ingestion.checkpoint_log.offsets import (
     InvalidOffsets,
     UnknownOffsets,
@@ -48,16 +49,16 @@ def read_checkpoint(
     """The checkpoint at `directory` (and the file sink at `sink`) as a history, batch by batch."""
     directory = Path(directory)
     _metadata(directory)
-    offsets = {n: _offset_actions(n, f) for n, f in _batch_files(directory / "offsets")}
-    commits = {n: _commit(n, f) for n, f in _batch_files(directory / "commits")}
+    offsets = {n: _offset_actions(n, f) for n, f in _batch_files(directory / CheckpointLog.OFFSETS)}
+    commits = {n: _commit(n, f) for n, f in _batch_files(directory / CheckpointLog.COMMITS)}
     sinks = _sink_actions(Path(sink), retention_ms is not None) if sink is not None else {}
-    actions = [Action("retain", {"batches": min_batches_to_retain})]
+    actions = [Action(LogAction.RETAIN, {LogArg.BATCHES: min_batches_to_retain})]
     if sink is not None:
-        retention = {} if retention_ms is None else {"retention_ms": retention_ms}
-        actions.append(Action("file_sink", retention))
+        retention: dict[str, Any] = {} if retention_ms is None else {LogArg.RETENTION_MS: retention_ms}
+        actions.append(Action(LogAction.FILE_SINK, retention))
     for batch in sorted(set(offsets) | set(commits) | set(sinks)):
         actions += offsets.get(batch, []) + sinks.get(batch, []) + commits.get(batch, [])
-    domains = [a.args["domain"] for a in actions if "domain" in a.args]
+    domains = [a.args[LogArg.DOMAIN] for a in actions if LogArg.DOMAIN in a.args]
     return History(domains[0] if domains else "total", tuple(actions))
 
 
@@ -122,7 +123,7 @@ def _offset_actions(batch: int, path: Path) -> list[Action]:
             raise CheckpointFormatError(path, 3, f"expected an object of sources, found {sources!r}")
         named = [(name, text, 3) for name, text in sorted(sources.items())]
     actions = [a for name, text, number in named for a in _source_actions(batch, path, name, text, number)]
-    return actions or [Action("offsets", {"batch": batch})]
+    return actions or [Action(LogAction.OFFSETS, {LogArg.BATCH: batch})]
 
 
 def _source_actions(batch: int, path: Path, name: str, text: Any, number: int) -> list[Action]:
@@ -137,9 +138,16 @@ def _source_actions(batch: int, path: Path, name: str, text: Any, number: int) -
         raise CheckpointFormatError(path, number, f"source {name}: {exc}") from exc
     except UnknownOffsets:
         shown = text if isinstance(text, str) else json.dumps(text)
-        return [Action("offsets", {"batch": batch, "source": name, "unchecked": shown[:200]})]
+        return [
+            Action(
+                LogAction.OFFSETS, {LogArg.BATCH: batch, LogArg.SOURCE: name, LogArg.UNCHECKED: shown[:200]}
+            )
+        ]
     return [
-        Action("offsets", {"batch": batch, "source": stream, "domain": domain, "offsets": frontier})
+        Action(
+            LogAction.OFFSETS,
+            {LogArg.BATCH: batch, LogArg.SOURCE: stream, LogArg.DOMAIN: domain, LogArg.OFFSETS: frontier},
+        )
         for stream, domain, frontier in found
     ]
 
@@ -149,7 +157,7 @@ def _commit(batch: int, path: Path) -> list[Action]:
     _version(path, lines, ("v1", "v2"))
     if not isinstance(_json(path, lines, 2, "the commit's metadata"), dict):
         raise CheckpointFormatError(path, 2, "expected a JSON object")
-    return [Action("commit", {"batch": batch})]
+    return [Action(LogAction.COMMIT, {LogArg.BATCH: batch})]
 
 
 def _sink_actions(sink: Path, with_mtimes: bool) -> dict[int, list[Action]]:
@@ -164,16 +172,16 @@ def _sink_actions(sink: Path, with_mtimes: bool) -> dict[int, list[Action]]:
         _version(path, lines, ("v1",))
         entries = [_sink_entry(path, lines, number) for number in range(2, len(lines) + 1)]
         args: dict[str, Any] = {
-            "batch": batch,
-            "files": [_relative(e["path"], prefix, moved) for e in entries if e["action"] == "add"],
-            "compact": path.name.endswith(".compact"),
+            LogArg.BATCH: batch,
+            LogArg.FILES: [_relative(e["path"], prefix, moved) for e in entries if e["action"] == "add"],
+            LogArg.COMPACT: path.name.endswith(".compact"),
         }
         if with_mtimes:
-            args["mtimes"] = [e["modificationTime"] for e in entries if e["action"] == "add"]
+            args[LogArg.MTIMES] = [e["modificationTime"] for e in entries if e["action"] == "add"]
         deleted = [_relative(e["path"], prefix, moved) for e in entries if e["action"] == "delete"]
         if deleted:
-            args["deleted"] = deleted
-        found.setdefault(batch, []).append(Action("sink", args))
+            args[LogArg.DELETED] = deleted
+        found.setdefault(batch, []).append(Action(LogAction.SINK, args))
     return found
 
 

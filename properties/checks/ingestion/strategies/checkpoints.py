@@ -16,7 +16,7 @@ suite checks is reported. Actions: see `frontier_harness.properties.checks.inges
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_checkpoint_log(RandomSource(2), "partitioned")
->>> {a.name for a in h.actions} <= {"retain", "file_sink", "expect", "offsets", "sink", "commit"}
+>>> {a.name for a in h.actions} <= set(LogAction)
 True
 """
 
@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from frontier_harness.model.domains import PARTITION_MAX
+from frontier_harness.model.vocabulary.ingestion import CrashPoint, LogAction, LogArg
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
 
@@ -68,8 +69,13 @@ class _Engine:
 
     def plan(self, batch: int, offsets: list[int]) -> None:
         frontier = _frontier(self.domain_name, offsets)
-        args = {"batch": batch, "source": "0", "domain": self.domain_name, "offsets": frontier}
-        self.offsets[batch] = Action("offsets", args)
+        args: dict[str, Any] = {
+            LogArg.BATCH: batch,
+            LogArg.SOURCE: "0",
+            LogArg.DOMAIN: self.domain_name,
+            LogArg.OFFSETS: frontier,
+        }
+        self.offsets[batch] = Action(LogAction.OFFSETS, args)
 
     def write(self, source: Source, batch: int) -> None:
         """Batch `batch`'s sink entry: its new files, and on a compaction every live file first."""
@@ -81,8 +87,8 @@ class _Engine:
                 del self.live[path]
         listed = {**self.live, **own} if compact else own
         self.live.update(own)
-        args = {"batch": batch, "files": list(listed), "compact": compact}
-        self.sinks[batch] = {**args, "mtimes": list(listed.values())} if self.retention else args
+        args = {LogArg.BATCH: batch, LogArg.FILES: list(listed), LogArg.COMPACT: compact}
+        self.sinks[batch] = {**args, LogArg.MTIMES: list(listed.values())} if self.retention else args
 
 
 def draw_checkpoint_log(source: Source, domain_name: str) -> History:
@@ -95,18 +101,24 @@ def draw_checkpoint_log(source: Source, domain_name: str) -> History:
     for batch in range(count):
         offsets = _grow(source, domain_name, offsets)
         engine.plan(batch, offsets)
-        crash = source.choice((None, None, "after_offsets", "after_sink")) if batch == count - 1 else None
-        if file_sink and crash != "after_offsets":
+        crash = (
+            source.choice((None, None, CrashPoint.AFTER_OFFSETS, CrashPoint.AFTER_SINK))
+            if batch == count - 1
+            else None
+        )
+        if file_sink and crash != CrashPoint.AFTER_OFFSETS:
             engine.write(source, batch)
         if crash is None:
             engine.commits.add(batch)
     if purged:
         _purge(source, engine, retain)
-    head = [Action("retain", {"batches": retain})]
+    head = [Action(LogAction.RETAIN, {LogArg.BATCHES: retain})]
     if file_sink:
-        head.append(Action("file_sink", {"retention_ms": 1000} if engine.retention else {}))
+        head.append(Action(LogAction.FILE_SINK, {LogArg.RETENTION_MS: 1000} if engine.retention else {}))
         damage = _damage(source, engine) if source.boolean(0.4) else None
-        head += [Action("expect", {"law": DAMAGES[damage], "damage": damage})] if damage else []
+        head += (
+            [Action(LogAction.EXPECT, {LogArg.LAW: DAMAGES[damage], LogArg.DAMAGE: damage})] if damage else []
+        )
     return History(domain_name, tuple(head + _in_order(engine)))
 
 
@@ -114,8 +126,8 @@ def _in_order(engine: _Engine) -> list[Action]:
     actions = []
     for batch in sorted(set(engine.offsets) | set(engine.sinks) | engine.commits):
         actions += [engine.offsets[batch]] if batch in engine.offsets else []
-        actions += [Action("sink", engine.sinks[batch])] if batch in engine.sinks else []
-        actions += [Action("commit", {"batch": batch})] if batch in engine.commits else []
+        actions += [Action(LogAction.SINK, engine.sinks[batch])] if batch in engine.sinks else []
+        actions += [Action(LogAction.COMMIT, {LogArg.BATCH: batch})] if batch in engine.commits else []
     return actions
 
 
@@ -139,13 +151,16 @@ def _damage(source: Source, engine: _Engine) -> str | None:
     held = sorted(engine.sinks)
     middle = held[1:-1]
     options: dict[str, Any] = {
-        "an entry lists a file twice": [b for b in held if engine.sinks[b]["files"]],
+        "an entry lists a file twice": [b for b in held if engine.sinks[b][LogArg.FILES]],
         "a file under two batches": [
-            (m, n) for m in held for n in held if m < n and engine.sinks[m]["files"] and _plain(engine, n)
+            (m, n)
+            for m in held
+            for n in held
+            if m < n and engine.sinks[m][LogArg.FILES] and _plain(engine, n)
         ],
         "an entry deleted": middle,
         "two entries deleted": [(a, b) for a in middle for b in middle if a < b],
-        "a compaction deleted": [b for b in middle if engine.sinks[b]["compact"]],
+        "a compaction deleted": [b for b in middle if engine.sinks[b][LogArg.COMPACT]],
         "a compaction drops a file": [] if engine.retention else _carried(engine, held),
     }
     kind = source.choice(sorted(DAMAGES))
@@ -157,7 +172,7 @@ def _damage(source: Source, engine: _Engine) -> str | None:
 
 
 def _plain(engine: _Engine, batch: int) -> bool:
-    return not engine.sinks[batch]["compact"]
+    return not engine.sinks[batch][LogArg.COMPACT]
 
 
 def _carried(engine: _Engine, held: list[int]) -> list[tuple[int, str]]:
@@ -165,8 +180,8 @@ def _carried(engine: _Engine, held: list[int]) -> list[tuple[int, str]]:
     seen: set[str] = set()
     found = []
     for batch in held:
-        files = engine.sinks[batch]["files"]
-        if engine.sinks[batch]["compact"]:
+        files = engine.sinks[batch][LogArg.FILES]
+        if engine.sinks[batch][LogArg.COMPACT]:
             found += [(batch, path) for path in files if path in seen]
         seen.update(files)
     return found
@@ -187,14 +202,14 @@ def _apply(engine: _Engine, kind: str, target: Any) -> None:
     else:
         batch, path = target
         entry = sinks[batch]
-        kept = [i for i, p in enumerate(entry["files"]) if p != path]
+        kept = [i for i, p in enumerate(entry[LogArg.FILES]) if p != path]
         sinks[batch] = {
             **entry,
-            **{k: [entry[k][i] for i in kept] for k in ("files", "mtimes") if k in entry},
+            **{k: [entry[k][i] for i in kept] for k in (LogArg.FILES, LogArg.MTIMES) if k in entry},
         }
 
 
 def _with(entry: dict, other: dict, index: int) -> dict:
     """`entry` listing also `other`'s file at `index` (with its modificationTime)."""
-    extra = {k: entry[k] + [other[k][index]] for k in ("files", "mtimes") if k in entry}
+    extra = {k: entry[k] + [other[k][index]] for k in (LogArg.FILES, LogArg.MTIMES) if k in entry}
     return {**entry, **extra}

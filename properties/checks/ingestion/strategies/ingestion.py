@@ -10,19 +10,27 @@ Actions (plain data; semantics in `frontier_harness.model.ingestion`, observed b
 - `upstream_compact {}`: the upstream deletes everything before its committed offsets;
 - `restart {}`: read the shards, recompute the frontiers, commit, resume.
 
-A `fault` names the point where the process dies (`frontier_harness.model.ingestion.INGEST_FAULTS`,
+A `fault` names the point where the process dies (`frontier_harness.model.vocabulary.ingestion.INGEST_FAULTS`,
 `CHECKPOINT_FAULTS`); the generator then restarts it, sometimes after more produces
 and upstream compactions. Now and then a running process restarts too.
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_ingestion_history(RandomSource(5), "partitioned")
->>> {a.name for a in h.actions} <= {"produce", "ingest", "checkpoint", "upstream_compact", "restart"}
+>>> {a.name for a in h.actions} <= set(IngestionAction)
 True
 """
 
 from __future__ import annotations
 
-from frontier_harness.model.ingestion import CHECKPOINT_FAULTS, INGEST_FAULTS
+from typing import Any
+
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.ingestion import (
+    CHECKPOINT_FAULTS,
+    INGEST_FAULTS,
+    IngestionAction,
+    IngestionArg,
+)
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
 
@@ -46,7 +54,9 @@ def produce(source: Source, state: ProducerState) -> Action:
     partition = source.integer(0, limit)
     state.partitions = max(state.partitions, partition + 1)
     state.records += 1
-    return Action("produce", {"partition": partition, "data": f"r{state.records - 1}"})
+    return Action(
+        IngestionAction.PRODUCE, {IngestionArg.PARTITION: partition, Arg.DATA: f"r{state.records - 1}"}
+    )
 
 
 def _fault(source: Source, state: ProducerState, faults: tuple):
@@ -62,17 +72,22 @@ def _step(source: Source, state: ProducerState) -> list[Action]:
         return [produce(source, state)]
     if kind == 9:
         clean = not state.down and source.boolean(0.25)  # a restart with nothing to recover
-        return [Action("restart" if clean else "upstream_compact", {})]
+        return [Action(IngestionAction.RESTART if clean else IngestionAction.UPSTREAM_COMPACT, {})]
     if state.down:
         state.down = False
-        return [Action("restart", {})]
+        return [Action(IngestionAction.RESTART, {})]
     if kind < 7:
         state.tick += source.choice((1, 1, 2, 0))
         fault = _fault(source, state, INGEST_FAULTS)
-        return [Action("ingest", {"tick": state.tick, **({"fault": fault} if fault else {})})]
-    order = {"compact_first": True} if source.boolean(0.3) else {}
+        return [Action(IngestionAction.INGEST, {IngestionArg.TICK: state.tick, **_faulted(fault)})]
+    order: dict[str, Any] = {IngestionArg.COMPACT_FIRST: True} if source.boolean(0.3) else {}
     fault = _fault(source, state, CHECKPOINT_FAULTS)
-    return [Action("checkpoint", {**order, **({"fault": fault} if fault else {})})]
+    return [Action(IngestionAction.CHECKPOINT, {**order, **_faulted(fault)})]
+
+
+def _faulted(fault: str | None) -> dict[str, Any]:
+    """The `fault` argument, when there is one."""
+    return {IngestionArg.FAULT: fault} if fault else {}
 
 
 def draw_ingestion_history(source: Source, domain_name: str, max_steps: int = 24) -> History:

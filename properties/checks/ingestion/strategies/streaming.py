@@ -13,26 +13,36 @@ Actions (plain data; run by `frontier_harness.spark_impl.streaming.trial`, judge
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_streaming_history(RandomSource(3), "partitioned")
->>> h.actions[0].name, {a.name for a in h.actions[1:]} - {"produce", "trigger", "upstream_compact", "restart"}
+>>> h.actions[0].name, {a.name for a in h.actions[1:]} - (set(StreamingAction) - {StreamingAction.QUERY})
 ('query', set())
 """
 
 from __future__ import annotations
 
+from frontier_harness.model.vocabulary.ingestion import (
+    CrashPoint,
+    IngestionArg,
+    Sink,
+    StreamingAction,
+    Trigger,
+)
 from frontier_harness.properties.checks.ingestion.strategies.ingestion import ProducerState, produce
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
 
-CRASH_POINTS = ("before_offsets", "after_offsets", "after_sink")
-TRIGGERS = ("processingTime", "availableNow")
-SINKS = ("shard", "files")
+CRASH_POINTS = tuple(CrashPoint)
+TRIGGERS = (Trigger.PROCESSING_TIME, Trigger.AVAILABLE_NOW)
+SINKS = (Sink.SHARD, Sink.FILES)
 
 
 def _trigger(source: Source, state: ProducerState, kill: bool) -> Action:
     if not source.boolean(0.45):
-        return Action("trigger", {})
+        return Action(StreamingAction.TRIGGER, {})
     state.down = True
-    return Action("trigger", {"fault": source.choice(CRASH_POINTS), **({"kill": True} if kill else {})})
+    args: dict[str, object] = {IngestionArg.FAULT: source.choice(CRASH_POINTS)}
+    if kill:
+        args[IngestionArg.KILL] = True
+    return Action(StreamingAction.TRIGGER, args)
 
 
 def _step(source: Source, state: ProducerState, kill: bool) -> Action:
@@ -40,10 +50,10 @@ def _step(source: Source, state: ProducerState, kill: bool) -> Action:
     if kind < 4:
         return produce(source, state)
     if kind == 9 or (kind == 8 and state.down):  # compaction while the query is down is the hard case
-        return Action("upstream_compact", {})
+        return Action(StreamingAction.UPSTREAM_COMPACT, {})
     if state.down:
         state.down = False
-        return Action("restart", {})
+        return Action(StreamingAction.RESTART, {})
     return _trigger(source, state, kill)
 
 
@@ -53,7 +63,9 @@ def draw_streaming_history(
     """The query's settings, a produce, then up to `max_steps` mixed steps; `kill` crashes by SIGKILL."""
     state = ProducerState(domain_name)
     trigger = source.choice(TRIGGERS + TRIGGERS[:1])  # availableNow starts a query per trigger: 1 in 3
-    query = Action("query", {"trigger": trigger, "sink": source.choice(SINKS)})
+    query = Action(
+        StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger, IngestionArg.SINK: source.choice(SINKS)}
+    )
     actions = [query, produce(source, state)]
     actions += repeat(source, lambda: _step(source, state, kill), 0, max_steps, 0.85)
     return History(domain_name, tuple(actions))
