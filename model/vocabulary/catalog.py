@@ -106,7 +106,7 @@ class ObjectKind(Word):
     SELECT = "select"
 
 
-OBJECT_KINDS = {
+OBJECT_KINDS: dict[str, ObjectKind] = {
     CatalogAction.CREATE_TABLE: ObjectKind.TABLE,
     CatalogAction.CREATE_SOURCE: ObjectKind.SOURCE,
     CatalogAction.CREATE_CONSTANT: ObjectKind.CONSTANT,
@@ -129,6 +129,15 @@ class PlanNode(Word):
     TEMPORAL = "temporal"
 
 
+class InlinedNode(Word):
+    """The nodes a coordinator adds when it inlines a materialized view into a reader's plan (never in a
+    history): `refresh{input, refresh}` moves each update to the MV's next refresh (`refresh` is the MV's
+    `CatalogArg.REFRESH` clauses); `persisted{input}` reads the MV's own output, without the reader's `until`."""
+
+    REFRESH = "refresh"
+    PERSISTED = "persisted"
+
+
 class PlanField(Word):
     """A plan record's fields: `get{name}`, `filter{input, predicates}`, `project{input, columns}`,
     `union{inputs}`, `join{left, right, on}`, `temporal{input, predicates}`."""
@@ -142,6 +151,7 @@ class PlanField(Word):
     ON = "on"
     PREDICATES = "predicates"
     COLUMNS = "columns"
+    REFRESH = "refresh"  # an inlined `refresh` node's clauses
 
 
 # The fields that hold one child plan (a union's `inputs` holds several).

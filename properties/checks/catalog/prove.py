@@ -130,8 +130,12 @@ def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
 
 def _judge(history: History, obs: Observation) -> Outcome:
     end = len(history.actions)
-    expected = {(s, ProveLabel.READ): v for (s, label), v in obs.items() if label == ProveLabel.READ_WITHOUT}
-    actual = {(s, ProveLabel.READ): v for (s, label), v in obs.items() if label == ProveLabel.READ}
+    expected: Observation = {
+        (s, ProveLabel.READ): v for (s, label), v in obs.items() if label == ProveLabel.READ_WITHOUT
+    }
+    actual: Observation = {
+        (s, ProveLabel.READ): v for (s, label), v in obs.items() if label == ProveLabel.READ
+    }
     expected[(end, BEYOND)], actual[(end, BEYOND)] = frozenset(), obs[(end, BEYOND)]
     expected[(end, LATE)] = frozenset(d for d in obs[(end, LATE)] if not _dropped_by_the_seed(history, d))
     actual[(end, LATE)] = obs[(end, LATE)]
