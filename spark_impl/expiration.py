@@ -14,7 +14,7 @@ number of diffs each dataflow processed, and the diffs kept at or beyond an
 expiration. Frontiers of the Total epoch timeline are `Optional[int]`: `None` is
 the empty frontier (closed; as a bound: none).
 
-Histories are the expiration suite's (`frontier_harness.properties.checks.catalog.actions`); the
+Histories are the expiration suite's, in the words of `frontier_harness.model.vocabulary.catalog`; the
 observations are those of `observe_expiration` (the expiration suite) and
 `observe_prove` (the solver's scenarios). Rules live in small functions
 (`step_one_tick`, `meet_until`, ...) so that a planted bug replaces one.

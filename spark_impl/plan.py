@@ -1,6 +1,6 @@
 """View plans evaluated on Spark DataFrames, a whole batch of different plans in one job.
 
-Plans arrive as the plain JSON records of `frontier_harness.properties.checks.catalog.actions`
+Plans arrive as the plain JSON records of `frontier_harness.model.vocabulary.catalog`
 (`get`, `filter`, `project`, `union`, `join`, `temporal`), plus two nodes the
 coordinator adds when it inlines a materialized view (`frontier_harness.spark_impl.expiration`):
 `refresh{input, refresh}` moves each update to the schedule's next refresh at or

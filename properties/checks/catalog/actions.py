@@ -1,5 +1,8 @@
 """The catalog action vocabulary: plans and catalog objects as plain JSON data, and their decoding.
 
+Every word below (action names, argument keys, plan nodes and fields, refresh clause keys) is
+named once in `frontier_harness.model.vocabulary.catalog`, which implementations import too.
+
 Plans are nested records `{"node": ..., fields}`:
 `get{name}`, `filter{input, predicates: [[column, op, value]...]}`,
 `project{input, columns}`, `union{inputs}`, `join{left, right, on: [[l, r]...]}`,

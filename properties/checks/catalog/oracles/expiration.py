@@ -9,7 +9,7 @@ whose every diff comes out of a temporal filter (`late_diffs_dropped`) keeps non
 dataflow with no input that follows the wall clock (only load generators, constants or
 sources of another timeline) never expires.
 
-Written for the expiration histories' vocabulary (`frontier_harness.properties.checks.catalog.actions`): a table
+Written for the expiration histories' vocabulary (`frontier_harness.model.vocabulary.catalog`): a table
 and an epoch source other than a load generator follow the wall clock, at the skew of
 their `skew{name, wall, by}` actions (0 before the first).
 

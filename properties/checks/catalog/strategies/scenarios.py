@@ -1,7 +1,7 @@
 """Expiration scenarios: small catalogs built from a template, drawn or solved for.
 
 A scenario is a history (domain "total") in the action vocabulary the expiration
-suite shares (`properties/checks/catalog/actions.py`), plain data:
+suite shares (`frontier_harness.model.vocabulary.catalog`), plain data:
 `create_table{name}`, `create_source{name, kind}`, `create_constant{name, rows}`,
 `create_view|create_mv|create_subscribe{name, plan, refresh?, up_to?}`,
 `create_index{name, on}`, `insert{table, row, time, diff}`,
