@@ -38,6 +38,7 @@ from frontier_harness.model.errors import (
 from frontier_harness.model.plan import evaluate, plan_inputs
 from frontier_harness.model.timeline import EpochMilliseconds, Timeline
 from frontier_harness.model.timeline_rules import SOURCE_KINDS, is_epoch, single_timeline, source_timeline
+from frontier_harness.model.vocabulary.catalog import CatalogArg, SourceKind
 
 TIME = Total()
 
@@ -112,7 +113,7 @@ def _clauses(clauses: Iterable[RefreshEvery | RefreshAt]) -> tuple[RefreshEvery 
 
 def _known_kind(instance, attribute, kind) -> None:
     if kind not in SOURCE_KINDS:
-        raise InvalidSourceOption(kind, "kind", f"expected one of {', '.join(SOURCE_KINDS)}")
+        raise InvalidSourceOption(kind, CatalogArg.KIND, f"expected one of {', '.join(SOURCE_KINDS)}")
 
 
 @attrs.frozen
@@ -425,7 +426,7 @@ def follows_wall_clock(obj) -> bool:
     """
     if isinstance(obj, Table):
         return True
-    return isinstance(obj, Source) and obj.kind != "load_generator" and is_epoch(obj.timeline)
+    return isinstance(obj, Source) and obj.kind != SourceKind.LOAD_GENERATOR and is_epoch(obj.timeline)
 
 
 def check_feed(catalog: Catalog, feed: Feed) -> None:

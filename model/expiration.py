@@ -64,6 +64,7 @@ from frontier_harness.model.collection import at
 from frontier_harness.model.domains import Total
 from frontier_harness.model.errors import DataflowExpired, InvalidReplica, ReplicaExpired, ReplicaNotRunning
 from frontier_harness.model.timeline_rules import is_epoch
+from frontier_harness.model.vocabulary.catalog import CatalogArg, SourceKind
 
 TIME = Total()
 EXPIRING = (MaterializedView, Index, Subscribe)
@@ -120,7 +121,7 @@ def source_bound(kind: str, epoch: bool, wall: int) -> int | None:
     >>> [source_bound(kind, epoch, 50) for kind, epoch in kinds]
     [50, None, None]
     """
-    return wall if epoch and kind != "load_generator" else None
+    return wall if epoch and kind != SourceKind.LOAD_GENERATOR else None
 
 
 def carried_to(upper: int, render: int, expiration: int) -> int:
@@ -328,7 +329,9 @@ def _starts(starts: Iterable[int]) -> tuple[int, ...]:
 
 def _check_replica(instance, attribute, value) -> None:
     if instance.offset < 0:
-        raise InvalidReplica("offset", instance.offset, "must be non-negative (0 disables expiration)")
+        raise InvalidReplica(
+            CatalogArg.OFFSET, instance.offset, "must be non-negative (0 disables expiration)"
+        )
     if not instance.starts or any(b <= a for a, b in zip(instance.starts, instance.starts[1:])):
         raise InvalidReplica("starts", instance.starts, "must be non-empty and strictly increasing")
 

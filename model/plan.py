@@ -24,14 +24,15 @@ from frontier_harness.model.collection import Update
 from frontier_harness.model.domains import Total
 from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan, UnknownObject
 from frontier_harness.model.temporal import MzNow, temporal_filter  # noqa: F401 (MzNow: the doctests build filters with it)
+from frontier_harness.model.vocabulary.catalog import Comparison
 
-COMPARISONS = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
+COMPARISONS: dict[str, typing.Callable[[typing.Any, typing.Any], bool]] = {
+    Comparison.EQ: operator.eq,
+    Comparison.NE: operator.ne,
+    Comparison.LT: operator.lt,
+    Comparison.LE: operator.le,
+    Comparison.GT: operator.gt,
+    Comparison.GE: operator.ge,
 }
 
 

@@ -19,8 +19,9 @@ import attrs
 
 from frontier_harness.model.collection import Update
 from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan
+from frontier_harness.model.vocabulary.catalog import TemporalOp
 
-TEMPORAL_OPS = (">=", "<=", "<")
+TEMPORAL_OPS = tuple(TemporalOp)  # ">=", "<=", "<"
 
 
 def _check_op(instance, attribute, op) -> None:
@@ -55,7 +56,7 @@ def upper_exclusive(op: str, bound: int) -> int:
     >>> upper_exclusive("<=", 30), upper_exclusive("<", 30)
     (31, 30)
     """
-    return bound + 1 if op == "<=" else bound
+    return bound + 1 if op == TemporalOp.LE else bound
 
 
 def validity(time: int, row: tuple, predicates: Iterable[MzNow]) -> tuple[int, int | None]:
@@ -69,7 +70,7 @@ def validity(time: int, row: tuple, predicates: Iterable[MzNow]) -> tuple[int, i
     """
     start, end = time, None
     for p in predicates:
-        if p.op == ">=":
+        if p.op == TemporalOp.GE:
             start = max(start, p.bound(row))
         else:
             ends = upper_exclusive(p.op, p.bound(row))

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 
 from frontier_harness.model.errors import InvalidSourceOption, TimelineError
 from frontier_harness.model.timeline import Counter, EpochMilliseconds, External, Timeline, User
+from frontier_harness.model.vocabulary.catalog import CatalogArg, SourceKind
 
-SOURCE_KINDS = ("kafka", "postgres", "cdc", "load_generator")
+SOURCE_KINDS = tuple(SourceKind)
 
 
 def is_epoch(timeline: Timeline | None) -> bool:
@@ -46,7 +47,7 @@ def source_timeline(
     _check_source_options(kind, timeline, epoch_ms_timeline, consistency_topic)
     if timeline is not None:
         return User(timeline)
-    if kind == "cdc" and not epoch_ms_timeline:
+    if kind == SourceKind.CDC and not epoch_ms_timeline:
         return External(name)
     if consistency_topic is not None:
         return Counter(*consistency_topic)
@@ -55,19 +56,19 @@ def source_timeline(
 
 def _check_source_options(kind, timeline, epoch_ms_timeline, consistency_topic) -> None:
     if kind not in SOURCE_KINDS:
-        raise InvalidSourceOption(kind, "kind", f"expected one of {', '.join(SOURCE_KINDS)}")
+        raise InvalidSourceOption(kind, CatalogArg.KIND, f"expected one of {', '.join(SOURCE_KINDS)}")
     given = {
-        "timeline": timeline,
-        "epoch_ms_timeline": epoch_ms_timeline or None,
-        "consistency_topic": consistency_topic,
+        CatalogArg.TIMELINE: timeline,
+        CatalogArg.EPOCH_MS_TIMELINE: epoch_ms_timeline or None,
+        CatalogArg.CONSISTENCY_TOPIC: consistency_topic,
     }
     named = sorted(k for k, v in given.items() if v is not None)
     if len(named) > 1:
         raise InvalidSourceOption(kind, named, "these options are mutually exclusive")
-    if epoch_ms_timeline and kind != "cdc":
-        raise InvalidSourceOption(kind, "epoch_ms_timeline", "only a cdc source takes it")
-    if consistency_topic is not None and kind != "kafka":
-        raise InvalidSourceOption(kind, "consistency_topic", "only a kafka source takes it")
+    if epoch_ms_timeline and kind != SourceKind.CDC:
+        raise InvalidSourceOption(kind, CatalogArg.EPOCH_MS_TIMELINE, "only a cdc source takes it")
+    if consistency_topic is not None and kind != SourceKind.KAFKA:
+        raise InvalidSourceOption(kind, CatalogArg.CONSISTENCY_TOPIC, "only a kafka source takes it")
 
 
 def single_timeline(owner: str, timelines: Mapping[str, Timeline | None]) -> Timeline | None:

@@ -14,7 +14,7 @@ number of diffs each dataflow processed, and the diffs kept at or beyond an
 expiration. Frontiers of the Total epoch timeline are `Optional[int]`: `None` is
 the empty frontier (closed; as a bound: none).
 
-Histories are the expiration suite's (`frontier_harness.properties.checks.catalog.actions`); the
+Histories are the expiration suite's, in the words of `frontier_harness.model.vocabulary.catalog`; the
 observations are those of `observe_expiration` (the expiration suite) and
 `observe_prove` (the solver's scenarios). Rules live in small functions
 (`step_one_tick`, `meet_until`, ...) so that a planted bug replaces one.
@@ -22,7 +22,7 @@ observations are those of `observe_expiration` (the expiration suite) and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -41,29 +41,40 @@ from frontier_harness.model.errors import (
     UpperRegression,
 )
 from frontier_harness.model.timeline import EpochMilliseconds  # value types
-from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.catalog import (
+    CHILD_FIELDS,
+    OBJECT_KINDS,
+    CatalogAction,
+    CatalogArg,
+    ExpirationLabel,
+    InlinedNode,
+    ObjectKind,
+    PlanField,
+    PlanNode,
+    ProveLabel,
+    ReadResult,
+    RefreshField,
+    SourceKind,
+    dataflow_of,
+    per_dataflow,
+)
+from frontier_harness.spark_impl.arrow import HistoryTables, columns_of
 from frontier_harness.spark_impl.plan import (
     Query,
     evaluate_queries,
+    get_plan,
     leaf_timeline,
     plan_catalog,
     reads,
     rows_table,
 )
 
-EXPIRING = ("mv", "index", "subscribe")
-KINDS = {
-    "create_table": "table",
-    "create_source": "source",
-    "create_constant": "constant",
-    "create_view": "view",
-    "create_mv": "mv",
-    "create_index": "index",
-    "create_subscribe": "subscribe",
-    "select": "select",
-}
-REPLICA_EXPIRED, NOT_SERVED = ("replica expired",), ("not served",)
-BEYOND, LATE = "diffs at or beyond the expiration", "diffs kept past the replica's life"
+EXPIRING = (ObjectKind.MV, ObjectKind.INDEX, ObjectKind.SUBSCRIBE)
+KINDS = OBJECT_KINDS
+REPLICA_EXPIRED, NOT_SERVED = (ReadResult.REPLICA_EXPIRED,), (ReadResult.NOT_SERVED,)
+BEYOND, LATE = ProveLabel.BEYOND, ProveLabel.LATE
+READ, COUNT, AFTER = "contents", "count", "beyond"  # what a `Batch` derives from a dataflow's updates
 
 # ---------------------------------------------------------------- the catalog, as the coordinator holds it
 
@@ -101,12 +112,12 @@ class Seen:
     uppers: dict
 
 
-def world(history: Any) -> World:
+def world(history: HistoryLike) -> World:
     """The coordinator's view of a history; typed errors for unknown or duplicate names, ticks, skews."""
     rejected, _, constants = plan_catalog(_checked_names(history))
     if rejected:
         step, named = min(rejected.items())
-        raise TimelineError(history.actions[step].args["name"], dict(named))
+        raise TimelineError(history.actions[step].args[CatalogArg.NAME], dict(named))
     catalog: dict[str, Entry] = {}
     ticks: dict[str, list[tuple[int, int]]] = {}
     skews: dict[str, list[tuple[int, int]]] = {}
@@ -115,34 +126,34 @@ def world(history: Any) -> World:
     for action in history.actions:
         a = action.args
         if action.name in KINDS:
-            catalog[a["name"]] = _entry(action)
-        elif action.name == "insert":
-            rows.append((a["table"], list(a["row"]), a["time"], a["diff"]))
-        elif action.name == "tick":
-            ticks.setdefault(a["source"], []).append((a["wall"], a["reached"]))
-        elif action.name == "skew":
-            skews.setdefault(a["name"], []).append((a["wall"], a["by"]))
-        elif action.name == "set_offset":
-            offset = a["offset"]
-        elif action.name == "restart":
-            starts.append(a["wall"])
+            catalog[a[CatalogArg.NAME]] = _entry(action)
+        elif action.name == CatalogAction.INSERT:
+            rows.append((a[CatalogArg.TABLE], list(a[CatalogArg.ROW]), a[Arg.TIME], a[Arg.DIFF]))
+        elif action.name == CatalogAction.TICK:
+            ticks.setdefault(a[CatalogArg.SOURCE], []).append((a[CatalogArg.WALL], a[CatalogArg.REACHED]))
+        elif action.name == CatalogAction.SKEW:
+            skews.setdefault(a[CatalogArg.NAME], []).append((a[CatalogArg.WALL], a[CatalogArg.BY]))
+        elif action.name == CatalogAction.SET_OFFSET:
+            offset = a[CatalogArg.OFFSET]
+        elif action.name == CatalogAction.RESTART:
+            starts.append(a[CatalogArg.WALL])
     for name, points in ticks.items():
         _check_ticks(name, points)
     for name, points in skews.items():
         _check_skews(catalog, name, points)
     for action in history.actions:
-        if action.name == "read" and action.args["name"] not in catalog:
-            raise UnknownObject(action.args["name"], tuple(catalog))
+        if action.name == CatalogAction.READ and action.args[CatalogArg.NAME] not in catalog:
+            raise UnknownObject(action.args[CatalogArg.NAME], tuple(catalog))
     _check_replica(offset, tuple(starts))
     return World(catalog, ticks, rows, offset, tuple(starts), skews)
 
 
-def _checked_names(history: Any) -> Any:
+def _checked_names(history: HistoryLike) -> HistoryLike:
     known: list[str] = []
     for action in history.actions:
         if action.name not in KINDS:
             continue
-        name = action.args["name"]
+        name = action.args[CatalogArg.NAME]
         if name in known:
             raise DuplicateObject(name)
         for read in _reads(action):
@@ -152,27 +163,27 @@ def _checked_names(history: Any) -> Any:
     return history
 
 
-def _reads(action: Any) -> set[str]:
+def _reads(action: ActionLike) -> set[str]:
     a = action.args
-    if action.name == "create_index":
-        return {a["on"]}
-    return reads(a["plan"]) if "plan" in a else set()
+    if action.name == CatalogAction.CREATE_INDEX:
+        return {a[CatalogArg.ON]}
+    return reads(a[CatalogArg.PLAN]) if CatalogArg.PLAN in a else set()
 
 
-def _entry(action: Any) -> Entry:
+def _entry(action: ActionLike) -> Entry:
     a, kind = action.args, KINDS[action.name]
-    if kind == "source":
-        return Entry(kind, epoch=isinstance(leaf_timeline(action), EpochMilliseconds), source_kind=a["kind"])
-    if kind in ("table", "constant"):
+    if kind == ObjectKind.SOURCE:
+        epoch = isinstance(leaf_timeline(action), EpochMilliseconds)
+        return Entry(kind, epoch=epoch, source_kind=a[CatalogArg.KIND])
+    if kind in (ObjectKind.TABLE, ObjectKind.CONSTANT):
         return Entry(kind)
-    return Entry(
-        kind, tuple(sorted(_reads(action))), a.get("plan"), tuple(a.get("refresh") or ()), a.get("up_to")
-    )
+    refresh, up_to = tuple(a.get(CatalogArg.REFRESH) or ()), a.get(CatalogArg.UP_TO)
+    return Entry(kind, tuple(sorted(_reads(action))), a.get(CatalogArg.PLAN), refresh, up_to)
 
 
 def _check_replica(offset: int, starts: tuple) -> None:
     if offset < 0:
-        raise InvalidReplica("offset", offset, "must be non-negative (0 disables expiration)")
+        raise InvalidReplica(CatalogArg.OFFSET, offset, "must be non-negative (0 disables expiration)")
     if not starts or any(b <= a for a, b in zip(starts, starts[1:])):
         raise InvalidReplica("starts", starts, "must be non-empty and strictly increasing")
 
@@ -208,7 +219,8 @@ def meet_bounds(a: int | None, b: int | None) -> int | None:
 
 def next_refresh(schedule: tuple, time: int) -> int | None:
     """The first refresh of any clause at or after `time`; `None` when none is left."""
-    times = [time + (c["aligned_to"] - time) % c["every"] if "every" in c else c["at"] for c in schedule]
+    every, aligned_to, at = RefreshField.EVERY, RefreshField.ALIGNED_TO, RefreshField.AT
+    times = [time + (c[aligned_to] - time) % c[every] if every in c else c[at] for c in schedule]
     return min((t for t in times if t >= time), default=None)
 
 
@@ -219,8 +231,8 @@ def refresh_bound(schedule: tuple, bound: int | None) -> int | None:
 
 def follows_wall_clock(entry: Entry) -> bool:
     """Tables, and epoch sources but load generators, are complete up to the wall-clock time."""
-    return entry.kind == "table" or (
-        entry.kind == "source" and entry.epoch and entry.source_kind != "load_generator"
+    return entry.kind == ObjectKind.TABLE or (
+        entry.kind == ObjectKind.SOURCE and entry.epoch and entry.source_kind != SourceKind.LOAD_GENERATOR
     )
 
 
@@ -262,9 +274,9 @@ def time_dependence(catalog: dict, name: str, wall: int, seen: Seen | None = Non
     met = None
     for i in entry.inputs:
         met = meet_bounds(met, time_dependence(catalog, i, wall, seen))
-    if entry.kind == "mv":
+    if entry.kind == ObjectKind.MV:
         return refresh_bound(entry.refresh, met)
-    return meet_bounds(met, entry.up_to) if entry.kind == "subscribe" else met
+    return meet_bounds(met, entry.up_to) if entry.kind == ObjectKind.SUBSCRIBE else met
 
 
 def step_one_tick(time: int) -> int:
@@ -289,7 +301,7 @@ def render(
     """`(until, expiration)` of `name`'s dataflow on a replica expiring at `replica_exp` (`None`: never),
     rendered having `seen` the leaves (`None`: every leaf at the wall clock)."""
     entry = catalog[name]
-    until = entry.up_to if entry.kind == "subscribe" else None
+    until = entry.up_to if entry.kind == ObjectKind.SUBSCRIBE else None
     expiration = None
     if replica_exp is not None and entry.kind in EXPIRING:
         expiration = expiration_for(time_dependence(catalog, name, replica_exp, seen), until)
@@ -305,7 +317,7 @@ def seen_at(w: World, wall: int) -> Seen:
 def upper(w: World, name: str, wall: int) -> int | None:
     """How far `name` is complete at `wall`: leaves by clock or ticks; derived objects the inputs' meet."""
     entry = w.catalog[name]
-    if entry.kind == "constant":
+    if entry.kind == ObjectKind.CONSTANT:
         return None
     if not entry.inputs:
         if follows_wall_clock(entry):
@@ -315,9 +327,9 @@ def upper(w: World, name: str, wall: int) -> int | None:
     met = None
     for i in entry.inputs:
         met = meet(met, upper(w, i, wall))
-    if entry.kind == "mv" and entry.refresh:
+    if entry.kind == ObjectKind.MV and entry.refresh:
         return None if met is None else next_refresh(entry.refresh, met)
-    return meet(met, entry.up_to) if entry.kind == "subscribe" else met
+    return meet(met, entry.up_to) if entry.kind == ObjectKind.SUBSCRIBE else met
 
 
 def replica_expiration(start: int, offset: int) -> int | None:
@@ -363,23 +375,30 @@ def read_request(w: World, offset: int, name: str, wall: int, time: int) -> tupl
 def leaf_plan(catalog: dict, name: str) -> dict:
     """`name`'s dataflow as one plan over leaves: views inlined, MVs read as `persisted(refresh(body))`."""
     entry = catalog[name]
-    if entry.kind == "index":
+    if entry.kind == ObjectKind.INDEX:
         return _import(catalog, entry.inputs[0])
-    body = _inline(catalog, entry.plan) if entry.plan is not None else {"node": "get", "name": name}
-    return {"node": "refresh", "input": body, "refresh": list(entry.refresh)} if entry.refresh else body
+    body = _inline(catalog, entry.plan) if entry.plan is not None else get_plan(name)
+    if not entry.refresh:
+        return body
+    return {
+        PlanField.NODE: InlinedNode.REFRESH,
+        PlanField.INPUT: body,
+        PlanField.REFRESH: list(entry.refresh),
+    }
 
 
 def _import(catalog: dict, name: str) -> dict:
     plan = leaf_plan(catalog, name)
-    return {"node": "persisted", "input": plan} if catalog[name].kind == "mv" else plan
+    persisted = {PlanField.NODE: InlinedNode.PERSISTED, PlanField.INPUT: plan}
+    return persisted if catalog[name].kind == ObjectKind.MV else plan
 
 
 def _inline(catalog: dict, plan: dict) -> dict:
-    if plan["node"] == "get":
-        return _import(catalog, plan["name"])
-    out = {**plan, **{k: _inline(catalog, plan[k]) for k in ("input", "left", "right") if k in plan}}
-    if "inputs" in plan:
-        out["inputs"] = [_inline(catalog, p) for p in plan["inputs"]]
+    if plan[PlanField.NODE] == PlanNode.GET:
+        return _import(catalog, plan[PlanField.NAME])
+    out = {**plan, **{k: _inline(catalog, plan[k]) for k in CHILD_FIELDS if k in plan}}
+    if PlanField.INPUTS in plan:
+        out[PlanField.INPUTS] = [_inline(catalog, p) for p in plan[PlanField.INPUTS]]
     return out
 
 
@@ -397,7 +416,7 @@ class Batch:
         self.worlds = worlds
         self.keys: dict[tuple[int, str, int | None], int] = {}
         self.queries: list[Query] = []
-        self.requests: dict[str, list] = {"read": [], "count": [], "beyond": []}
+        self.requests: dict[str, list] = {READ: [], COUNT: [], AFTER: []}
 
     def _key(self, hid: int, name: str, until: int | None) -> int:
         if (hid, name, until) not in self.keys:
@@ -412,13 +431,13 @@ class Batch:
         return tag, len(self.requests[tag]) - 1
 
     def read(self, hid: int, name: str, until: int | None, time: int) -> tuple:
-        return self._request("read", hid, name, until, time)
+        return self._request(READ, hid, name, until, time)
 
     def count(self, hid: int, name: str, until: int | None) -> tuple:
-        return self._request("count", hid, name, until, None)
+        return self._request(COUNT, hid, name, until, None)
 
     def beyond(self, hid: int, name: str, until: int | None, time: int) -> tuple:
-        return self._request("beyond", hid, name, until, time)
+        return self._request(AFTER, hid, name, until, time)
 
     def run(self) -> dict:
         """`{id: frozenset}`: read -> `{(data, count)}`, count -> `{(n,)}`, beyond -> `{(time, diff)}`."""
@@ -432,117 +451,109 @@ class Batch:
         if updates is not None:
             for tag, rid, data, time, diff in _derived(updates, _requests_frame(self.requests)):
                 results[(tag, rid)].add(
-                    (tuple(data), diff) if tag == "read" else (diff,) if tag == "count" else (time, diff)
+                    (tuple(data), diff) if tag == READ else (diff,) if tag == COUNT else (time, diff)
                 )
-        for i in range(len(self.requests["count"])):
-            results[("count", i)] = results[("count", i)] or {(0,)}
+        for i in range(len(self.requests[COUNT])):
+            results[(COUNT, i)] = results[(COUNT, i)] or {(0,)}
         return {k: frozenset(v) for k, v in results.items()}
 
 
 def _requests_frame(requests: dict) -> DataFrame:
-    tags, rids, keys, times = [], [], [], []
+    ids = pa.int64()
+    tables = HistoryTables({"requests": {"tag": pa.string(), "rid": ids, "key": ids, "point": ids}})
     for tag, reqs in requests.items():
         for rid, (key, time) in enumerate(reqs):
-            tags.append(tag)
-            rids.append(rid)
-            keys.append(key)
-            times.append(time)
-    return to_frame(
-        pa.table(
-            {
-                "tag": pa.array(tags, pa.string()),
-                "rid": pa.array(rids, pa.int64()),
-                "key": pa.array(keys, pa.int64()),
-                "at": pa.array(times, pa.int64()),
-            }
-        )
-    )
+            tables.append("requests", tag=tag, rid=rid, key=key, point=time)
+    return tables.frames()["requests"]
 
 
 def _derived(updates: DataFrame, requests: DataFrame) -> Iterable[tuple]:
     """`(tag, rid, data, time, diff)` rows: contents at a time, counts, distinct diffs at/after a time."""
     tag, time, diff = F.col("tag"), F.col("time"), F.col("diff")
     wanted = (
-        (tag == "count")
-        | ((tag == "read") & (time <= F.col("at")))
-        | ((tag == "beyond") & (time >= F.col("at")))
+        (tag == COUNT)
+        | ((tag == READ) & (time <= F.col("point")))
+        | ((tag == AFTER) & (time >= F.col("point")))
     )
-    beyond = tag == "beyond"
+    beyond = tag == AFTER
     grouped = (
         updates.join(requests, on="key")
         .where(wanted)
         .groupBy(
             "tag",
             "rid",
-            F.when(tag == "read", F.col("data")).alias("data"),
+            F.when(tag == READ, F.col("data")).alias("data"),
             F.when(beyond, time).alias("time"),
             F.when(beyond, diff).alias("each"),
         )
         .agg(F.sum(diff).alias("sum"), F.count(F.lit(1)).alias("n"))
     )
-    value = F.when(tag == "read", F.col("sum")).when(tag == "count", F.col("n")).otherwise(F.col("each"))
+    value = F.when(tag == READ, F.col("sum")).when(tag == COUNT, F.col("n")).otherwise(F.col("each"))
     table = (
-        grouped.where((tag != "read") | (F.col("sum") != 0))
+        grouped.where((tag != READ) | (F.col("sum") != 0))
         .select("tag", "rid", "data", "time", value.alias("diff"))
         .toArrow()
     )
-    return zip(*(table.column(c).to_pylist() for c in ("tag", "rid", "data", "time", "diff")))
+    cols = columns_of(table)
+    return zip(cols["tag"], cols["rid"], cols["data"], cols["time"], cols["diff"])
 
 
 # ---------------------------------------------------------------- observations
 
 
-def _maintained(history: Any) -> list[str]:
-    return [a.args["name"] for a in history.actions if KINDS.get(a.name) in EXPIRING]
+def _maintained(history: HistoryLike) -> list[str]:
+    return [a.args[CatalogArg.NAME] for a in history.actions if KINDS.get(a.name) in EXPIRING]
 
 
-def _read(batch: Batch, hid: int, offset: int, args: dict) -> Any:
-    request = read_request(batch.worlds[hid], offset, args["name"], args["wall"], args["time"])
-    return request if request in (REPLICA_EXPIRED, NOT_SERVED) else batch.read(hid, args["name"], *request)
+def _read(batch: Batch, hid: int, offset: int, args: Mapping[str, Any]) -> Any:
+    name, wall, time = args[CatalogArg.NAME], args[CatalogArg.WALL], args[Arg.TIME]
+    request = read_request(batch.worlds[hid], offset, name, wall, time)
+    return request if request in (REPLICA_EXPIRED, NOT_SERVED) else batch.read(hid, name, *request)
 
 
-def observe_expiration(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_expiration(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """The expiration suite's observation: reads with and without expiration; renderings at restarts."""
     batch = Batch([world(h) for h in histories])
-    pending = []
+    pending: list[tuple[int, int, str, Any]] = []
     for hid, history in enumerate(histories):
         w, maintained = batch.worlds[hid], _maintained(history)
         for step, action in enumerate(history.actions):
             a = action.args
-            if action.name == "read":
+            if action.name == CatalogAction.READ:
                 on = _read(batch, hid, w.offset, a)
                 if on != REPLICA_EXPIRED:
                     pending += [
-                        (hid, step, "read with expiration", on),
-                        (hid, step, "read without", _read(batch, hid, 0, a)),
+                        (hid, step, ExpirationLabel.READ_WITH, on),
+                        (hid, step, ExpirationLabel.READ_WITHOUT, _read(batch, hid, 0, a)),
                     ]
-            elif action.name == "restart":
-                replica_exp = replica_expiration(a["wall"], w.offset)
-                seen = seen_at(w, a["wall"])
+            elif action.name == CatalogAction.RESTART:
+                wall = a[CatalogArg.WALL]
+                replica_exp, seen = replica_expiration(wall, w.offset), seen_at(w, wall)
                 for name in maintained:
                     until, expiration = render(w.catalog, name, replica_exp, seen)
-                    pending.append((hid, step, f"dataflow {name}", frozenset({(until, expiration)})))
+                    rendered = frozenset({(until, expiration)})
+                    pending.append((hid, step, per_dataflow(ExpirationLabel.DATAFLOW, name), rendered))
                     counts = (
                         batch.count(hid, name, until),
                         batch.count(hid, name, render(w.catalog, name, None)[0]),
                     )
-                    pending.append((hid, step, f"diffs {name}", counts))
-                    late = batch.beyond(hid, name, until, a["wall"] + w.offset + 1)
-                    pending.append((hid, step, f"kept beyond life {name}", late))
+                    pending.append((hid, step, per_dataflow(ExpirationLabel.DIFFS, name), counts))
+                    late = batch.beyond(hid, name, until, wall + w.offset + 1)
+                    pending.append((hid, step, per_dataflow(ExpirationLabel.KEPT, name), late))
     results = batch.run()
     observed: list[dict] = [{} for _ in histories]
     for hid, step, label, value in pending:
-        if label.startswith("diffs "):
+        if dataflow_of(ExpirationLabel.DIFFS, label):
             value = frozenset({tuple(next(iter(results[c]))[0] for c in value)})
-        elif label.startswith("kept beyond life "):
+        elif dataflow_of(ExpirationLabel.KEPT, label):
             value = results[value]
-        elif label.startswith("read"):
+        elif label in (ExpirationLabel.READ_WITH, ExpirationLabel.READ_WITHOUT):
             value = frozenset({NOT_SERVED}) if value == NOT_SERVED else frozenset(results[value])
         observed[hid][(step, label)] = value
     return observed
 
 
-def observe_prove(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_prove(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """The solver scenarios' observation: each read with and without expiration, and the diffs kept at or
     beyond each expiration and past each incarnation's life (`start + offset + 1`)."""
     batch = Batch([world(h) for h in histories])
@@ -550,9 +561,9 @@ def observe_prove(domain: Any, histories: Sequence[Any]) -> list[dict]:
     for hid, history in enumerate(histories):
         w = batch.worlds[hid]
         for step, action in enumerate(history.actions):
-            if action.name == "read":
-                pending.append((hid, (step, "read"), _read(batch, hid, w.offset, action.args)))
-                pending.append((hid, (step, "read without expiration"), _read(batch, hid, 0, action.args)))
+            if action.name == CatalogAction.READ:
+                pending.append((hid, (step, ProveLabel.READ), _read(batch, hid, w.offset, action.args)))
+                pending.append((hid, (step, ProveLabel.READ_WITHOUT), _read(batch, hid, 0, action.args)))
         for start in w.starts:
             replica_exp, life = replica_expiration(start, w.offset), start + w.offset + 1
             for name in _maintained(history):
@@ -569,7 +580,7 @@ def observe_prove(domain: Any, histories: Sequence[Any]) -> list[dict]:
         observed[hid][key] = (
             frozenset({request})
             if request in (REPLICA_EXPIRED, NOT_SERVED)
-            else frozenset({("rows", tuple(sorted(results[request])))})
+            else frozenset({(ReadResult.ROWS, tuple(sorted(results[request])))})
         )
     for hid, label, bound, request in kept:
         end = (len(histories[hid].actions), label)

@@ -1,6 +1,6 @@
 """View plans evaluated on Spark DataFrames, a whole batch of different plans in one job.
 
-Plans arrive as the plain JSON records of `frontier_harness.properties.checks.catalog.actions`
+Plans arrive as the plain JSON records of `frontier_harness.model.vocabulary.catalog`
 (`get`, `filter`, `project`, `union`, `join`, `temporal`), plus two nodes the
 coordinator adds when it inlines a materialized view (`frontier_harness.spark_impl.expiration`):
 `refresh{input, refresh}` moves each update to the schedule's next refresh at or
@@ -37,29 +37,47 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from frontier_harness.model.timeline import Counter, EpochMilliseconds, External, User  # value types
-from frontier_harness.spark_impl.arrow import to_frame
+from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary.catalog import (
+    CHILD_FIELDS,
+    DATAFLOW_ACTIONS,
+    LEAF_ACTIONS,
+    CatalogAction,
+    CatalogArg,
+    Comparison,
+    InlinedNode,
+    PlanField,
+    PlanNode,
+    RefreshField,
+    SourceKind,
+    TemporalLabel,
+    TemporalOp,
+    TimelinesLabel,
+    per_dataflow,
+)
+from frontier_harness.spark_impl.arrow import columns_of, to_frame
 
 ROW = pa.list_(pa.int64())
-OPS = ("==", "!=", "<", "<=", ">", ">=")
+OPS = tuple(Comparison)
 
 # ---------------------------------------------------------------- column operators
 
 
 def upper_exclusive(op: Column, bound: Column) -> Column:
     """The first time an upper-bound predicate fails: `bound + 1` for `<=`, `bound` for `<`."""
-    return F.when(op == "<=", bound + 1).otherwise(bound)
+    return F.when(op == TemporalOp.LE, bound + 1).otherwise(bound)
 
 
 def compare(op: Column, a: Column, b: Column) -> Column:
     """`a op b` for an operator held in a column."""
     result = F.lit(False)
     for name, holds in (
-        ("==", a == b),
-        ("!=", a != b),
-        ("<", a < b),
-        ("<=", a <= b),
-        (">", a > b),
-        (">=", a >= b),
+        (Comparison.EQ, a == b),
+        (Comparison.NE, a != b),
+        (Comparison.LT, a < b),
+        (Comparison.LE, a <= b),
+        (Comparison.GT, a > b),
+        (Comparison.GE, a >= b),
     ):
         result = F.when(op == name, holds).otherwise(result)
     return result
@@ -78,14 +96,16 @@ def temporal_events(data: Column, time: Column, diff: Column, predicates: Column
     """
     bound = lambda p: column(data, p["col"]) + p["off"]  # noqa: E731
     start = F.aggregate(
-        predicates, time, lambda acc, p: F.when(p["op"] == ">=", F.greatest(acc, bound(p))).otherwise(acc)
+        predicates,
+        time,
+        lambda acc, p: F.when(p["op"] == TemporalOp.GE, F.greatest(acc, bound(p))).otherwise(acc),
     )
     end = F.aggregate(
         predicates,
         F.lit(None).cast("long"),
-        lambda acc, p: F.when(p["op"] != ">=", F.least(acc, upper_exclusive(p["op"], bound(p)))).otherwise(
-            acc
-        ),
+        lambda acc, p: F.when(
+            p["op"] != TemporalOp.GE, F.least(acc, upper_exclusive(p["op"], bound(p)))
+        ).otherwise(acc),
     )
     events = F.array(
         F.struct(start.alias("time"), diff.alias("diff")), F.struct(end.alias("time"), (-diff).alias("diff"))
@@ -104,9 +124,8 @@ def next_refresh(clauses: Column, time: Column) -> Column:
     """
 
     def refresh(c: Column) -> Column:
-        return F.when(c["every"].isNotNull(), time + F.pmod(c["aligned_to"] - time, c["every"])).when(
-            c["at"] >= time, c["at"]
-        )
+        every, aligned_to, at = c[RefreshField.EVERY], c[RefreshField.ALIGNED_TO], c[RefreshField.AT]
+        return F.when(every.isNotNull(), time + F.pmod(aligned_to - time, every)).when(at >= time, at)
 
     return F.aggregate(clauses, F.lit(None).cast("long"), lambda acc, c: F.least(acc, refresh(c)))
 
@@ -120,7 +139,7 @@ INPUT_ROW = pa.struct(
 FILTER_PRED = pa.struct([("col", pa.int64()), ("op", pa.string()), ("val", pa.int64())])
 TEMPORAL_PRED = pa.struct([("op", pa.string()), ("col", pa.int64()), ("off", pa.int64())])
 ON_PAIR = pa.struct([("l", pa.int64()), ("r", pa.int64())])
-REFRESH_CLAUSE = pa.struct([("every", pa.int64()), ("aligned_to", pa.int64()), ("at", pa.int64())])
+REFRESH_CLAUSE = pa.struct([(str(f), pa.int64()) for f in RefreshField])  # a clause dict converts by its keys
 NODE = pa.struct(
     [
         ("kind", pa.string()),
@@ -130,7 +149,7 @@ NODE = pa.struct(
         ("cols", pa.list_(pa.int64())),
         ("on", pa.list_(ON_PAIR)),
         ("tpreds", pa.list_(TEMPORAL_PRED)),
-        ("refresh", pa.list_(REFRESH_CLAUSE)),
+        ("schedule", pa.list_(REFRESH_CLAUSE)),
         ("until", pa.int64()),
     ]
 )
@@ -175,27 +194,30 @@ class Programs:
         return pa.ListArray.from_arrays(pa.array(self.offsets, pa.int32()), nodes)
 
     def _visit(self, plan: dict, until: int | None, base: int) -> int:
-        kind = plan["node"]
-        if kind == "persisted":
-            return self._visit(plan["input"], None, base)
-        if kind == "get":
+        kind = plan[PlanField.NODE]
+        if kind == InlinedNode.PERSISTED:
+            return self._visit(plan[PlanField.INPUT], None, base)
+        if kind == PlanNode.GET:
             ins: list | tuple = ()
-        elif kind == "union":
-            ins = [self._visit(p, until, base) for p in plan["inputs"]]
-        elif kind == "join":
-            ins = (self._visit(plan["left"], until, base), self._visit(plan["right"], until, base))
+        elif kind == PlanNode.UNION:
+            ins = [self._visit(p, until, base) for p in plan[PlanField.INPUTS]]
+        elif kind == PlanNode.JOIN:
+            ins = (
+                self._visit(plan[PlanField.LEFT], until, base),
+                self._visit(plan[PlanField.RIGHT], until, base),
+            )
         else:
-            ins = (self._visit(plan["input"], until, base),)
+            ins = (self._visit(plan[PlanField.INPUT], until, base),)
         c = self.columns
         c["kind"].append(kind)
-        c["name"].append(plan.get("name"))
+        c["name"].append(plan.get(PlanField.NAME))
         c["ins"].append(ins)
-        preds = [tuple(p) for p in plan["predicates"]] if "predicates" in plan else ()
-        c["fpreds"].append(preds if kind == "filter" else ())
-        c["cols"].append(plan.get("columns", ()))
-        c["on"].append([tuple(p) for p in plan["on"]] if kind == "join" else ())
-        c["tpreds"].append(preds if kind == "temporal" else ())
-        c["refresh"].append(plan["refresh"] if kind == "refresh" else ())
+        preds = [tuple(p) for p in plan[PlanField.PREDICATES]] if PlanField.PREDICATES in plan else ()
+        c["fpreds"].append(preds if kind == PlanNode.FILTER else ())
+        c["cols"].append(plan.get(PlanField.COLUMNS, ()))
+        c["on"].append([tuple(p) for p in plan[PlanField.ON]] if kind == PlanNode.JOIN else ())
+        c["tpreds"].append(preds if kind == PlanNode.TEMPORAL else ())
+        c["schedule"].append(plan[PlanField.REFRESH] if kind == InlinedNode.REFRESH else ())
         c["until"].append(until)
         return len(c["kind"]) - 1 - base
 
@@ -316,16 +338,16 @@ def node_output(acc: Column, n: Column, rows: Column, qstep: Column) -> Column:
         )
     )
     refresh = F.filter(
-        F.transform(first, lambda r: _row(r["data"], next_refresh(n["refresh"], r["time"]), r["diff"])),
+        F.transform(first, lambda r: _row(r["data"], next_refresh(n["schedule"], r["time"]), r["diff"])),
         lambda r: r["time"].isNotNull(),
     )
     return (
-        F.when(kind == "get", get)
-        .when(kind == "filter", keep)
-        .when(kind == "project", project)
-        .when(kind == "union", union)
-        .when(kind == "join", join)
-        .when(kind == "temporal", temporal)
+        F.when(kind == PlanNode.GET, get)
+        .when(kind == PlanNode.FILTER, keep)
+        .when(kind == PlanNode.PROJECT, project)
+        .when(kind == PlanNode.UNION, union)
+        .when(kind == PlanNode.JOIN, join)
+        .when(kind == PlanNode.TEMPORAL, temporal)
         .otherwise(refresh)
     )
 
@@ -361,8 +383,8 @@ def _read(frame: DataFrame | None) -> dict[int, tuple[set, int]]:
         return {}
     table = consolidated_with_counts(frame).toArrow()
     out: dict[int, tuple[set, int]] = {}
-    cols = [table.column(n).to_pylist() for n in ("key", "data", "time", "diff", "n")]
-    for key, data, time, diff, n in zip(*cols):
+    cols = columns_of(table)
+    for key, data, time, diff, n in zip(cols["key"], cols["data"], cols["time"], cols["diff"], cols["n"]):
         rows, count = out.get(key, (set(), 0))
         if n is None:
             rows.add((tuple(data), time, diff))
@@ -375,7 +397,7 @@ def _read(frame: DataFrame | None) -> dict[int, tuple[set, int]]:
 # ---------------------------------------------------------------- the temporal suite
 
 
-def observe_temporal(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_temporal(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """Per `query` step: its consolidated output and the number of diffs it processed (temporal suite)."""
     rows: list[tuple] = []
     queries: list[Query] = []
@@ -383,62 +405,73 @@ def observe_temporal(domain: Any, histories: Sequence[Any]) -> list[dict]:
     for hid, history in enumerate(histories):
         for step, action in enumerate(history.actions):
             a = action.args
-            if action.name == "insert":
-                rows.append((hid, step, a["table"], list(a["row"]), a["time"], a["diff"]))
-            elif action.name == "query":
-                until = a.get("until") or ()
-                queries.append(Query(len(queries), hid, step, a["plan"], until[0] if until else None))
+            if action.name == CatalogAction.INSERT:
+                rows.append(
+                    (hid, step, a[CatalogArg.TABLE], list(a[CatalogArg.ROW]), a[Arg.TIME], a[Arg.DIFF])
+                )
+            elif action.name == CatalogAction.QUERY:
+                until = a.get(Arg.UNTIL) or ()
+                queries.append(
+                    Query(len(queries), hid, step, a[CatalogArg.PLAN], until[0] if until else None)
+                )
                 keys.append((hid, step))
     results = _read(outputs(rows_table(rows), queries))
     observed: list[dict] = [{} for _ in histories]
     for q, (hid, step) in zip(queries, keys):
         updates, count = results.get(q.key, (set(), 0))
-        observed[hid][(step, "output")] = frozenset(updates)
-        observed[hid][(step, "diffs")] = frozenset({(count,)})
+        observed[hid][(step, TemporalLabel.OUTPUT)] = frozenset(updates)
+        observed[hid][(step, TemporalLabel.DIFFS)] = frozenset({(count,)})
     return observed
 
 
 # ---------------------------------------------------------------- the timelines suite
 
 
-def leaf_timeline(action: Any) -> Any:
+def leaf_timeline(action: ActionLike) -> Any:
     """The timeline a leaf's creation statement gives it (None for constants)."""
     a = action.args
-    if action.name == "create_table":
+    if action.name == CatalogAction.CREATE_TABLE:
         return EpochMilliseconds()
-    if action.name != "create_source":
+    if action.name != CatalogAction.CREATE_SOURCE:
         return None
-    if a.get("timeline") is not None:
-        return User(a["timeline"])
-    if a["kind"] == "cdc" and not a.get("epoch_ms_timeline"):
-        return External(a["name"])
-    if a.get("consistency_topic") is not None:
-        return Counter(*a["consistency_topic"])
+    if a.get(CatalogArg.TIMELINE) is not None:
+        return User(a[CatalogArg.TIMELINE])
+    if a[CatalogArg.KIND] == SourceKind.CDC and not a.get(CatalogArg.EPOCH_MS_TIMELINE):
+        return External(a[CatalogArg.NAME])
+    if a.get(CatalogArg.CONSISTENCY_TOPIC) is not None:
+        return Counter(*a[CatalogArg.CONSISTENCY_TOPIC])
     return EpochMilliseconds()
+
+
+def get_plan(name: str) -> dict:
+    """The plan that reads `name`: `get{name}`."""
+    return {PlanField.NODE: PlanNode.GET, PlanField.NAME: name}
+
+
+def _children(plan: dict) -> list[dict]:
+    """A plan's child plans: a union's `inputs`, then `input`, `left`, `right`."""
+    return list(plan.get(PlanField.INPUTS, [])) + [plan[k] for k in CHILD_FIELDS if k in plan]
 
 
 def inline(plan: dict, defined: dict) -> dict:
     """The plan with every view/MV replaced by its (inlined) body, so it reads leaves only."""
-    node = plan["node"]
-    if node == "get":
-        return defined.get(plan["name"], plan)
-    children: dict[str, Any] = {
-        k: inline(v, defined) for k, v in plan.items() if k in ("input", "left", "right")
-    }
-    if node == "union":
-        children["inputs"] = [inline(p, defined) for p in plan["inputs"]]
+    node = plan[PlanField.NODE]
+    if node == PlanNode.GET:
+        return defined.get(plan[PlanField.NAME], plan)
+    children: dict[str, Any] = {k: inline(v, defined) for k, v in plan.items() if k in CHILD_FIELDS}
+    if node == PlanNode.UNION:
+        children[PlanField.INPUTS] = [inline(p, defined) for p in plan[PlanField.INPUTS]]
     return {**plan, **children}
 
 
 def reads(plan: dict) -> set[str]:
     """The names a plan reads."""
-    if plan["node"] == "get":
-        return {plan["name"]}
-    parts = plan.get("inputs", []) + [plan[k] for k in ("input", "left", "right") if k in plan]
-    return set().union(*(reads(p) for p in parts))
+    if plan[PlanField.NODE] == PlanNode.GET:
+        return {plan[PlanField.NAME]}
+    return set().union(*(reads(p) for p in _children(plan)))
 
 
-def plan_catalog(history: Any) -> tuple[dict, dict, list]:
+def plan_catalog(history: HistoryLike) -> tuple[dict, dict, list]:
     """Driver-side planning: `(rejected {step: {(name, timeline)}}, accepted {step: (name, plan)}, rows)`."""
     timelines: dict[str, Any] = {}
     defined: dict[str, dict] = {}
@@ -447,31 +480,25 @@ def plan_catalog(history: Any) -> tuple[dict, dict, list]:
     rows: list[tuple[str, list]] = []
     for step, action in enumerate(history.actions):
         a = action.args
-        if action.name in ("create_table", "create_source", "create_constant"):
-            timelines[a["name"]] = leaf_timeline(action)
-            rows += [(a["name"], list(r)) for r in a.get("rows", ())]
+        if action.name in LEAF_ACTIONS:
+            timelines[a[CatalogArg.NAME]] = leaf_timeline(action)
+            rows += [(a[CatalogArg.NAME], list(r)) for r in a.get(CatalogArg.ROWS, ())]
             continue
-        if action.name == "insert" or action.name not in (
-            "create_view",
-            "create_mv",
-            "create_subscribe",
-            "select",
-            "create_index",
-        ):
+        if action.name not in DATAFLOW_ACTIONS:
             continue
-        plan = {"node": "get", "name": a["on"]} if action.name == "create_index" else a["plan"]
+        plan = get_plan(a[CatalogArg.ON]) if action.name == CatalogAction.CREATE_INDEX else a[CatalogArg.PLAN]
         body = inline(plan, defined)
         named = {(n, repr(timelines[n])) for n in reads(body) if timelines[n] is not None}
         if len({t for _, t in named}) > 1:
             rejected[step] = named
             continue
-        accepted[step] = (a["name"], body)
-        if action.name in ("create_view", "create_mv"):
-            defined[a["name"]] = body
+        accepted[step] = (a[CatalogArg.NAME], body)
+        if action.name in (CatalogAction.CREATE_VIEW, CatalogAction.CREATE_MV):
+            defined[a[CatalogArg.NAME]] = body
     return rejected, accepted, rows
 
 
-def observe_timelines(domain: Any, histories: Sequence[Any]) -> list[dict]:
+def observe_timelines(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
     """Per dataflow creation: rejected (naming every input and its timeline) or created; each one's output."""
     rows: list[tuple] = []
     queries: list[Query] = []
@@ -479,19 +506,30 @@ def observe_timelines(domain: Any, histories: Sequence[Any]) -> list[dict]:
     names: list[tuple[int, int, str]] = []
     for hid, history in enumerate(histories):
         rejected, accepted, constants = plan_catalog(history)
-        obs = {(step, "rejected"): frozenset(named) for step, named in rejected.items()}
-        obs.update({(step, "created"): frozenset({(name,)}) for step, (name, _) in accepted.items()})
+        obs = {(step, TimelinesLabel.REJECTED): frozenset(named) for step, named in rejected.items()}
+        obs.update(
+            {(step, TimelinesLabel.CREATED): frozenset({(name,)}) for step, (name, _) in accepted.items()}
+        )
         observed.append(obs)
         rows += [(hid, 0, name, row, 0, 1) for name, row in constants]
         rows += [
-            (hid, 0, a.args["table"], list(a.args["row"]), a.args["time"], a.args["diff"])
+            (
+                hid,
+                0,
+                a.args[CatalogArg.TABLE],
+                list(a.args[CatalogArg.ROW]),
+                a.args[Arg.TIME],
+                a.args[Arg.DIFF],
+            )
             for a in history.actions
-            if a.name == "insert"
+            if a.name == CatalogAction.INSERT
         ]
         for name, body in accepted.values():
             queries.append(Query(len(queries), hid, 1, body))
             names.append((hid, len(history.actions), name))
     results = _read(outputs(rows_table(rows), queries))
     for q, (hid, end, name) in zip(queries, names):
-        observed[hid][(end, f"output {name}")] = frozenset(results.get(q.key, (set(), 0))[0])
+        observed[hid][(end, per_dataflow(TimelinesLabel.OUTPUT, name))] = frozenset(
+            results.get(q.key, (set(), 0))[0]
+        )
     return observed

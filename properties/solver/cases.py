@@ -14,11 +14,13 @@ from typing import Any
 import attrs
 import z3
 
+from frontier_harness.model.vocabulary.catalog import ObjectKind, RefreshField
 from frontier_harness.properties.solver import encoding
 from frontier_harness.properties.solver.encoding import NONE, Opt, Rules, fresh, frontier_le, some
 from frontier_harness.properties.solver.world import World
 
-SCHEDULE_SHAPES = ((), ("every",), ("at",), ("every", "every"), ("every", "at"), ("at", "at"))
+EVERY, AT = RefreshField.EVERY, RefreshField.AT
+SCHEDULE_SHAPES = ((), (EVERY,), (AT,), (EVERY, EVERY), (EVERY, AT), (AT, AT))
 
 
 @attrs.frozen
@@ -65,9 +67,11 @@ def variant_label(kind: str, shape: tuple[str, ...], has_up_to: bool) -> str:
 
 def derived_variants(refresh: bool = True) -> list[tuple[str, tuple, bool]]:
     """Every derived kind as `(kind, refresh shape, has UP TO)`; MVs without a schedule only if not `refresh`."""
-    variants: list[tuple[str, tuple, bool]] = [(k, (), False) for k in ("view", "select", "index")]
-    variants += [("mv", shape, False) for shape in (SCHEDULE_SHAPES if refresh else ((),))]
-    return variants + [("subscribe", (), False), ("subscribe", (), True)]
+    variants: list[tuple[str, tuple, bool]] = [
+        (k, (), False) for k in (ObjectKind.VIEW, ObjectKind.SELECT, ObjectKind.INDEX)
+    ]
+    variants += [(ObjectKind.MV, shape, False) for shape in (SCHEDULE_SHAPES if refresh else ((),))]
+    return variants + [(ObjectKind.SUBSCRIBE, (), False), (ObjectKind.SUBSCRIBE, (), True)]
 
 
 def schedule_clauses(
@@ -82,7 +86,7 @@ def schedule_clauses(
 def _dataflow_hyps(kind: str, upper: Opt, bound: Opt) -> tuple[list, Opt]:
     """Obligation 1's conclusion for the dataflow, and a subscribe stopping at its `UP TO`."""
     hyps = [frontier_le(upper, bound)]
-    if kind != "subscribe":
+    if kind != ObjectKind.SUBSCRIBE:
         return hyps, NONE
     up_to, ok = opt_time("up_to")
     return hyps + [ok, frontier_le(upper, up_to)], up_to

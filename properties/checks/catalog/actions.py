@@ -1,5 +1,8 @@
 """The catalog action vocabulary: plans and catalog objects as plain JSON data, and their decoding.
 
+Every word below (action names, argument keys, plan nodes and fields, refresh clause keys) is
+named once in `frontier_harness.model.vocabulary.catalog`, which implementations import too.
+
 Plans are nested records `{"node": ..., fields}`:
 `get{name}`, `filter{input, predicates: [[column, op, value]...]}`,
 `project{input, columns}`, `union{inputs}`, `join{left, right, on: [[l, r]...]}`,
@@ -43,41 +46,52 @@ from frontier_harness.model.collection import Update
 from frontier_harness.model.errors import InvalidPlan
 from frontier_harness.model.plan import Compare, Filter, Get, Join, Project, TemporalFilter, Union
 from frontier_harness.model.temporal import MzNow
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.catalog import (
+    DATAFLOW_ACTIONS,
+    LEAF_ACTIONS,
+    CatalogAction,
+    CatalogArg,
+    PlanField,
+    PlanNode,
+    RefreshField,
+)
 from frontier_harness.properties.engine.history import Action, History
 
 ARITY = 2  # every table, source and constant row has two int columns
-
-
-DATAFLOW_ACTIONS = ("create_view", "create_mv", "create_subscribe", "select", "create_index")
 
 
 def plan_to_json(plan) -> dict:
     """A model plan as a nested JSON record."""
     match plan:
         case Get(name):
-            return {"node": "get", "name": name}
+            return {PlanField.NODE: PlanNode.GET, PlanField.NAME: name}
         case Filter(input, predicates):
             return {
-                "node": "filter",
-                "input": plan_to_json(input),
-                "predicates": [[p.column, p.op, p.value] for p in predicates],
+                PlanField.NODE: PlanNode.FILTER,
+                PlanField.INPUT: plan_to_json(input),
+                PlanField.PREDICATES: [[p.column, p.op, p.value] for p in predicates],
             }
         case Project(input, columns):
-            return {"node": "project", "input": plan_to_json(input), "columns": list(columns)}
+            return {
+                PlanField.NODE: PlanNode.PROJECT,
+                PlanField.INPUT: plan_to_json(input),
+                PlanField.COLUMNS: list(columns),
+            }
         case Union(inputs):
-            return {"node": "union", "inputs": [plan_to_json(p) for p in inputs]}
+            return {PlanField.NODE: PlanNode.UNION, PlanField.INPUTS: [plan_to_json(p) for p in inputs]}
         case Join(left, right, on):
             return {
-                "node": "join",
-                "left": plan_to_json(left),
-                "right": plan_to_json(right),
-                "on": [list(pair) for pair in on],
+                PlanField.NODE: PlanNode.JOIN,
+                PlanField.LEFT: plan_to_json(left),
+                PlanField.RIGHT: plan_to_json(right),
+                PlanField.ON: [list(pair) for pair in on],
             }
         case TemporalFilter(input, predicates):
             return {
-                "node": "temporal",
-                "input": plan_to_json(input),
-                "predicates": [[p.op, p.column, p.offset] for p in predicates],
+                PlanField.NODE: PlanNode.TEMPORAL,
+                PlanField.INPUT: plan_to_json(input),
+                PlanField.PREDICATES: [[p.op, p.column, p.offset] for p in predicates],
             }
     raise InvalidPlan(plan, "not a plan node")
 
@@ -93,24 +107,28 @@ def plan_from_json(record: Any):
 
 
 def _decode_plan(r: dict):
-    node = r["node"]
-    if node == "get":
-        return Get(str(r["name"]))
-    if node == "filter":
+    node = r[PlanField.NODE]
+    if node == PlanNode.GET:
+        return Get(str(r[PlanField.NAME]))
+    if node == PlanNode.FILTER:
         return Filter(
-            _decode_plan(r["input"]), tuple(Compare(int(c), op, int(v)) for c, op, v in r["predicates"])
+            _decode_plan(r[PlanField.INPUT]),
+            tuple(Compare(int(c), op, int(v)) for c, op, v in r[PlanField.PREDICATES]),
         )
-    if node == "project":
-        return Project(_decode_plan(r["input"]), tuple(int(c) for c in r["columns"]))
-    if node == "union":
-        return Union(tuple(_decode_plan(p) for p in r["inputs"]))
-    if node == "join":
+    if node == PlanNode.PROJECT:
+        return Project(_decode_plan(r[PlanField.INPUT]), tuple(int(c) for c in r[PlanField.COLUMNS]))
+    if node == PlanNode.UNION:
+        return Union(tuple(_decode_plan(p) for p in r[PlanField.INPUTS]))
+    if node == PlanNode.JOIN:
         return Join(
-            _decode_plan(r["left"]), _decode_plan(r["right"]), tuple((int(a), int(b)) for a, b in r["on"])
+            _decode_plan(r[PlanField.LEFT]),
+            _decode_plan(r[PlanField.RIGHT]),
+            tuple((int(a), int(b)) for a, b in r[PlanField.ON]),
         )
-    if node == "temporal":
+    if node == PlanNode.TEMPORAL:
         return TemporalFilter(
-            _decode_plan(r["input"]), tuple(MzNow(op, int(c), int(o)) for op, c, o in r["predicates"])
+            _decode_plan(r[PlanField.INPUT]),
+            tuple(MzNow(op, int(c), int(o)) for op, c, o in r[PlanField.PREDICATES]),
         )
     raise InvalidPlan(r, f"unknown node {node!r}")
 
@@ -119,7 +137,9 @@ def refresh_from_json(clauses: list | None) -> tuple:
     """Refresh clauses from `[{"every": i, "aligned_to": a} | {"at": t}]` (None: refresh on every change)."""
     try:
         return tuple(
-            RefreshAt(c["at"]) if "at" in c else RefreshEvery(c["every"], c["aligned_to"])
+            RefreshAt(c[RefreshField.AT])
+            if RefreshField.AT in c
+            else RefreshEvery(c[RefreshField.EVERY], c[RefreshField.ALIGNED_TO])
             for c in clauses or ()
         )
     except (KeyError, TypeError) as exc:
@@ -133,41 +153,43 @@ def object_from_action(action: Action):
     Index(name='i', on='t')
     """
     a = action.args
-    if action.name not in ("create_table", "create_source", "create_constant", *DATAFLOW_ACTIONS):
+    if action.name not in (*LEAF_ACTIONS, *DATAFLOW_ACTIONS):
         return None
-    n = a.get("name")
+    n = a.get(CatalogArg.NAME)
     if not isinstance(n, str):
         raise InvalidPlan(a, f"{action.name} needs a name, got {n!r}")
     match action.name:
-        case "create_table":
+        case CatalogAction.CREATE_TABLE:
             return Table(n)
-        case "create_source":
-            topic = a.get("consistency_topic")
+        case CatalogAction.CREATE_SOURCE:
+            topic = a.get(CatalogArg.CONSISTENCY_TOPIC)
             return Source.create(
                 n,
-                a["kind"],
-                timeline=a.get("timeline"),
-                epoch_ms_timeline=bool(a.get("epoch_ms_timeline")),
+                a[CatalogArg.KIND],
+                timeline=a.get(CatalogArg.TIMELINE),
+                epoch_ms_timeline=bool(a.get(CatalogArg.EPOCH_MS_TIMELINE)),
                 consistency_topic=None if topic is None else tuple(topic),
             )
-        case "create_constant":
-            return Constant(n, tuple(tuple(r) for r in a.get("rows", ())))
-        case "create_view":
-            return View(n, plan_from_json(a["plan"]))
-        case "create_mv":
-            return MaterializedView(n, plan_from_json(a["plan"]), refresh_from_json(a.get("refresh")))
-        case "create_subscribe":
-            return Subscribe(n, plan_from_json(a["plan"]), a.get("up_to"))
-        case "select":
-            return Select(n, plan_from_json(a["plan"]))
-        case "create_index":
-            return Index(n, a["on"])
+        case CatalogAction.CREATE_CONSTANT:
+            return Constant(n, tuple(tuple(r) for r in a.get(CatalogArg.ROWS, ())))
+        case CatalogAction.CREATE_VIEW:
+            return View(n, plan_from_json(a[CatalogArg.PLAN]))
+        case CatalogAction.CREATE_MV:
+            plan, refresh = plan_from_json(a[CatalogArg.PLAN]), refresh_from_json(a.get(CatalogArg.REFRESH))
+            return MaterializedView(n, plan, refresh)
+        case CatalogAction.CREATE_SUBSCRIBE:
+            return Subscribe(n, plan_from_json(a[CatalogArg.PLAN]), a.get(CatalogArg.UP_TO))
+        case CatalogAction.SELECT:
+            return Select(n, plan_from_json(a[CatalogArg.PLAN]))
+        case CatalogAction.CREATE_INDEX:
+            return Index(n, a[CatalogArg.ON])
     return None
 
 
 def insert_update(action: Action) -> Update:
     """The update an `insert` action writes."""
-    return Update(tuple(action.args["row"]), action.args["time"], action.args["diff"])
+    a = action.args
+    return Update(tuple(a[CatalogArg.ROW]), a[Arg.TIME], a[Arg.DIFF])
 
 
 def build_catalog(history: History) -> Catalog:

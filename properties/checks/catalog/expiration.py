@@ -66,6 +66,17 @@ from frontier_harness.model.expiration import (
     seen_at,
     served,
 )
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.catalog import (
+    MAINTAINED_ACTIONS,
+    CatalogAction,
+    CatalogArg,
+    ExpirationLabel,
+    ReadResult,
+    RefreshField,
+    dataflow_of,
+    per_dataflow,
+)
 from frontier_harness.properties.checks.catalog.actions import build_catalog, insert_update
 from frontier_harness.properties.checks.catalog.oracles import expiration as oracle
 from frontier_harness.properties.checks.catalog.strategies.expiration import (
@@ -84,9 +95,8 @@ from frontier_harness.properties.engine.suite import (
     observe_or_reject,
 )
 
-MAINTAINED = ("create_mv", "create_index", "create_subscribe")
-NOT_SERVED = frozenset({("not served",)})
-KEPT = "kept beyond life "
+NOT_SERVED = frozenset({(ReadResult.NOT_SERVED,)})
+WITH, WITHOUT = ExpirationLabel.READ_WITH, ExpirationLabel.READ_WITHOUT
 TIME = Total()
 
 
@@ -98,16 +108,16 @@ def world(history: History) -> tuple:
     offset, starts = 0, []
     for action in history.actions:
         a = action.args
-        if action.name == "insert":
-            updates.setdefault(a["table"], []).append(insert_update(action))
-        elif action.name == "tick":
-            ticks.setdefault(a["source"], []).append((a["wall"], a["reached"]))
-        elif action.name == "skew":
-            skews.setdefault(a["name"], []).append((a["wall"], a["by"]))
-        elif action.name == "set_offset":
-            offset = a["offset"]
-        elif action.name == "restart":
-            starts.append(a["wall"])
+        if action.name == CatalogAction.INSERT:
+            updates.setdefault(a[CatalogArg.TABLE], []).append(insert_update(action))
+        elif action.name == CatalogAction.TICK:
+            ticks.setdefault(a[CatalogArg.SOURCE], []).append((a[CatalogArg.WALL], a[CatalogArg.REACHED]))
+        elif action.name == CatalogAction.SKEW:
+            skews.setdefault(a[CatalogArg.NAME], []).append((a[CatalogArg.WALL], a[CatalogArg.BY]))
+        elif action.name == CatalogAction.SET_OFFSET:
+            offset = a[CatalogArg.OFFSET]
+        elif action.name == CatalogAction.RESTART:
+            starts.append(a[CatalogArg.WALL])
     feed = Feed(*({k: tuple(v) for k, v in d.items()} for d in (updates, ticks, skews)))
     catalog = build_catalog(history)
     check_feed(catalog, feed)
@@ -122,30 +132,39 @@ def observe(history: History) -> Observation:
     """Reads with and without expiration; each maintained dataflow's rendering and diffs at each restart."""
     catalog, feed, offset, starts = world(history)
     on, off = Replica(offset, starts), Replica(0, starts)
-    maintained = [a.args["name"] for a in history.actions if a.name in MAINTAINED]
+    maintained = [a.args[CatalogArg.NAME] for a in history.actions if a.name in MAINTAINED_ACTIONS]
     observed: Observation = {}
     for step, action in enumerate(history.actions):
         a = action.args
-        if action.name == "read":
+        if action.name == CatalogAction.READ:
             try:
-                with_expiration = served(catalog, feed, on, a["name"], a["wall"], a["time"])
+                with_expiration = served(
+                    catalog, feed, on, a[CatalogArg.NAME], a[CatalogArg.WALL], a[Arg.TIME]
+                )
             except ReplicaExpired:
                 continue
-            observed[(step, "read with expiration")] = _contents(with_expiration)
-            observed[(step, "read without")] = _contents(
-                served(catalog, feed, off, a["name"], a["wall"], a["time"])
+            observed[(step, WITH)] = _contents(with_expiration)
+            observed[(step, WITHOUT)] = _contents(
+                served(catalog, feed, off, a[CatalogArg.NAME], a[CatalogArg.WALL], a[Arg.TIME])
             )
-        elif action.name == "restart":
-            replica_exp, seen = replica_expiration(a["wall"], offset), seen_at(catalog, feed, a["wall"])
+        elif action.name == CatalogAction.RESTART:
+            replica_exp, seen = (
+                replica_expiration(a[CatalogArg.WALL], offset),
+                seen_at(catalog, feed, a[CatalogArg.WALL]),
+            )
             for name in maintained:
                 flow = render(catalog, name, replica_exp, seen)
                 kept = output_updates(catalog, feed, name, flow.until)
-                observed[(step, f"dataflow {name}")] = frozenset({(flow.until, flow.expiration)})
-                observed[(step, f"diffs {name}")] = frozenset(
+                observed[(step, per_dataflow(ExpirationLabel.DATAFLOW, name))] = frozenset(
+                    {(flow.until, flow.expiration)}
+                )
+                observed[(step, per_dataflow(ExpirationLabel.DIFFS, name))] = frozenset(
                     {(len(kept), diffs_processed(catalog, feed, name, None))}
                 )
-                life = a["wall"] + offset + 1
-                observed[(step, KEPT + name)] = frozenset((u.time, u.diff) for u in kept if u.time >= life)
+                life = a[CatalogArg.WALL] + offset + 1
+                observed[(step, per_dataflow(ExpirationLabel.KEPT, name))] = frozenset(
+                    (u.time, u.diff) for u in kept if u.time >= life
+                )
     return observed
 
 
@@ -154,8 +173,8 @@ def observe(history: History) -> Observation:
 
 def _reads_identical(history: History, obs: Observation) -> Outcome | None:
     for (step, label), value in sorted(obs.items()):
-        if label == "read with expiration" and value != obs[(step, "read without")]:
-            return _read_outcome(history, step, value, obs[(step, "read without")], "!=")
+        if label == WITH and value != obs[(step, WITHOUT)]:
+            return _read_outcome(history, step, value, obs[(step, WITHOUT)], "!=")
     return None
 
 
@@ -163,16 +182,18 @@ def _never_wrong(history: History, obs: Observation) -> Outcome | None:
     """A read served with expiration equals the read without, and is at a time before the expiration
     of the dataflow as the running incarnation rendered it (the seed's frontier check)."""
     for (step, label), value in sorted(obs.items()):
-        if label != "read with expiration" or value == NOT_SERVED:
+        if label != WITH or value == NOT_SERVED:
             continue
-        if value != obs[(step, "read without")]:
-            return _read_outcome(history, step, value, obs[(step, "read without")], "served, but !=")
+        if value != obs[(step, WITHOUT)]:
+            return _read_outcome(history, step, value, obs[(step, WITHOUT)], "served, but !=")
         a = history.actions[step].args
-        restart = max((s for s, wall in _restarts(history) if wall <= a["wall"]), default=-1)
-        ((_, expiration),) = obs.get((restart, f"dataflow {a['name']}"), {(None, None)})
-        if expiration is not None and a["time"] >= expiration:
+        restart = max((s for s, wall in _restarts(history) if wall <= a[CatalogArg.WALL]), default=-1)
+        ((_, expiration),) = obs.get(
+            (restart, per_dataflow(ExpirationLabel.DATAFLOW, a[CatalogArg.NAME])), {(None, None)}
+        )
+        if expiration is not None and a[Arg.TIME] >= expiration:
             how = f"served at or after its expiration {expiration}:"
-            return _read_outcome(history, step, value, obs[(step, "read without")], how)
+            return _read_outcome(history, step, value, obs[(step, WITHOUT)], how)
     return None
 
 
@@ -183,8 +204,8 @@ def _read_outcome(history: History, step: int, value: frozenset, without: frozen
         step=step,
         expected=without,
         actual=value,
-        message=f"read of {a['name']!r} at time {a['time']} (wall {a['wall']}): with expiration "
-        f"{sorted(value)} {how} without {sorted(without)}",
+        message=f"read of {a[CatalogArg.NAME]!r} at time {a[Arg.TIME]} (wall {a[CatalogArg.WALL]}): "
+        f"with expiration {sorted(value)} {how} without {sorted(without)}",
     )
 
 
@@ -193,18 +214,18 @@ def _as_the_seed_says(history: History, obs: Observation) -> Outcome | None:
     for (step, label), value in sorted(obs.items()):
         name = label.split(" ")[-1]
         problem = None
-        if label.startswith("dataflow "):
+        if dataflow_of(ExpirationLabel.DATAFLOW, label):
             ((until, expiration),) = value
             if expiration is not None and (until is None or until > expiration):
                 problem = f"until {until} is not met with expiration {expiration}"
             elif expiration is not None and oracle.never_expires(history, name):
                 problem = f"expires at {expiration}, but no input follows the wall clock"
-        elif label.startswith("diffs "):
+        elif dataflow_of(ExpirationLabel.DIFFS, label):
             ((with_e, without),) = value
             if with_e > without:
                 problem = f"{with_e} diffs with expiration > {without} without"
-        elif label.startswith(KEPT):
-            drop = oracle.must_drop_from(history, name, history.actions[step].args["wall"])
+        elif dataflow_of(ExpirationLabel.KEPT, label):
+            drop = oracle.must_drop_from(history, name, history.actions[step].args[CatalogArg.WALL])
             late = sorted(d for d in value if drop is not None and d[0] >= drop)
             if late:
                 problem = f"kept {late}, at or after {drop}, where the seed drops every diff"
@@ -242,11 +263,15 @@ def rejection(history: History, error: ModelError, model_observe: Callable[[Hist
 
 
 def _restarts(history: History) -> list[tuple[int, int]]:
-    return [(step, a.args["wall"]) for step, a in enumerate(history.actions) if a.name == "restart"]
+    return [
+        (step, a.args[CatalogArg.WALL])
+        for step, a in enumerate(history.actions)
+        if a.name == CatalogAction.RESTART
+    ]
 
 
 def _maintained(history: History) -> dict:
-    return {a.args["name"]: a for a in history.actions if a.name in MAINTAINED}
+    return {a.args[CatalogArg.NAME]: a for a in history.actions if a.name in MAINTAINED_ACTIONS}
 
 
 def events(history: History) -> list[str]:
@@ -281,9 +306,9 @@ def _boundary_events(history: History, catalog: Any, feed: Feed, starts: tuple) 
     """The rule's edges: reads, diffs, `UP TO` and refreshes exactly at (or one before) an expiration."""
     found, offset = set(), oracle.offset(history)
     for a in history.actions:
-        if a.name != "read" or offset == 0:
+        if a.name != CatalogAction.READ or offset == 0:
             continue
-        name, wall, time = a.args["name"], a.args["wall"], a.args["time"]
+        name, wall, time = a.args[CatalogArg.NAME], a.args[CatalogArg.WALL], a.args[Arg.TIME]
         start = max((s for s in starts if s <= wall), default=None)
         if start is None or wall > start + offset:
             continue
@@ -307,12 +332,14 @@ def _dataflow_boundaries(
         times = {u.time for u in output_updates(catalog, feed, name)}
         found |= {DIFF_AT} if drop in times else set()
         found |= {DIFF_BEFORE} if drop - 1 in times else set()
-    if expiration is not None and action.args.get("up_to") == expiration:
+    if expiration is not None and action.args.get(CatalogArg.UP_TO) == expiration:
         found.add(UP_TO_AT)
     would = _would_expire(history, name, start)
     for clause in _refreshes(history, name):
-        every, aligned = clause.get("every"), clause.get("aligned_to", 0)
-        exact = clause.get("at") == would or (every and would >= aligned and (would - aligned) % every == 0)
+        every, aligned = clause.get(RefreshField.EVERY), clause.get(RefreshField.ALIGNED_TO, 0)
+        exact = clause.get(RefreshField.AT) == would or (
+            every and would >= aligned and (would - aligned) % every == 0
+        )
         found |= {REFRESH_AT} if would is not None and exact else set()
     return found
 
@@ -330,8 +357,8 @@ def _refreshes(history: History, name: str) -> list[dict]:
     return [
         c
         for a in history.actions
-        if a.name == "create_mv" and a.args["name"] in names
-        for c in a.args.get("refresh") or ()
+        if a.name == CatalogAction.CREATE_MV and a.args[CatalogArg.NAME] in names
+        for c in a.args.get(CatalogArg.REFRESH) or ()
     ]
 
 
@@ -339,17 +366,21 @@ def _dataflow_events(history: History, catalog: Any, feed: Feed, name: str, acti
     found, names = set(), oracle.closure(history, name)
     if oracle.never_expires(history, name):
         found.add("maintained dataflow without expiration")
-        if any(a.name == "tick" and a.args["source"] in names for a in history.actions):
+        if any(a.name == CatalogAction.TICK and a.args[CatalogArg.SOURCE] in names for a in history.actions):
             found.add("a dataflow over a ticking non-epoch source")
-    mvs = {a.args["name"]: a.args.get("refresh") or () for a in history.actions if a.name == "create_mv"}
-    if any("every" in clause for n in names & set(mvs) for clause in mvs[n]):
+    mvs = {
+        a.args[CatalogArg.NAME]: a.args.get(CatalogArg.REFRESH) or ()
+        for a in history.actions
+        if a.name == CatalogAction.CREATE_MV
+    }
+    if any(RefreshField.EVERY in clause for n in names & set(mvs) for clause in mvs[n]):
         found.add("refresh schedule bounds an expiration")
     for _, start in _restarts(history):
         expiration = oracle.expiration_at(history, name, start)
         if expiration is None:
             continue
         found.add("a dataflow expires")
-        if action.args.get("up_to") is not None and action.args["up_to"] <= expiration:
+        if action.args.get(CatalogArg.UP_TO) is not None and action.args[CatalogArg.UP_TO] <= expiration:
             found.add("subscribe UP TO keeps its until")
         drop = oracle.must_drop_from(history, name, start)
         if drop is not None and any(u.time >= drop for u in output_updates(catalog, feed, name)):
@@ -375,10 +406,10 @@ def _lead_event(lead: int) -> str:
 def _read_events(history: History, catalog: Any, feed: Feed, starts: tuple) -> set[str]:
     found = set()
     for a in history.actions:
-        if a.name == "read" and len(starts) > 1 and a.args["wall"] >= starts[1]:
+        if a.name == CatalogAction.READ and len(starts) > 1 and a.args[CatalogArg.WALL] >= starts[1]:
             found.add("read served after a restart")
-            name, time = a.args["name"], a.args["time"]
-            upper = _upper(catalog, feed, name, a.args["wall"])
+            name, time = a.args[CatalogArg.NAME], a.args[Arg.TIME]
+            upper = _upper(catalog, feed, name, a.args[CatalogArg.WALL])
             if (upper is None or time < upper) and at(TIME, output_updates(catalog, feed, name), time):
                 found.add("read with data after a restart")
     return found
@@ -397,9 +428,9 @@ def events_beyond_the_bound(history: History) -> list[str]:
         return []
     found = set()
     for a in history.actions:
-        if a.name != "read":
+        if a.name != CatalogAction.READ:
             continue
-        name, wall = a.args["name"], a.args["wall"]
+        name, wall = a.args[CatalogArg.NAME], a.args[CatalogArg.WALL]
         start = max((s for s in starts if s <= wall), default=None)
         if start is None or wall > start + offset:
             continue
@@ -423,7 +454,7 @@ def diffs_metric(histories: Sequence[History]) -> tuple[int, int]:
     with_e = without = 0
     for h in histories:
         for (_, label), value in observe(h).items():
-            if label.startswith("diffs "):
+            if dataflow_of(ExpirationLabel.DIFFS, label):
                 ((a, b),) = value
                 with_e, without = with_e + a, without + b
     return with_e, without

@@ -21,7 +21,15 @@ import attrs
 from frontier_harness.model.catalog import Catalog, Feed, output_updates
 from frontier_harness.model.errors import ModelError, ReplicaExpired
 from frontier_harness.model.expiration import Replica, render, replica_expiration, seen_at, served
-from frontier_harness.properties.checks.catalog.expiration import MAINTAINED, rejection, world
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.catalog import (
+    MAINTAINED_ACTIONS,
+    CatalogAction,
+    CatalogArg,
+    ProveLabel,
+    ReadResult,
+)
+from frontier_harness.properties.checks.catalog.expiration import rejection, world
 from frontier_harness.properties.checks.catalog.oracles import expiration as oracle
 from frontier_harness.properties.checks.catalog.strategies.scenarios import draw_scenario
 from frontier_harness.properties.engine.history import History
@@ -41,7 +49,7 @@ ONE_START, RESTARTED = (
     "reads-equal",
     "reads-equal-across-a-restart",
 )  # the suite's properties, by scenario shape
-BEYOND, LATE = "diffs at or beyond the expiration", "diffs kept past the replica's life"
+BEYOND, LATE = ProveLabel.BEYOND, ProveLabel.LATE
 Kept = tuple[str, int, int, int, int]  # a diff kept: (dataflow, start, bound, time, diff)
 
 
@@ -62,11 +70,11 @@ def to_world(history: History) -> Scenario:
 
     catalog, feed, offset, starts = world(history)
     reads = tuple(
-        (step, a.args["name"], a.args["wall"], a.args["time"])
+        (step, a.args[CatalogArg.NAME], a.args[CatalogArg.WALL], a.args[Arg.TIME])
         for step, a in enumerate(history.actions)
-        if a.name == "read"
+        if a.name == CatalogAction.READ
     )
-    dataflows = tuple(a.args["name"] for a in history.actions if a.name in MAINTAINED)
+    dataflows = tuple(a.args[CatalogArg.NAME] for a in history.actions if a.name in MAINTAINED_ACTIONS)
     return Scenario(catalog, feed, offset, starts, reads, dataflows)
 
 
@@ -74,10 +82,10 @@ def _read(world: Scenario, replica: Replica, name: str, wall: int, time: int) ->
     try:
         got = served(world.catalog, world.feed, replica, name, wall, time)
     except ReplicaExpired:
-        return frozenset({("replica expired",)})
+        return frozenset({(ReadResult.REPLICA_EXPIRED,)})
     if got is None:
-        return frozenset({("not served",)})
-    return frozenset({("rows", tuple(sorted(got.items())))})
+        return frozenset({(ReadResult.NOT_SERVED,)})
+    return frozenset({(ReadResult.ROWS, tuple(sorted(got.items())))})
 
 
 def _kept(world: Scenario) -> tuple[frozenset[Kept], frozenset[Kept]]:
@@ -104,8 +112,8 @@ def observe(history: History) -> Observation:
     on, off = Replica(world.offset, world.starts), Replica(0, world.starts)
     obs: Observation = {}
     for step, name, wall, time in world.reads:
-        obs[(step, "read")] = _read(world, on, name, wall, time)
-        obs[(step, "read without expiration")] = _read(world, off, name, wall, time)
+        obs[(step, ProveLabel.READ)] = _read(world, on, name, wall, time)
+        obs[(step, ProveLabel.READ_WITHOUT)] = _read(world, off, name, wall, time)
     end = len(history.actions)
     obs[(end, BEYOND)], obs[(end, LATE)] = _kept(world)
     return obs
@@ -122,8 +130,12 @@ def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
 
 def _judge(history: History, obs: Observation) -> Outcome:
     end = len(history.actions)
-    expected = {(s, "read"): v for (s, label), v in obs.items() if label == "read without expiration"}
-    actual = {(s, "read"): v for (s, label), v in obs.items() if label == "read"}
+    expected: Observation = {
+        (s, ProveLabel.READ): v for (s, label), v in obs.items() if label == ProveLabel.READ_WITHOUT
+    }
+    actual: Observation = {
+        (s, ProveLabel.READ): v for (s, label), v in obs.items() if label == ProveLabel.READ
+    }
     expected[(end, BEYOND)], actual[(end, BEYOND)] = frozenset(), obs[(end, BEYOND)]
     expected[(end, LATE)] = frozenset(d for d in obs[(end, LATE)] if not _dropped_by_the_seed(history, d))
     actual[(end, LATE)] = obs[(end, LATE)]

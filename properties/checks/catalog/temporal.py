@@ -17,6 +17,15 @@ from frontier_harness.model.collection import consolidate
 from frontier_harness.model.domains import Total
 from frontier_harness.model.plan import evaluate
 from frontier_harness.model.temporal import validity
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.catalog import (
+    CHILD_FIELDS,
+    CatalogAction,
+    CatalogArg,
+    PlanField,
+    PlanNode,
+    TemporalLabel,
+)
 from frontier_harness.properties.checks.catalog.actions import insert_update, plan_from_json
 from frontier_harness.properties.checks.catalog.strategies.temporal import draw_temporal_history
 from frontier_harness.properties.engine.errors import BadHistory
@@ -27,7 +36,7 @@ TIME = Total()
 
 
 def _until(args: dict):
-    until = args.get("until") or ()
+    until = args.get(Arg.UNTIL) or ()
     return until[0] if until else None
 
 
@@ -37,22 +46,23 @@ def observe(history: History) -> Observation:
     observed: Observation = {}
     for step, action in enumerate(history.actions):
         args = action.args
-        if action.name == "create_table":
-            tables[args["name"]] = []
-        elif action.name == "insert":
-            tables.setdefault(args["table"], []).append(insert_update(action))
-        elif action.name == "query":
-            out = evaluate(plan_from_json(args["plan"]), tables, _until(args))
-            observed[(step, "output")] = frozenset((u.data, u.time, u.diff) for u in consolidate(TIME, out))
-            observed[(step, "diffs")] = frozenset({(len(out),)})
+        if action.name == CatalogAction.CREATE_TABLE:
+            tables[args[CatalogArg.NAME]] = []
+        elif action.name == CatalogAction.INSERT:
+            tables.setdefault(args[CatalogArg.TABLE], []).append(insert_update(action))
+        elif action.name == CatalogAction.QUERY:
+            out = evaluate(plan_from_json(args[CatalogArg.PLAN]), tables, _until(args))
+            consolidated = consolidate(TIME, out)
+            observed[(step, TemporalLabel.OUTPUT)] = frozenset((u.data, u.time, u.diff) for u in consolidated)
+            observed[(step, TemporalLabel.DIFFS)] = frozenset({(len(out),)})
         else:
             raise BadHistory(f"temporal history: unknown action {action.name!r} at step {step}")
     return observed
 
 
 def _temporal_nodes(plan: dict) -> list[dict]:
-    found = [plan] if plan["node"] == "temporal" else []
-    children = plan.get("inputs", []) + [plan[k] for k in ("input", "left", "right") if k in plan]
+    found = [plan] if plan[PlanField.NODE] == PlanNode.TEMPORAL else []
+    children = plan.get(PlanField.INPUTS, []) + [plan[k] for k in CHILD_FIELDS if k in plan]
     return found + [n for c in children for n in _temporal_nodes(c)]
 
 
@@ -64,12 +74,12 @@ ONE_TICK = "validity interval of exactly one tick"
 def events(history: History) -> list[str]:
     """Hard cases: empty intervals, retractions, lower bounds that move the start, until dropping diffs, joins."""
     found: set[str] = set()
-    inserted = [insert_update(a) for a in history.actions if a.name == "insert"]
+    inserted = [insert_update(a) for a in history.actions if a.name == CatalogAction.INSERT]
     for action in history.actions:
-        if action.name != "query":
+        if action.name != CatalogAction.QUERY:
             continue
-        plan, until = action.args["plan"], _until(action.args)
-        if plan["node"] == "join" or '"join"' in repr(plan).replace("'", '"'):
+        plan, until = action.args[CatalogArg.PLAN], _until(action.args)
+        if plan[PlanField.NODE] == PlanNode.JOIN or f'"{PlanNode.JOIN}"' in repr(plan).replace("'", '"'):
             found.add("temporal query with a join")
         for node in _temporal_nodes(plan):
             preds = [p for p in plan_from_json(node).predicates]

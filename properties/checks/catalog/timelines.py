@@ -32,11 +32,15 @@ from frontier_harness.model.collection import Update, consolidate
 from frontier_harness.model.domains import Total
 from frontier_harness.model.errors import ModelError, TimelineError
 from frontier_harness.model.timeline import External, User  # value types
-from frontier_harness.properties.checks.catalog.actions import (
+from frontier_harness.model.vocabulary.catalog import (
     DATAFLOW_ACTIONS,
-    insert_update,
-    object_from_action,
+    LEAF_ACTIONS,
+    CatalogAction,
+    CatalogArg,
+    TimelinesLabel,
+    per_dataflow,
 )
+from frontier_harness.properties.checks.catalog.actions import insert_update, object_from_action
 from frontier_harness.properties.checks.catalog.oracles.timelines import leaf_timeline, plan_reads
 from frontier_harness.properties.checks.catalog.strategies.timelines import draw_timelines_history
 from frontier_harness.properties.engine.history import History
@@ -63,22 +67,24 @@ def observe(history: History) -> Observation:
     catalog, observed, created = Catalog(), Observation(), list[str]()
     updates: dict[str, list[Update]] = {}
     for step, action in enumerate(history.actions):
-        if action.name == "insert":
-            updates.setdefault(action.args["table"], []).append(insert_update(action))
+        if action.name == CatalogAction.INSERT:
+            updates.setdefault(action.args[CatalogArg.TABLE], []).append(insert_update(action))
             continue
         obj = object_from_action(action)
         try:
             catalog = catalog.add(obj)
         except TimelineError as error:
-            observed[(step, "rejected")] = named_in_message(error)
+            observed[(step, TimelinesLabel.REJECTED)] = named_in_message(error)
             continue
         if isinstance(obj, DATAFLOWS):
-            observed[(step, "created")] = frozenset({(obj.name,)})
+            observed[(step, TimelinesLabel.CREATED)] = frozenset({(obj.name,)})
             created.append(obj.name)
     feed, end = Feed({k: tuple(v) for k, v in updates.items()}), len(history.actions)
     for name in created:
         out = consolidate(TIME, output_updates(catalog, feed, name))
-        observed[(end, f"output {name}")] = frozenset((u.data, u.time, u.diff) for u in out)
+        observed[(end, per_dataflow(TimelinesLabel.OUTPUT, name))] = frozenset(
+            (u.data, u.time, u.diff) for u in out
+        )
     return observed
 
 
@@ -96,14 +102,18 @@ def expected_timelines(history: History) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     for step, action in enumerate(history.actions):
         a = action.args
-        if action.name in ("create_table", "create_source", "create_constant"):
-            leaf_timelines[a["name"]] = leaf_timeline(action.name, a)
+        if action.name in LEAF_ACTIONS:
+            leaf_timelines[a[CatalogArg.NAME]] = leaf_timeline(action.name, a)
         elif action.name in DATAFLOW_ACTIONS:
-            direct = {a["on"]} if action.name == "create_index" else plan_reads(a["plan"])
+            direct = (
+                {a[CatalogArg.ON]}
+                if action.name == CatalogAction.CREATE_INDEX
+                else plan_reads(a[CatalogArg.PLAN])
+            )
             leaves = set().union(*({n} if n in leaf_timelines else depends.get(n, set()) for n in direct))
             out[step] = {n: leaf_timelines[n] for n in leaves if leaf_timelines[n] is not None}
             if len(set(out[step].values())) <= 1:
-                depends[a["name"]] = leaves
+                depends[a[CatalogArg.NAME]] = leaves
     return out
 
 
@@ -127,19 +137,23 @@ def check_rejections(impl: Any, histories: Sequence[History]) -> list[Outcome]:
 def _judge(history: History, expected: dict, obs: Observation) -> Outcome:
     end = len(history.actions)
     for step, timelines in sorted(expected.items()):
-        name = history.actions[step].args["name"]
+        name = history.actions[step].args[CatalogArg.NAME]
         named = frozenset((n, repr(t)) for n, t in timelines.items())
         if len(set(timelines.values())) > 1:
-            if obs.get((step, "rejected")) != named or (step, "created") in obs:
+            rejected = obs.get((step, TimelinesLabel.REJECTED))
+            if rejected != named or (step, TimelinesLabel.CREATED) in obs:
                 return Outcome(
                     ok=False,
                     step=step,
                     expected=named,
-                    actual=obs.get((step, "rejected")),
+                    actual=rejected,
                     message=f"{name!r} spans timelines {sorted(named)}: must be rejected naming them all, "
-                    f"got {sorted(obs.get((step, 'rejected'), ()))}",
+                    f"got {sorted(rejected or ())}",
                 )
-        elif (step, "created") not in obs or (end, f"output {name}") not in obs:
+        elif (step, TimelinesLabel.CREATED) not in obs or (
+            end,
+            per_dataflow(TimelinesLabel.OUTPUT, name),
+        ) not in obs:
             return Outcome(
                 ok=False, step=step, message=f"{name!r} has a single timeline {sorted(named)} but did not run"
             )
@@ -155,7 +169,11 @@ def events(history: History) -> list[str]:
         action = history.actions[step]
         if len(set(timelines.values())) > 1:
             found.add("multi-timeline dataflow rejected")
-            direct = {action.args["on"]} if action.name == "create_index" else plan_reads(action.args["plan"])
+            direct = (
+                {action.args[CatalogArg.ON]}
+                if action.name == CatalogAction.CREATE_INDEX
+                else plan_reads(action.args[CatalogArg.PLAN])
+            )
             if set(timelines) - direct:
                 found.add("rejected through a view or MV")
             if _same_name_external_and_user(timelines.values()):

@@ -9,7 +9,7 @@ whose every diff comes out of a temporal filter (`late_diffs_dropped`) keeps non
 dataflow with no input that follows the wall clock (only load generators, constants or
 sources of another timeline) never expires.
 
-Written for the expiration histories' vocabulary (`frontier_harness.properties.checks.catalog.actions`): a table
+Written for the expiration histories' vocabulary (`frontier_harness.model.vocabulary.catalog`): a table
 and an epoch source other than a load generator follow the wall clock, at the skew of
 their `skew{name, wall, by}` actions (0 before the first).
 
@@ -23,24 +23,36 @@ their `skew{name, wall, by}` actions (0 before the first).
 
 from __future__ import annotations
 
+from frontier_harness.model.vocabulary.catalog import (
+    CHILD_FIELDS,
+    CatalogAction,
+    CatalogArg,
+    PlanField,
+    PlanNode,
+    SourceKind,
+)
 from frontier_harness.properties.engine.history import Action, History
 
 
 def _creations(history: History) -> dict[str, Action]:
-    return {a.args["name"]: a for a in history.actions if a.name.startswith("create_") or a.name == "select"}
+    return {
+        a.args[CatalogArg.NAME]: a
+        for a in history.actions
+        if a.name.startswith("create_") or a.name == CatalogAction.SELECT
+    }
 
 
 def _gets(plan: dict) -> set[str]:
-    if plan["node"] == "get":
-        return {plan["name"]}
-    children = [plan[k] for k in ("input", "left", "right") if k in plan] + list(plan.get("inputs", ()))
+    if plan[PlanField.NODE] == PlanNode.GET:
+        return {plan[PlanField.NAME]}
+    children = [plan[k] for k in CHILD_FIELDS if k in plan] + list(plan.get(PlanField.INPUTS, ()))
     return set().union(*(_gets(c) for c in children))
 
 
 def _reads(action: Action) -> set[str]:
-    if action.name == "create_index":
-        return {action.args["on"]}
-    return _gets(action.args["plan"]) if "plan" in action.args else set()
+    if action.name == CatalogAction.CREATE_INDEX:
+        return {action.args[CatalogArg.ON]}
+    return _gets(action.args[CatalogArg.PLAN]) if CatalogArg.PLAN in action.args else set()
 
 
 def closure(history: History, name: str) -> set[str]:
@@ -58,12 +70,12 @@ def follows_wall_clock(action: Action) -> bool:
     """A table, or an epoch source that is not a load generator (epoch: no `timeline` or
     `consistency_topic`, and a CDC source only with `epoch_ms_timeline`)."""
     a = action.args
-    if action.name == "create_table":
+    if action.name == CatalogAction.CREATE_TABLE:
         return True
-    if action.name != "create_source" or a["kind"] == "load_generator":
+    if action.name != CatalogAction.CREATE_SOURCE or a[CatalogArg.KIND] == SourceKind.LOAD_GENERATOR:
         return False
-    epoch = not a.get("timeline") and not a.get("consistency_topic")
-    return epoch and (a["kind"] != "cdc" or bool(a.get("epoch_ms_timeline")))
+    epoch = not a.get(CatalogArg.TIMELINE) and not a.get(CatalogArg.CONSISTENCY_TOPIC)
+    return epoch and (a[CatalogArg.KIND] != SourceKind.CDC or bool(a.get(CatalogArg.EPOCH_MS_TIMELINE)))
 
 
 def upper_at(points: list[tuple[int, int]], wall: int) -> int:
@@ -78,8 +90,10 @@ def upper_at(points: list[tuple[int, int]], wall: int) -> int:
 def _skews(history: History) -> dict[str, list[tuple[int, int]]]:
     out: dict[str, list[tuple[int, int]]] = {}
     for a in history.actions:
-        if a.name == "skew":
-            out.setdefault(a.args["name"], []).append((a.args["wall"], a.args["by"]))
+        if a.name == CatalogAction.SKEW:
+            out.setdefault(a.args[CatalogArg.NAME], []).append(
+                (a.args[CatalogArg.WALL], a.args[CatalogArg.BY])
+            )
     return out
 
 
@@ -95,7 +109,9 @@ def leads_at(history: History, start: int) -> dict[str, int]:
 
 def offset(history: History) -> int:
     """The replica's expiration offset (0: disabled)."""
-    return ([a.args["offset"] for a in history.actions if a.name == "set_offset"] or [0])[-1]
+    return (
+        [a.args[CatalogArg.OFFSET] for a in history.actions if a.name == CatalogAction.SET_OFFSET] or [0]
+    )[-1]
 
 
 def never_expires(history: History, name: str) -> bool:
@@ -115,7 +131,7 @@ def expiration_at(history: History, name: str, start: int) -> int | None:
     if (
         offset(history) == 0
         or never_expires(history, name)
-        or any(made[n].args.get("refresh") for n in names)
+        or any(made[n].args.get(CatalogArg.REFRESH) for n in names)
     ):
         return None
     ahead = min(lead for n, lead in leads_at(history, start).items() if n in names)
@@ -131,24 +147,29 @@ def late_diffs_dropped(history: History, name: str) -> bool:
     made = _creations(history)
 
     def filtered(plan: dict) -> bool:
-        if plan["node"] == "temporal":
+        if plan[PlanField.NODE] == PlanNode.TEMPORAL:
             return True
-        if plan["node"] == "get":
-            read = made[plan["name"]]
-            return read.name == "create_view" and filtered(read.args["plan"])
-        children = [plan[k] for k in ("input", "left", "right") if k in plan] + list(plan.get("inputs", ()))
+        if plan[PlanField.NODE] == PlanNode.GET:
+            read = made[plan[PlanField.NAME]]
+            return read.name == CatalogAction.CREATE_VIEW and filtered(read.args[CatalogArg.PLAN])
+        children = [plan[k] for k in CHILD_FIELDS if k in plan] + list(plan.get(PlanField.INPUTS, ()))
         return bool(children) and all(filtered(c) for c in children)
 
     action = made[name]
     return filtered(
-        {"node": "get", "name": action.args["on"]} if "on" in action.args else action.args["plan"]
+        {PlanField.NODE: PlanNode.GET, PlanField.NAME: action.args[CatalogArg.ON]}
+        if CatalogArg.ON in action.args
+        else action.args[CatalogArg.PLAN]
     )
 
 
 def must_drop_from(history: History, name: str, start: int) -> int | None:
     """The time from which `name`'s dataflow, rendered at `start`, keeps no diff: `expiration_at`, or its
     `UP TO` if earlier (`None`: the rule says nothing, or not every diff comes out of a temporal filter)."""
-    expiration, up_to = expiration_at(history, name, start), _creations(history)[name].args.get("up_to")
+    expiration, up_to = (
+        expiration_at(history, name, start),
+        _creations(history)[name].args.get(CatalogArg.UP_TO),
+    )
     if expiration is None or not late_diffs_dropped(history, name):
         return None
     return expiration if up_to is None else min(expiration, up_to)

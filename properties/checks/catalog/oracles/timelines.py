@@ -19,26 +19,34 @@ from __future__ import annotations
 from typing import Any
 
 from frontier_harness.model.timeline import Counter, EpochMilliseconds, External, User  # value types
+from frontier_harness.model.vocabulary.catalog import (
+    CHILD_FIELDS,
+    CatalogAction,
+    CatalogArg,
+    PlanField,
+    PlanNode,
+    SourceKind,
+)
 
 
 def leaf_timeline(statement: str, args: dict[str, Any]) -> Any:
     """The timeline of the leaf a `create_table`/`create_source`/`create_constant` makes (None: none)."""
-    if statement == "create_table":
+    if statement == CatalogAction.CREATE_TABLE:
         return EpochMilliseconds()
-    if statement == "create_constant":
+    if statement == CatalogAction.CREATE_CONSTANT:
         return None
-    if args.get("timeline") is not None:
-        return User(args["timeline"])
-    if args["kind"] == "cdc" and not args.get("epoch_ms_timeline"):
-        return External(args["name"])
-    if args.get("consistency_topic") is not None:
-        return Counter(*args["consistency_topic"])
+    if args.get(CatalogArg.TIMELINE) is not None:
+        return User(args[CatalogArg.TIMELINE])
+    if args[CatalogArg.KIND] == SourceKind.CDC and not args.get(CatalogArg.EPOCH_MS_TIMELINE):
+        return External(args[CatalogArg.NAME])
+    if args.get(CatalogArg.CONSISTENCY_TOPIC) is not None:
+        return Counter(*args[CatalogArg.CONSISTENCY_TOPIC])
     return EpochMilliseconds()
 
 
 def plan_reads(plan: dict) -> set[str]:
     """The names a plan (plain JSON record) reads directly."""
-    if plan["node"] == "get":
-        return {plan["name"]}
-    inputs = list(plan.get("inputs", ())) + [plan[k] for k in ("input", "left", "right") if k in plan]
+    if plan[PlanField.NODE] == PlanNode.GET:
+        return {plan[PlanField.NAME]}
+    inputs = list(plan.get(PlanField.INPUTS, ())) + [plan[k] for k in CHILD_FIELDS if k in plan]
     return set().union(*(plan_reads(p) for p in inputs))

@@ -18,6 +18,16 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.catalog import (
+    CatalogAction,
+    CatalogArg,
+    PlanField,
+    PlanNode,
+    RefreshField,
+    SourceKind,
+    TemporalOp,
+)
 from frontier_harness.properties.checks.catalog.actions import ARITY
 from frontier_harness.properties.checks.catalog.strategies.plans import draw_row, draw_temporal_predicates
 from frontier_harness.properties.engine.history import Action, History
@@ -37,21 +47,34 @@ def draw_history_beyond_the_bound(source: Source, domain_name: str = "total") ->
 def _draw(source: Source, domain_name: str, beyond_the_bound: bool) -> History:
     horizon = source.integer(4, 10)
     actions = [
-        Action("create_table", {"name": "t"}),
-        Action("create_source", {"name": "g", "kind": "load_generator"}),
-        Action("create_constant", {"name": "k", "rows": [draw_row(source, 0, 3)]}),
+        Action(CatalogAction.CREATE_TABLE, {CatalogArg.NAME: "t"}),
+        Action(
+            CatalogAction.CREATE_SOURCE, {CatalogArg.NAME: "g", CatalogArg.KIND: SourceKind.LOAD_GENERATOR}
+        ),
+        Action(
+            CatalogAction.CREATE_CONSTANT, {CatalogArg.NAME: "k", CatalogArg.ROWS: [draw_row(source, 0, 3)]}
+        ),
     ]
     epoch, other, skewed = ["t", "g", "k"], [], ["t"]
     if source.boolean(0.3):
-        actions.append(Action("create_source", {"name": "s", "kind": "kafka"}))
+        actions.append(
+            Action(CatalogAction.CREATE_SOURCE, {CatalogArg.NAME: "s", CatalogArg.KIND: SourceKind.KAFKA})
+        )
         epoch.append("s")
     cdc = source.choice((None, None, "epoch", "own"))
     if cdc == "epoch":
-        actions.append(Action("create_source", {"name": "c", "kind": "cdc", "epoch_ms_timeline": True}))
+        actions.append(
+            Action(
+                CatalogAction.CREATE_SOURCE,
+                {CatalogArg.NAME: "c", CatalogArg.KIND: SourceKind.CDC, CatalogArg.EPOCH_MS_TIMELINE: True},
+            )
+        )
         epoch.append("c")
         skewed.append("c")
     elif cdc == "own":
-        actions.append(Action("create_source", {"name": "c", "kind": "cdc"}))
+        actions.append(
+            Action(CatalogAction.CREATE_SOURCE, {CatalogArg.NAME: "c", CatalogArg.KIND: SourceKind.CDC})
+        )
         other += ["c", "k"]
     if source.boolean(0.7):
         actions.append(_temporal_view(source))
@@ -61,15 +84,17 @@ def _draw(source: Source, domain_name: str, beyond_the_bound: bool) -> History:
         pool = other if other and source.boolean(0.2) else epoch
         action = _draw_maintained(source, f"m{i}", pool, horizon, 0.8 if beyond_the_bound else 0.5)
         actions.append(action)
-        maintained.append(action.args["name"])
-        if action.name == "create_mv":
-            pool.append(action.args["name"])
+        maintained.append(action.args[CatalogArg.NAME])
+        if action.name == CatalogAction.CREATE_MV:
+            pool.append(action.args[CatalogArg.NAME])
     offset = source.integer(1, 6)
-    actions.append(Action("set_offset", {"offset": offset}))
+    actions.append(Action(CatalogAction.SET_OFFSET, {CatalogArg.OFFSET: offset}))
     actions += _draw_feed(source, horizon, [n for n in ("s", "c") if n in epoch or n in other])
     actions += _draw_skews(source, horizon, skewed, beyond_the_bound)
     if "s" in epoch:
-        actions.append(Action("skew", {"name": "s", "wall": 0, "by": 1}))  # minted: upper = wall + 1
+        actions.append(
+            Action(CatalogAction.SKEW, {CatalogArg.NAME: "s", CatalogArg.WALL: 0, CatalogArg.BY: 1})
+        )  # minted: upper = wall + 1
     if cdc == "own":
         actions += _draw_ticks(source, "c", horizon)
     actions += _draw_ticks(source, "g", horizon)
@@ -79,40 +104,54 @@ def _draw(source: Source, domain_name: str, beyond_the_bound: bool) -> History:
 
 def _temporal_view(source: Source) -> Action:
     window = (
-        [["<=", 0, source.integer(0, 8)]]
+        [[TemporalOp.LE, 0, source.integer(0, 8)]]
         if source.boolean(0.7)
         else draw_temporal_predicates(source, ARITY, -2, 8)
     )
-    plan = {"node": "temporal", "input": {"node": "get", "name": "t"}, "predicates": window}
-    return Action("create_view", {"name": "v", "plan": plan})
+    plan = {
+        PlanField.NODE: PlanNode.TEMPORAL,
+        PlanField.INPUT: {PlanField.NODE: PlanNode.GET, PlanField.NAME: "t"},
+        PlanField.PREDICATES: window,
+    }
+    return Action(CatalogAction.CREATE_VIEW, {CatalogArg.NAME: "v", CatalogArg.PLAN: plan})
+
+
+MV, INDEX = CatalogAction.CREATE_MV, CatalogAction.CREATE_INDEX
 
 
 def _draw_maintained(source: Source, name: str, pool: list[str], horizon: int, temporal: float) -> Action:
-    kind = source.choice(("create_mv", "create_mv", "create_index", "create_subscribe"))
-    if kind == "create_index":
-        return Action(kind, {"name": name, "on": source.choice(pool)})
+    kind = source.choice((MV, MV, INDEX, CatalogAction.CREATE_SUBSCRIBE))
+    if kind == INDEX:
+        return Action(kind, {CatalogArg.NAME: name, CatalogArg.ON: source.choice(pool)})
     inputs = repeat(source, lambda: source.choice(pool), 1, 3, 0.4)
     plan: dict[str, Any] = {
-        "node": "union",
-        "inputs": [
-            {"node": "project", "input": {"node": "get", "name": n}, "columns": [0, 1]} for n in inputs
+        PlanField.NODE: PlanNode.UNION,
+        PlanField.INPUTS: [
+            {
+                PlanField.NODE: PlanNode.PROJECT,
+                PlanField.INPUT: {PlanField.NODE: PlanNode.GET, PlanField.NAME: n},
+                PlanField.COLUMNS: [0, 1],
+            }
+            for n in inputs
         ],
     }
     if source.boolean(temporal):
         plan = {
-            "node": "temporal",
-            "input": plan,
-            "predicates": draw_temporal_predicates(source, ARITY, -2, 6),
+            PlanField.NODE: PlanNode.TEMPORAL,
+            PlanField.INPUT: plan,
+            PlanField.PREDICATES: draw_temporal_predicates(source, ARITY, -2, 6),
         }
-    args: dict[str, Any] = {"name": name, "plan": plan}
-    if kind == "create_mv":
+    args: dict[str, Any] = {CatalogArg.NAME: name, CatalogArg.PLAN: plan}
+    if kind == MV:
         refresh = source.integer(0, 3)
         if refresh == 1:
-            args["refresh"] = [{"every": source.integer(1, 6), "aligned_to": source.integer(0, 6)}]
+            args[CatalogArg.REFRESH] = [
+                {RefreshField.EVERY: source.integer(1, 6), RefreshField.ALIGNED_TO: source.integer(0, 6)}
+            ]
         elif refresh == 2:
-            args["refresh"] = [{"at": source.integer(0, 2 * horizon)}]
+            args[CatalogArg.REFRESH] = [{RefreshField.AT: source.integer(0, 2 * horizon)}]
     elif source.boolean(0.5):
-        args["up_to"] = source.integer(0, 2 * horizon)
+        args[CatalogArg.UP_TO] = source.integer(0, 2 * horizon)
     return Action(kind, args)
 
 
@@ -120,12 +159,12 @@ def _draw_feed(source: Source, horizon: int, sources: list[str]) -> list[Action]
     def insert(table: str) -> Action:
         time = source.integer(0, horizon + 2)
         return Action(
-            "insert",
+            CatalogAction.INSERT,
             {
-                "table": table,
-                "row": [time + source.integer(-3, 3), source.integer(0, 3)],
-                "time": time,
-                "diff": source.choice((1, 1, -1, 2)),
+                CatalogArg.TABLE: table,
+                CatalogArg.ROW: [time + source.integer(-3, 3), source.integer(0, 3)],
+                Arg.TIME: time,
+                Arg.DIFF: source.choice((1, 1, -1, 2)),
             },
         )
 
@@ -144,7 +183,9 @@ def _draw_skews(source: Source, horizon: int, leaves: list[str], beyond_the_boun
             continue
         by, wall = source.integer(-4, 4), 0
         while True:
-            actions.append(Action("skew", {"name": name, "wall": wall, "by": by}))
+            actions.append(
+                Action(CatalogAction.SKEW, {CatalogArg.NAME: name, CatalogArg.WALL: wall, CatalogArg.BY: by})
+            )
             if not source.boolean(0.3):
                 break
             wall += source.integer(1, horizon)
@@ -152,7 +193,14 @@ def _draw_skews(source: Source, horizon: int, leaves: list[str], beyond_the_boun
         if beyond_the_bound and source.boolean(0.8):
             wall += source.integer(1, horizon)
             actions.append(
-                Action("skew", {"name": name, "wall": wall, "by": max(0, by) + source.integer(2, 5)})
+                Action(
+                    CatalogAction.SKEW,
+                    {
+                        CatalogArg.NAME: name,
+                        CatalogArg.WALL: wall,
+                        CatalogArg.BY: max(0, by) + source.integer(2, 5),
+                    },
+                )
             )
     return actions
 
@@ -161,7 +209,12 @@ def _draw_ticks(source: Source, name: str, horizon: int) -> list[Action]:
     actions, wall, reached = [], 0, 0
     for _ in range(source.integer(0, 3)):
         wall, reached = wall + source.integer(0, horizon // 2), reached + source.integer(0, horizon)
-        actions.append(Action("tick", {"source": name, "wall": wall, "reached": reached}))
+        actions.append(
+            Action(
+                CatalogAction.TICK,
+                {CatalogArg.SOURCE: name, CatalogArg.WALL: wall, CatalogArg.REACHED: reached},
+            )
+        )
     return actions
 
 
@@ -172,17 +225,20 @@ def _draw_restarts_and_reads(
     some at the last wall-clock time an incarnation runs, some at times up to `ahead` past the wall clock."""
     at_end = 0.6 if ahead > 4 else 0.4
     start = source.integer(0, 3)
-    actions = [Action("restart", {"wall": start})]
+    actions = [Action(CatalogAction.RESTART, {CatalogArg.WALL: start})]
     while start + offset < horizon:
         start += source.integer(1, offset + 1)
-        actions.append(Action("restart", {"wall": start}))
+        actions.append(Action(CatalogAction.RESTART, {CatalogArg.WALL: start}))
 
-    starts = [a.args["wall"] for a in actions]
+    starts = [a.args[CatalogArg.WALL] for a in actions]
     ends = [min(s + offset, n - 1) for s, n in zip(starts, starts[1:])] + [starts[-1] + offset]
 
     def read() -> Action:
         wall = source.choice(ends) if source.boolean(at_end) else source.integer(starts[0], horizon)
         time = wall + source.integer(-2, ahead) if source.boolean(0.6) else source.integer(0, wall + ahead)
-        return Action("read", {"name": source.choice(names), "wall": wall, "time": max(0, time)})
+        return Action(
+            CatalogAction.READ,
+            {CatalogArg.NAME: source.choice(names), CatalogArg.WALL: wall, Arg.TIME: max(0, time)},
+        )
 
     return actions + repeat(source, read, 1, 8, 0.75)

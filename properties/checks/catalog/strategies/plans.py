@@ -5,6 +5,7 @@ Plans are drawn as the plain JSON records of `frontier_harness.properties.checks
 
 from __future__ import annotations
 
+from frontier_harness.model.vocabulary.catalog import Comparison, PlanField, PlanNode, TemporalOp
 from frontier_harness.properties.checks.catalog.actions import ARITY
 from frontier_harness.properties.engine.source import Source, repeat
 
@@ -19,50 +20,63 @@ def draw_plan(
     """A random plan over `readable` names (each of arity `ARITY`) and its output arity."""
     kind = source.integer(0, 9) if depth > 0 else 0
     if kind <= 3:
-        return {"node": "get", "name": source.choice(readable)}, ARITY
+        return {PlanField.NODE: PlanNode.GET, PlanField.NAME: source.choice(readable)}, ARITY
     if kind == 4:
         inner, arity = draw_plan(source, readable, depth - 1, temporal)
         preds = repeat(
             source,
             lambda: [
                 source.integer(0, arity - 1),
-                source.choice(("==", "!=", "<", "<=", ">", ">=")),
+                source.choice(tuple(Comparison)),
                 source.integer(0, 6),
             ],
             1,
             2,
             0.3,
         )
-        return {"node": "filter", "input": inner, "predicates": preds}, arity
+        return {PlanField.NODE: PlanNode.FILTER, PlanField.INPUT: inner, PlanField.PREDICATES: preds}, arity
     if kind == 5:
         inner, arity = draw_plan(source, readable, depth - 1, temporal)
         cols = repeat(source, lambda: source.integer(0, arity - 1), 1, 3, 0.5)
-        return {"node": "project", "input": inner, "columns": cols}, len(cols)
+        return {PlanField.NODE: PlanNode.PROJECT, PlanField.INPUT: inner, PlanField.COLUMNS: cols}, len(cols)
     if kind == 6:
         left, a = draw_plan(source, readable, depth - 1, temporal)
         right, b = draw_plan(source, readable, depth - 1, temporal)
         if b != a or source.boolean(0.3):
             right = {
-                "node": "project",
-                "input": right,
-                "columns": [source.integer(0, b - 1) for _ in range(a)],
+                PlanField.NODE: PlanNode.PROJECT,
+                PlanField.INPUT: right,
+                PlanField.COLUMNS: [source.integer(0, b - 1) for _ in range(a)],
             }
-        return {"node": "union", "inputs": [left, right]}, a
+        return {PlanField.NODE: PlanNode.UNION, PlanField.INPUTS: [left, right]}, a
     if kind == 7:
         left, a = draw_plan(source, readable, depth - 1, temporal)
         right, b = draw_plan(source, readable, depth - 1, temporal)
         on = repeat(source, lambda: [source.integer(0, a - 1), source.integer(0, b - 1)], 0, 2, 0.6)
-        return {"node": "join", "left": left, "right": right, "on": on}, a + b
+        return {
+            PlanField.NODE: PlanNode.JOIN,
+            PlanField.LEFT: left,
+            PlanField.RIGHT: right,
+            PlanField.ON: on,
+        }, a + b
     inner, arity = draw_plan(source, readable, depth - 1, temporal)
     if not temporal:
         return inner, arity
-    return {"node": "temporal", "input": inner, "predicates": draw_temporal_predicates(source, arity)}, arity
+    return {
+        PlanField.NODE: PlanNode.TEMPORAL,
+        PlanField.INPUT: inner,
+        PlanField.PREDICATES: draw_temporal_predicates(source, arity),
+    }, arity
 
 
 def draw_temporal_predicates(source: Source, arity: int, lo: int = -3, hi: int = 6) -> list:
     return repeat(
         source,
-        lambda: [source.choice(("<=", "<", ">=")), source.integer(0, arity - 1), source.integer(lo, hi)],
+        lambda: [
+            source.choice((TemporalOp.LE, TemporalOp.LT, TemporalOp.GE)),
+            source.integer(0, arity - 1),
+            source.integer(lo, hi),
+        ],
         1,
         3,
         0.4,

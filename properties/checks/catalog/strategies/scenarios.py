@@ -1,7 +1,7 @@
 """Expiration scenarios: small catalogs built from a template, drawn or solved for.
 
 A scenario is a history (domain "total") in the action vocabulary the expiration
-suite shares (`properties/checks/catalog/actions.py`), plain data:
+suite shares (`frontier_harness.model.vocabulary.catalog`), plain data:
 `create_table{name}`, `create_source{name, kind}`, `create_constant{name, rows}`,
 `create_view|create_mv|create_subscribe{name, plan, refresh?, up_to?}`,
 `create_index{name, on}`, `insert{table, row, time, diff}`,
@@ -22,12 +22,27 @@ from typing import Any
 
 import attrs
 
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.catalog import (
+    CatalogAction,
+    CatalogArg,
+    ObjectKind,
+    PlanField,
+    PlanNode,
+    RefreshField,
+    SourceKind,
+    TemporalOp,
+)
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source
 
 LEAF_NAMES = {"table": "t", "source": "s", "load_generator": "g", "non_epoch_source": "d", "constant": "k"}
 
-SOURCE_KINDS = {"source": "kafka", "load_generator": "load_generator", "non_epoch_source": "cdc"}
+SOURCE_KINDS = {
+    "source": SourceKind.KAFKA,
+    "load_generator": SourceKind.LOAD_GENERATOR,
+    "non_epoch_source": SourceKind.CDC,
+}
 
 
 @attrs.frozen
@@ -45,33 +60,62 @@ def scenario(template: Template, values: Mapping[str, Any]) -> History:
     """The history a template and solved parameters describe."""
     names = [LEAF_NAMES[leaf] for leaf in template.leaves]
     actions = [_create_leaf(leaf, name) for leaf, name in zip(template.leaves, names)]
-    gets = [{"node": "get", "name": n} for n in names]
+    gets = [{PlanField.NODE: PlanNode.GET, PlanField.NAME: n} for n in names]
     plan = {
-        "node": "temporal",
-        "input": gets[0] if len(gets) == 1 else {"node": "union", "inputs": gets},
-        "predicates": [["<=", 0, values["window"]]],
+        PlanField.NODE: PlanNode.TEMPORAL,
+        PlanField.INPUT: gets[0]
+        if len(gets) == 1
+        else {PlanField.NODE: PlanNode.UNION, PlanField.INPUTS: gets},
+        PlanField.PREDICATES: [[TemporalOp.LE, 0, values["window"]]],
     }
-    if template.kind == "index":
-        actions.append(Action("create_view", {"name": "v", "plan": plan}))
-        actions.append(Action("create_index", {"name": "x", "on": "v"}))
-    elif template.kind == "mv":
+    if template.kind == ObjectKind.INDEX:
+        actions.append(Action(CatalogAction.CREATE_VIEW, {CatalogArg.NAME: "v", CatalogArg.PLAN: plan}))
+        actions.append(Action(CatalogAction.CREATE_INDEX, {CatalogArg.NAME: "x", CatalogArg.ON: "v"}))
+    elif template.kind == ObjectKind.MV:
         refresh = [
-            {"every": c[1], "aligned_to": c[2]} if c[0] == "every" else {"at": c[1]}
+            {RefreshField.EVERY: c[1], RefreshField.ALIGNED_TO: c[2]}
+            if c[0] == RefreshField.EVERY
+            else {RefreshField.AT: c[1]}
             for c in values["refresh"]
         ]
-        actions.append(Action("create_mv", {"name": "x", "plan": plan, "refresh": refresh or None}))
+        actions.append(
+            Action(
+                CatalogAction.CREATE_MV,
+                {CatalogArg.NAME: "x", CatalogArg.PLAN: plan, CatalogArg.REFRESH: refresh or None},
+            )
+        )
     else:
-        actions.append(Action("create_subscribe", {"name": "x", "plan": plan, "up_to": values.get("up_to")}))
-    actions.append(Action("set_offset", {"offset": values["offset"]}))
+        actions.append(
+            Action(
+                CatalogAction.CREATE_SUBSCRIBE,
+                {CatalogArg.NAME: "x", CatalogArg.PLAN: plan, CatalogArg.UP_TO: values.get("up_to")},
+            )
+        )
+    actions.append(Action(CatalogAction.SET_OFFSET, {CatalogArg.OFFSET: values["offset"]}))
     for leaf, name in zip(template.leaves, names):
         if leaf != "constant":
-            actions.append(Action("insert", {"table": name, "row": [0, 0], "time": 0, "diff": 1}))
+            actions.append(
+                Action(
+                    CatalogAction.INSERT,
+                    {CatalogArg.TABLE: name, CatalogArg.ROW: [0, 0], Arg.TIME: 0, Arg.DIFF: 1},
+                )
+            )
         if leaf in ("load_generator", "non_epoch_source"):
-            actions.append(Action("tick", {"source": name, "wall": 0, "reached": values["reach"][leaf]}))
+            actions.append(
+                Action(
+                    CatalogAction.TICK,
+                    {CatalogArg.SOURCE: name, CatalogArg.WALL: 0, CatalogArg.REACHED: values["reach"][leaf]},
+                )
+            )
         actions += _skews(name, values.get("skews", {}).get(leaf))
     starts = [0, values["start"]] if template.restart else [values["start"]]
-    actions += [Action("restart", {"wall": start}) for start in starts]
-    actions.append(Action("read", {"name": "x", "wall": values["wall"], "time": values["time"]}))
+    actions += [Action(CatalogAction.RESTART, {CatalogArg.WALL: start}) for start in starts]
+    actions.append(
+        Action(
+            CatalogAction.READ,
+            {CatalogArg.NAME: "x", CatalogArg.WALL: values["wall"], Arg.TIME: values["time"]},
+        )
+    )
     return History("total", tuple(actions))
 
 
@@ -81,20 +125,23 @@ def _skews(name: str, skew: list[int] | None) -> list[Action]:
         return []
     lead, jump, later = skew
     points = [(0, lead)] + ([(jump, later)] if later != lead else [])
-    return [Action("skew", {"name": name, "wall": w, "by": by}) for w, by in points]
+    return [
+        Action(CatalogAction.SKEW, {CatalogArg.NAME: name, CatalogArg.WALL: w, CatalogArg.BY: by})
+        for w, by in points
+    ]
 
 
 def _create_leaf(leaf: str, name: str) -> Action:
     if leaf == "table":
-        return Action("create_table", {"name": name})
+        return Action(CatalogAction.CREATE_TABLE, {CatalogArg.NAME: name})
     if leaf == "constant":
-        return Action("create_constant", {"name": name, "rows": [[0, 0]]})
-    return Action("create_source", {"name": name, "kind": SOURCE_KINDS[leaf]})
+        return Action(CatalogAction.CREATE_CONSTANT, {CatalogArg.NAME: name, CatalogArg.ROWS: [[0, 0]]})
+    return Action(CatalogAction.CREATE_SOURCE, {CatalogArg.NAME: name, CatalogArg.KIND: SOURCE_KINDS[leaf]})
 
 
 def draw_scenario(source: Source, domain_name: str, restart: bool = False) -> History:
     """A random template with random small parameters (the solver's scenarios, drawn instead of solved)."""
-    kind = source.choice(("mv", "index", "subscribe"))
+    kind = source.choice((ObjectKind.MV, ObjectKind.INDEX, ObjectKind.SUBSCRIBE))
     leaves = source.choice(
         (
             ("table",),
@@ -106,11 +153,10 @@ def draw_scenario(source: Source, domain_name: str, restart: bool = False) -> Hi
             ("non_epoch_source",),
         )
     )
-    shape = source.choice(((), ("every",), ("at",))) if kind == "mv" else ()
+    every, at = RefreshField.EVERY, RefreshField.AT
+    shape = source.choice(((), (every,), (at,))) if kind == ObjectKind.MV else ()
     refresh = [
-        ["every", source.integer(1, 8), source.integer(0, 8)]
-        if c == "every"
-        else ["at", source.integer(0, 20)]
+        [every, source.integer(1, 8), source.integer(0, 8)] if c == every else [at, source.integer(0, 20)]
         for c in shape
     ]
     start = source.integer(1 if restart else 0, 6)
@@ -126,7 +172,7 @@ def draw_scenario(source: Source, domain_name: str, restart: bool = False) -> Hi
             leaf: source.integer(0, 25) for leaf in leaves if leaf in ("load_generator", "non_epoch_source")
         },
         "skews": {leaf: _draw_skew(source) for leaf in leaves if leaf in ("table", "source")},
-        "up_to": source.integer(0, 20) if kind == "subscribe" and source.boolean() else None,
+        "up_to": source.integer(0, 20) if kind == ObjectKind.SUBSCRIBE and source.boolean() else None,
     }
     return scenario(Template(kind, leaves, shape, values["up_to"] is not None, restart), values)
 

@@ -5,34 +5,44 @@ from __future__ import annotations
 import functools
 
 from frontier_harness.model.errors import TimelineError
-from frontier_harness.properties.checks.catalog.actions import (
-    ARITY,
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.catalog import (
     DATAFLOW_ACTIONS,
-    build_catalog,
-    object_from_action,
+    CatalogAction,
+    CatalogArg,
+    PlanField,
+    PlanNode,
+    SourceKind,
 )
+from frontier_harness.properties.checks.catalog.actions import ARITY, build_catalog, object_from_action
 from frontier_harness.properties.checks.catalog.strategies.plans import draw_plan, draw_row
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
 
 SOURCE_OPTIONS: tuple[tuple[str, dict[str, object]], ...] = (
-    ("kafka", {}),
-    ("postgres", {}),
-    ("load_generator", {}),
-    ("cdc", {}),
-    ("cdc", {"epoch_ms_timeline": True}),
-    ("kafka", {"timeline": "x"}),
-    ("cdc", {"timeline": "x"}),
-    ("postgres", {"timeline": "y"}),
-    ("kafka", {"consistency_topic": ["b", "t1"]}),
-    ("kafka", {"consistency_topic": ["b", "t2"]}),
+    (SourceKind.KAFKA, {}),
+    (SourceKind.POSTGRES, {}),
+    (SourceKind.LOAD_GENERATOR, {}),
+    (SourceKind.CDC, {}),
+    (SourceKind.CDC, {CatalogArg.EPOCH_MS_TIMELINE: True}),
+    (SourceKind.KAFKA, {CatalogArg.TIMELINE: "x"}),
+    (SourceKind.CDC, {CatalogArg.TIMELINE: "x"}),
+    (SourceKind.POSTGRES, {CatalogArg.TIMELINE: "y"}),
+    (SourceKind.KAFKA, {CatalogArg.CONSISTENCY_TOPIC: ["b", "t1"]}),
+    (SourceKind.KAFKA, {CatalogArg.CONSISTENCY_TOPIC: ["b", "t2"]}),
 )
 
 
 def _draw_insert(source: Source, table: str) -> Action:
     """One insert of a drawn row into `table`."""
     return Action(
-        "insert", {"table": table, "row": draw_row(source), "time": source.integer(0, 5), "diff": 1}
+        CatalogAction.INSERT,
+        {
+            CatalogArg.TABLE: table,
+            CatalogArg.ROW: draw_row(source),
+            Arg.TIME: source.integer(0, 5),
+            Arg.DIFF: 1,
+        },
     )
 
 
@@ -40,23 +50,27 @@ def _draw_source(source: Source, name: str, before: list[Action]) -> Action:
     """A source of a drawn kind; a user timeline may be named after an earlier CDC source (`External`)."""
     kind, options = source.choice(SOURCE_OPTIONS)
     externals = [
-        a.args["name"]
+        a.args[CatalogArg.NAME]
         for a in before
-        if a.name == "create_source" and a.args["kind"] == "cdc" and set(a.args) == {"name", "kind"}
+        if a.name == CatalogAction.CREATE_SOURCE
+        and a.args[CatalogArg.KIND] == SourceKind.CDC
+        and set(a.args) == {CatalogArg.NAME, CatalogArg.KIND}
     ]
-    if "timeline" in options and externals and source.boolean(0.8):
-        options = {"timeline": source.choice(externals)}  # User(x) beside External(x)
-    return Action("create_source", {"name": name, "kind": kind, **options})
+    if CatalogArg.TIMELINE in options and externals and source.boolean(0.8):
+        options = {CatalogArg.TIMELINE: source.choice(externals)}  # User(x) beside External(x)
+    return Action(CatalogAction.CREATE_SOURCE, {CatalogArg.NAME: name, CatalogArg.KIND: kind, **options})
 
 
 def draw_timelines_history(source: Source, domain_name: str = "total") -> History:
     """Leaves of every timeline with data, then dataflows over random readable objects (many span timelines)."""
-    actions = [Action("create_table", {"name": "t0"})]
+    actions = [Action(CatalogAction.CREATE_TABLE, {CatalogArg.NAME: "t0"})]
     for i in range(source.integer(1, 3)):
         actions.append(_draw_source(source, f"s{i}", actions))
     if source.boolean(0.5):
-        actions.append(Action("create_constant", {"name": "k", "rows": [draw_row(source)]}))
-    leaves = [a.args["name"] for a in actions]
+        actions.append(
+            Action(CatalogAction.CREATE_CONSTANT, {CatalogArg.NAME: "k", CatalogArg.ROWS: [draw_row(source)]})
+        )
+    leaves = [a.args[CatalogArg.NAME] for a in actions]
     for name in leaves:
         if name != "k":
             actions += repeat(source, functools.partial(_draw_insert, source, name), 0, 2, 0.5)
@@ -72,30 +86,41 @@ def draw_timelines_history(source: Source, domain_name: str = "total") -> Histor
             catalog = catalog.add(object_from_action(action))
         except TimelineError:
             continue
-        if action.name in ("create_view", "create_mv") and arity == ARITY:  # plans assume ARITY columns
-            readable.append(action.args["name"])
+        if (
+            action.name in (CatalogAction.CREATE_VIEW, CatalogAction.CREATE_MV) and arity == ARITY
+        ):  # plans assume ARITY columns
+            readable.append(action.args[CatalogArg.NAME])
     return History(domain_name, tuple(actions))
 
 
 def _draw_dataflow(source: Source, name: str, readable: list[str], temporal: bool) -> tuple[Action, int]:
     """A dataflow creation over `readable` names, with its output arity."""
     kind = source.choice(DATAFLOW_ACTIONS)
-    if kind == "create_index":
-        return Action(kind, {"name": name, "on": source.choice(readable)}), ARITY
+    if kind == CatalogAction.CREATE_INDEX:
+        return Action(kind, {CatalogArg.NAME: name, CatalogArg.ON: source.choice(readable)}), ARITY
     plan, arity = draw_plan(source, readable, depth=2, temporal=temporal)
-    return Action(kind, {"name": name, "plan": plan}), arity
+    return Action(kind, {CatalogArg.NAME: name, CatalogArg.PLAN: plan}), arity
 
 
 def _same_named_timelines(actions: list[Action]) -> list[tuple[str, str]]:
     """`(cdc source, user-timeline source)` pairs whose timelines share a name: `External(x)`, `User(x)`."""
-    sources = [a.args for a in actions if a.name == "create_source"]
-    return [(c["name"], u["name"]) for c in sources for u in sources if u.get("timeline") == c["name"]]
+    sources = [a.args for a in actions if a.name == CatalogAction.CREATE_SOURCE]
+    return [
+        (c[CatalogArg.NAME], u[CatalogArg.NAME])
+        for c in sources
+        for u in sources
+        if u.get(CatalogArg.TIMELINE) == c[CatalogArg.NAME]
+    ]
 
 
 def _draw_reading_both(source: Source, name: str, pairs: list[tuple[str, str]]) -> Action:
     """A view or select over both sides of a same-named pair (two timelines: it must be rejected)."""
     external, user = source.choice(pairs)
-    gets = [{"node": "get", "name": external}, {"node": "get", "name": user}]
+    gets = [
+        {PlanField.NODE: PlanNode.GET, PlanField.NAME: external},
+        {PlanField.NODE: PlanNode.GET, PlanField.NAME: user},
+    ]
     return Action(
-        source.choice(("create_view", "select")), {"name": name, "plan": {"node": "union", "inputs": gets}}
+        source.choice((CatalogAction.CREATE_VIEW, CatalogAction.SELECT)),
+        {CatalogArg.NAME: name, CatalogArg.PLAN: {PlanField.NODE: PlanNode.UNION, PlanField.INPUTS: gets}},
     )
