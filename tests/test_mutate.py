@@ -140,3 +140,43 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     assert (result.status, result.lane) == ("killed", "screening") and result.size <= 3
     assert run.sessions_started == 0  # the session the tests share, reused
     assert sys.modules["frontier_harness.spark_impl.collection"] is original
+
+
+def test_default_probes_judge_every_lane_check_runs():
+    """Without `--impl`, a model mutant is judged as `check` judges: the model lane on its
+    independently referenced properties, and the default implementation against the model."""
+    from frontier_harness.properties.checks.registry import get_suite
+    from frontier_harness.properties.mutate.probe import probes_of
+
+    lanes = {
+        (p.impl_name, p.prop.name)
+        for p in probes_of([get_suite("collections"), get_suite("ttl")], None, False)
+    }
+    assert ("model", "reads_match_store_without_compaction") in lanes
+    assert ("spark", "observations_match_model") in lanes
+    assert ("model", "observations_match_model") not in lanes  # the model is that property's reference
+
+
+def test_a_binding_outside_the_target_sees_the_mutant_and_gets_its_original_back():
+    """A suite's `from frontier_harness.model.x import f` is rebound for the mutant's block, then restored."""
+    import ast
+    import types
+
+    from frontier_harness.properties.mutate.loader import Loader
+    from frontier_harness.properties.mutate.sources import SourceModule
+
+    target = types.ModuleType("fh_rebind_target")
+    exec("def f():\n    return 1\n", target.__dict__)
+    user = types.ModuleType("fh_rebind_user")
+    user.f = target.f
+    sys.modules.update({"fh_rebind_target": target, "fh_rebind_user": user})
+    try:
+        module = SourceModule("fh_rebind_target", Path("t.py"), "def f():\n    return 1\n")
+        with Loader(frozenset({"fh_rebind_target"})).activated(
+            module, ast.parse("def f():\n    return 2\n"), []
+        ):
+            assert user.f() == 2
+        assert user.f is target.f and user.f() == 1
+    finally:
+        sys.modules.pop("fh_rebind_target")
+        sys.modules.pop("fh_rebind_user")

@@ -50,7 +50,11 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--impl", help="implementation under test: spark (default) or module:factory")
     p.add_argument("--since", metavar="GIT_REF", help="mutate only lines changed since this git ref")
-    p.add_argument("--sample", type=non_negative_int, help="judge a random sample of this many mutants")
+    p.add_argument(
+        "--sample",
+        type=non_negative_int,
+        help="judge a random sample of this many mutants, stratified by file",
+    )
     p.add_argument("--seed", type=non_negative_int, default=0, help="seeds the checks and --sample")
     p.add_argument(
         "--profile", choices=sorted(PROFILES), help="dev, ci or thorough (default: config, else dev)"
@@ -128,8 +132,29 @@ def select(modules: list, since: str | None, sample: int | None, seed: int) -> l
         paths = {m.name: m.path.resolve() for m in modules}
         mutants = [m for m in mutants if m.line in changed.get(paths[m.module], ())]
     if sample is not None and sample < len(mutants):
-        mutants = sorted(random.Random(seed).sample(mutants, sample))
+        mutants = stratified_sample(mutants, sample, random.Random(seed))
     return mutants
+
+
+def stratified_sample(mutants: list[Mutant], n: int, rng: random.Random) -> list[Mutant]:
+    """`n` mutants drawn file by file, each file's share proportional to its mutants (largest
+    remainders round), so a large file does not crowd the small ones out of a sample.
+
+    >>> ms = [Mutant("a.py", i, 0, "compare", 0, "a", i, "", "", True, i, i) for i in range(30)]
+    >>> ms += [Mutant("b.py", i, 0, "compare", 0, "b", i, "", "", True, i, i) for i in range(10)]
+    >>> sorted({m.path: sum(x.path == m.path for x in stratified_sample(ms, 8, random.Random(0)))
+    ...         for m in ms}.items())
+    [('a.py', 6), ('b.py', 2)]
+    """
+    by_file: dict[str, list[Mutant]] = {}
+    for mutant in mutants:
+        by_file.setdefault(mutant.path, []).append(mutant)
+    quotas = {path: n * len(group) / len(mutants) for path, group in by_file.items()}
+    counts = {path: int(q) for path, q in quotas.items()}
+    by_remainder = sorted(quotas, key=lambda path: (counts[path] - quotas[path], path))
+    for path in by_remainder[: n - sum(counts.values())]:
+        counts[path] += 1
+    return sorted(m for path, group in sorted(by_file.items()) for m in rng.sample(group, counts[path]))
 
 
 def load_suites(names: list[str] | None) -> list[Suite]:

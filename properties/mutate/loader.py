@@ -3,6 +3,10 @@
 Inside `activated(...)`, `sys.modules` holds a new module object built from the
 mutated tree and new module objects for every module that imports it (in
 dependency order), so `from x import f` in a dependent binds the mutant's `f`.
+Modules outside the target that bound a name from a replaced module (`from
+frontier_harness.model.collection import at` in a suite, the adapters) are not
+re-executed, since the objects built from them (suites, probes) would keep the old
+bindings: their attribute is rebound to the replacement for the block instead.
 Nothing on disk changes and the original module objects are never touched:
 leaving the block puts them back, and drops any module of the target (`owned`)
 that was first imported inside the block (it may have bound the mutant).
@@ -50,12 +54,16 @@ class Loader:
         names = {module.name, *(d.name for d in dependents)}
         before = {name: sys.modules.get(name) for name in names}
         loaded = set(sys.modules)
+        rebound: list[tuple[ModuleType, str, object]] = []
         try:
             self._execute(module, compile(tree, str(module.path), "exec"))
             for dependent in dependents:
                 self._execute(dependent, self._code(dependent))
+            rebound = _rebind(_replacements(before), self.owned)
             yield
         finally:
+            for target, attribute, original in rebound:
+                setattr(target, attribute, original)
             for name, original in before.items():
                 _install(name, original)
             for name in (set(sys.modules) - loaded) & self.owned:
@@ -83,6 +91,36 @@ class Loader:
             for name, loaded in list(sys.modules.items()):
                 if name.rpartition(".")[0] == module.name and loaded is not None:
                     setattr(fresh, name.rpartition(".")[2], loaded)
+
+
+def _replacements(before: dict[str, ModuleType | None]) -> dict[int, tuple[object, object]]:
+    """By `id` of each function or class a replaced module defined: (the original, its replacement)."""
+    out: dict[int, tuple[object, object]] = {}
+    for name, original in before.items():
+        fresh = sys.modules.get(name)
+        if original is None or fresh is None:
+            continue
+        for attribute, value in vars(original).items():
+            if getattr(value, "__module__", None) == name and hasattr(fresh, attribute):
+                out[id(value)] = (value, getattr(fresh, attribute))
+    return out
+
+
+def _rebind(
+    replacements: dict[int, tuple[object, object]], owned: frozenset
+) -> list[tuple[ModuleType, str, object]]:
+    """Every attribute of a loaded module outside `owned` that is an original of `replacements`, set
+    to its replacement; returns `(module, attribute, original)` to undo it."""
+    undo: list[tuple[ModuleType, str, object]] = []
+    for name, loaded in list(sys.modules.items()):
+        if loaded is None or name in owned:
+            continue
+        for attribute, value in list(vars(loaded).items()):
+            pair = replacements.get(id(value))
+            if pair is not None and pair[0] is value:
+                undo.append((loaded, attribute, value))
+                setattr(loaded, attribute, pair[1])
+    return undo
 
 
 def _install(name: str, module: ModuleType | None) -> None:

@@ -24,6 +24,7 @@ from frontier_harness.properties.engine import runner
 from frontier_harness.properties.engine.errors import UnsupportedImplementation
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.lanes import lanes
 from frontier_harness.properties.engine.profiles import Profile
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
@@ -46,21 +47,24 @@ class Probe:
 
 
 def probes_of(suites: Sequence[Suite], impl: str | None, named: bool) -> list[Probe]:
-    """Every (property, domain) of `suites`, against `impl` or else each suite's default (as `check` runs
-    them). A suite that cannot run against its implementation is left out, or refused (exit 2) if
-    it was `named` on the command line."""
+    """Every (property, domain) of `suites` in every lane `check` runs them in: against `impl`, or
+    else the default run's lanes (the model on the properties it is judged by, and the suite's
+    default implementation; `frontier_harness.properties.engine.lanes`). A suite that cannot run
+    against an implementation is left out, or refused (exit 2) if it was `named` on the command line."""
     from frontier_harness.properties.adapters import load_implementation
 
     probes = []
     for suite in suites:
-        spec = impl or suite.default_impl
-        reason = suite.unsupported(load_implementation(spec), spec)
-        if reason is None:
-            probes += [
-                Probe(suite, prop, domain, spec) for prop in suite.properties for domain in suite.domains
-            ]
-        elif named:
-            raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {spec}")
+        for lane in lanes(suite, impl, load_implementation):
+            reason = suite.unsupported(lane.impl, lane.impl_name)
+            if reason is None:
+                probes += [
+                    Probe(lane.suite, prop, domain, lane.impl_name)
+                    for prop in lane.suite.properties
+                    for domain in suite.domains
+                ]
+            elif named:
+                raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {lane.impl_name}")
     if not probes:
         raise UnsupportedImplementation(f"no suite can run against --impl {impl}")
     return probes
