@@ -69,7 +69,9 @@ class _Rate(ProgressColumn):
     """Histories (or properties and domains) a second, over rich's recent window."""
 
     def render(self, task: Task) -> Text:
-        return Text(f"{task.speed:,.0f}/s" if task.speed else "", justify="right")
+        speed = task.speed
+        shown = "" if not speed else f"{speed:,.0f}/s" if speed >= 10 else f"{speed:.1f}/s"
+        return Text(shown, justify="right")
 
 
 class _Terminal:
@@ -81,25 +83,29 @@ class _Terminal:
             f"{suite} against {impl_name}", total=None, unit="properties·domains", note=""
         )
         self.current = bars.add_task("starting", total=None, unit="histories", note="")
-        self.running: tuple[str, str] | None = None
+        self.running: tuple[str, str, str] | None = None
         self.failed = 0
 
     def hooks(self) -> Hooks:
         return Hooks(self.progress, self.finished)
 
     def progress(self, tick: Tick) -> None:
-        if self.running != (tick.property, tick.domain):
-            self.running = (tick.property, tick.domain)
-            description = f"{tick.suite}.{tick.property} [{tick.domain}]"
-            self.bars.reset(
-                self.current, total=tick.total, description=description, unit="histories", note=""
-            )
-            self.bars.update(self.lane, total=tick.place[1], completed=tick.place[0] - 1)
-        description = f"{tick.suite}.{tick.property} [{tick.domain}] {tick.lane}"
-        self.bars.update(self.current, description=description, total=tick.total, completed=tick.done)
+        if self.running != (tick.property, tick.domain, tick.lane):
+            self._start(tick)
+        self.bars.update(self.current, total=tick.total, completed=tick.done)
         if tick.trial is not None:
             note = f"{trial_number(tick)}: {tick.trial}"
             self.bars.update(self.current, note=_first_line(note, NOTE_WIDTH))
+
+    def _start(self, tick: Tick) -> None:
+        """A new property and domain, or its next lane: the row starts afresh (the rate is the lane's own)."""
+        same = self.running is not None and self.running[:2] == (tick.property, tick.domain)
+        self.running = (tick.property, tick.domain, tick.lane)
+        description = f"{tick.suite}.{tick.property} [{tick.domain}] {tick.lane}"
+        self.bars.reset(self.current, total=tick.total, completed=tick.done, description=description)
+        if not same:
+            self.bars.update(self.current, note="")  # the last trial shown was another property's
+        self.bars.update(self.lane, total=tick.place[1], completed=tick.place[0] - 1)
 
     def finished(self, result: PropertyResult) -> None:
         self.failed += not result.passed

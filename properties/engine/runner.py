@@ -52,7 +52,8 @@ from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 @attrs.frozen
 class Tick:
-    """Where one property on one domain is: `done` histories of `total`, the last `n` of them in `lane`.
+    """Where one property on one domain is: `done` histories of `total`, the last `n` of them in `lane`
+    (`hypothesis`, the shrinking lane, or `screening`).
 
     `total` is the profile's count: while the Hypothesis lane runs it is an upper bound (an example is
     a batch of 1 to `batch_size` histories), once the lane ends it is exact. `place` is this property
@@ -117,7 +118,7 @@ class Tally:
 
     done: int = 0
     total: int = 0
-    lane: str = "shrinking"
+    lane: str = "hypothesis"
 
 
 # The running check's trial hook (`report_trial`); set by `Run.check` for the batch it checks.
@@ -433,7 +434,7 @@ def run_property(run: Run) -> PropertyResult:
     results: list[PropertyResult] = []
     for i, lane in enumerate(lanes):
         run.tally.total = run.tally.done + _expected(run.profile, lanes[i:])
-        run.tally.lane = "shrinking" if lane is shrinking_lane else "screening"
+        run.tally.lane = "hypothesis" if lane is shrinking_lane else "screening"
         run.tick()
         results.append(lane(run))
         if results[-1].failure is not None:
