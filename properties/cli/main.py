@@ -10,17 +10,17 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 import attrs
 from rich.console import Console
-from rich.status import Status
 
 from frontier_harness.model.errors import ModelError
 from frontier_harness.properties.bench import NAMES as BENCH_NAMES
 from frontier_harness.properties.cli.arguments import domain_name, non_negative_int, positive_float
+from frontier_harness.properties.cli.progress import lane_display
 from frontier_harness.properties.engine import counterexample, report
 from frontier_harness.properties.engine.config import Config, load_config
 from frontier_harness.properties.engine.errors import HarnessError, UnsupportedImplementation
@@ -37,7 +37,7 @@ from frontier_harness.properties.engine.lanes import (
     runs_against,
 )
 from frontier_harness.properties.engine.profiles import PROFILES, Profile
-from frontier_harness.properties.engine.runner import Progress, PropertyResult, SuiteResult
+from frontier_harness.properties.engine.runner import SuiteResult
 from frontier_harness.properties.engine.suite import Suite
 
 
@@ -308,11 +308,8 @@ def _run_lane(
     if not lane.judges:
         return LaneResult(lane.impl_name, SuiteResult(lane.suite.name, (), ()), lane.reference_only)
     started = time.perf_counter()
-    label = f"{lane.suite.name} against {lane.impl_name}"
     found = files.announce if files is not None else None
-    finished = None if out.is_terminal else _finished_line(out, lane.impl_name)
-    with out.status(f"{label}: running") as status:
-        progress = _progress(label, status, started)
+    with lane_display(out, lane.suite.name, lane.impl_name) as hooks:
         result = run_suite(
             lane.suite,
             lane.impl,
@@ -320,10 +317,10 @@ def _run_lane(
             profile,
             seed,
             domains,
-            progress,
+            hooks.progress,
             found,
             fail_fast,
-            finished,
+            hooks.finished,
         )
     failed = sum(not r.passed for r in result.results)
     histories = sum(r.examples for r in result.results)
@@ -333,32 +330,6 @@ def _run_lane(
         markup=False,
     )
     return LaneResult(lane.impl_name, result, lane.reference_only)
-
-
-def _finished_line(out: Console, impl_name: str) -> Callable[[PropertyResult], None]:
-    """Piped output (a CI log): one line per property and domain the moment it ends."""
-
-    def finished(r: PropertyResult) -> None:
-        verdict = "held" if r.passed else "FAILED"
-        out.print(
-            f"{r.suite}.{r.property} [{r.domain}] against {impl_name}: {r.examples} histories in "
-            f"{r.seconds:.1f}s, {verdict}",
-            markup=False,
-        )
-
-    return finished
-
-
-def _progress(suite: str, status: Status, started: float) -> Progress:
-    """Updates the status line with the histories checked so far and the rate."""
-    counts = {"n": 0}
-
-    def progress(label: str, n: int) -> None:
-        counts["n"] += n
-        rate = counts["n"] / max(1e-9, time.perf_counter() - started)
-        status.update(f"{suite}: {label} — {counts['n']} histories, {rate:,.0f}/s")
-
-    return progress
 
 
 def _verify(args: argparse.Namespace, out: Console) -> int:

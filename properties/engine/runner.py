@@ -27,6 +27,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import attrs
@@ -48,7 +49,32 @@ from frontier_harness.properties.engine.shrink import shrink_choices
 from frontier_harness.properties.engine.source import HypothesisSource, RecordingSource, ReplaySource
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
-Progress = Callable[[str, int], None]
+
+@attrs.frozen
+class Tick:
+    """Where one property on one domain is: `done` histories of `total`, the last `n` of them in `lane`
+    (`hypothesis`, the shrinking lane, or `screening`).
+
+    `total` is the profile's count: while the Hypothesis lane runs it is an upper bound (an example is
+    a batch of 1 to `batch_size` histories), once the lane ends it is exact. `place` is this property
+    and domain's number, of how many the suite runs. `trial` is one history's verdict, when a suite
+    reports its histories one by one (the streaming suite: each a real query); `shrinking` when the
+    history was checked after a failure was seen (its number may pass the total).
+    """
+
+    suite: str
+    property: str
+    domain: str
+    lane: str
+    done: int
+    total: int
+    n: int = 0
+    place: tuple[int, int] = (1, 1)
+    trial: str | None = None
+    shrinking: bool = False
+
+
+Progress = Callable[[Tick], None]
 # Called with a counterexample the moment a lane finds it (FOUND), and each time shrinking makes it
 # smaller (SHRUNK), so a file can be written at once and rewritten in place.
 Found = Callable[["Counterexample", str], None]
@@ -86,6 +112,28 @@ class ShrinkClock:
         return self.started + fraction * self.seconds
 
 
+@attrs.define
+class Tally:
+    """Histories one run has checked so far, of its expected `total`, and the lane running."""
+
+    done: int = 0
+    total: int = 0
+    lane: str = "hypothesis"
+
+
+# The running check's trial hook (`report_trial`); set by `Run.check` for the batch it checks.
+_TRIAL: ContextVar[Callable[[Outcome], None] | None] = ContextVar("trial", default=None)
+
+
+def report_trial(outcome: Outcome) -> Outcome:
+    """For a suite whose histories are slow one by one (a streaming trial is a real query): tells the
+    run's progress the verdict of the next history of the batch being checked; returns `outcome`."""
+    hook = _TRIAL.get()
+    if hook is not None:
+        hook(outcome)
+    return outcome
+
+
 @attrs.frozen
 class Run:
     """One property on one domain against one implementation, with the profile and seed: what a lane takes."""
@@ -102,20 +150,40 @@ class Run:
         default=attrs.Factory(lambda run: ShrinkClock(run.profile.shrink_seconds), takes_self=True)
     )
     found: Found | None = None
+    place: tuple[int, int] = (1, 1)
+    tally: Tally = attrs.Factory(Tally)
 
     @property
     def label(self) -> str:
         return f"{self.suite.name}.{self.prop.name}[{self.domain}]"
 
     def check(self, histories: Sequence[History]) -> list[Outcome]:
-        return check_batch(self.prop, self.impl, histories, self.suite, self.clock.start)
+        """`check_batch`; a verdict the suite reports on its own (`report_trial`) reaches the progress."""
+        numbers = iter(range(self.tally.done + 1, self.tally.done + len(histories) + 1))
+        token = _TRIAL.set(lambda outcome: self.tick(0, next(numbers, 0), outcome))
+        try:
+            return check_batch(self.prop, self.impl, histories, self.suite, self.clock.start)
+        finally:
+            _TRIAL.reset(token)
 
     def draw(self, source: Any) -> History:
         return self.prop.draw(source, self.domain)
 
-    def report(self, lane: str, histories: int) -> None:
-        if self.progress:
-            self.progress(f"{self.label}{lane}", histories)
+    def report(self, histories: int) -> None:
+        self.tally.done += histories
+        self.tick(histories)
+
+    def tick(self, n: int = 0, number: int = 0, trial: Outcome | None = None) -> None:
+        """Hands the progress a `Tick`: `n` more histories checked, or the verdict of history `number`."""
+        if self.progress is None:
+            return
+        verdict = None if trial is None else "held" if trial.ok else f"failed: {trial.message}"
+        done = number or self.tally.done
+        shrinking = self.clock.started is not None
+        self.progress(
+            Tick(self.suite.name, self.prop.name, self.domain, self.tally.lane, done, self.tally.total, n,
+                 self.place, verdict, shrinking)
+        )  # fmt: skip
 
     def announce(self, history: History, outcome: Outcome, lane: str, event: str) -> Counterexample:
         """The counterexample of `history`, handed to the `found` hook (`FOUND` or `SHRUNK`) first."""
@@ -314,15 +382,15 @@ def run_suite(
     profile = scaled(profile, suite, impl)
     domains = tuple(domains or suite.domains)
     results: list[PropertyResult] = []
-    for prop in (p for p in suite.properties if p.runs_in(profile.name)):
-        for domain in domains:
-            results.append(
-                run_property(Run(suite, prop, impl, impl_name, domain, profile, seed, progress, found=found))
-            )
-            if finished is not None:
-                finished(results[-1])
-            if fail_fast and not results[-1].passed:
-                return SuiteResult(suite.name, tuple(results), ())
+    runs = [(p, d) for p in suite.properties if p.runs_in(profile.name) for d in domains]
+    for place, (prop, domain) in enumerate(runs, 1):
+        where = (place, len(runs))
+        run = Run(suite, prop, impl, impl_name, domain, profile, seed, progress, found=found, place=where)
+        results.append(run_property(run))
+        if finished is not None:
+            finished(results[-1])
+        if fail_fast and not results[-1].passed:
+            return SuiteResult(suite.name, tuple(results), ())
     return SuiteResult(suite.name, tuple(results), unreached(suite, domains, results))
 
 
@@ -362,13 +430,17 @@ def run_property(run: Run) -> PropertyResult:
     """
     started = time.perf_counter()
     lanes = [screening_lane] if _screens_first(run) else [shrinking_lane, screening_lane]
+    lanes = [lane for lane in lanes if lane is shrinking_lane or run.profile.screening_histories > 0]
     results: list[PropertyResult] = []
-    for lane in lanes:
-        if lane is screening_lane and run.profile.screening_histories == 0:
-            continue
+    for i, lane in enumerate(lanes):
+        run.tally.total = run.tally.done + _expected(run.profile, lanes[i:])
+        run.tally.lane = "hypothesis" if lane is shrinking_lane else "screening"
+        run.tick()
         results.append(lane(run))
         if results[-1].failure is not None:
             break
+    run.tally.total = run.tally.done
+    run.tick()
     return PropertyResult(
         run.suite.name,
         run.prop.name,
@@ -379,6 +451,12 @@ def run_property(run: Run) -> PropertyResult:
         sum(r.rejected for r in results),
         next((r.failure for r in results if r.failure is not None), None),
     )
+
+
+def _expected(profile: Profile, lanes: Sequence[Callable[[Run], PropertyResult]]) -> int:
+    """Histories `lanes` check at most: a Hypothesis example is a batch of up to `batch_size`."""
+    hypothesis = profile.max_examples * profile.batch_size if shrinking_lane in lanes else 0
+    return hypothesis + (profile.screening_histories if screening_lane in lanes else 0)
 
 
 def _screens_first(run: Run) -> bool:
@@ -416,7 +494,7 @@ def shrinking_lane(run: Run) -> PropertyResult:
             raise
         tally["examples"] += len(histories)
         tally["rejected"] += sum(o.rejected for o in outcomes)
-        run.report("", len(histories))
+        run.report(len(histories))
         failing = [(h, o) for h, o in zip(histories, outcomes) if not o.ok and not o.unresolved]
         if failing:
             found.setdefault("deadline", run.clock.share(HYPOTHESIS_SHARE))
@@ -485,7 +563,7 @@ def screening_lane(run: Run) -> PropertyResult:
         outcomes = run.check(histories)
         checked += count
         rejected += sum(o.rejected for o in outcomes)
-        run.report(" screening", count)
+        run.report(count)
         bad = next((i for i, o in enumerate(outcomes) if not o.ok), None)
         if bad is not None:
             run.announce(histories[bad], outcomes[bad], "screening", FOUND)

@@ -56,9 +56,11 @@ from frontier_harness.properties.checks.ingestion.strategies.streaming import (
     draw_streaming_history,
 )
 from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.runner import report_trial
 from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Reference, Suite
 
 DOMAIN = Partitioned()
+TRIAL_WAVE = 6  # trials run (and reported, `report_trial`) this many at a time: Spark's concurrent queries
 _observed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -98,7 +100,11 @@ def _records(history: History, before: int, whole: bool = False) -> list[Update]
 def _property_check(judge: Callable[[History, Observation], Outcome], job_judge: Any = None):
     """A batched check; under a user's job (`impl.streaming_job`), `job_judge` with the oracle's rows."""
 
-    def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
+    def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:  # a wave of trials at a time
+        waves = (histories[i : i + TRIAL_WAVE] for i in range(0, len(histories), TRIAL_WAVE))
+        return [report_trial(outcome) for wave in waves for outcome in judged(impl, wave)]
+
+    def judged(impl: Any, histories: Sequence[History]) -> list[Outcome]:
         observed = observations(impl, histories)
         if job_judge is None or getattr(impl, "streaming_job", None) is None:
             return [judge(h, obs) for h, obs in zip(histories, observed)]
