@@ -90,7 +90,7 @@ def figure(cx: Counterexample, outcome: Outcome) -> Any:
     batches = sorted({b for s in offsets.values() for b in s} | set(sinks))
     axes[-1][0].set_xticks(_ticks(batches))
     fig.suptitle(title(cx), fontsize=10)
-    under_axes(axes[-1][0], caption(cx, outcome))
+    under_axes(axes[-1][0], caption(cx, outcome), not outcome.ok)
     fig.tight_layout()
     return fig
 
@@ -105,6 +105,7 @@ def _ticks(batches: list[int]) -> list[int]:
 
 def _offsets_panel(ax: Any, offsets: dict[str, dict[int, int]], commits: set[int]) -> None:
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
 
     count = len(offsets)
     for i, (name, by_batch) in enumerate(sorted(offsets.items())):
@@ -121,6 +122,7 @@ def _offsets_panel(ax: Any, offsets: dict[str, dict[int, int]], commits: set[int
     )
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.set_ylabel("end offset")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
 
 

@@ -50,7 +50,7 @@ def title(cx: Counterexample) -> str:
     return f"{cx.suite}.{cx.property} on {cx.domain} — {cx.impl}"
 
 
-def under_axes(ax: Any, text: str) -> None:
+def under_axes(ax: Any, text: str, failed: bool = True) -> None:
     """`text` below `ax`'s x label, a fixed distance in points whatever the figure's size."""
     ax.annotate(
         text,
@@ -61,5 +61,5 @@ def under_axes(ax: Any, text: str) -> None:
         va="top",
         fontsize=8,
         family="monospace",
-        color=RED,
+        color=RED if failed else "dimgray",
     )

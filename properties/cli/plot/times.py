@@ -58,11 +58,12 @@ class Region:
     action: str
     key: str
     elements: tuple
+    extra: str = ""  # the action's other plain arguments (a mint's tick), for the legend
 
     def label(self, show: Any) -> str:
         shown = ", ".join(show(t) for t in self.elements) or "empty: no time is beyond it"
         name = self.key if self.key == self.action else f"{self.action} {self.key}"
-        return f"s{self.step} {name} {{{shown}}}"
+        return f"s{self.step} {name} {{{shown}}}" + (f" {self.extra}" if self.extra else "")
 
 
 def marks(history: History) -> list[Mark]:
@@ -78,11 +79,15 @@ def marks(history: History) -> list[Mark]:
 def regions(history: History) -> list[Region]:
     """Every frontier argument, in history order."""
     return [
-        Region(step, a.name, key, tuple(value))
+        Region(step, a.name, key, tuple(value), _plain(a.args))
         for step, a in enumerate(history.actions)
         for key, value in a.args.items()
         if key in FRONTIER_ARGS and value is not None
     ]
+
+
+def _plain(args: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in args.items() if isinstance(v, int | str) and k not in TIME_ARGS)
 
 
 def figure(cx: Counterexample, outcome: Outcome) -> Any:
@@ -102,7 +107,7 @@ def _new_figure(cx: Counterexample, outcome: Outcome, size: tuple[float, float])
 
     fig, ax = plt.subplots(figsize=size)
     fig.suptitle(title(cx), fontsize=10)
-    under_axes(ax, caption(cx, outcome))
+    under_axes(ax, caption(cx, outcome), not outcome.ok)
     return fig, ax
 
 
