@@ -295,7 +295,9 @@ def _plane_figure(cx: Counterexample, outcome: Outcome, plane: Any) -> Any:
             )
     _draw_points(ax, plane, found)
     if step is not None:
-        _mark_divergence(ax, plane, [m for m in found if m.step == step], step, len(cx.history.actions))
+        outlined = any(r.step == step and r.elements for r in frontiers)
+        here = [m for m in found if m.step == step]
+        _mark_divergence(ax, plane, here, step, len(cx.history.actions), (right, top), outlined)
     plane.ticks(ax, right)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(-0.6, right + 0.2)
@@ -325,41 +327,41 @@ def _draw_points(ax: Any, plane: Any, found: list[Mark]) -> None:
         at[(x, y)].append(m)
     for (x, y), here in at.items():
         lines: list[str] = []
-        for m in here[:6]:
+        for m in here[:5]:
             shown = plane.show(m.time)
             lines += [] if shown in lines else [shown]
             lines.append(f"  {m.label()}")
-        text = "\n".join(lines) + ("\n  …" if len(here) > 6 else "")
+        text = "\n".join(lines) + (f"\n  … {len(here) - 5} more" if len(here) > 5 else "")
         ax.annotate(text, (x, y), xytext=(8, 4), textcoords="offset points", fontsize=7, va="bottom")
 
 
-def _mark_divergence(ax: Any, plane: Any, here: list[Mark], step: int, steps: int) -> None:
-    """A red ring round the divergent action's time; for the final observation, a note in the corner."""
+def _mark_divergence(
+    ax: Any, plane: Any, here: list[Mark], step: int, steps: int, bounds: tuple, outlined: bool
+) -> None:
+    """A red ring round the divergent action's time, its note pointing in from the nearer edges;
+    for a step with no time (a compaction: outlined red) or the final state, a red title."""
     if not here:
-        where = "the final state" if step >= steps else f"step {step}"
-        note = ax.text(
-            0.99,
-            0.99,
-            f"first divergence: {where}",
-            transform=ax.transAxes,
-            ha="right",
-            va="top",
-            color=RED,
-            fontsize=9,
-            weight="bold",
+        where = (
+            "the final state" if step >= steps else f"step {step}" + (" (outlined red)" if outlined else "")
         )
-        note.set_gid(DIVERGENCE_GID)
+        ax.set_title(f"first divergence: {where}", loc="right", color=RED, fontsize=9, weight="bold")
+        ax.title.set_gid(DIVERGENCE_GID)
         return
     lo, hi, y = plane.span(here[0].time)
-    ring = ax.scatter([(lo + hi) / 2], [y], s=600, facecolors="none", edgecolors=RED, linewidths=2, zorder=6)
+    x, (right, top) = (lo + hi) / 2, bounds
+    ring = ax.scatter([x], [y], s=600, facecolors="none", edgecolors=RED, linewidths=2, zorder=6)
     ring.set_gid(DIVERGENCE_GID)
+    leftwards, downwards = x > right / 2, y > top / 2
     ax.annotate(
         f"first divergence (s{step} {here[0].action})",
-        ((lo + hi) / 2, y),
-        xytext=(25, -28),
+        (x, y),
+        xytext=(-30 if leftwards else 30, -40 if downwards else 40),
         textcoords="offset points",
+        ha="right" if leftwards else "left",
         color=RED,
         fontsize=9,
         weight="bold",
         arrowprops={"arrowstyle": "->", "color": RED},
+        bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": RED, "alpha": 0.9},
+        zorder=7,
     )
