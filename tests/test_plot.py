@@ -159,3 +159,25 @@ def test_replay_plot_draws_a_history_that_now_holds(tmp_path, capsys):
     assert main(["replay", str(counterexample.write(cx, tmp_path)), "--plot", str(png)]) == 0
     assert f"drawn to {png}" in capsys.readouterr().out.replace("\n", "")
     assert png.read_bytes()[:8] == PNG
+
+
+def test_a_final_divergence_draws_what_each_side_kept_where_it_is():
+    cx = _collections(
+        "product(total,total)",
+        [
+            Action("update", {"data": "a", "time": (0, 2), "diff": 1}),
+            Action("update", {"data": "a", "time": (0, 2), "diff": -1}),
+        ],
+    )
+    final = (2, "final")
+    outcome = Outcome(
+        ok=False,
+        message="final at step 2",
+        step=2,
+        expected={final: frozenset()},
+        actual={final: frozenset({("a", (0, 2), 0)})},
+    )
+    fig = figure(cx, outcome)
+    texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
+    assert "impl: a 0" in texts  # the implementation kept a zero diff at (0, 2)
+    assert any("first divergence: the final state" in t for t in texts) and _divergence_marks(fig)

@@ -18,7 +18,14 @@ import attrs
 
 from frontier_harness.model.domains import Partitioned, Product, Total
 from frontier_harness.model.partitioned_time import PARTITION_MAX, PartitionedTime
-from frontier_harness.properties.cli.plot.divergence import RED, caption, step_of, title, under_axes
+from frontier_harness.properties.cli.plot.divergence import (
+    RED,
+    caption,
+    differing,
+    step_of,
+    title,
+    under_axes,
+)
 from frontier_harness.properties.engine.counterexample import Counterexample
 from frontier_harness.properties.engine.history import FRONTIER_ARGS, TIME_ARGS, History
 from frontier_harness.properties.engine.suite import Outcome
@@ -199,6 +206,13 @@ class ProductPlane:
     def show(self, time: tuple) -> str:
         return f"({time[0]},{time[1]})"
 
+    def is_time(self, value: Any) -> bool:
+        return (
+            isinstance(value, tuple)
+            and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        )
+
     def up(self, elements: tuple, right: float, top: float) -> list[list[tuple[float, float]]]:
         minimal = sorted(
             t for t in elements if not any(u != t and u[0] <= t[0] and u[1] <= t[1] for u in elements)
@@ -245,6 +259,9 @@ class PartitionedPlane:
 
     def show(self, time: PartitionedTime) -> str:
         return repr(time)
+
+    def is_time(self, value: Any) -> bool:
+        return isinstance(value, PartitionedTime)
 
     def up(self, elements: tuple, right: float, top: float) -> list[list[tuple[float, float]]]:
         boxes = []
@@ -294,6 +311,7 @@ def _plane_figure(cx: Counterexample, outcome: Outcome, plane: Any) -> Any:
                 Polygon(plane.down(m.time), closed=True, fill=False, edgecolor=edge, hatch="///", alpha=0.6)
             )
     _draw_points(ax, plane, found)
+    extra += _draw_observed(ax, plane, outcome, step)
     if step is not None:
         outlined = any(r.step == step and r.elements for r in frontiers)
         here = [m for m in found if m.step == step]
@@ -333,6 +351,56 @@ def _draw_points(ax: Any, plane: Any, found: list[Mark]) -> None:
             lines.append(f"  {m.label()}")
         text = "\n".join(lines) + (f"\n  … {len(here) - 5} more" if len(here) > 5 else "")
         ax.annotate(text, (x, y), xytext=(8, 4), textcoords="offset points", fontsize=7, va="bottom")
+
+
+def _draw_observed(ax: Any, plane: Any, outcome: Outcome, step: int | None) -> list:
+    """What each side observed at the divergent step, where its rows name times: the model's rows
+    as black squares, the implementation's as red crosses, each labelled with the rest of its rows."""
+    from matplotlib.lines import Line2D
+
+    drawn = []
+    sides: tuple[tuple[str, int, str, dict[str, Any], int], ...] = (
+        ("model", 1, "black", {"marker": "s", "s": 170, "facecolors": "none", "edgecolors": "black"}, -12),
+        ("impl", 2, RED, {"marker": "x", "s": 90, "color": RED}, -22),
+    )
+    for side, index, colour, style, dy in sides:
+        at: dict[tuple, list[str]] = defaultdict(list)
+        for found in differing(outcome, step):
+            for row in sorted(found[index] or (), key=repr):
+                for time, rest in _time_in(plane, row):
+                    lo, hi, y = plane.span(time)
+                    at[((lo + hi) / 2, y)] += [rest] if rest and rest not in at[((lo + hi) / 2, y)] else []
+        for (x, y), rests in at.items():
+            ax.scatter([x], [y], zorder=5, linewidths=1.5, **style)
+            text = f"{side}: {', '.join(rests)}" if rests else side
+            ax.annotate(text, (x, y), xytext=(8, dy), textcoords="offset points", fontsize=7, color=colour)
+        if at:
+            label = (
+                f"{'model' if index == 1 else 'implementation'} observed there (label: the rest of its rows)"
+            )
+            drawn.append(
+                Line2D(
+                    [],
+                    [],
+                    marker=style["marker"],
+                    linestyle="",
+                    color=colour,
+                    markerfacecolor="none",
+                    label=label,
+                )
+            )
+    return drawn
+
+
+def _time_in(plane: Any, row: Any) -> list[tuple[Any, str]]:
+    """(the time, the row's other fields) when `row` is a time or a tuple holding exactly one."""
+    if plane.is_time(row):
+        return [(row, "")]
+    if isinstance(row, tuple):
+        times = [v for v in row if plane.is_time(v)]
+        if len(times) == 1:
+            return [(times[0], " ".join(str(v) for v in row if v is not times[0]))]
+    return []
 
 
 def _mark_divergence(
