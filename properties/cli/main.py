@@ -394,9 +394,10 @@ def _replay(args: argparse.Namespace, out: Console) -> int:
     if args.trace:
         out.print("\n".join(report.trace_lines(cx, outcome)), markup=False, highlight=False)
     if args.plot:
-        from frontier_harness.properties.cli.plot import plot
+        from frontier_harness.properties.cli.plot import no_plot_message, plot
 
-        out.print(f"drawn to {plot(cx, outcome, args.plot)}", markup=False)
+        drawn = plot(cx, outcome, args.plot)
+        out.print(f"drawn to {drawn}" if drawn else no_plot_message(cx), markup=False)
     if outcome.ok:
         out.print("[green]holds now[/]: the counterexample no longer reproduces")
         return ExitCode.HELD
