@@ -65,7 +65,7 @@ def _mutants(remap: Remap) -> list[tuple[str, Remap, tuple[Binding, ...]]]:
     element = latest.sorted()[0]
     extra = Binding(element, tick, 1)  # a second count of `element`, exactly at the new tick
     duplicated = attrs.evolve(remap, bindings=remap.bindings + (extra,), upper=upper)
-    mutants = [("duplicated element", duplicated, (extra,))]
+    mutants: list[tuple[str, Remap, tuple[Binding, ...]]] = [("duplicated element", duplicated, (extra,))]
     last = remap.bindings[-1]  # split into three bindings with its (from, into): counts unchanged
     split = (Binding(last.from_time, last.into_time, 1), Binding(last.from_time, last.into_time, -1))
     mutants.append(("repeated binding", attrs.evolve(remap, bindings=remap.bindings + split), (last, *split)))
