@@ -180,3 +180,20 @@ def test_a_binding_outside_the_target_sees_the_mutant_and_gets_its_original_back
     finally:
         sys.modules.pop("fh_rebind_target")
         sys.modules.pop("fh_rebind_user")
+
+
+def test_at_keeps_only_the_mutants_on_the_named_lines(capsys):
+    at = ["--at", "tests/mutate_fixture/tiny.py:21", "--at", "tests/mutate_fixture/tiny.py:27"]
+    assert main(["mutate", "--target", "tests.mutate_fixture.tiny", *at, "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed == [
+        "tests/mutate_fixture/tiny.py:21  min-max  max(kept) -> min(kept)",
+        "tests/mutate_fixture/tiny.py:21  min-max  min(kept) -> max(kept)",
+        "tests/mutate_fixture/tiny.py:27  compare  n < 3 -> n <= 3",
+        "3 mutants",
+    ]
+
+
+def test_at_needs_a_line_number(capsys):
+    assert main(["mutate", "--target", "tests.mutate_fixture.tiny", "--at", "tiny.py", "--list"]) == 2
+    assert "expected FILE:LINE" in capsys.readouterr().out

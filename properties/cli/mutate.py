@@ -51,6 +51,13 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
     p.add_argument("--impl", help="implementation under test: spark (default) or module:factory")
     p.add_argument("--since", metavar="GIT_REF", help="mutate only lines changed since this git ref")
     p.add_argument(
+        "--at",
+        action="append",
+        type=file_line,
+        metavar="FILE:LINE",
+        help="mutate only this line, as listed (e.g. model/remap.py:459; repeatable)",
+    )
+    p.add_argument(
         "--sample",
         type=non_negative_int,
         help="judge a random sample of this many mutants, stratified by file",
@@ -70,7 +77,7 @@ def run(args: argparse.Namespace, out: Any) -> int:
     profile = config.profile(args.profile or config.get("profile"))
     target = args.target or _default_target(args.impl)
     modules, extra = plan_modules(target, args.impl)
-    mutants = select(modules, args.since, args.sample, args.seed)
+    mutants = select(modules, args.since, args.sample, args.seed, args.at)
     if args.list:
         for mutant in mutants:
             out.print(mutant.describe(), markup=False, highlight=False)
@@ -122,9 +129,19 @@ def _saving(path: Path | None, engine: Engine, every: float = 60.0) -> Callable[
     return save
 
 
-def select(modules: list, since: str | None, sample: int | None, seed: int) -> list[Mutant]:
-    """Every mutant of `modules`, only on lines changed since `since`, then `sample` of them at random."""
+def select(
+    modules: list,
+    since: str | None,
+    sample: int | None,
+    seed: int,
+    at: list[tuple[str, int]] | None = None,
+) -> list[Mutant]:
+    """Every mutant of `modules`, only on the `at` lines (file as listed, line) and on lines
+    changed since `since`, then `sample` of them at random."""
     mutants = [mutant for module in modules for mutant in enumerate_mutants(module)]
+    if at:
+        wanted = set(at)
+        mutants = [m for m in mutants if (m.path, m.line) in wanted]
     if since is not None:
         from frontier_harness.properties.mutate.since import changed_lines
 
@@ -134,6 +151,18 @@ def select(modules: list, since: str | None, sample: int | None, seed: int) -> l
     if sample is not None and sample < len(mutants):
         mutants = stratified_sample(mutants, sample, random.Random(seed))
     return mutants
+
+
+def file_line(text: str) -> tuple[str, int]:
+    """An argparse type: `FILE:LINE`, a file as `--list` shows it and a line number.
+
+    >>> file_line("model/remap.py:459")
+    ('model/remap.py', 459)
+    """
+    path, _, line = text.rpartition(":")
+    if not path or not line.isdigit():
+        raise argparse.ArgumentTypeError(f"expected FILE:LINE (e.g. model/remap.py:459), got {text!r}")
+    return path, int(line)
 
 
 def stratified_sample(mutants: list[Mutant], n: int, rng: random.Random) -> list[Mutant]:

@@ -36,29 +36,44 @@ def _ticks(remap: Remap) -> list[int]:
 
 
 def minted_remaps_pass_and_mutants_fail(remap: Remap, updates: list) -> str | None:
-    """Every minted remap passes `audit`; one with a regressing or a duplicated binding does not."""
+    """Every minted remap passes `audit`; one with a regressing, a duplicated or a repeated binding
+    does not; its violations name each binding planted, and no binding of another element
+    (`audit` names the offending bindings)."""
     found = audit(remap)
     if found:
         return f"minted remap fails the validator: {[str(v) for v in found]}"
-    for name, mutant in _mutants(remap):
-        if not audit(mutant):
+    for name, mutant, planted in _mutants(remap):
+        violations = audit(mutant)
+        if not violations:
             return f"mutant ({name}) passes the validator: {mutant.bindings}"
+        named = {b for v in violations for b in v.bindings}
+        unnamed = [b for b in planted if b not in named]
+        if unnamed:
+            return f"mutant ({name}): no violation names {unnamed}: {[str(v) for v in violations]}"
+        elements = {b.from_time for b in planted}
+        if planted and any(b.from_time not in elements for b in named):
+            return f"mutant ({name}): a violation names a binding of another element: {[str(v) for v in violations]}"
     return None
 
 
-def _mutants(remap: Remap) -> list[tuple[str, Remap]]:
+def _mutants(remap: Remap) -> list[tuple[str, Remap, tuple[Binding, ...]]]:
+    """Invalid remaps built from `remap`, each with the bindings planted that a violation must name."""
     latest, tick = remap.latest(), next(iter(remap.upper), None)
     if tick is None or latest.is_empty():
         return []
     upper = Antichain.of(INTO, [tick + 1])
     element = latest.sorted()[0]
-    duplicated = attrs.evolve(remap, bindings=remap.bindings + (Binding(element, tick, 1),), upper=upper)
-    mutants = [("duplicated element", duplicated)]
+    extra = Binding(element, tick, 1)  # a second count of `element`, exactly at the new tick
+    duplicated = attrs.evolve(remap, bindings=remap.bindings + (extra,), upper=upper)
+    mutants: list[tuple[str, Remap, tuple[Binding, ...]]] = [("duplicated element", duplicated, (extra,))]
+    last = remap.bindings[-1]  # split into three bindings with its (from, into): counts unchanged
+    split = (Binding(last.from_time, last.into_time, 1), Binding(last.from_time, last.into_time, -1))
+    mutants.append(("repeated binding", attrs.evolve(remap, bindings=remap.bindings + split), (last, *split)))
     minimum = remap.domain.minimum
     if set(latest) != {minimum}:
         regress = tuple(Binding(f, tick, -1) for f in latest.sorted()) + (Binding(minimum, tick, 1),)
         mutants.append(
-            ("regressing binding", attrs.evolve(remap, bindings=remap.bindings + regress, upper=upper))
+            ("regressing binding", attrs.evolve(remap, bindings=remap.bindings + regress, upper=upper), ())
         )
     return mutants
 

@@ -28,7 +28,7 @@ or a compaction (between its SST write and its manifest write): the vocabulary c
 between operations, and neither store exposes a crash point there.
 
 The implementation side is the store itself: `observe_store` runs the model's
-`TtlStore`, `frontier_harness.spark_impl.ttl.store_observer` the Parquet store on Spark (the
+`TtlStore` (its scan read as two bounded halves, split at a key), `frontier_harness.spark_impl.ttl.store_observer` the Parquet store on Spark (the
 default implementation: every history of a batch in a few Spark jobs).
 """
 
@@ -236,7 +236,10 @@ class ModelStore:
         self.user.set(clock_after(self.user.ms, name, args))
 
     def reads(self) -> Reads:
-        return {k: self.store.get(k) for k in KEY_BYTES}, self.store.scan()
+        """Every key's `get`, and the full scan read as two bounded halves split at the middle key
+        (`scan(None, k) + scan(k, None)`), so a bound that drops or repeats `k` shows."""
+        split = KEY_BYTES[len(KEY_BYTES) // 2]
+        return {k: self.store.get(k) for k in KEY_BYTES}, self.store.scan(end=split) + self.store.scan(split)
 
     def audit(self, name: str, failed: bool) -> dict[str, frozenset]:
         """Both audits of the store's SSTs; the periodic one after a periodic compaction that ran."""

@@ -156,6 +156,8 @@ def events(history: History) -> list[str]:
         found.add("tombstone row")
     if any(r[RowArg.SEQ] >= 2**63 for r in rows):
         found.add("seq above 2^63")
+    if "format v1" in found and rows and all(RowArg.CREATE not in r for r in rows):
+        found.add("format v1 rows without create_ts")
     return sorted(found)
 
 
@@ -189,6 +191,7 @@ SUITE = Suite(
         "truncate of an encoded SST",
         "tombstone row",
         "seq above 2^63",
+        "format v1 rows without create_ts",
     ),
     domains=("total",),
 )

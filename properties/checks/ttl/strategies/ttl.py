@@ -22,7 +22,8 @@ exactly the interval, where the SST is not yet due), periodic compaction.
 Compaction input (suite `ttl_compaction`): `row(run, key, value?, seq, create,
 expire)` actions (run 0 is the newest) then `compact(now, last)` actions.
 Codec input (suite `ttl_codec`): `row(key, value?, seq, create?, expire)` with
-hex keys and values, one `encode(version, created)`, then `corrupt(offset, xor)`
+hex keys and values (a v1 SST's rows all with a `create`, or all without: no
+TIMESTAMP feature), one `encode(version, created)`, then `corrupt(offset, xor)`
 or `truncate(length)` actions applied, each alone, to the encoded bytes.
 
 >>> from frontier_harness.properties.engine.source import RandomSource
@@ -233,7 +234,7 @@ def draw_bytes(source: Source, max_len: int) -> str:
 
 def draw_codec_history(source: Source, domain_name: str = "total") -> History:
     """Rows (distinct keys, sorted at encode time), one encode (v0 or v1), then corruptions."""
-    version = source.choice((1, 1, 0))
+    version, stamped = source.choice(((1, True), (1, True), (0, False), (1, False)))
     keys = sorted(set(repeat(source, lambda: draw_bytes(source, 3), 0, 5, 0.7)), key=bytes.fromhex)
     actions, base = [], source.choice((0, -5, 2**40, -(2**63)))
     for seq, key in enumerate(keys, start=1):
@@ -242,10 +243,10 @@ def draw_codec_history(source: Source, domain_name: str = "total") -> History:
         if not tombstone:
             args[RowArg.VALUE] = draw_bytes(source, 4)
         if version == 1:
-            args[RowArg.CREATE] = base + source.integer(0, 3)
-            args[RowArg.EXPIRE] = (
-                NEVER if tombstone or source.boolean(0.5) else args[RowArg.CREATE] + source.integer(1, 5)
-            )
+            create = base + source.integer(0, 3) if stamped else base
+            if stamped:
+                args[RowArg.CREATE] = create
+            args[RowArg.EXPIRE] = NEVER if tombstone or source.boolean(0.5) else create + source.integer(1, 5)
         else:
             args[RowArg.EXPIRE] = NEVER
         actions.append(Action(CodecAction.ROW, args))
