@@ -5,9 +5,9 @@ non-negative numbers, and `ReplaySource` draws a valid history from any
 sequence of them. Shrinking works on the sequence, as Hypothesis's shrinker
 does: delete blocks, zero blocks, lower single numbers; a candidate replaces
 the current one when it still fails the same way and is smaller in shortlex
-order (shorter first, then lexicographically). Every pass draws all its
-candidates and checks them in ONE call to the implementation (one Spark job),
-so a shrink costs a few dozen jobs, not one per candidate. When `deadline`
+order (shorter first, then lexicographically). Passes are checked together, at
+least `MIN_BATCH` candidates in ONE call to the implementation (one Spark job),
+so each step of a shrink costs one job, not one per candidate or per pass. When `deadline`
 passes, the smallest failing sequence so far is the answer: a found failure is
 never lost to the clock.
 
@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 Choices = list[int]
 StillFails = Callable[[Sequence[Choices]], list[bool]]
 BLOCKS = (8, 4, 2, 1)
+MIN_BATCH = 256  # candidates per call: a Spark job's fixed cost dwarfs a few hundred small histories
 
 
 def shrink_choices(
@@ -31,23 +32,23 @@ def shrink_choices(
     still_fails: StillFails,
     deadline: float = float("inf"),
     improved: Callable[[Choices], None] | None = None,
+    batch: int = MIN_BATCH,
 ) -> Choices:
     """The smallest sequence (shortlex) the passes reach that still fails; `choices` must fail.
 
-    `improved` is told each smaller failing sequence as it is found.
+    Passes are checked together until a call holds at least `batch` candidates (a
+    batched implementation's job costs the same for one history or hundreds), and
+    the smallest failing candidate of the call wins. `improved` is told each
+    smaller failing sequence as it is found.
     """
     best = list(choices)
     progress = True
     while progress and time.monotonic() < deadline:
         progress = False
-        for candidates in _passes(best):
+        for candidates in _calls(best, batch):
             # Smallest first: a batch that raises is searched left to right (`runner.check_batch`).
-            smaller = sorted(
-                (c for c in dict.fromkeys(map(tuple, candidates)) if _shortlex(c) < _shortlex(best)),
-                key=_shortlex,
-            )
-            verdicts = still_fails([list(c) for c in smaller]) if smaller else []
-            failing = [c for c, bad in zip(smaller, verdicts) if bad]
+            verdicts = still_fails([list(c) for c in candidates])
+            failing = [c for c, bad in zip(candidates, verdicts) if bad]
             if failing:
                 best, progress = list(min(failing, key=_shortlex)), True
                 if improved is not None:
@@ -56,6 +57,25 @@ def shrink_choices(
             if time.monotonic() >= deadline:
                 break
     return best
+
+
+def _calls(best: Choices, batch: int) -> Iterator[list[tuple[int, ...]]]:
+    """The passes' candidates smaller than `best`, deduplicated, smallest first, in calls of at least
+    `batch` (the last may hold fewer); each call holds whole passes, most aggressive first.
+
+    >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=1)]  # a pass a call
+    [2, 4, 5, 2, 4, 4, 10]
+    >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=10)]  # deletions, then zeros and lowerings
+    [11, 14]
+    """
+    call: dict[tuple[int, ...], None] = {}
+    for candidates in _passes(best):
+        call.update((c, None) for c in map(tuple, candidates) if _shortlex(c) < _shortlex(best))
+        if len(call) >= batch:
+            yield sorted(call, key=_shortlex)
+            call = {}
+    if call:
+        yield sorted(call, key=_shortlex)
 
 
 def _shortlex(choices: Iterable[int]) -> tuple[int, tuple[int, ...]]:

@@ -37,7 +37,7 @@ import attrs
 from frontier_harness.model.antichain import Antichain
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.ingestion import Pipeline, checkpoint, ingest, restart
-from frontier_harness.model.upstream import Upstream, needed_offset
+from frontier_harness.model.upstream import Upstream
 from frontier_harness.model.vocabulary import ActionLike, Arg
 from frontier_harness.model.vocabulary.ingestion import Fault, IngestionAction, IngestionArg, ResumptionLabel
 from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
@@ -221,7 +221,7 @@ def _restarts(history: History, obs: Observation, calm: Observation):
     for step in sorted(s for s, label in obs if label == ResumptionLabel.RESUMED):
         resumed = Antichain.of(domain, obs[(step, ResumptionLabel.RESUMED)])
         for partition, first in sorted(obs[(step, ResumptionLabel.UPSTREAM_START)]):
-            needed = needed_offset(domain, resumed, partition)
+            needed = _first_needed(domain.name, resumed, partition)
             if needed is not None and needed < first:
                 return (
                     step,
@@ -229,6 +229,15 @@ def _restarts(history: History, obs: Observation, calm: Observation):
                     f"compacted to {first}",
                 )
     return None
+
+
+def _first_needed(domain_name: str, resumed: Antichain, partition: int) -> int | None:
+    """The seed's rule, restated here (the model's `needed_offset` is among what this judges): a reader
+    resumed at a frontier still needs, of a partition, the least offset of the elements covering it
+    (an LSN log's one partition is covered by every element); None if none covers it."""
+    if domain_name == "total":
+        return min(resumed, default=None)
+    return min((e.offset for e in resumed if e.lo <= partition <= e.hi), default=None)
 
 
 def _compactions(history: History, obs: Observation, calm: Observation):
