@@ -32,7 +32,7 @@ from typing import Any
 
 import attrs
 import hypothesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, ReadOnlyDatabase
 
@@ -79,13 +79,10 @@ Progress = Callable[[Tick], None]
 # smaller (SHRUNK), so a file can be written at once and rewritten in place.
 Found = Callable[["Counterexample", str], None]
 FOUND, SHRUNK = "found", "shrunk"
-# Of a failure's shrink budget, what Hypothesis may use in the shrinking lane; delta debugging over the
-# actions (one call a round, not one an example) has the rest, so a failure is reduced in every lane.
-HYPOTHESIS_SHARE = 0.5
 
 
 class GeneratorModelDisagreement(AssertionError):
-    """A generated history the model rejected (its own exception: Hypothesis shrinks it apart)."""
+    """A generated history the model rejected (its own exception, so Hypothesis reports it as what it is)."""
 
 
 @attrs.define
@@ -103,13 +100,9 @@ class ShrinkClock:
     @property
     def deadline(self) -> float:
         """When shrinking stops (a `time.monotonic()` reading); starts the clock if it has not started."""
-        return self.share(1.0)
-
-    def share(self, fraction: float) -> float:
-        """When the first `fraction` of the budget ends (Hypothesis's share, before delta debugging)."""
         self.start()
         assert self.started is not None
-        return self.started + fraction * self.seconds
+        return self.started + self.seconds
 
 
 @attrs.define
@@ -464,13 +457,14 @@ def _screens_first(run: Run) -> bool:
 
 
 def shrinking_lane(run: Run) -> PropertyResult:
-    """Hypothesis draws small batches; a failing batch shrinks to one minimal history.
+    """Hypothesis draws small batches until one fails; that history is shrunk as a screened one is.
 
-    Hypothesis's shrinking stops at its share of the profile's `shrink_seconds`
-    after the first failure (later examples pass unchecked, and the last
-    failing history, Hypothesis's smallest so far, is kept); then the failure
-    is delta-debugged over its actions (`reduced`) in the rest of the budget,
-    as a screened failure is.
+    Hypothesis generates (its coverage-guided search, its database of past
+    failures) but does not shrink: its shrinker calls the implementation once per
+    candidate, where the harness's shrinker (`shrink_failure`: the history's
+    recorded choices, then delta debugging over its actions) checks hundreds of
+    candidates in one batched call, within the profile's `shrink_seconds`. So a
+    counterexample is as small, and as quickly had, in either lane.
     """
     tally = {"examples": 0, "rejected": 0}
     events: Counter[str] = Counter()
@@ -479,10 +473,11 @@ def shrinking_lane(run: Run) -> PropertyResult:
     def one_batch(data: Any) -> None:
         if "abort" in found:
             raise found["abort"]
-        if found.get("deadline", float("inf")) < time.monotonic():
-            return
-        source = HypothesisSource(data.draw)
-        histories = [run.draw(source) for _ in range(source.integer(1, run.profile.batch_size))]
+        if "failure" in found:  # Hypothesis replays the failing example once to report it
+            raise AssertionError(found["failure"][1].message)
+        count = HypothesisSource(data.draw).integer(1, run.profile.batch_size)
+        sources = [HypothesisSource(data.draw) for _ in range(count)]
+        histories = [run.draw(source) for source in sources]
         for h in histories:
             for label in run.prop.events(h):
                 events[label] += 1
@@ -495,14 +490,13 @@ def shrinking_lane(run: Run) -> PropertyResult:
         tally["examples"] += len(histories)
         tally["rejected"] += sum(o.rejected for o in outcomes)
         run.report(len(histories))
-        failing = [(h, o) for h, o in zip(histories, outcomes) if not o.ok and not o.unresolved]
-        if failing:
-            found.setdefault("deadline", run.clock.share(HYPOTHESIS_SHARE))
-            run.announce(*failing[0], "shrinking", SHRUNK if "failure" in found else FOUND)
-            found["failure"] = failing[0]  # Hypothesis's latest failure is its smallest so far
-            if failing[0][1].rejected:  # a different bug from a wrong answer: Hypothesis shrinks each apart
-                raise GeneratorModelDisagreement(failing[0][1].message)
-            raise AssertionError(failing[0][1].message)
+        bad = next((i for i, o in enumerate(outcomes) if not o.ok and not o.unresolved), None)
+        if bad is not None:
+            run.announce(histories[bad], outcomes[bad], "shrinking", FOUND)
+            found["failure"] = (sources[bad].choices, outcomes[bad])
+            if outcomes[bad].rejected:  # a generator/model disagreement, not a wrong answer
+                raise GeneratorModelDisagreement(outcomes[bad].message)
+            raise AssertionError(outcomes[bad].message)
 
     test = given(st.data())(settings(_hypothesis_settings(run.profile))(one_batch))
     if not run.profile.derandomize:
@@ -517,8 +511,8 @@ def shrinking_lane(run: Run) -> PropertyResult:
             raise
     failure = None
     if "failure" in found:
-        history, outcome = found["failure"]
-        failure = reduced(run, history, outcome, "shrinking")
+        choices, outcome = found["failure"]
+        failure = shrink_failure(run, choices, outcome, "shrinking")
     return PropertyResult(
         run.suite.name,
         run.prop.name,
@@ -545,6 +539,7 @@ def _hypothesis_settings(profile: Profile) -> settings:
         suppress_health_check=list(HealthCheck),
         print_blob=False,
         report_multiple_bugs=False,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],  # the harness shrinks
     )
 
 
@@ -567,7 +562,7 @@ def screening_lane(run: Run) -> PropertyResult:
         bad = next((i for i, o in enumerate(outcomes) if not o.ok), None)
         if bad is not None:
             run.announce(histories[bad], outcomes[bad], "screening", FOUND)
-            failure = shrink_failure(run, sources[bad].choices, outcomes[bad])
+            failure = shrink_failure(run, sources[bad].choices, outcomes[bad], "screening")
             return PropertyResult(
                 run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events,
                 rejected, failure,
@@ -577,8 +572,8 @@ def screening_lane(run: Run) -> PropertyResult:
     )
 
 
-def shrink_failure(run: Run, choices: list[int], outcome: Outcome) -> Counterexample:
-    """A failing screened history made minimal: its choices shrunk, then its actions delta-debugged.
+def shrink_failure(run: Run, choices: list[int], outcome: Outcome, lane: str) -> Counterexample:
+    """A failing history made minimal, found in `lane`: its choices shrunk, then its actions delta-debugged.
 
     Both work with the implementation in the loop, one batched call per pass, and
     stop at the run's shrink budget, keeping the smallest failure so far. A
@@ -586,7 +581,7 @@ def shrink_failure(run: Run, choices: list[int], outcome: Outcome) -> Counterexa
     shrunk to a history the model rejects (removing actions can make one).
     Each smaller failure is announced (`SHRUNK`) as it is found.
     """
-    judge = _SameFailure(run, outcome, "screening")
+    judge = _SameFailure(run, outcome, lane)
 
     def choices_fail(candidates: Sequence[list[int]]) -> list[bool]:
         return judge([run.draw(ReplaySource(c)) for c in candidates])
@@ -595,7 +590,7 @@ def shrink_failure(run: Run, choices: list[int], outcome: Outcome) -> Counterexa
         judge.announce(run.draw(ReplaySource(better)))
 
     smallest = run.draw(ReplaySource(shrink_choices(choices, choices_fail, run.clock.deadline, improved)))
-    return reduced(run, smallest, judge.outcome_of(smallest), "screening", judge)
+    return reduced(run, smallest, judge.outcome_of(smallest), lane, judge)
 
 
 def reduced(

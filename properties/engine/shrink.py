@@ -63,7 +63,7 @@ def _calls(best: Choices, batch: int) -> Iterator[list[tuple[int, ...]]]:
     """The passes' candidates smaller than `best`, deduplicated, smallest first, in calls of at least
     `batch` (the last may hold fewer); each call holds whole passes, most aggressive first.
 
-    >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=1)]  # a pass a call
+    >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=1)]  # a pass a call (no repeated number)
     [2, 4, 5, 2, 4, 4, 10]
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=10)]  # deletions, then zeros and lowerings
     [11, 14]
@@ -84,7 +84,8 @@ def _shortlex(choices: Iterable[int]) -> tuple[int, tuple[int, ...]]:
 
 
 def _passes(best: Choices) -> Iterator[list[Choices]]:
-    """Candidate batches, most aggressive first: delete blocks, zero blocks, lower each number."""
+    """Candidate batches, most aggressive first: delete blocks, zero blocks, lower each number, lower
+    repeated numbers together."""
     n = len(best)
     for k in BLOCKS:
         if k <= n:
@@ -93,6 +94,20 @@ def _passes(best: Choices) -> Iterator[list[Choices]]:
         if k <= n:
             yield [best[:i] + [0] * k + best[i + k :] for i in range(n - k + 1) if any(best[i : i + k])]
     yield [best[:i] + [lower] + best[i + 1 :] for i, v in enumerate(best) for lower in _lower(v)]
+    yield [[lower if c == v else c for c in best] for v in _repeated(best) for lower in _lower(v)]
+
+
+def _repeated(choices: Choices) -> list[int]:
+    """Values above zero that occur more than once: lowered together, as a failure that needs two equal
+    times needs (Hypothesis's shrinker has the same pass).
+
+    >>> _repeated([8, 1, 8, 0, 0])
+    [8]
+    """
+    counts: dict[int, int] = {}
+    for c in choices:
+        counts[c] = counts.get(c, 0) + 1
+    return sorted(v for v, n in counts.items() if v > 0 and n > 1)
 
 
 def _lower(value: int) -> list[int]:

@@ -123,20 +123,36 @@ class ReplaySource:
 
 
 class HypothesisSource:
-    """Choices drawn through Hypothesis (`data.draw` or a composite's `draw`), so failures shrink."""
+    """Choices drawn through Hypothesis (`data.draw` or a composite's `draw`), and recorded (`choices`)
+    as `RecordingSource` records them, so `ReplaySource` draws the same history again and the
+    harness's own batched shrinker can take over from Hypothesis.
+
+    >>> recorded = HypothesisSource(lambda strategy: 6)  # a stand-in for Hypothesis's `data.draw`
+    >>> recorded.integer(2, 9), recorded.choices
+    (6, [4])
+    >>> ReplaySource(recorded.choices).integer(2, 9)
+    6
+    """
 
     def __init__(self, draw: Callable[[Any], Any]):
         self.draw = draw
+        self.choices: list[int] = []
 
     def integer(self, lo: int, hi: int) -> int:
-        return self.draw(st.integers(lo, hi))
+        value = self.draw(st.integers(lo, hi))
+        self.choices.append(value - lo)
+        return value
 
     def boolean(self, p_true: float = 0.5) -> bool:
         # Hypothesis shrinks booleans towards False: "stop" and "no" are simpler.
-        return self.draw(st.booleans())
+        value = self.draw(st.booleans())
+        self.choices.append(int(value))
+        return value
 
     def choice(self, options: Sequence[T]) -> T:
-        return options[self.draw(st.integers(0, len(options) - 1))]
+        index = self.draw(st.integers(0, len(options) - 1))
+        self.choices.append(index)
+        return options[index]
 
 
 def strategy(generator: Callable[..., T], *args: Any) -> st.SearchStrategy[T]:
