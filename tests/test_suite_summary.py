@@ -53,7 +53,8 @@ def test_planted_model_summary_bug_is_caught_by_the_fold_small_and_replays(tmp_p
         result = run_suite(SUMMARY, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
     failures = [r.failure for r in result.results if r.failure]
     assert [f.property for f in failures] == ["unordered_summary_is_a_fold"]
-    assert len(failures[0].history.actions) <= 3, failures[0].history
+    # mint, a transaction of two records, its first record, crash: emitted one record short
+    assert len(failures[0].history.actions) <= 4, failures[0].history
     assert write_and_replay(failures[0], tmp_path, "tests.planted:model_complete_one_record_short") == 1
     assert write_and_replay(failures[0], tmp_path, "model") == 0
 

@@ -64,9 +64,9 @@ def _calls(best: Choices, batch: int) -> Iterator[list[tuple[int, ...]]]:
     `batch` (the last may hold fewer); each call holds whole passes, most aggressive first.
 
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=1)]  # a pass a call (no repeated number)
-    [2, 4, 5, 2, 4, 4, 10]
+    [2, 4, 5, 2, 4, 4, 10, 59]
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=10)]  # deletions, then zeros and lowerings
-    [11, 14]
+    [11, 14, 59]
     """
     call: dict[tuple[int, ...], None] = {}
     for candidates in _passes(best):
@@ -85,7 +85,7 @@ def _shortlex(choices: Iterable[int]) -> tuple[int, tuple[int, ...]]:
 
 def _passes(best: Choices) -> Iterator[list[Choices]]:
     """Candidate batches, most aggressive first: delete blocks, zero blocks, lower each number, lower
-    repeated numbers together."""
+    repeated numbers together, and last, delete one or two numbers while lowering another."""
     n = len(best)
     for k in BLOCKS:
         if k <= n:
@@ -95,6 +95,17 @@ def _passes(best: Choices) -> Iterator[list[Choices]]:
             yield [best[:i] + [0] * k + best[i + k :] for i in range(n - k + 1) if any(best[i : i + k])]
     yield [best[:i] + [lower] + best[i + 1 :] for i, v in enumerate(best) for lower in _lower(v)]
     yield [[lower if c == v else c for c in best] for v in _repeated(best) for lower in _lower(v)]
+    yield [c for k in (1, 2) for i in range(n - k + 1) for c in _lowered(best[:i] + best[i + k :])]
+
+
+def _lowered(choices: Choices) -> list[Choices]:
+    """`choices` with one number lowered, each way: after a deletion, what a count or a size that
+    described the deleted part needs (a transaction of three records, one of them deleted).
+
+    >>> _lowered([2, 0])
+    [[0, 0], [1, 0]]
+    """
+    return [choices[:i] + [lower] + choices[i + 1 :] for i, v in enumerate(choices) for lower in _lower(v)]
 
 
 def _repeated(choices: Choices) -> list[int]:

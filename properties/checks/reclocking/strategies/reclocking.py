@@ -166,7 +166,8 @@ def draw_records(source: Source, data_domain: Domain, transactions: int) -> list
         actions.append(
             Action(RestartAction.TXN, {ReclockArg.TXN: f"t{i}", ReclockArg.SIZE: size, Arg.TIME: meta_time})
         )
-        for j in range(source.integer(0, size) if source.boolean(0.3) else size):
+        missing = source.integer(0, size) if source.boolean(0.3) else 0  # shrinks towards complete
+        for j in range(size - missing):
             data_time = draw_source_time(source, data_domain)
             record: dict[str, Any] = {
                 ReclockArg.TXN: f"t{i}",
