@@ -195,6 +195,7 @@ INDEPENDENT = {
     "collections": None,
     "mutable_antichain": "oracle",
     "resumption": "laws",
+    "durable_resumption": None,
     "streaming": "laws",
     "checkpoint": "laws",
     "ttl": "oracle",

@@ -53,6 +53,7 @@ class ModelImplementation(Implementation):
     observe_expiration = _each(expiration.observe)
     observe_prove = _each(prove.observe)
     observe_resumption = _each(resumption.observe)
+    observe_durable_resumption = _each(resumption.observe)  # the model has one pipeline
     observe_temporal = _each(temporal.observe)
     observe_timelines = _each(timelines.observe)
     observe_reclock = _each(reclock.observe)

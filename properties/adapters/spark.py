@@ -14,6 +14,7 @@ Py4J gateway, a Spark Connect server that stopped answering. A malformed
 from __future__ import annotations
 
 import importlib
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,16 +63,21 @@ def cancel_jobs() -> None:
     session.cancel_jobs()
 
 
-def _delegate(module: str, function: str, sized: bool = True) -> Any:
+def _delegate(module: str, function: str, sized: bool = True, scratch: bool = False) -> Any:
     """An observer computing in `module.function`; a `sized` one sets the session for the batch's size
-    first (`frontier_harness.spark_impl.session.size_jobs_for`: small batches skip what only pays on large data)."""
+    first (`frontier_harness.spark_impl.session.size_jobs_for`: small batches skip what only pays on large data);
+    a `scratch` one passes the function a temporary directory, removed after the call."""
 
     def observe(self: Any, domain: Domain, histories: Sequence[History]) -> list[Observation]:
         if sized:
             from frontier_harness.spark_impl import session
 
             session.size_jobs_for(len(histories))
-        return getattr(importlib.import_module(module), function)(domain, histories)
+        compute = getattr(importlib.import_module(module), function)
+        if not scratch:
+            return compute(domain, histories)
+        with tempfile.TemporaryDirectory(prefix="frontier-harness-scratch-") as root:
+            return compute(domain, histories, root)
 
     observe.__doc__ = f"`{module}.{function}`: the batch in one Spark job."
     observe.delegates_to = module  # type: ignore[attr-defined]  # where it computes (mutate follows it)
@@ -120,6 +126,9 @@ class SparkImplementation(Implementation):
     observe_expiration = _delegate("frontier_harness.spark_impl.expiration", "observe_expiration")
     observe_prove = _delegate("frontier_harness.spark_impl.expiration", "observe_prove")
     observe_resumption = _delegate("frontier_harness.spark_impl.ingestion", "observe_resumption")
+    observe_durable_resumption = _delegate(
+        "frontier_harness.spark_impl.durable_ingestion", "observe_durable", scratch=True
+    )
     observe_temporal = _delegate("frontier_harness.spark_impl.plan", "observe_temporal")
     observe_timelines = _delegate("frontier_harness.spark_impl.plan", "observe_timelines")
     observe_reclock = _delegate("frontier_harness.spark_impl.reclock", "observe_reclock")

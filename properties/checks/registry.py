@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from frontier_harness.properties.checks.catalog import expiration, prove, temporal, timelines
-from frontier_harness.properties.checks.ingestion import checkpoint, resumption, streaming
+from frontier_harness.properties.checks.ingestion import checkpoint, durable, resumption, streaming
 from frontier_harness.properties.checks.reclocking import reclock, remap, restart, summary
 from frontier_harness.properties.checks.time import collections, laws, mutable_antichain
 from frontier_harness.properties.checks.ttl import ttl, ttl_codec, ttl_compaction
@@ -17,6 +17,7 @@ SUITES: dict[str, Suite] = {
         collections.SUITE,
         mutable_antichain.SUITE,
         resumption.SUITE,
+        durable.SUITE,
         streaming.SUITE,
         checkpoint.SUITE,
         ttl.SUITE,

@@ -9,7 +9,9 @@ remap's final (compacted, consolidated) bindings.
 Required hard cases (docs/required-events.md), in every domain unless `EVENT_DOMAINS`
 says (partitions exist only in `partitioned`, a Total frontier has one element): besides
 skipped ticks, a closed source, compactions and pending updates, the boundaries of the
-rules: an update exactly at a remap frontier element (not yet reclockable), reads and
+rules: an update exactly at a remap frontier element (not yet reclockable), in
+`partitioned` a one-partition update between the offsets of two frontier elements that
+cover its partition (beyond the frontier by the least offset only), reads and
 inversions exactly at a since a compaction moved, a read at the last readable tick, a
 mint exactly at the remap's upper, a compaction to the since it already has, and a
 second compaction that moves it.
@@ -23,6 +25,7 @@ from typing import Any
 from frontier_harness.model.antichain import Antichain
 from frontier_harness.model.collection import Update
 from frontier_harness.model.errors import ModelError
+from frontier_harness.model.partitioned_time import PartitionedTime
 from frontier_harness.model.reclock import reclock
 from frontier_harness.model.remap import INTO, Remap
 from frontier_harness.model.vocabulary import Arg
@@ -128,10 +131,22 @@ def _events(history: History) -> list[str]:
         found.add("remap frontier with several elements")
     if any(u.time in f for _, f in remap.steps() for u in updates):
         found.add(AT_FRONTIER)
+    if any(_between_covering(f, u.time) for _, f in remap.steps() for u in updates):
+        found.add(BETWEEN_COVERING)
     return sorted(found)
 
 
+def _between_covering(frontier: Antichain, time: object) -> bool:
+    """A one-partition time at an offset from the least to below the greatest offset of the frontier's
+    elements covering its partition: beyond the frontier by the least, not by the greatest."""
+    if not isinstance(time, PartitionedTime) or time.lo != time.hi:
+        return False
+    offsets = [f.offset for f in frontier if f.lo <= time.lo <= f.hi]
+    return len(offsets) > 1 and min(offsets) <= time.offset < max(offsets)
+
+
 AT_FRONTIER = "update exactly at a remap frontier element"
+BETWEEN_COVERING = "one-partition update between the offsets of two frontier elements covering it"
 READ_AT_SINCE = "read exactly at a moved since"
 READ_AT_LAST = "read at the last readable tick"
 INVERT_AT_SINCE = "inversion exactly at a moved since"
@@ -196,6 +211,7 @@ EVENT_DOMAINS = {
     "new partition appears": ("partitioned",),
     "update on a range of partitions": ("partitioned",),
     "remap frontier with several elements": ("product(total,total)", "partitioned"),
+    BETWEEN_COVERING: ("partitioned",),
 }
 
 SUITE = Suite(
@@ -222,6 +238,7 @@ SUITE = Suite(
         "update reclocked to a compacted since",
         "update on a range of partitions",
         "remap frontier with several elements",
+        BETWEEN_COVERING,
         *BOUNDARIES,
     ),
     event_domains=EVENT_DOMAINS,

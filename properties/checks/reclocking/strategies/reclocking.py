@@ -55,7 +55,8 @@ class _Clock:
 
 
 def _advance_upper(source: Source, clock: _Clock) -> Antichain:
-    """A source upper `>=` the current one: bumped offsets, new partitions, joined frontiers."""
+    """A source upper `>=` the current one: bumped offsets, new partitions, joined frontiers (in
+    `partitioned` sometimes a range over a point, so one partition is covered at two offsets)."""
     d = clock.domain
     if d.name == "total":
         return Antichain.of(d, [next(iter(clock.upper)) + source.integer(0, MAX_STEP)])
@@ -64,9 +65,24 @@ def _advance_upper(source: Source, clock: _Clock) -> Antichain:
         p = source.integer(0, min(len(offsets), 2))
         offsets[p] = offsets.get(p, 0) + source.integer(0, MAX_STEP)
         clock.offsets = offsets
-        return Antichain.of(d, d.live_frontier(offsets))
+        live = d.live_frontier(offsets)
+        if source.integer(0, 3) == 0:
+            live = _overlapping(source, len(offsets), live)
+        return clock.upper.join(Antichain.of(d, live))
     drawn = draw_frontier(source, d, 2)
     return clock.upper if drawn.is_empty() else clock.upper.join(drawn)
+
+
+def _overlapping(source: Source, known: int, live: list) -> list:
+    """`live` with the unseen partitions from `known` to `hi` a range at offset `b` over one of them at a
+    smaller offset (two incomparable elements cover that partition), the rest after `hi` at 0."""
+    hi, a = known + source.integer(1, 2), source.integer(0, 1)
+    q, b = source.integer(known, hi), a + source.integer(2, 2 * MAX_STEP)
+    return live[:-1] + [
+        PartitionedTime(known, hi, b),
+        PartitionedTime.point(q, a),
+        PartitionedTime.rest(hi + 1),
+    ]
 
 
 def draw_mint(source: Source, clock: _Clock) -> Action:
