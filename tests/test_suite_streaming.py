@@ -158,20 +158,27 @@ def test_planted_bug_is_caught_with_a_small_history(factory, prop, actions, spar
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_sigkill_of_the_driver_at_every_crash_point_loses_and_duplicates_nothing(spark_session):
+def test_sigkill_of_the_driver_at_every_crash_point_loses_and_duplicates_nothing(
+    spark_session, tmp_path, capsys
+):
     """Each crash SIGKILLs a separate driver process (its JVM and Python workers too); the harness restarts
-    the query in its own session from what was durable. Three JVM starts: minutes on a loaded machine."""
-    from frontier_harness.properties.adapters.spark import SparkImplementation
+    the query in its own session from what was durable. Three JVM starts: minutes on a loaded machine.
+    Spark's own file sink is written: the checkpoint and sink log the kills left validate (exit 0)."""
+    from frontier_harness.properties.cli.main import main as cli
+    from frontier_harness.spark_impl.streaming.trial import run_trials
 
     killed = history(
-        ("query", {"sink": "shard", "trigger": "processingTime"}),
+        ("query", {"sink": "files", "trigger": "processingTime"}),
         *(produce("r0"), trigger("before_offsets", kill=True), RESTART),
         *(produce("r1", 1), trigger("after_offsets", kill=True), COMPACT, RESTART),
         *(produce("r2"), trigger("after_sink", kill=True), RESTART),
     )
-    [obs] = SparkImplementation().observe_streaming(killed.time_domain, [killed])
+    [obs] = run_trials([killed], keep=tmp_path)
     fired = {row for (step, label), rows in obs.items() if label == "crash" for row in rows}
     assert fired == {(p,) for p in streaming.CRASH_POINTS}
     outcome = streaming.all_laws(killed, obs)
     assert outcome.ok, outcome.message
     assert obs[(len(killed.actions), "sink")] == {("r0", 0, 1), ("r1", 1, 1), ("r2", 2, 1)}
+    query = tmp_path / "0"
+    code = cli(["validate-checkpoint", str(query / "checkpoint"), "--sink", str(query / "sink")])
+    assert code == 0, capsys.readouterr().out

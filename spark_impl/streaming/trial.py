@@ -294,11 +294,13 @@ def run_trials(
     source: type[DataSource] = UpstreamSource,
     writer: WriterFactory = shard_writer,
     job: str | None = None,
+    keep: Path | None = None,
 ) -> list[dict]:
     """One observation per history; `source` and `writer` are swapped by the planted-bug tests, and a
-    user's `job` (MODULE:FACTORY) replaces the history's sink."""
+    user's `job` (MODULE:FACTORY) replaces the history's sink. With `keep`, history `i`'s query
+    directory (`checkpoint/`, `sink/`, `upstream/`) is `keep/i` and is left there afterwards."""
     spark().dataSource.register(source)
-    root = Path(tempfile.mkdtemp(prefix="frontier-harness-streaming-"))
+    root = keep or Path(tempfile.mkdtemp(prefix="frontier-harness-streaming-"))
     try:
         with _expected_failures_unlogged():
             observed: list[dict] = []
@@ -308,7 +310,8 @@ def run_trials(
                 observed += _run_wave(wave, trials)
             return observed
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 # Spark logs every failed query, and the task that failed, at ERROR with the whole trace; a trial's
