@@ -25,6 +25,7 @@ Choices = list[int]
 StillFails = Callable[[Sequence[Choices]], list[bool]]
 BLOCKS = (8, 4, 2, 1)
 MIN_BATCH = 256  # candidates per call: a Spark job's fixed cost dwarfs a few hundred small histories
+PAIRED_LIMIT = 64  # the longest sequence the delete-while-lowering pass tries (~6 n^2 candidates)
 
 
 def shrink_choices(
@@ -95,7 +96,8 @@ def _passes(best: Choices) -> Iterator[list[Choices]]:
             yield [best[:i] + [0] * k + best[i + k :] for i in range(n - k + 1) if any(best[i : i + k])]
     yield [best[:i] + [lower] + best[i + 1 :] for i, v in enumerate(best) for lower in _lower(v)]
     yield [[lower if c == v else c for c in best] for v in _repeated(best) for lower in _lower(v)]
-    yield [c for k in (1, 2) for i in range(n - k + 1) for c in _lowered(best[:i] + best[i + k :])]
+    if n <= PAIRED_LIMIT:  # quadratic in n: only near the end of a shrink, where n is small
+        yield [c for k in (1, 2) for i in range(n - k + 1) for c in _lowered(best[:i] + best[i + k :])]
 
 
 def _lowered(choices: Choices) -> list[Choices]:
