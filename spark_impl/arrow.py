@@ -25,18 +25,6 @@ def to_frame(table: pa.Table) -> DataFrame:
     return spark().createDataFrame(table, schema=from_arrow_schema(table.schema))
 
 
-def append_row(columns: dict[str, list], **values: Any) -> None:
-    """One row added to a table held as columns (`{name: values}`), the shape `pa.table` takes.
-
-    >>> table = {"a": [], "b": []}
-    >>> append_row(table, a=1, b="x")
-    >>> table
-    {'a': [1], 'b': ['x']}
-    """
-    for name, value in values.items():
-        columns[name].append(value)
-
-
 class HistoryTables:
     """A batch of histories as Arrow tables, filled row by row, built once: the history -> Arrow step
     every observer takes.
@@ -64,7 +52,8 @@ class HistoryTables:
         """One row added to `table`; every column must be given."""
         if table not in self._columns:
             raise KeyError(f"no table {table!r}: {sorted(self._columns)}")
-        append_row(self._columns[table], **values)
+        for name, value in values.items():
+            self._columns[table][name].append(value)
 
     def tables(self) -> dict[str, pa.Table]:
         """Every table, typed by its schema."""
