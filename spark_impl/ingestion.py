@@ -61,6 +61,7 @@ from frontier_harness.model.vocabulary.ingestion import (
 from frontier_harness.spark_impl import frontiers
 from frontier_harness.spark_impl import remap_intervals as intervals
 from frontier_harness.spark_impl.arrow import HistoryTables, columns_of, to_frame
+from frontier_harness.spark_impl.column_cache import per_session
 from frontier_harness.spark_impl.reclock import literal, nullable
 from frontier_harness.spark_impl.remap_intervals import let
 from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
@@ -381,16 +382,21 @@ def observe_resumption(domain: Any, histories: Sequence[HistoryLike]) -> list[di
 
     One Spark job and one `toArrow()` for the whole batch, whatever its histories' lengths.
     """
-    shapes = Shapes(time_columns(domain), domain.minimum)
     batch = to_frame(action_table(histories))
-    final = F.aggregate(
+    table = batch.select("history_id", "end", replayed(domain).alias("observed")).toArrow()
+    return decode(time_columns(domain), histories, table)
+
+
+@per_session
+def replayed(domain: Any) -> Column:
+    """Each history's observation: its `actions` folded from `start`, built once per session and domain."""
+    shapes = Shapes(time_columns(domain), domain.minimum)
+    return F.aggregate(
         "actions",
         start(shapes),
         lambda state, action: apply(shapes, state, action),
         lambda state: observed(shapes, state),
     )
-    table = batch.select("history_id", "end", final.alias("observed")).toArrow()
-    return decode(shapes.tc, histories, table)
 
 
 def action_table(histories: Sequence[HistoryLike]) -> pa.Table:

@@ -56,6 +56,7 @@ from frontier_harness.model.vocabulary.catalog import (
     per_dataflow,
 )
 from frontier_harness.spark_impl.arrow import columns_of, to_frame
+from frontier_harness.spark_impl.column_cache import per_session
 
 ROW = pa.list_(pa.int64())
 OPS = tuple(Comparison)
@@ -269,12 +270,19 @@ def outputs(rows: pa.Table, queries: Sequence[Query]) -> DataFrame | None:
         return None
     inputs = to_frame(rows)
     frame = to_frame(queries_table(queries)).join(F.broadcast(inputs), "history_id", "left")
-    rows_col = F.coalesce(F.col("rows"), F.array().cast(inputs.schema["rows"].dataType))
+    return frame.select("key", program_output(inputs.schema["rows"].dataType.simpleString()))
+
+
+@per_session
+def program_output(rows_type: str) -> Column:
+    """`out`: each query row's `program` run over its history's `rows` (of Spark type `rows_type`), the
+    last node's output; built once per session."""
+    rows_col = F.coalesce(F.col("rows"), F.array().cast(rows_type))
     zero = F.array().cast(OUTPUTS)
     results = F.aggregate(
         "program", zero, lambda acc, n: F.concat(acc, F.array(node_output(acc, n, rows_col, F.col("qstep"))))
     )
-    return frame.select("key", F.element_at(results, -1).alias("out"))
+    return F.element_at(results, -1).alias("out")
 
 
 def evaluate_queries(rows: pa.Table, queries: Sequence[Query]) -> DataFrame | None:

@@ -33,6 +33,11 @@ INTERPRETED = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
 }
+# PySpark 4 records each Column operation's Python call site in the JVM for error messages (the DataFrame
+# query context): ~10 py4j round trips per operator, so an observer that builds its expressions made
+# 10,000-20,000 round trips per job, most of a small job's fixed cost. Our plans are built by code, not
+# typed by a user: their call sites tell nobody anything. Measured on 2 cores (`bench --only spark_overhead`).
+NO_CALL_SITES = {"spark.python.sql.dataFrameDebugging.enabled": "false"}
 # A batch of at most SMALL_BATCH histories (the shrinking lane's examples, a replay) is a small job:
 # its cost is fixed cost, not data. Measured on 2 loaded cores (`bench --only spark_overhead`, one
 # history per call, median over 11 suites): broadcast joins cost a Spark job each and constraint
@@ -184,7 +189,11 @@ def _start():
     from pyspark.sql import SparkSession
 
     partitions = str(_settings["shuffle_partitions"])
-    conf = {**INTERPRETED, **user_conf()}  # a malformed entry is bad input, raised before Spark starts
+    conf = {
+        **INTERPRETED,
+        **NO_CALL_SITES,
+        **user_conf(),
+    }  # a malformed entry is bad input, raised before Spark starts
     _workers_use_this_interpreter()
     try:
         if remote:

@@ -46,6 +46,7 @@ from frontier_harness.model.vocabulary.reclocking import (
 from frontier_harness.spark_impl import remap
 from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
 from frontier_harness.spark_impl.collection import consolidate
+from frontier_harness.spark_impl.column_cache import per_session
 from frontier_harness.spark_impl.reclock import POINT, literal, not_beyond, nullable, steps
 from frontier_harness.spark_impl.remap import frontier_at
 from frontier_harness.spark_impl.time_columns import TimeColumns, time_columns
@@ -128,7 +129,20 @@ def released(domain: Any, runs: DataFrame) -> DataFrame:
     """`runs` with each pool record's `released`, the step it leaves temp (null: never): an update at its
     arrival, a data or metadata record when its transaction is emitted."""
     if not is_transactional(domain):
-        return runs.withColumn("pool", F.transform("pool", lambda r: r.withField("released", r["arrival"])))
+        return runs.withColumn("pool", _released_at_arrival())
+    heads, emitted, pool = _release_columns(domain)
+    return runs.withColumn("heads", heads).withColumn("heads", emitted).withColumn("pool", pool).drop("heads")
+
+
+@per_session
+def _released_at_arrival() -> Column:
+    return F.transform("pool", lambda r: r.withField("released", r["arrival"]))
+
+
+@per_session
+def _release_columns(domain: Any) -> tuple[Column, Column, Column]:
+    """A transactional run's `heads` (its metadata records, each with `complete`), the heads with `emitted`,
+    and the `pool` with `released`: the three columns `released` adds in turn."""
     pool, variant = F.col("pool"), F.col("variant")
     heads = F.transform(
         F.filter(pool, lambda r: r["kind"] == RestartAction.TXN.value),
@@ -139,26 +153,30 @@ def released(domain: Any, runs: DataFrame) -> DataFrame:
             complete_at(pool, m).alias("complete"),
         ),
     )
-    with_heads = runs.withColumn("heads", heads)
     emitted = F.transform(
         "heads",
         lambda h: h.withField(
             "emitted", emission(time_columns(domain.b), F.col("steps"), F.col("heads"), h, variant)
         ),
     )
-    with_emitted = with_heads.withColumn("heads", emitted)
 
     def release(r: Column) -> Column:
         txn = F.get(F.filter("heads", lambda h: h["txn"] == r["txn"]), 0)["emitted"]
         update = r["kind"] == RestartAction.UPDATE.value
         return r.withField("released", F.when(update, r["arrival"]).otherwise(txn))
 
-    return with_emitted.withColumn("pool", F.transform("pool", release)).drop("heads")
+    return heads, emitted, F.transform("pool", release)
 
 
-def restarted(domain: Any, tc: TimeColumns, runs: DataFrame) -> DataFrame:
+def restarted(domain: Any, runs: DataFrame) -> DataFrame:
     """The restart of each run with a crash tick `it`: the steps after `it`; the run's output at `it` as its
     initial output, its temp at `it`, and the records `R(it)` (`seek`) does not cover, arriving anew."""
+    return runs.where(F.col("it").isNotNull()).select(*_restart_columns(domain))
+
+
+@per_session
+def _restart_columns(domain: Any) -> tuple[Column, ...]:
+    tc = time_columns(domain)
     it, pool = F.col("it"), F.col("pool")
     later = F.filter("frontiers", lambda s: s["t"] > it)
     unread = F.filter(
@@ -166,14 +184,14 @@ def restarted(domain: Any, tc: TimeColumns, runs: DataFrame) -> DataFrame:
     )
     kept = F.filter(pool, lambda r: (r["arrival"] <= it) & ~F.coalesce(r["released"] <= it, F.lit(False)))
     fresh = arrived(domain, tc, later, unread)
-    return runs.where(it.isNotNull()).select(
-        *RUN[:1],
+    return (
+        F.col(RUN[0]),
         F.lit(SummaryRun.RESTARTED.value).alias("run"),
-        *RUN[2:],
-        "records",
-        "frontiers",
-        "seek",
-        "it",
+        *map(F.col, RUN[2:]),
+        F.col("records"),
+        F.col("frontiers"),
+        F.col("seek"),
+        it,
         F.transform(later, lambda s: s["t"]).alias("steps"),
         F.concat("initial", published(F.filter(pool, lambda r: r["released"] <= it))).alias("initial"),
         F.concat(F.transform(kept, lambda r: r.dropFields("released")), fresh).alias("pool"),
@@ -193,18 +211,26 @@ def summaries(runs: DataFrame) -> DataFrame:
     """Per run and step `t`: `output` rows `(data, into_time, diff)`, the initial output and the payloads
     released by `t`, consolidated; and `temp` rows, each record arrived and not released by `t`, with its `count`."""
     at = runs.select(*RUN, F.explode("steps").alias("t"), "pool", "initial")
-    t = F.col("t")
-    out = F.concat("initial", published(F.filter("pool", lambda r: r["released"] <= t)))
+    out, held = _step_contents()
     output = consolidate(at.select(*RUN, "t", F.inline(out)), [*RUN, "t"]).withColumnRenamed(
         "time", "into_time"
     )
-    held = F.filter("pool", lambda r: (r["arrival"] <= t) & ~F.coalesce(r["released"] <= t, F.lit(False)))
     temp = (
         at.select(*RUN, "t", F.inline(held)).groupBy(*RUN, "t", *RECORD[:-1]).agg(F.count("*").alias("count"))
     )
     return output.withColumn("part", F.lit(SummaryPart.OUTPUT.value)).unionByName(
         temp.withColumn("part", F.lit(SummaryPart.TEMP.value)), allowMissingColumns=True
     )
+
+
+@per_session
+def _step_contents() -> tuple[Column, Column]:
+    """At step `t`: the output (the initial output and the payloads released by `t`) and temp (the
+    records arrived and not released by `t`)."""
+    t = F.col("t")
+    out = F.concat("initial", published(F.filter("pool", lambda r: r["released"] <= t)))
+    held = F.filter("pool", lambda r: (r["arrival"] <= t) & ~F.coalesce(r["released"] <= t, F.lit(False)))
+    return out, held
 
 
 def observe_summary(domain: Any, histories: Sequence[HistoryLike]) -> list[dict]:
@@ -237,14 +263,8 @@ def _observations(domain: Any, tc: TimeColumns, frames: dict[str, DataFrame]) ->
     runs = inputs.select(
         "history_id", F.lit(SummaryRun.RUN.value).alias("run"), variant, "records", "frontiers", "seek", "it"
     )
-    runs = runs.select(
-        "*",
-        F.transform("frontiers", lambda s: s["t"]).alias("steps"),
-        arrived(domain, tc, F.col("frontiers"), read_by(F.col("variant"), F.col("records"))).alias("pool"),
-        F.array().cast("array<struct<data: string, time: bigint, diff: bigint>>").alias("initial"),
-    )
-    run = released(domain, runs)
-    again = released(domain, restarted(domain, tc, run))
+    run = released(domain, runs.select("*", *_run_columns(domain)))
+    again = released(domain, restarted(domain, run))
     stepped = by_history.select(
         "history_id", F.inline(F.transform("frontiers", lambda s: F.struct(s["t"].alias("t"))))
     )
@@ -252,6 +272,18 @@ def _observations(domain: Any, tc: TimeColumns, frames: dict[str, DataFrame]) ->
         summaries(run.unionByName(again)), allowMissingColumns=True
     )
     return rows.withColumn("time", F.col("time").cast(nullable(tc.spark_type)))
+
+
+@per_session
+def _run_columns(domain: Any) -> tuple[Column, Column, Column]:
+    """A run's `steps`, its `pool` (the records it reads, each with its `arrival`) and its empty `initial` output."""
+    return (
+        F.transform("frontiers", lambda s: s["t"]).alias("steps"),
+        arrived(
+            domain, time_columns(domain), F.col("frontiers"), read_by(F.col("variant"), F.col("records"))
+        ).alias("pool"),
+        F.array().cast("array<struct<data: string, time: bigint, diff: bigint>>").alias("initial"),
+    )
 
 
 def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> HistoryTables:
