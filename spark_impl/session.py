@@ -189,11 +189,7 @@ def _start():
     from pyspark.sql import SparkSession
 
     partitions = str(_settings["shuffle_partitions"])
-    conf = {
-        **INTERPRETED,
-        **NO_CALL_SITES,
-        **user_conf(),
-    }  # a malformed entry is bad input, raised before Spark starts
+    conf = {**INTERPRETED, **user_conf()}  # a malformed entry is bad input, raised before Spark starts
     _workers_use_this_interpreter()
     try:
         if remote:
@@ -251,6 +247,7 @@ def _jvm_launch_conf(partitions: str, conf: dict) -> dict:
         "spark.sql.shuffle.partitions": partitions,
         "spark.default.parallelism": "2",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        **NO_CALL_SITES,  # a static setting, so only at launch; a Connect client captures call sites locally
         **conf,
         "spark.driver.memory": os.environ.get("FRONTIER_HARNESS_DRIVER_MEMORY", "4g"),
         "spark.driver.extraJavaOptions": _java_options(conf),
