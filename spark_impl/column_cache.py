@@ -42,17 +42,18 @@ PACKAGE = __name__.rpartition(".")[0] + "."  # frontier_harness.spark_impl.
 def per_session(build: Callable[..., R]) -> Callable[..., R]:
     """`build`, called once per session and key (its arguments, a domain by its `name`)."""
     built: dict[tuple, R] = {}
-    built_by = [(starts(), _bindings())]
+    built_by = (starts(), _bindings())
     lock = threading.Lock()
 
     @functools.wraps(build)
     def cached(*args: Any) -> R:
+        nonlocal built_by
         key = tuple(map(_key, args))
         with lock:
             now = (starts(), _bindings())
-            if built_by[0] != now:  # a new session (the old one's objects are gone), or rebound code
+            if built_by != now:  # a new session (the old one's objects are gone), or rebound code
                 built.clear()
-                built_by[0] = now
+                built_by = now
             if key not in built:
                 built[key] = build(*args)
             return built[key]

@@ -136,6 +136,7 @@ def released(domain: Any, runs: DataFrame) -> DataFrame:
 
 @per_session
 def _released_at_arrival() -> Column:
+    """The `pool` of a run that reads only updates: each record released at its arrival."""
     return F.transform("pool", lambda r: r.withField("released", r["arrival"]))
 
 
@@ -175,7 +176,8 @@ def restarted(domain: Any, runs: DataFrame) -> DataFrame:
 
 
 @per_session
-def _restart_columns(domain: Any) -> tuple[Column, ...]:
+def _restart_columns(domain: Any) -> tuple[Column | str, ...]:
+    """What `restarted` selects of a run: its key and inputs, and its restart's `steps`, `initial` and `pool`."""
     tc = time_columns(domain)
     it, pool = F.col("it"), F.col("pool")
     later = F.filter("frontiers", lambda s: s["t"] > it)
@@ -185,13 +187,13 @@ def _restart_columns(domain: Any) -> tuple[Column, ...]:
     kept = F.filter(pool, lambda r: (r["arrival"] <= it) & ~F.coalesce(r["released"] <= it, F.lit(False)))
     fresh = arrived(domain, tc, later, unread)
     return (
-        F.col(RUN[0]),
+        *RUN[:1],
         F.lit(SummaryRun.RESTARTED.value).alias("run"),
-        *map(F.col, RUN[2:]),
-        F.col("records"),
-        F.col("frontiers"),
-        F.col("seek"),
-        it,
+        *RUN[2:],
+        "records",
+        "frontiers",
+        "seek",
+        "it",
         F.transform(later, lambda s: s["t"]).alias("steps"),
         F.concat("initial", published(F.filter(pool, lambda r: r["released"] <= it))).alias("initial"),
         F.concat(F.transform(kept, lambda r: r.dropFields("released")), fresh).alias("pool"),
