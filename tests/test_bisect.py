@@ -80,3 +80,24 @@ def test_an_exception_of_the_model_on_a_generated_history_is_a_generator_model_d
         == "generator/model disagreement: the model raised KeyError: 'the model cannot read this'"
     )
     assert impl.calls <= 1 + 2 * math.ceil(math.log2(N))
+
+
+def test_a_rejected_batch_is_bisected_to_the_histories_the_implementation_rejects():
+    """`observe_or_reject`: two rejected histories among 1,000 cost about 4*log2(n) calls, not 1,000."""
+    from frontier_harness.model.errors import ModelError
+    from frontier_harness.properties.engine.suite import observe_or_reject
+
+    class RejectsTwo(FiveReads):
+        def observe_collections(self, domain, histories):
+            self.calls += 1
+            if any(id(h) in rejected for h in histories):
+                raise ModelError("rejected")
+            return [collections.observe(h) for h in histories]
+
+    histories = _screened()[:1000]
+    rejected = {id(histories[17]), id(histories[600])}
+    impl = RejectsTwo()
+    observed = observe_or_reject(impl, "observe_collections", histories)
+    assert [i for i, o in enumerate(observed) if isinstance(o, ModelError)] == [17, 600]
+    assert observed[16] == collections.observe(histories[16])
+    assert impl.calls <= 1 + 4 * math.ceil(math.log2(1000)), impl.calls

@@ -1,13 +1,17 @@
 """Delta-debugging reduction of a failing history, with the implementation in the loop.
 
-Each round checks all its candidates in ONE batched call (one Spark job), so
-reducing a screening-lane failure costs a few jobs, not hundreds.
+Each round checks, in ONE batched call (one Spark job), the history without each
+aligned span of its actions at every granularity at once (halves, quarters, ...,
+single actions: what ddmin tries one granularity a call), and keeps the failing
+candidate that removed the most. A batched implementation pays per call, not per
+candidate, so reducing a failure costs about one job per successful removal.
 
 >>> from frontier_harness.properties.engine.history import Action, History
 >>> h = History("total", tuple(Action("update", {"n": i}) for i in range(10)))
->>> fails = lambda hs: [any(a.args["n"] == 7 for a in x.actions) for x in hs]
->>> [a.args["n"] for a in reduce_history(h, fails).actions]
-[7]
+>>> calls = []  # the size of each call
+>>> fails = lambda hs: calls.append(len(hs)) or [any(a.args["n"] == 7 for a in x.actions) for x in hs]
+>>> [a.args["n"] for a in reduce_history(h, fails).actions], calls
+([7], [17, 8, 3, 2])
 """
 
 from __future__ import annotations
@@ -31,20 +35,27 @@ def reduce_history(
     At `deadline` (a `time.monotonic()` reading) it stops with the smallest failing one so far;
     `improved` is told each smaller failing one as it is found.
     """
-    chunks = 2
     while len(history.actions) > 1 and time.monotonic() < deadline:
-        n = len(history.actions)
-        size = max(1, n // chunks)
-        spans = [range(i, min(n, i + size)) for i in range(0, n, size)]
-        candidates = [history.without(span) for span in spans]
-        verdicts = still_fails(candidates)
-        smaller = next((c for c, bad in zip(candidates, verdicts) if bad), None)
-        if smaller is not None:
-            history, chunks = smaller, max(2, chunks - 1)
-            if improved is not None:
-                improved(history)
-        elif size == 1:
-            break
-        else:
-            chunks = min(n, chunks * 2)
+        candidates = [history.without(span) for span in spans(len(history.actions))]
+        failing = [c for c, bad in zip(candidates, still_fails(candidates)) if bad]
+        if not failing:
+            break  # every single action was among the candidates: 1-minimal
+        history = min(failing, key=lambda c: len(c.actions))  # the first of the largest removals
+        if improved is not None:
+            improved(history)
     return history
+
+
+def spans(n: int) -> list[range]:
+    """Aligned spans of `n` actions at every granularity, largest first, down to each single action.
+
+    >>> [(s.start, s.stop) for s in spans(5)]
+    [(0, 2), (2, 4), (4, 5), (0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    """
+    found: list[range] = []
+    size = max(1, n // 2)
+    while True:
+        found += [range(i, min(n, i + size)) for i in range(0, n, size)]
+        if size == 1:
+            return found
+        size = max(1, size // 2)

@@ -5,7 +5,10 @@ non-negative numbers, and `ReplaySource` draws a valid history from any
 sequence of them. Shrinking works on the sequence, as Hypothesis's shrinker
 does: delete blocks, zero blocks, lower single numbers; a candidate replaces
 the current one when it still fails the same way and is smaller in shortlex
-order (shorter first, then lexicographically). Passes are checked together, at
+order (shorter first, then lexicographically). When several candidates of a
+call that keep the length fail, the next call also tries them merged (each
+number the least any of them gave it), so a history whose numbers lower
+independently does not take one call per number. Passes are checked together, at
 least `MIN_BATCH` candidates in ONE call to the implementation (one Spark job),
 so each step of a shrink costs one job, not one per candidate or per pass. When `deadline`
 passes, the smallest failing sequence so far is the answer: a found failure is
@@ -24,7 +27,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 Choices = list[int]
 StillFails = Callable[[Sequence[Choices]], list[bool]]
 BLOCKS = (8, 4, 2, 1)
-MIN_BATCH = 256  # candidates per call: a Spark job's fixed cost dwarfs a few hundred small histories
+# long deletions, at every other position: a screened history is ~100 numbers
+LONG_BLOCKS, LONG_STEP = (64, 32, 16), 2
+MIN_BATCH = 64  # candidates per call: more makes each Spark job longer (an expiration shrink: 52 s at 256, 38 s at 64)
 PAIRED_LIMIT = 64  # the longest sequence the delete-while-lowering pass tries (~6 n^2 candidates)
 
 
@@ -42,16 +47,17 @@ def shrink_choices(
     the smallest failing candidate of the call wins. `improved` is told each
     smaller failing sequence as it is found.
     """
-    best = list(choices)
+    best, merged = list(choices), None
     progress = True
     while progress and time.monotonic() < deadline:
         progress = False
-        for candidates in _calls(best, batch):
+        for candidates in _calls(best, batch, merged):
             # Smallest first: a batch that raises is searched left to right (`runner.check_batch`).
             verdicts = still_fails([list(c) for c in candidates])
             failing = [c for c, bad in zip(candidates, verdicts) if bad]
             if failing:
                 best, progress = list(min(failing, key=_shortlex)), True
+                merged = _merged(best, failing)
                 if improved is not None:
                     improved(best)
                 break
@@ -60,9 +66,10 @@ def shrink_choices(
     return best
 
 
-def _calls(best: Choices, batch: int) -> Iterator[list[tuple[int, ...]]]:
+def _calls(best: Choices, batch: int, merged: Choices | None = None) -> Iterator[list[tuple[int, ...]]]:
     """The passes' candidates smaller than `best`, deduplicated, smallest first, in calls of at least
-    `batch` (the last may hold fewer); each call holds whole passes, most aggressive first.
+    `batch` (the last may hold fewer); each call holds whole passes, most aggressive first, and the
+    first call also `merged` (`_merged`).
 
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=1)]  # a pass a call (no repeated number)
     [2, 4, 5, 2, 4, 4, 10, 59]
@@ -70,6 +77,8 @@ def _calls(best: Choices, batch: int) -> Iterator[list[tuple[int, ...]]]:
     [11, 14, 59]
     """
     call: dict[tuple[int, ...], None] = {}
+    if merged is not None and _shortlex(merged) < _shortlex(best):
+        call[tuple(merged)] = None
     for candidates in _passes(best):
         call.update((c, None) for c in map(tuple, candidates) if _shortlex(c) < _shortlex(best))
         if len(call) >= batch:
@@ -77,6 +86,18 @@ def _calls(best: Choices, batch: int) -> Iterator[list[tuple[int, ...]]]:
             call = {}
     if call:
         yield sorted(call, key=_shortlex)
+
+
+def _merged(best: Choices, failing: Sequence[tuple[int, ...]]) -> Choices | None:
+    """The failing candidates of `best`'s length merged: each number the least any of them (or `best`)
+    gives it; None when that is `best` itself (at most one number was lowered).
+
+    >>> _merged([0, 3, 0, 4], [(0, 3, 0, 0), (0, 1, 0, 4), (5,)])
+    [0, 1, 0, 0]
+    """
+    same = [c for c in failing if len(c) == len(best)]
+    merged = [min(column) for column in zip(best, *same)]
+    return merged if merged != best and tuple(merged) not in same else None
 
 
 def _shortlex(choices: Iterable[int]) -> tuple[int, tuple[int, ...]]:
@@ -88,6 +109,9 @@ def _passes(best: Choices) -> Iterator[list[Choices]]:
     """Candidate batches, most aggressive first: delete blocks, zero blocks, lower each number, lower
     repeated numbers together, and last, delete one or two numbers while lowering another."""
     n = len(best)
+    for k in LONG_BLOCKS:
+        if k < n:
+            yield [best[:i] + best[i + k :] for i in range(0, n - k + 1, LONG_STEP)]
     for k in BLOCKS:
         if k <= n:
             yield [best[:i] + best[i + k :] for i in range(n - k + 1)]

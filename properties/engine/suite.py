@@ -320,19 +320,20 @@ def observe_or_reject(
 ) -> Sequence[Observation | ModelError]:
     """The implementation's observation of each history, or the `ModelError` it rejected it with.
 
-    One batched call; only when the batch is rejected, one call per history to find which.
+    One batched call; a rejected batch is split in halves, each checked in one call, and only a
+    rejected half is split again, so a few rejected histories among many cost a few calls each
+    (about 2*log2(n)), not one call per history.
     """
     try:
         return _observe_by_domain(impl, method, histories)
-    except ModelError:
-        pass
-    out: list[Observation | ModelError] = []
-    for h in histories:
-        try:
-            out.append(_observe_by_domain(impl, method, [h])[0])
-        except ModelError as error:
-            out.append(error)
-    return out
+    except ModelError as error:
+        if len(histories) == 1:
+            return [error]
+    mid = len(histories) // 2
+    return [
+        *observe_or_reject(impl, method, histories[:mid]),
+        *observe_or_reject(impl, method, histories[mid:]),
+    ]
 
 
 def _observe_by_domain(impl: Implementation, method: str, histories: Sequence[History]) -> list[Observation]:
