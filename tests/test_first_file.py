@@ -107,3 +107,28 @@ def test_verify_fail_fast_runs_no_proof_and_no_corpus_after_a_failing_suite(monk
     monkeypatch.setattr(obligations, "prove", lambda *args: pytest.fail("a proof ran after --fail-fast"))
     assert main(["verify", "--fail-fast"]) == 1
     assert "--fail-fast stopped at the first failure" in capsys.readouterr().out
+
+
+def test_a_failing_trial_is_announced_before_the_rest_of_its_batch_is_checked():
+    """A suite that reports its histories one by one (`report_trial`, the streaming suite's real queries):
+    the first failing trial's file is written at once, not when the batch's last trial ends."""
+    from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
+    from frontier_harness.properties.engine.runner import report_trial
+    from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+
+    log: list[str] = []
+
+    def trials(impl, histories):
+        outcomes = []
+        for i, _ in enumerate(histories):
+            log.append(f"trial {i}")
+            outcomes.append(report_trial(Outcome(ok=i != 1, message="" if i != 1 else "trial 1 failed")))
+        return outcomes
+
+    prop = Property("p", "", draw_collection_history, trials)
+    suite = Suite("trials", "", (prop,), "model", domains=("total",))
+    profile = attrs.evolve(QUICK, screening_histories=5, screening_batch=5, shrink_seconds=0)
+    found = lambda cx, event: log.append(f"{event} {cx.message}")  # noqa: E731
+    run = Run(suite, prop, planted.model_keeps_zero_diffs(), "model", "total", profile, 0, found=found)
+    assert screening_lane(run).failure is not None
+    assert log[:4] == ["trial 0", "trial 1", f"{FOUND} trial 1 failed", "trial 2"], log

@@ -47,7 +47,7 @@ from frontier_harness.properties.engine.profiles import Profile
 from frontier_harness.properties.engine.reduce import reduce_history
 from frontier_harness.properties.engine.shrink import shrink_choices
 from frontier_harness.properties.engine.source import HypothesisSource, RecordingSource, ReplaySource
-from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite, shared_observations
 
 
 @attrs.frozen
@@ -112,6 +112,7 @@ class Tally:
     done: int = 0
     total: int = 0
     lane: str = "hypothesis"
+    found: bool = False  # a failing trial was announced before its batch ended (`Run.check`)
 
 
 # The running check's trial hook (`report_trial`); set by `Run.check` for the batch it checks.
@@ -151,13 +152,27 @@ class Run:
         return f"{self.suite.name}.{self.prop.name}[{self.domain}]"
 
     def check(self, histories: Sequence[History]) -> list[Outcome]:
-        """`check_batch`; a verdict the suite reports on its own (`report_trial`) reaches the progress."""
-        numbers = iter(range(self.tally.done + 1, self.tally.done + len(histories) + 1))
-        token = _TRIAL.set(lambda outcome: self.tick(0, next(numbers, 0), outcome))
+        """`check_batch`; a verdict the suite reports on its own (`report_trial`) reaches the progress, and
+        the run's first failing one is announced (`FOUND`) at once, before the rest of its batch is checked
+        (a streaming batch is minutes of real queries)."""
+        trials = iter(enumerate(histories, self.tally.done + 1))
+
+        def trial(outcome: Outcome) -> None:
+            number, history = next(trials, (0, None))
+            self._trial(number, history, outcome)
+
+        token = _TRIAL.set(trial)
         try:
             return check_batch(self.prop, self.impl, histories, self.suite, self.clock.start)
         finally:
             _TRIAL.reset(token)
+
+    def _trial(self, number: int, history: History | None, outcome: Outcome) -> None:
+        self.tick(0, number, outcome)
+        if history is None or outcome.ok or outcome.unresolved or self.clock.started or self.tally.found:
+            return
+        self.tally.found = True
+        self.announce(history, outcome, self.tally.lane, FOUND)
 
     def draw(self, source: Any) -> History:
         return self.prop.draw(source, self.domain)
@@ -376,14 +391,15 @@ def run_suite(
     domains = tuple(domains or suite.domains)
     results: list[PropertyResult] = []
     runs = [(p, d) for p in suite.properties if p.runs_in(profile.name) for d in domains]
-    for place, (prop, domain) in enumerate(runs, 1):
-        where = (place, len(runs))
-        run = Run(suite, prop, impl, impl_name, domain, profile, seed, progress, found=found, place=where)
-        results.append(run_property(run))
-        if finished is not None:
-            finished(results[-1])
-        if fail_fast and not results[-1].passed:
-            return SuiteResult(suite.name, tuple(results), ())
+    with shared_observations():  # properties that draw the same histories share one observation of each
+        for place, (prop, domain) in enumerate(runs, 1):
+            where = (place, len(runs))
+            run = Run(suite, prop, impl, impl_name, domain, profile, seed, progress, found=found, place=where)
+            results.append(run_property(run))
+            if finished is not None:
+                finished(results[-1])
+            if fail_fast and not results[-1].passed:
+                return SuiteResult(suite.name, tuple(results), ())
     return SuiteResult(suite.name, tuple(results), unreached(suite, domains, results))
 
 

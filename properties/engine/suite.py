@@ -11,8 +11,11 @@ generator must reach (counted from `Property.events`).
 from __future__ import annotations
 
 import enum
+import json
 import numbers
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import attrs
@@ -292,7 +295,7 @@ def differential(
     def check(impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
         expected = [model_or_error(model_observe, h) for h in histories]
         valid = [h for h, e in zip(histories, expected) if not isinstance(e, ModelError)]
-        observed = iter(_observe_by_domain(impl, impl_method, valid))
+        observed = iter(observations(impl, impl_method, valid))
         invalid = [h for h, e in zip(histories, expected) if isinstance(e, ModelError)]
         refused = iter(observe_or_reject(impl, impl_method, invalid) if draws_invalid and invalid else [])
         return [
@@ -308,11 +311,15 @@ def differential(
 
 
 def model_or_error(model_observe: Callable[[History], Observation], history: History) -> Any:
-    """The model's observation of `history`, or the `ModelError` it rejected it with."""
-    try:
-        return model_observe(history)
-    except ModelError as error:
-        return error
+    """The model's observation of `history`, or the `ModelError` it rejected it with; made once per suite
+    run (`shared_observations`), as an implementation's are."""
+    memo, key = _memo(model_observe), ("model", _key(history))
+    if key not in memo:
+        try:
+            memo[key] = model_observe(history)
+        except ModelError as error:
+            memo[key] = error
+    return memo[key]
 
 
 def observe_or_reject(
@@ -325,7 +332,7 @@ def observe_or_reject(
     (about 2*log2(n)), not one call per history.
     """
     try:
-        return _observe_by_domain(impl, method, histories)
+        return observations(impl, method, histories)
     except ModelError as error:
         if len(histories) == 1:
             return [error]
@@ -336,21 +343,64 @@ def observe_or_reject(
     ]
 
 
-def _observe_by_domain(impl: Implementation, method: str, histories: Sequence[History]) -> list[Observation]:
-    """One implementation call per domain present in the batch, results in batch order."""
-    results: dict[int, Observation] = {}
+# The observations of one suite run (`shared_observations`): observer id -> (observer, memo), the observer
+# an implementation or the model's observe function.
+_SHARED: ContextVar[dict[int, tuple[object, dict[tuple[str, str], Any]]] | None] = ContextVar(
+    "shared_observations", default=None
+)
+
+
+@contextmanager
+def shared_observations() -> Iterator[None]:
+    """For the duration (one suite run), an implementation's observation of a history is made once and
+    shared by every property that checks it. The suite's properties screen with one seed, so those that
+    draw with one strategy check the same histories: each pays one Spark job, not one a property.
+
+    >>> calls = []
+    >>> class Impl:
+    ...     def observe_x(self, domain, histories):
+    ...         calls.append(len(histories))
+    ...         return [{} for _ in histories]
+    >>> impl, hs = Impl(), [History("total", ())]
+    >>> with shared_observations():
+    ...     _ = observations(impl, "observe_x", hs), observations(impl, "observe_x", hs)
+    ...     _ = observations(impl, "observe_x", [History("partitioned", ())])  # other times: observed anew
+    >>> calls
+    [1, 1]
+    """
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def observations(impl: Implementation, method: str, histories: Sequence[History]) -> list[Observation]:
+    """`impl.method`'s observation of each history (`checked_observations`), in batch order: one call per
+    domain in the batch, for the histories not yet observed in this suite run (`shared_observations`), each
+    once however often the batch holds it."""
+    memo = _memo(impl)
+    keys = [(method, _key(h)) for h in histories]
     by_domain: dict[str, list[int]] = {}
-    for i, h in enumerate(histories):
-        by_domain.setdefault(h.domain, []).append(i)
+    for i in {key: i for i, key in reversed(list(enumerate(keys))) if key not in memo}.values():
+        by_domain.setdefault(histories[i].domain, []).append(i)
     for indices in by_domain.values():
         batch = [histories[i] for i in indices]
-        results.update(
-            zip(
-                indices,
-                checked_observations(method, batch, getattr(impl, method)(batch[0].time_domain, batch)),
-            )
-        )
-    return [results[i] for i in range(len(histories))]
+        answer = checked_observations(method, batch, getattr(impl, method)(batch[0].time_domain, batch))
+        memo.update((keys[i], observation) for i, observation in zip(indices, answer))
+    return [memo[key] for key in keys]
+
+
+def _memo(observer: object) -> dict[tuple[str, str], Any]:
+    """`observer`'s memo in this suite run (a fresh one outside `shared_observations`); the run holds
+    `observer`, so its id names it alone while the run lasts."""
+    shared = _SHARED.get()
+    return {} if shared is None else shared.setdefault(id(observer), (observer, {}))[1]
+
+
+def _key(history: History) -> str:
+    """The history's actions and its domain (`History.to_json` holds only the actions)."""
+    return json.dumps([history.domain, history.to_json()], sort_keys=True, default=repr)
 
 
 def checked_observations(method: str, batch: Sequence[History], answer: Any) -> list[Observation]:

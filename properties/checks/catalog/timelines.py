@@ -51,6 +51,7 @@ from frontier_harness.properties.engine.suite import (
     Reference,
     Suite,
     differential,
+    observations,
 )
 
 TIME = Total()
@@ -127,7 +128,7 @@ def check_rejections(impl: Any, histories: Sequence[History]) -> list[Outcome]:
         except ModelError as error:
             expectations.append(error)
     valid = [h for h, e in zip(histories, expectations) if not isinstance(e, ModelError)]
-    observed = iter(impl.observe_timelines(valid[0].time_domain, valid) if valid else [])
+    observed = iter(observations(impl, "observe_timelines", valid))
     return [
         Outcome.model_rejected(e) if isinstance(e, ModelError) else _judge(h, e, next(observed))
         for h, e in zip(histories, expectations)

@@ -50,6 +50,8 @@ from frontier_harness.properties.engine.suite import (
     Reference,
     Suite,
     differential,
+    model_or_error,
+    observations,
 )
 
 DOMAINS = ("total", "partitioned")
@@ -148,13 +150,13 @@ def check_laws(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     """The resumption laws on `impl`'s observations of each history and of its uninterrupted run."""
     valid, outcomes = [], {}
     for i, h in enumerate(histories):
-        try:
-            observe(h)
+        expected = model_or_error(observe, h)
+        if isinstance(expected, ModelError):
+            outcomes[i] = Outcome.model_rejected(expected)
+        else:
             valid.append(i)
-        except ModelError as error:
-            outcomes[i] = Outcome.model_rejected(error)
     batch = [histories[i] for i in valid] + [uninterrupted(histories[i]) for i in valid]
-    observed = impl.observe_resumption(histories[0].time_domain, batch) if batch else []
+    observed = observations(impl, "observe_resumption", batch)
     for k, i in enumerate(valid):
         outcomes[i] = laws(histories[i], observed[k], observed[k + len(valid)])
     return [outcomes[i] for i in range(len(histories))]

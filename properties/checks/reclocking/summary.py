@@ -41,8 +41,15 @@ from frontier_harness.properties.checks.reclocking.restart import (
     unread,
 )
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.implementation import Implementation, Observer
-from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
+from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.suite import (
+    Observation,
+    Property,
+    Reference,
+    Suite,
+    differential,
+    observations,
+)
 
 
 def observe(history: History) -> Observation:
@@ -122,8 +129,9 @@ class _Unordered:
         return self.impl.infrastructure_failure(exc)
 
     def observe_summary(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
-        observe: Observer = getattr(self.impl, "observe_summary")  # noqa: B009 (the protocol names no observer)
-        return [{k: v for k, v in o.items() if k[1] in fold.LABELS and v} for o in observe(domain, histories)]
+        """The implementation's observations (shared with the other properties: `shared_observations`), cut to the fold's labels."""
+        observed = observations(self.impl, "observe_summary", histories)
+        return [{k: v for k, v in o.items() if k[1] in fold.LABELS and v} for o in observed]
 
 
 def unordered_summary_is_a_fold() -> Property:

@@ -33,6 +33,7 @@ from frontier_harness.properties.engine.suite import (
     Reference,
     Suite,
     differential,
+    observations,
 )
 
 DAMAGE = (CodecAction.CORRUPT, CodecAction.TRUNCATE)  # each applied alone to the encoded bytes
@@ -139,9 +140,7 @@ def laws(history: History, obs: Observation) -> Outcome:
 
 def check_laws(impl: Any, histories: Sequence[History]) -> list[Outcome]:
     """The implementation's codec observations against the histories themselves."""
-    return [
-        laws(h, o) for h, o in zip(histories, impl.observe_ttl_codec(histories[0].time_domain, histories))
-    ]
+    return [laws(h, o) for h, o in zip(histories, observations(impl, "observe_ttl_codec", histories))]
 
 
 def events(history: History) -> list[str]:
