@@ -95,7 +95,8 @@ def test_a_rejected_batch_is_bisected_to_the_histories_the_implementation_reject
             return [collections.observe(h) for h in histories]
 
     histories = _screened()[:1000]
-    unique = [i for i, h in enumerate(histories) if histories.count(h) == 1]  # a repeated one is observed once
+    # a history the batch holds twice is observed once: reject two it holds once
+    unique = [i for i, h in enumerate(histories) if histories.count(h) == 1]
     bad = [unique[5], unique[-5]]
     rejected = {id(histories[i]) for i in bad}
     impl = RejectsTwo()
