@@ -29,7 +29,7 @@ PLANTED = {
     "test_spark_ttl:spark_lt_in_compaction_filter": "ttl_compaction",
     "test_spark_ttl:spark_compaction_at_last_flush": "ttl",
     "test_spark_ttl:spark_no_clock_mark": "ttl",
-    "test_suite_durable:compacts_past_data_upper": "durable",
+    "test_suite_durable:compacts_past_data_upper": "durable_resumption",
     "test_suite_expiration:spark_keeps_updates_past_the_last_refresh": "expiration",
     "test_suite_expiration:spark_without_the_inputs_upper_branch": "expiration",
     "test_suite_expiration:spark_never_expires": "expiration",

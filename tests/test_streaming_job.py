@@ -10,6 +10,7 @@ from frontier_harness.properties.checks.ingestion import streaming_job
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine.counterexample import Counterexample
+from frontier_harness.properties.engine.suite import observations, shared_observations
 from tests.test_suite_streaming import COMPACT, RESTART, history, observed, produce, trigger
 
 SUITE = get_suite("streaming")
@@ -76,9 +77,10 @@ def test_the_idempotent_example_holds_at_every_crash_point(spark_session):
     from frontier_harness.properties.adapters.job import load_job
 
     impl = load_job("frontier_harness.streaming_job_example:factory")
-    for prop in SUITE.properties[:3]:
-        failed = [o.message for o in prop.check(impl, COVERING) if not o.ok]
-        assert not failed, (prop.name, failed)
+    with shared_observations():  # one trial a history, judged by the three properties, as `check` runs them
+        for prop in SUITE.properties[:3]:
+            failed = [o.message for o in prop.check(impl, COVERING) if not o.ok]
+            assert not failed, (prop.name, failed)
     reached = {e for h in COVERING for e in SUITE.properties[0].events(h)}
     assert set(SUITE.required_events) <= reached
 
@@ -169,16 +171,16 @@ def test_sigkill_of_the_driver_runs_the_job_there_and_the_append_writer_doubles(
     (A kill at every point is `test_suite_streaming`'s SIGKILL test; the example meets every point in
     process above: each kill here is a driver's JVM start.)"""
     from frontier_harness.properties.adapters.job import load_job
-    from frontier_harness.properties.checks.ingestion import streaming
 
     killed = history(
         ("query", {"trigger": "processingTime"}),
         *(produce("r0"), produce("r1", 1), trigger("after_offsets", kill=True), COMPACT, RESTART),
     )
     impl = load_job("frontier_harness.streaming_job_example:factory")
-    [obs] = streaming.observations(impl, [killed])  # kept: the check below judges these, no second run
+    with shared_observations():  # the check below judges these observations: no second run
+        [obs] = observations(impl, "observe_streaming", [killed])
+        outcome = SUITE.property("laws_under_sigkill").check(impl, [killed])[0]
     assert {r for (_, label), rows in obs.items() if label == "crash" for r in rows} == {("after_offsets",)}
-    outcome = SUITE.property("laws_under_sigkill").check(impl, [killed])[0]
     assert outcome.ok, outcome.message
     doubled = history(produce("r0"), trigger("after_sink", kill=True), RESTART)
     outcome = SUITE.property("laws_under_sigkill").check(load_job("tests.jobs.user:append"), [doubled])[0]

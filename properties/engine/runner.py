@@ -309,8 +309,9 @@ def _bisect(
     return outcomes, True
 
 
-# A history after the one found to raise in its batch: not checked (see `_bisect`).
-UNCHECKED = Outcome(ok=False, unresolved=True, message="not checked: an earlier history of its batch raised")
+# A history after the one found to raise in its batch (see `_bisect`), or after a failing trial of a
+# suite that stops there (the streaming suite): not checked.
+UNCHECKED = Outcome(ok=False, unresolved=True, message="not checked: an earlier history of its batch failed")
 
 
 def _attempt(
@@ -572,9 +573,10 @@ def screening_lane(run: Run) -> PropertyResult:
         for h in histories:
             events.update(run.prop.events(h))
         outcomes = run.check(histories)
-        checked += count
+        ran = sum(o is not UNCHECKED for o in outcomes)  # what the verdict rests on
+        checked += ran
         rejected += sum(o.rejected for o in outcomes)
-        run.report(count)
+        run.report(ran)
         bad = next((i for i, o in enumerate(outcomes) if not o.ok), None)
         if bad is not None:
             run.announce(histories[bad], outcomes[bad], "screening", FOUND)
@@ -605,7 +607,8 @@ def shrink_failure(run: Run, choices: list[int], outcome: Outcome, lane: str) ->
     def improved(better: list[int]) -> None:
         judge.announce(run.draw(ReplaySource(better)))
 
-    smallest = run.draw(ReplaySource(shrink_choices(choices, choices_fail, run.clock.deadline, improved)))
+    shrunk = shrink_choices(choices, choices_fail, run.clock.deadline, improved, run.suite.shrink_batch)
+    smallest = run.draw(ReplaySource(shrunk))
     return reduced(run, smallest, judge.outcome_of(smallest), lane, judge)
 
 
@@ -616,7 +619,7 @@ def reduced(
     every lane's failures end here, so a counterexample is as small in one lane as in another."""
     judge = judge or _SameFailure(run, outcome, lane)
     judge.failures.setdefault(_key(history), outcome)
-    smallest = reduce_history(history, judge, run.clock.deadline, judge.announce)
+    smallest = reduce_history(history, judge, run.clock.deadline, judge.announce, run.suite.shrink_batch)
     return run.counterexample(smallest, judge.outcome_of(smallest), lane)
 
 
