@@ -1,9 +1,7 @@
-"""One observation per history a suite run: properties that draw the same histories share each observation,
-and a batched implementation observes while the model does. No Spark: a batched fake that counts its calls."""
+"""One observation per history a suite run: properties that draw the same histories share each observation.
+No Spark: a batched fake that counts its calls."""
 
 from __future__ import annotations
-
-import threading
 
 from frontier_harness.properties.checks.time import collections
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
@@ -19,10 +17,8 @@ class Counting(FiveReads):
     def __init__(self) -> None:
         super().__init__()
         self.observed = 0
-        self.started = threading.Event()
 
     def observe_collections(self, domain, histories):
-        self.started.set()
         self.calls += 1
         self.observed += len(histories)
         return [collections.observe(h) for h in histories]
@@ -44,15 +40,3 @@ def test_two_properties_that_draw_the_same_histories_observe_each_once():
     histories = result.results[0].examples
     assert result.results[1].examples == histories
     assert impl.observed <= histories, (impl.observed, histories)  # each once (a repeated one once in all)
-
-
-def test_a_batched_implementation_observes_while_the_model_does():
-    """The model's observation waits for the implementation's call to start: only concurrently can both end."""
-    impl = Counting()
-
-    def model_waiting_for_the_implementation(history):
-        assert impl.started.wait(timeout=30), "the implementation was not called while the model computed"
-        return collections.observe(history)
-
-    suite = _suite(differential(model_waiting_for_the_implementation, "observe_collections"))
-    assert run_suite(suite, impl, "counting", PROFILES["ci"], 0).passed

@@ -14,10 +14,9 @@ import enum
 import json
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from contextvars import ContextVar, copy_context
-from typing import Any, TypeVar
+from contextvars import ContextVar
+from typing import Any
 
 import attrs
 
@@ -30,7 +29,7 @@ from frontier_harness.properties.engine.errors import (
     UnsupportedImplementation,
 )
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.implementation import Implementation, Observation, Speed
+from frontier_harness.properties.engine.implementation import Implementation, Observation
 from frontier_harness.properties.engine.shrink import MIN_BATCH
 from frontier_harness.properties.engine.source import Source
 
@@ -294,18 +293,13 @@ def differential(
 
     A history the model rejects fails as a generator/model disagreement, unless
     the property `draws_invalid` on purpose: then the implementation must reject
-    it with an error of the same kind. A batched implementation (Spark) observes
-    the batch while the model does (`alongside`).
+    it with an error of the same kind.
     """
 
     def check(impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
-        expected = alongside(
-            lambda: [model_or_error(model_observe, h) for h in histories],
-            lambda: observations(impl, impl_method, histories),
-            getattr(impl, "speed", None) is Speed.BATCHED and _SHARED.get() is not None,
-        )
+        expected = [model_or_error(model_observe, h) for h in histories]
         valid = [h for h, e in zip(histories, expected) if not isinstance(e, ModelError)]
-        observed = iter(observations(impl, impl_method, valid))  # shared: made alongside, when it could be
+        observed = iter(observations(impl, impl_method, valid))
         invalid = [h for h, e in zip(histories, expected) if isinstance(e, ModelError)]
         refused = iter(observe_or_reject(impl, impl_method, invalid) if draws_invalid and invalid else [])
         return [
@@ -318,30 +312,6 @@ def differential(
         ]
 
     return check
-
-
-T = TypeVar("T")
-
-
-def alongside(model: Callable[[], T], impl: Callable[[], object], concurrently: bool) -> T:
-    """`model()`, with `impl()` run meanwhile in a thread when `concurrently` (the implementation's engine
-    works while the model computes: Spark's JVM on one core, the model's Python on the other). Only in a
-    suite run, where what `impl()` observes is kept.
-
-    What `impl()` observes is shared (`shared_observations`), so the caller's own call for the
-    histories the model accepts reads it; an exception of `impl()` is dropped here: that call
-    raises it again, on the histories the model accepts, where it is blamed as it always was.
-
-    >>> alongside(lambda: "model", lambda: 1 / 0, concurrently=True)
-    'model'
-    """
-    if not concurrently:
-        return model()
-    with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(copy_context().run, impl)  # the run's context: its shared observations
-        done = model()
-        pending.exception()  # waits; the caller observes again (from the memo) and raises what it raises
-    return done
 
 
 def model_or_error(model_observe: Callable[[History], Observation], history: History) -> Any:
