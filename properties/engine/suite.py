@@ -385,8 +385,12 @@ def observations(impl: Implementation, method: str, histories: Sequence[History]
     once however often the batch holds it."""
     memo = _memo(impl)
     keys = [(method, _key(h)) for h in histories]
+    first: dict[tuple[str, str], int] = {}  # each history not yet observed, at its first place in the batch
+    for i, key in enumerate(keys):
+        if key not in memo:
+            first.setdefault(key, i)
     by_domain: dict[str, list[int]] = {}
-    for i in {key: i for i, key in reversed(list(enumerate(keys))) if key not in memo}.values():
+    for i in first.values():
         by_domain.setdefault(histories[i].domain, []).append(i)
     for indices in by_domain.values():
         batch = [histories[i] for i in indices]
