@@ -20,6 +20,15 @@ from frontier_harness.spark_impl.streaming.sinks import BatchWriter
 TRIGGERS = tuple(Trigger)
 SINKS = tuple(Sink)  # `job`: a user's job (`frontier_harness.spark_impl.streaming.job`), under `--job`
 PROCESSING_TIME = "100 milliseconds"
+# A trial's checkpoint is on the local disk, where Hadoop's FileContext (Spark's default checkpoint manager)
+# runs `readlink` or `chmod` as a process for each file it touches (no native Hadoop library): 56,000 processes
+# in `check --suite streaming --profile ci`, most of its CPU. The FileSystem-based manager renames a
+# finished file into place as the default does, and starts no process. Its package moved in Spark 4.2.
+CHECKPOINT_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
+FILE_SYSTEM_MANAGERS = tuple(
+    f"org.apache.spark.sql.execution.streaming.{package}FileSystemBasedCheckpointFileManager"
+    for package in ("checkpointing.", "")
+)
 
 
 @attrs.frozen
@@ -59,6 +68,7 @@ def start_query(
     """Starts the query and waits until its source is initialized (Spark allows 10 s for a Python
     source's process to connect back, so queries are started one at a time). With a user's `job`
     (built by the caller for this start), the stream is its `transform` into its wrapped `write`."""
+    _checkpoints_without_processes(session)
     stream = session.readStream.format(source_name).option("path", str(spec.log)).load()
     if job is not None:
         stream = transformed(job, stream)
@@ -78,6 +88,19 @@ def start_query(
     while query.isActive and query.status["message"] == "Initializing sources":
         time.sleep(0.05)
     return query
+
+
+def _checkpoints_without_processes(session: Any) -> None:
+    """The FileSystem-based checkpoint manager, under the name this Spark knows it by (a classic session; a
+    Spark Connect server keeps its own setting)."""
+    jvm = getattr(session, "_jvm", None)
+    if jvm is None or session.conf.get(CHECKPOINT_MANAGER, None) in FILE_SYSTEM_MANAGERS:
+        return
+    loadable = [
+        name for name in FILE_SYSTEM_MANAGERS if jvm.org.apache.spark.util.Utils.classIsLoadable(name)
+    ]
+    if loadable:
+        session.conf.set(CHECKPOINT_MANAGER, loadable[0])
 
 
 def drain(query: Any, trigger: str) -> None:
