@@ -270,27 +270,88 @@ def _run_suites(
     args: argparse.Namespace, out: Console, config: Config, suites: list[Suite], domains: list[str] | None
 ) -> tuple[list[LaneResult], dict]:
     """Runs every lane of `suites`, prints and writes each counterexample (at once, then as it shrinks);
-    returns the results and the files, keyed by (suite, implementation, property, domain)."""
+    returns the results, in the lanes' order, and the files, keyed by (suite, implementation, property,
+    domain). The model's lanes and the slow-trial suites' run in a second process meanwhile
+    (`frontier_harness.properties.cli.background`), unless `--fail-fast` or `--job`."""
     profile = _profile(args, config)
-    directory = args.out or Path(config.get("out"))
-    results: list[LaneResult] = []
-    written = {}
-    files = report.CounterexampleFiles(directory, out)
-    for lane in _against(args, out, suites):
-        if args.fail_fast and not all(r.passed for r in results):
-            break
-        result = _run_lane(lane, out, profile, args.seed, domains, files, args.fail_fast)
-        results.append(result)
-        for r in result.result.results:
-            if r.failure is not None:
-                path = files.final(r.failure)
-                written[(r.suite, lane.impl_name, r.property, r.domain)] = path
-                out.print(report.counterexample_table(r.failure))
-                out.print(
-                    f"counterexample written to {path}; replay with: frontier-harness replay {path}",
-                    markup=False,
-                )
-    return results, written
+    files = report.CounterexampleFiles(args.out or Path(config.get("out")), out)
+    planned = _against(args, out, suites)
+    there = _background_lanes(args, planned)
+    background = _start_background(args, out, profile, domains, files, [planned[i] for i in there])
+    results: dict[int, LaneResult] = {}
+    written: dict = {}
+    try:
+        for i, lane in enumerate(planned):
+            if i in there:
+                continue
+            if args.fail_fast and not all(r.passed for r in results.values()):
+                break
+            results[i] = _run_lane(lane, out, profile, args.seed, domains, files, args.fail_fast)
+            _report_failures(out, files, results[i], written)
+        if background is not None:
+            for i, result in zip(there, background.results()):
+                results[i] = result
+                _report_failures(out, files, result, written)
+    finally:
+        if background is not None:
+            background.stop()
+    return [results[i] for i in sorted(results)], written
+
+
+def _background_lanes(args: argparse.Namespace, planned: list[Lane]) -> list[int]:
+    """Which of `planned` run in the second process: none when the run is one kind of lane (nothing to
+    overlap), under `--fail-fast` (the first failure ends the run) or under `--job` (a wrapped job)."""
+    from frontier_harness.properties.cli.background import in_background
+
+    if args.fail_fast or getattr(args, "job", None):
+        return []
+    there = [i for i, lane in enumerate(planned) if in_background(lane)]
+    here = [lane for i, lane in enumerate(planned) if i not in there and lane.judges]
+    return there if there and here else []
+
+
+def _start_background(
+    args: argparse.Namespace,
+    out: Console,
+    profile: Profile,
+    domains: list[str] | None,
+    files: report.CounterexampleFiles,
+    lanes_there: list[Lane],
+):
+    from frontier_harness.properties.cli.background import Background, Job, LaneSpec
+    from frontier_harness.properties.cli.progress import finished_line
+
+    if not lanes_there:
+        return None
+    spark = {"master": args.master, "remote": args.remote, "verbose": args.verbose}
+    job = Job(
+        tuple(LaneSpec(lane.suite.name, lane.impl_name) for lane in lanes_there),
+        profile,
+        args.seed,
+        tuple(domains) if domains else None,
+        spark if any(spark.values()) else {},
+    )
+    return Background(
+        job,
+        lambda name, r: finished_line(out, name)(r),
+        files.announce,
+        lambda lane, seconds: _lane_line(out, lane, seconds),
+    )
+
+
+def _report_failures(
+    out: Console, files: report.CounterexampleFiles, lane: LaneResult, written: dict
+) -> None:
+    """Each failure of `lane`: its final file written, its table printed, the replay command shown."""
+    for r in lane.result.results:
+        if r.failure is not None:
+            path = files.final(r.failure)
+            written[(r.suite, lane.impl, r.property, r.domain)] = path
+            out.print(report.counterexample_table(r.failure))
+            out.print(
+                f"counterexample written to {path}; replay with: frontier-harness replay {path}",
+                markup=False,
+            )
 
 
 def _run_lane(
@@ -322,14 +383,18 @@ def _run_lane(
             fail_fast,
             hooks.finished,
         )
-    failed = sum(not r.passed for r in result.results)
-    histories = sum(r.examples for r in result.results)
+    done = LaneResult(lane.impl_name, result, lane.reference_only)
+    _lane_line(out, done, time.perf_counter() - started)
+    return done
+
+
+def _lane_line(out: Console, lane: LaneResult, seconds: float) -> None:
+    failed = sum(not r.passed for r in lane.result.results)
+    histories = sum(r.examples for r in lane.result.results)
     out.print(
-        f"{lane.suite.name} against {lane.impl_name}: {histories} histories in "
-        f"{time.perf_counter() - started:.1f}s, {failed} failed",
+        f"{lane.suite} against {lane.impl}: {histories} histories in {seconds:.1f}s, {failed} failed",
         markup=False,
     )
-    return LaneResult(lane.impl_name, result, lane.reference_only)
 
 
 def _verify(args: argparse.Namespace, out: Console) -> int:

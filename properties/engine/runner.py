@@ -47,7 +47,7 @@ from frontier_harness.properties.engine.profiles import Profile
 from frontier_harness.properties.engine.reduce import reduce_history
 from frontier_harness.properties.engine.shrink import shrink_choices
 from frontier_harness.properties.engine.source import HypothesisSource, RecordingSource, ReplaySource
-from frontier_harness.properties.engine.suite import Outcome, Property, Suite, shared_observations
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite, events_of, shared_observations
 
 
 @attrs.frozen
@@ -571,7 +571,7 @@ def screening_lane(run: Run) -> PropertyResult:
         sources = [RecordingSource(rng) for _ in range(count)]
         histories = [run.draw(source) for source in sources]
         for h in histories:
-            events.update(run.prop.events(h))
+            events.update(events_of(run.prop.events, h))
         outcomes = run.check(histories)
         ran = sum(o is not UNCHECKED for o in outcomes)  # what the verdict rests on
         checked += ran

@@ -213,6 +213,9 @@ class Suite:
     # Candidates one shrinking call checks (`shrink.MIN_BATCH`): fewer where a history is a slow trial, so
     # the shrink budget is checked often enough to be kept.
     shrink_batch: int = MIN_BATCH
+    # A call runs Spark jobs or queries one after another (trials, pipeline rounds), not one batched job: in
+    # a run of several suites, such a suite runs in the second process (`frontier_harness.properties.cli.background`).
+    serial_jobs: bool = False
     calls: tuple[str, ...] = attrs.field()
 
     # What its properties compare with, unless a property names its own (`Property.reference`).
@@ -323,6 +326,25 @@ def model_or_error(model_observe: Callable[[History], Observation], history: His
             memo[key] = model_observe(history)
         except ModelError as error:
             memo[key] = error
+    return memo[key]
+
+
+def events_of(events: Callable[[History], Iterable[str]], history: History) -> list[str]:
+    """`events(history)`, the hard cases a history reaches: computed once per suite run (`shared_observations`)
+    for every property that counts them with the same function, as observations are.
+
+    >>> seen = []
+    >>> def hard(h):
+    ...     seen.append(h)
+    ...     return ["empty"]
+    >>> with shared_observations():
+    ...     _ = events_of(hard, History("total", ())), events_of(hard, History("total", ()))
+    >>> len(seen)
+    1
+    """
+    memo, key = _memo(events), ("events", _key(history))
+    if key not in memo:
+        memo[key] = list(events(history))
     return memo[key]
 
 

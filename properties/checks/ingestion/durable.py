@@ -48,5 +48,6 @@ SUITE = Suite(
     default_impl="spark",
     reference=Reference.MODEL,
     batched_cost=250.0,  # a call: a few Spark jobs per round of its longest history; ci: 40 histories
+    serial_jobs=True,
     domains=resumption.DOMAINS,
 )

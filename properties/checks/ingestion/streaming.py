@@ -384,6 +384,7 @@ SUITE = Suite(
     default_impl="spark",
     # One history is one real query: seconds, not milliseconds. ci checks 1 example + ~12 histories.
     batched_cost=160.0,
+    serial_jobs=True,
     shrink_batch=TRIAL_WAVE,  # a call of 64 trials took 2.5 minutes: the shrink budget overshot by 3x
     required_events=tuple(f"crash {p}" for p in CRASH_POINTS) + ("restart after upstream compaction", RERUN),
     domains=("partitioned",),

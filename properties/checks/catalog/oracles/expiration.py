@@ -35,11 +35,35 @@ from frontier_harness.properties.engine.history import Action, History
 
 
 def _creations(history: History) -> dict[str, Action]:
-    return {
-        a.args[CatalogArg.NAME]: a
-        for a in history.actions
-        if a.name.startswith("create_") or a.name == CatalogAction.SELECT
-    }
+    return _read(history).made
+
+
+class _Read:
+    """What every rule here reads of one history, found once: its objects by name, its skews, and the
+    closures and leads asked for so far (a suite judges a history with several of these rules)."""
+
+    def __init__(self, history: History):
+        self.made = {
+            a.args[CatalogArg.NAME]: a
+            for a in history.actions
+            if a.name.startswith("create_") or a.name == CatalogAction.SELECT
+        }
+        self.skews = _skews(history)
+        self.closures: dict[str, set[str]] = {}
+        self.leads: dict[int, dict[str, int]] = {}
+
+
+_RECENT: dict[int, tuple[History, _Read]] = {}  # by identity: a history's args are dicts, not hashable
+RECENT = 16  # histories whose reading is kept (each is judged by a few rules in a row)
+
+
+def _read(history: History) -> _Read:
+    hit = _RECENT.get(id(history))
+    if hit is None or hit[0] is not history:
+        if len(_RECENT) >= RECENT:
+            del _RECENT[next(iter(_RECENT))]
+        hit = _RECENT[id(history)] = (history, _Read(history))
+    return hit[1]
 
 
 def _gets(plan: dict) -> set[str]:
@@ -57,13 +81,17 @@ def _reads(action: Action) -> set[str]:
 
 def closure(history: History, name: str) -> set[str]:
     """`name` and every object it reads, directly or not."""
-    made, seen, todo = _creations(history), set(), [name]
-    while todo:
-        n = todo.pop()
-        if n not in seen:
-            seen.add(n)
-            todo += sorted(_reads(made[n]))
-    return seen
+    read = _read(history)
+    if name not in read.closures:
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo += sorted(_reads(read.made[n]))
+        read.closures[name] = seen
+    return set(read.closures[name])
 
 
 def follows_wall_clock(action: Action) -> bool:
@@ -99,12 +127,14 @@ def _skews(history: History) -> dict[str, list[tuple[int, int]]]:
 
 def leads_at(history: History, start: int) -> dict[str, int]:
     """How far each wall-clock leaf is ahead of the clock (negative: behind) at a start `start`."""
-    skews = _skews(history)
-    return {
-        n: upper_at(skews.get(n, []), start) - start
-        for n, a in _creations(history).items()
-        if follows_wall_clock(a)
-    }
+    read = _read(history)
+    if start not in read.leads:
+        read.leads[start] = {
+            n: upper_at(read.skews.get(n, []), start) - start
+            for n, a in read.made.items()
+            if follows_wall_clock(a)
+        }
+    return dict(read.leads[start])
 
 
 def offset(history: History) -> int:

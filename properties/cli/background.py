@@ -1,0 +1,191 @@
+"""Lanes run in a second process while this one runs the others: both cores busy, not taking turns.
+
+A default `check` is CPU-bound in two places that one process cannot overlap: the
+model's lanes are pure Python, and a Spark lane's driver mostly waits on its JVM
+(a thread running the model beside it gained nothing: the GIL, docs/decisions.md).
+So the lanes `in_background` picks (every model lane, and the suites whose calls run
+Spark jobs one after another, in the child's own session and JVM) run in a child process, started
+with `spawn`, while the others run here. The child hands each property and domain's
+result and each counterexample (found, then shrunk) back as it happens; this process
+prints them and writes the files (one writer), and the results keep the lanes' order.
+
+The verdicts are the ones a sequential run gives (each lane is seeded, and shares
+nothing with another); only the order of the printed lines differs.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from frontier_harness.properties.engine.lanes import MODEL, Lane, LaneResult
+from frontier_harness.properties.engine.profiles import Profile
+from frontier_harness.properties.engine.runner import PropertyResult
+
+
+@attrs.frozen
+class LaneSpec:
+    """A lane as the child rebuilds it: its suite, and the `--impl` spec that names its implementation."""
+
+    suite: str
+    impl: str
+
+
+@attrs.frozen
+class Job:
+    """What the child runs, and how (the run's options, Spark's settings)."""
+
+    lanes: tuple[LaneSpec, ...]
+    profile: Profile
+    seed: int
+    domains: tuple[str, ...] | None
+    spark: dict[str, Any]
+
+
+def in_background(lane: Lane) -> bool:
+    """A lane that judges, of the model (pure Python) or of a suite whose calls run Spark jobs one after
+    another (`Suite.serial_jobs`: trials, pipeline rounds): with these there, the two processes' shares of
+    a default `check --profile ci` measured within 2% of each other.
+
+    >>> from frontier_harness.properties.checks.registry import get_suite
+    >>> from frontier_harness.properties.engine.lanes import _stub, lanes
+    >>> suites = [get_suite(name) for name in ("collections", "ttl", "streaming", "durable_resumption")]
+    >>> [(lane.suite.name, lane.impl_name) for s in suites for lane in lanes(s, None, _stub) if in_background(lane)]
+    [('ttl', 'model'), ('streaming', 'model'), ('streaming', 'spark'), ('durable_resumption', 'spark')]
+    """
+    return lane.judges and (lane.impl_name == MODEL or lane.suite.serial_jobs)
+
+
+class Background:
+    """The child process and the thread that hears from it.
+
+    `finished(impl_name, result)`, `found(cx, event)` and `lane_done(result, seconds)` are called (on the
+    listening thread) as the child reports; `results()` waits for the child and returns its lanes'
+    results, in order, or raises what the child raised.
+    """
+
+    def __init__(
+        self,
+        job: Job,
+        finished: Callable[[str, PropertyResult], None],
+        found: Callable[[Any, str], None],
+        lane_done: Callable[[LaneResult, float], None],
+    ):
+        context = multiprocessing.get_context("spawn")
+        self.messages = context.Queue()
+        self.process = context.Process(target=_child, args=(job, self.messages), daemon=True)
+        self.finished, self.found, self.lane_done = finished, found, lane_done
+        self.lanes: dict[int, LaneResult] = {}
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.process.start()
+        self.listener = threading.Thread(target=self._listen, daemon=True)
+        self.listener.start()
+
+    def _listen(self) -> None:
+        while not self.done.is_set():
+            try:
+                kind, *payload = self.messages.get(timeout=0.5)
+            except queue.Empty:
+                if not self.process.is_alive():
+                    self._died()
+                continue
+            self._handle(kind, payload)
+
+    def _handle(self, kind: str, payload: list) -> None:
+        if kind == "finished":
+            self.finished(*payload)
+        elif kind == "found":
+            self.found(*payload)
+        elif kind == "lane":
+            index, result, seconds = payload
+            self.lanes[index] = result
+            self.lane_done(result, seconds)
+        elif kind == "error":
+            self.error = payload[0]
+            self.done.set()
+        elif kind == "done":
+            self.done.set()
+
+    def _died(self) -> None:
+        from frontier_harness.properties.engine.infrastructure import InfrastructureError
+
+        if self.done.is_set():
+            return
+        self.error = InfrastructureError(
+            f"the process running lanes in the background died (exit code {self.process.exitcode})"
+        )
+        self.done.set()
+
+    def results(self) -> list[LaneResult]:
+        self.done.wait()
+        self.listener.join()
+        self.process.join(timeout=30)
+        if self.error is not None:
+            raise self.error
+        return [self.lanes[i] for i in sorted(self.lanes)]
+
+    def stop(self) -> None:
+        """Ends the child at once (this process is failing, or was interrupted)."""
+        if self.process.is_alive():
+            self.process.terminate()
+        self.done.set()
+
+
+def _child(job: Job, messages: Any) -> None:
+    """The child: each lane in turn, every report sent as it happens, then `done` (or `error`)."""
+    try:
+        _run(job, messages)
+        messages.put(("done",))
+    except BaseException as exc:  # handed to the parent, which raises it as a sequential run would
+        messages.put(("error", _portable(exc)))
+
+
+def _run(job: Job, messages: Any) -> None:
+    from frontier_harness.properties.adapters import load_implementation
+    from frontier_harness.properties.checks.registry import get_suite
+    from frontier_harness.properties.engine.lanes import lanes
+    from frontier_harness.properties.engine.runner import run_suite
+
+    if job.spark:
+        from frontier_harness.properties.adapters.spark import configure
+
+        configure(**job.spark)
+    for index, spec in enumerate(job.lanes):
+        started = time.perf_counter()
+        (lane,) = lanes(get_suite(spec.suite), spec.impl, load_implementation)  # as the parent built it
+        result = run_suite(
+            lane.suite,
+            lane.impl,
+            lane.impl_name,
+            job.profile,
+            job.seed,
+            job.domains,
+            found=lambda cx, event: messages.put(("found", cx, event)),
+            finished=_sender(messages, lane.impl_name),
+        )
+        done = LaneResult(lane.impl_name, result, lane.reference_only)
+        messages.put(("lane", index, done, time.perf_counter() - started))
+
+
+def _sender(messages: Any, impl_name: str) -> Callable[[PropertyResult], None]:
+    """The `finished` hook of one lane: each property and domain's result, sent as it ends."""
+    return lambda result: messages.put(("finished", impl_name, result))
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """`exc` if it survives pickling, else a `RuntimeError` carrying its traceback."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        text = "".join(traceback.format_exception(exc))
+        return RuntimeError(f"a lane running in the background raised:\n{text}")

@@ -1,0 +1,100 @@
+"""Lanes run in a second process (`frontier_harness.properties.cli.background`): the verdicts a run in this
+process gives, every report handed back as it happens, and the child's failures never turned into verdicts."""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import attrs
+import pytest
+from rich.console import Console
+
+from frontier_harness.properties.adapters import load_implementation
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.cli import main as cli
+from frontier_harness.properties.cli.background import Background, Job, LaneSpec
+from frontier_harness.properties.engine.errors import HarnessError
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
+from frontier_harness.properties.engine.lanes import lanes
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.runner import run_suite
+
+SMALL = attrs.evolve(
+    PROFILES["dev"], max_examples=20, screening_histories=200, derandomize=True, shrink_seconds=5.0
+)
+SUITE = "mutable_antichain"
+
+
+def exits() -> Any:
+    """An implementation factory that ends its process, as a crashed interpreter would."""
+    os._exit(7)
+
+
+def background(*specs: LaneSpec) -> tuple[Background, dict[str, list]]:
+    heard: dict[str, list] = {"finished": [], "found": [], "lanes": []}
+    job = Job(specs, SMALL, 0, ("total",), {})
+    child = Background(
+        job,
+        lambda name, r: heard["finished"].append((name, r.property, r.passed)),
+        lambda cx, event: heard["found"].append((cx.impl, event, len(cx.history.actions))),
+        lambda lane, seconds: heard["lanes"].append(lane.impl),
+    )
+    return child, heard
+
+
+def test_a_lane_in_the_background_gives_the_verdicts_of_one_run_here():
+    child, heard = background(LaneSpec(SUITE, "model"))
+    (there,) = child.results()
+    (lane,) = lanes(get_suite(SUITE), "model", load_implementation)
+    here = run_suite(lane.suite, lane.impl, "model", SMALL, 0, ("total",))
+    summary = [(r.property, r.domain, r.examples, r.passed, dict(r.events)) for r in there.result.results]
+    assert summary == [(r.property, r.domain, r.examples, r.passed, dict(r.events)) for r in here.results]
+    assert heard["finished"] == [("model", r.property, True) for r in here.results]
+    assert heard["lanes"] == ["model"] and heard["found"] == []
+
+
+def test_a_failure_in_the_background_is_handed_back_found_shrunk_and_small():
+    planted = "tests.planted:model_keeps_zero_count"
+    child, heard = background(LaneSpec(SUITE, "model"), LaneSpec(SUITE, planted))
+    model, broken = child.results()
+    assert model.passed and not broken.passed
+    failure = next(r.failure for r in broken.result.results if r.failure is not None)
+    assert len(failure.history.actions) <= 4, failure.history
+    assert heard["found"][0][:2] == (planted, "found")
+    assert heard["lanes"] == ["model", planted]
+
+
+def test_an_error_in_the_background_is_raised_here_as_it_was_raised_there():
+    child, _ = background(LaneSpec(SUITE, "tests.test_background:nowhere"))
+    with pytest.raises(HarnessError, match="cannot load 'nowhere'"):
+        child.results()
+
+
+def test_a_background_process_that_dies_is_infrastructure_never_a_verdict():
+    child, heard = background(LaneSpec(SUITE, "tests.test_background:exits"))
+    with pytest.raises(InfrastructureError, match="died \\(exit code 7\\)"):
+        child.results()
+    assert heard["lanes"] == []
+
+
+@pytest.mark.parametrize(
+    "argv, there",
+    [
+        (["check"], "the model's lanes and streaming's"),
+        (["check", "--fail-fast"], "none"),
+        (["check", "--impl", "model"], "none"),
+        (["check", "--suite", "laws"], "none"),
+    ],
+)
+def test_which_lanes_run_in_the_background(argv, there):
+    args = cli.build_parser().parse_args(argv)
+    suites = [get_suite(name) for name in (args.suite or ["collections", "laws", "streaming"])]
+    planned = cli._against(args, Console(file=io.StringIO()), suites)
+    chosen = [(planned[i].suite.name, planned[i].impl_name) for i in cli._background_lanes(args, planned)]
+    expected = {
+        "none": [],
+        "the model's lanes and streaming's": [("laws", "model"), ("streaming", "spark")],
+    }[there]
+    assert chosen == expected
