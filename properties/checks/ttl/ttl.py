@@ -445,6 +445,7 @@ SUITE = Suite(
     default_impl="spark",
     reference=Judged.ORACLE,  # frontier_harness.properties.checks.ttl.oracles.ttl, never the model store
     batched_cost=3,  # a batch costs a Spark job per compaction its busiest history makes, plus one read
+    serial_jobs=True,
     required_events=(
         AT_EXPIRY,
         BEFORE_EXPIRY,
