@@ -11,6 +11,8 @@ True
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -55,6 +57,16 @@ class History:
         """The actions as JSON-able records, times encoded by the domain."""
         domain = self.time_domain
         return [{"action": a.name, "args": encode_args(domain, a.args)} for a in self.actions]
+
+    @functools.cached_property
+    def key(self) -> str:
+        """The history as one string, its domain and its actions: equal histories, equal keys (what a memo
+        of observations is keyed by); made once per history object.
+
+        >>> History("total", (Action("read", {"time": 2}),)).key
+        '["total", [{"action": "read", "args": {"time": 2}}]]'
+        """
+        return json.dumps([self.domain, self.to_json()], sort_keys=True, default=repr)
 
     @classmethod
     def from_json(cls, domain_name: str, records: Any) -> History:

@@ -22,7 +22,6 @@ shrinking (bisection included) spends one budget per failure, `ShrinkClock`.
 from __future__ import annotations
 
 import builtins
-import json
 import random
 import time
 from collections import Counter
@@ -618,7 +617,7 @@ def reduced(
     """The failure delta-debugged over its actions (`reduce_history`) within the run's shrink budget;
     every lane's failures end here, so a counterexample is as small in one lane as in another."""
     judge = judge or _SameFailure(run, outcome, lane)
-    judge.failures.setdefault(_key(history), outcome)
+    judge.failures.setdefault(history.key, outcome)
     smallest = reduce_history(history, judge, run.clock.deadline, judge.announce, run.suite.shrink_batch)
     return run.counterexample(smallest, judge.outcome_of(smallest), lane)
 
@@ -636,12 +635,12 @@ class _SameFailure:
         for history, o in zip(histories, self.run.check(histories)):
             same = not o.ok and _kind(o) == _kind(self.outcome) and not o.unresolved
             if same:
-                self.failures[_key(history)] = o
+                self.failures[history.key] = o
             verdicts.append(same)
         return verdicts
 
     def outcome_of(self, history: History) -> Outcome:
-        return self.failures.get(_key(history), self.outcome)
+        return self.failures.get(history.key, self.outcome)
 
     def announce(self, history: History) -> None:
         self.run.announce(history, self.outcome_of(history), self.lane, SHRUNK)
@@ -663,7 +662,3 @@ def _divergent_label(outcome: Outcome) -> str | None:
     labels = [str(k[1]) for k in differing if isinstance(k, tuple) and len(k) == 2 and k[0] == outcome.step]
     named = [label for label in labels if outcome.message.startswith(label)]  # the one the message names
     return next(iter(named or labels), None)
-
-
-def _key(history: History) -> str:
-    return json.dumps(history.to_json(), sort_keys=True, default=repr)

@@ -11,7 +11,6 @@ generator must reach (counted from `Property.events`).
 from __future__ import annotations
 
 import enum
-import json
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -320,7 +319,7 @@ def differential(
 def model_or_error(model_observe: Callable[[History], Observation], history: History) -> Any:
     """The model's observation of `history`, or the `ModelError` it rejected it with; made once per suite
     run (`shared_observations`), as an implementation's are."""
-    memo, key = _memo(model_observe), ("model", _key(history))
+    memo, key = _memo(model_observe), ("model", history.key)
     if key not in memo:
         try:
             memo[key] = model_observe(history)
@@ -342,7 +341,7 @@ def events_of(events: Callable[[History], Iterable[str]], history: History) -> l
     >>> len(seen)
     1
     """
-    memo, key = _memo(events), ("events", _key(history))
+    memo, key = _memo(events), ("events", history.key)
     if key not in memo:
         memo[key] = list(events(history))
     return memo[key]
@@ -406,7 +405,7 @@ def observations(impl: Implementation, method: str, histories: Sequence[History]
     domain in the batch, for the histories not yet observed in this suite run (`shared_observations`), each
     once however often the batch holds it."""
     memo = _memo(impl)
-    keys = [(method, _key(h)) for h in histories]
+    keys = [(method, h.key) for h in histories]
     first: dict[tuple[str, str], int] = {}  # each history not yet observed, at its first place in the batch
     for i, key in enumerate(keys):
         if key not in memo:
@@ -426,11 +425,6 @@ def _memo(observer: object) -> dict[tuple[str, str], Any]:
     `observer`, so its id names it alone while the run lasts."""
     shared = _SHARED.get()
     return {} if shared is None else shared.setdefault(id(observer), (observer, {}))[1]
-
-
-def _key(history: History) -> str:
-    """The history's actions and its domain (`History.to_json` holds only the actions)."""
-    return json.dumps([history.domain, history.to_json()], sort_keys=True, default=repr)
 
 
 def checked_observations(method: str, batch: Sequence[History], answer: Any) -> list[Observation]:
