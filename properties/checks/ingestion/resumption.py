@@ -316,11 +316,8 @@ def _boundary_events(history: History) -> set[str]:
                     IngestionArg.COMPACT_FIRST
                 ):
                     found.add(AFTER_BOTH)
-    try:
-        observed = observe(history)
-    except ModelError:
-        return found
-    return found | _observed_events(observed)
+    observed = model_or_error(observe, history)  # the run's own model observation of it, made once
+    return found if isinstance(observed, ModelError) else found | _observed_events(observed)
 
 
 def _observed_events(observed: Observation) -> set[str]:
