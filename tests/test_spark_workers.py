@@ -1,0 +1,63 @@
+"""What Spark's Python workers and a trial's checkpoint cost: no PySpark compiled afresh per worker, no
+process started per checkpoint file (`spark_impl/session.py`, `spark_impl/streaming/query.py`). No Spark here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pyspark
+
+from frontier_harness.spark_impl import session
+from frontier_harness.spark_impl.streaming import query
+
+
+def test_workers_get_a_spark_home_without_the_uncompiled_pyspark_zip(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setattr(session, "LOG", tmp_path / "spark.log")
+    session._workers_import_compiled_pyspark()
+    home, real = Path(os.environ["SPARK_HOME"]), Path(pyspark.__file__).parent
+    assert (home / "jars").resolve() == (real / "jars").resolve()
+    assert (home / "bin" / "spark-submit").exists()
+    assert (real / "python" / "lib" / "pyspark.zip").exists() and not (home / "python").exists()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    session._workers_import_compiled_pyspark()  # a second process (the background lanes') finds it made
+    assert os.environ["SPARK_HOME"] == str(home)
+
+
+def test_a_spark_home_of_the_users_own_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path / "theirs"))
+    monkeypatch.setattr(session, "LOG", tmp_path / "spark.log")
+    session._workers_import_compiled_pyspark()
+    assert os.environ["SPARK_HOME"] == str(tmp_path / "theirs") and not (tmp_path / "spark-home").exists()
+
+
+class FakeSession:
+    """A classic session's conf, and a JVM that knows the classes named in `loadable`."""
+
+    def __init__(self, loadable: set[str]):
+        self.settings: dict[str, str] = {}
+        utils = SimpleNamespace(Utils=SimpleNamespace(classIsLoadable=loadable.__contains__))
+        self._jvm = SimpleNamespace(
+            org=SimpleNamespace(apache=SimpleNamespace(spark=SimpleNamespace(util=utils)))
+        )
+        self.conf = self
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.settings.get(key, default)
+
+    def set(self, key: str, value: str) -> None:
+        self.settings[key] = value
+
+
+def test_a_trial_checkpoint_uses_the_file_system_manager_under_the_name_this_spark_knows():
+    for name in query.FILE_SYSTEM_MANAGERS:
+        fake = FakeSession({name})
+        query._checkpoints_without_processes(fake)
+        assert fake.settings == {query.CHECKPOINT_MANAGER: name}
+    unknown = FakeSession(set())
+    query._checkpoints_without_processes(unknown)
+    assert unknown.settings == {}  # Spark's own default stays
