@@ -9,8 +9,10 @@ with `spawn`, while the others run here. The child hands each property and domai
 result and each counterexample (found, then shrunk) back as it happens; this process
 prints them and writes the files (one writer), and the results keep the lanes' order.
 
-The verdicts are the ones a sequential run gives (each lane is seeded, and shares
-nothing with another); only the order of the printed lines differs.
+The verdicts are deterministic per command (each lane is seeded, and shares nothing
+with another); the printed lines interleave, and an in-process Hypothesis lane's count
+of examples can differ from a one-process run's (it depends on the lanes that ran
+before it in its process: docs/decisions.md).
 """
 
 from __future__ import annotations

@@ -271,7 +271,7 @@ def _run_suites(
 ) -> tuple[list[LaneResult], dict]:
     """Runs every lane of `suites`, prints and writes each counterexample (at once, then as it shrinks);
     returns the results, in the lanes' order, and the files, keyed by (suite, implementation, property,
-    domain). The model's lanes and the slow-trial suites' run in a second process meanwhile
+    domain). The model's lanes and the serial-job suites' run in a second process meanwhile
     (`frontier_harness.properties.cli.background`), unless `--fail-fast` or `--job`."""
     profile = _profile(args, config)
     files = report.CounterexampleFiles(args.out or Path(config.get("out")), out)
