@@ -14,6 +14,12 @@ any level overlaps at most three intervals of that level, whatever the spread of
 lengths (an upper that jumps far ahead adds a level, not a blow-up). A value probes
 its bucket at each level its key uses; the two unbounded intervals sit at level
 `-1`, bucket `-1` (below every cut) and bucket `1` (from the last cut on).
+
+Each *place* (key, level, bucket) is one row of the index, holding its (at most
+three) intervals as columns, under a `slot` that numbers a batch's places densely
+from 0. Both choices are the lookup's speed: Spark probes a relation whose keys are
+unique with one lookup (repeated keys cost an iterator over the matches: 3.8x slower
+at 10M probes), and one whose `long` keys are dense with one array read.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 BELOW, ABOVE = -1, 1  # the buckets of level -1: values below the first cut, values from the last cut on
+PER_BUCKET = 3  # the most intervals one bucket of their level overlaps
+WIDTH = 1 << 31  # the most slots one level takes; a level spanning more buckets shares slots
 
 
 def as_of(boundaries: DataFrame, rows: DataFrame, keys: list, value: str) -> DataFrame:
@@ -39,43 +47,41 @@ def as_of_intervals(spans: DataFrame, rows: DataFrame, keys: list, value: str) -
     Per key the intervals must be disjoint and non-empty, as `intervals` makes them, with at most one
     unbounded below and one unbounded above.
     """
-    probed = _probes(rows, _key_levels(spans, keys), keys, F.col(value))
-    index = _index(spans, keys)
-    v = F.col(value)
-    inside = F.coalesce(F.col("cut_lo") <= v, F.lit(True)) & F.coalesce(v < F.col("cut_hi"), F.lit(True))
-    placed = [*keys, "level", "bucket"]
-    on = [slot(placed) == F.col("cut_slot"), *[_same(c) for c in placed], inside]
-    joined = probed.join(F.broadcast(index), on=on, how="left")
+    levels = _levels(_places(spans, keys), keys)
+    probed = _probes(rows, levels.drop("places"), keys, F.col(value))
+    on = [F.col("slot") == F.col("cut_slot"), _same("base"), _same("bucket")]
+    joined = probed.join(F.broadcast(_index(levels)), on=on, how="left")
+    into = F.coalesce(*[_holding(F.col(value), i) for i in range(PER_BUCKET)])
     # A value's probes at the levels where its interval is not filed find nothing; only a probe above every cut may.
     found = F.col("into_time").isNotNull() | (F.col("level") == -1) & (F.col("bucket") == ABOVE)
-    return joined.where(found).drop("level", "bucket", *[c for c in index.columns if c.startswith("cut_")])
+    return (
+        joined.select(*rows.columns, "level", "bucket", into.alias("into_time"))
+        .where(found)
+        .drop("level", "bucket")
+    )
 
 
-def slot(columns: list) -> Column:
-    """The one `long` an index entry is hashed under: Spark keeps a single-`long` join key in a compact
-    map (`LongHashedRelation`), faster to probe at 100k entries than one keyed by several columns."""
-    return F.xxhash64(*columns)
+def slot(base: Column, first_bucket: Column, bucket: Column) -> Column:
+    """The one `long` a place is looked up by: its level's `base` plus the bucket's rank within the level
+    (modulo `WIDTH`), so a batch's places are numbered densely from 0 and Spark keeps them in an array
+    (`LongHashedRelation`'s dense mode), the fastest lookup it has. No arithmetic here can overflow."""
+    rank = (bucket.bitwiseAND(WIDTH - 1) - first_bucket.bitwiseAND(WIDTH - 1)).bitwiseAND(WIDTH - 1)
+    return base + rank
 
 
 def _same(column: str) -> Column:
     """`column` equal on both sides, written so that Spark checks it after the lookup instead of keying by it
-    (an equality would be taken as a join key); it makes a collision of `slot` harmless."""
+    (an equality would be taken as a join key); it makes two places under one `slot` harmless (a level of
+    more than `WIDTH` buckets)."""
     mine, cut = F.col(column), F.col(f"cut_{column}")
     return (mine <= cut) & (cut <= mine)
 
 
-def _index(spans: DataFrame, keys: list) -> DataFrame:
-    """The broadcast side: each interval once per place it is filed, with its `slot`, columns renamed `cut_*`
-    (both sides of the join may descend from one frame)."""
-    entries = spans.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
-    placed = [*keys, "level", "bucket"]
-    return entries.select(
-        slot(placed).alias("cut_slot"),
-        *[F.col(c).alias(f"cut_{c}") for c in placed],
-        F.col("lo").alias("cut_lo"),
-        F.col("hi").alias("cut_hi"),
-        F.col("t").alias("into_time"),
-    )
+def _holding(value: Column, i: int) -> Column:
+    """The `t` of the place's `i`-th interval if it holds `value`, else null (also when there is no `i`-th)."""
+    lo, hi, t = (F.col(f"cut_{name}{i}") for name in ("lo", "hi", "t"))
+    inside = F.coalesce(lo <= value, F.lit(True)) & F.coalesce(value < hi, F.lit(True))
+    return F.when(inside, t)
 
 
 def intervals(boundaries: DataFrame, keys: list) -> DataFrame:
@@ -114,8 +120,8 @@ def shift(value: Column, k: Column) -> Column:
 def filed(lo: Column, hi: Column) -> Column:
     """Where an interval is filed: `array<struct<level, bucket>>`; a bounded one under each bucket it overlaps."""
     k = level(lo, hi)
-    buckets = F.sequence(shift(lo, k), shift(hi - 1, k))
-    bounded = F.transform(buckets, lambda b: F.struct(k.alias("level"), b.alias("bucket")))
+    first, last = (F.struct(k.alias("level"), shift(v, k).alias("bucket")) for v in (lo, hi - 1))
+    bounded = F.when(first["bucket"] == last["bucket"], F.array(first)).otherwise(F.array(first, last))
     below, above = _edge(BELOW), _edge(ABOVE)
     return (
         F.when(lo.isNull() & hi.isNull(), F.concat(below, above))
@@ -130,35 +136,82 @@ def _edge(bucket: int) -> Column:
     return F.array(F.struct(F.lit(-1).alias("level"), F.lit(bucket).cast("long").alias("bucket")))
 
 
-def _key_levels(spans: DataFrame, keys: list) -> DataFrame:
-    """Per key, a row `(level, first, last)` for each level its bounded intervals are filed at, and one for
-    level -1; `first` and `last` are the key's first and last cut (the bounded intervals lie between)."""
-    bounded = F.col("lo").isNotNull() & F.col("hi").isNotNull()
-    levels = spans.groupBy(*keys).agg(
+def _places(spans: DataFrame, keys: list) -> DataFrame:
+    """`(keys..., lo, hi, t, level, bucket)`: each interval once per place it is filed at."""
+    return spans.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
+
+
+def _levels(places: DataFrame, keys: list) -> DataFrame:
+    """Per key and level it files intervals at: `(key_*..., level, first_bucket, base, first, last, places)`.
+
+    `base` numbers the places densely: the levels in order of `(keys, level)`, each taking as many slots as
+    it spans buckets (at most `WIDTH`). `first` and `last` are the key's first and last cut: its bounded
+    intervals lie between, its unbounded ones (level -1) outside. `filed`: the level's places,
+    `array<struct<bucket, lo, hi, t>>`.
+    """
+    per_level = places.groupBy(*keys, "level").agg(
+        F.min("bucket").alias("first_bucket"),
+        (F.least(F.max("bucket") - F.min("bucket"), F.lit(WIDTH - 1)) + 1).alias("width"),
         F.least(F.min("lo"), F.min("hi")).alias("first"),
         F.greatest(F.max("lo"), F.max("hi")).alias("last"),
-        F.array_union(
-            F.array(F.lit(-1)), F.collect_set(F.when(bounded, level(F.col("lo"), F.col("hi"))))
-        ).alias("levels"),
+        F.collect_list(F.struct("bucket", "lo", "hi", "t")).alias("places"),
     )
-    return levels.select(
-        *[F.col(k).alias(f"key_{k}") for k in keys], "first", "last", F.explode("levels").alias("level")
+    key = Window.partitionBy(*keys)
+    before = Window.orderBy(*keys, "level").rowsBetween(Window.unboundedPreceding, -1)
+    return per_level.select(
+        *[F.col(k).alias(f"key_{k}") for k in keys],
+        "level",
+        "first_bucket",
+        F.coalesce(F.sum("width").over(before), F.lit(0)).alias("base"),
+        F.min("first").over(key).alias("first"),
+        F.max("last").over(key).alias("last"),
+        "places",
     )
 
 
-def _probes(rows: DataFrame, key_levels: DataFrame, keys: list, value: Column) -> DataFrame:
-    """`rows` with `(level, bucket)`: one probe per level of the key between its cuts, else one at level -1.
+def _index(levels: DataFrame) -> DataFrame:
+    """The broadcast side: one row per place, with its `slot`, `base` and `bucket` and the (at most
+    `PER_BUCKET`) intervals filed there as `cut_lo{i}`, `cut_hi{i}`, `cut_t{i}`; columns renamed `cut_*`
+    (both sides of the join may descend from one frame). Built from `levels`, not beside it: both sides
+    of the join then read the bindings through one `base` (and Spark cannot share the work of two copies
+    of a plan over a checkpoint: it never reuses an exchange above an `ExistingRDD` scan).
+    """
+    places = levels.select("base", "first_bucket", F.inline("places"))
+    packed = places.groupBy("base", "first_bucket", "bucket").agg(
+        F.collect_list(F.struct("lo", "hi", "t")).alias("cuts")
+    )
+    held = [
+        F.get("cuts", i)[name].alias(f"cut_{name}{i}")
+        for i in range(PER_BUCKET)
+        for name in ("lo", "hi", "t")
+    ]
+    return packed.select(
+        slot(F.col("base"), F.col("first_bucket"), F.col("bucket")).alias("cut_slot"),
+        F.col("base").alias("cut_base"),
+        F.col("bucket").alias("cut_bucket"),
+        *held,
+    )
+
+
+def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> DataFrame:
+    """`rows` with `(level, bucket, base, slot)`: one probe per level of the key between its cuts, else one at
+    level -1 (its bucket `BELOW` or `ABOVE`); a key with no intervals, or none at level -1, probes `ABOVE`
+    at no slot.
 
     Plain columns and joins, no arrays: this runs once per update.
     """
     above = F.col("first").isNull() | (value >= F.col("last"))
     outside = above | (value < F.col("first"))
     same = [F.col(k) == F.col(f"key_{k}") for k in keys]
-    probed = rows.join(F.broadcast(key_levels), on=[*same, (F.col("level") == -1) == outside], how="left")
+    probed = rows.join(F.broadcast(levels), on=[*same, (F.col("level") == -1) == outside], how="left")
     edge = F.when(above, F.lit(ABOVE)).otherwise(F.lit(BELOW)).cast("long")
-    bucket = F.when(F.col("level") == -1, edge).otherwise(shift(value, F.col("level")))
+    bucket = F.coalesce(
+        F.when(F.col("level") == -1, edge).otherwise(shift(value, F.col("level"))), F.lit(ABOVE)
+    )
     return probed.select(
         *rows.columns,
         F.coalesce(F.col("level"), F.lit(-1)).alias("level"),
-        F.coalesce(bucket, F.lit(ABOVE)).alias("bucket"),
+        bucket.alias("bucket"),
+        "base",
+        slot(F.col("base"), F.col("first_bucket"), bucket).alias("slot"),
     )
