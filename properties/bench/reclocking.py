@@ -15,10 +15,9 @@ turns; each figure of the large jobs is the median of `MEDIAN_OF` runs in one pr
 The plan shuffles the updates once: the as-of join is two broadcast hash joins
 (`frontier_harness.spark_impl.as_of`), so the consolidation's `Exchange` is the only one over the N
 rows, as the sort's range partitioning is for the baseline; there is no second full
-shuffle to save. The other `Exchange` nodes move the 2N/100 bindings and what is made of
-them: per broadcast side, one repartition by point (each step's interval
-`[u(t-1), u(t))` is read off its own bindings) and one to a single partition (the
-numbering of the index's places, a running sum over the levels).
+shuffle to save. The other `Exchange` nodes move the 2N/100 bindings: one repartition by point
+per broadcast side (each step's interval `[u(t-1), u(t))` is read off its own
+bindings, and the index is built within the partition of its point).
 Count them with `reclock_job(n)._jdf.queryExecution().executedPlan()`.
 """
 
