@@ -16,6 +16,8 @@ BOUNDARIES = {
     "one step": [(0, 7)],
     # intervals across a bucket edge of their level: [3, 6) at level 2, [6, 13) at level 3
     "straddling": [(0, 3), (1, 6), (2, 13)],
+    # three intervals of level 3 in the bucket [8, 16): [3, 9) entering it, [9, 14) inside, [14, 20) leaving
+    "three in a bucket": [(0, 3), (1, 9), (2, 14), (3, 20)],
 }
 EDGES = sorted(
     {v for bounds in BOUNDARIES.values() for _, b in bounds if b is not None for v in (b - 1, b, b + 1)} | {0}
@@ -27,13 +29,13 @@ def first_above(bounds: list, value: int):
     return next((t for t, b in bounds if b is None or b > value), None)
 
 
-def assigned(spark, rows: list) -> dict:
+def assigned(spark, rows: list, per_key: dict = BOUNDARIES) -> dict:
     from pyspark.sql import functions as F
 
     from frontier_harness.spark_impl.as_of import as_of
 
     boundaries = spark.createDataFrame(
-        [(k, t, b) for k, bounds in BOUNDARIES.items() for t, b in bounds], "key string, t long, bound long"
+        [(k, t, b) for k, bounds in per_key.items() for t, b in bounds], "key string, t long, bound long"
     )
     values = spark.createDataFrame(rows, "key string, v long").withColumn(
         "id", F.monotonically_increasing_id()
@@ -42,8 +44,24 @@ def assigned(spark, rows: list) -> dict:
     return sorted((r.key, r.v, r.into_time) for r in out)
 
 
-def expected(rows: list) -> list:
-    return sorted((k, v, first_above(BOUNDARIES.get(k, []), v)) for k, v in rows)
+def expected(rows: list, per_key: dict = BOUNDARIES) -> list:
+    return sorted((k, v, first_above(per_key.get(k, []), v)) for k, v in rows)
+
+
+@st.composite
+def monotone_boundaries(draw) -> dict:
+    """Per key, steps `0..n-1` whose bounds never decrease (steps of 0 make empty intervals, jumps of 2^40 new
+    levels), the source closing (bound None) from a drawn step on, or never."""
+    per_key = {}
+    for key in draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3, unique=True)):
+        steps = draw(st.integers(1, 8))
+        closes = draw(st.none() | st.integers(0, steps - 1))
+        jumps = draw(
+            st.lists(st.sampled_from([0, 1, 2, 3, 7, 100, 2**20, 2**40]), min_size=steps, max_size=steps)
+        )
+        bounds = [draw(st.integers(0, 5)) + sum(jumps[: t + 1]) for t in range(steps)]
+        per_key[key] = [(t, None if closes is not None and t >= closes else b) for t, b in enumerate(bounds)]
+    return per_key
 
 
 def test_every_value_gets_exactly_the_first_step_above_it(spark_session):
@@ -53,14 +71,15 @@ def test_every_value_gets_exactly_the_first_step_above_it(spark_session):
 
 @settings(max_examples=10, deadline=None)
 @given(
+    monotone_boundaries(),
     st.lists(
-        st.tuples(st.sampled_from(sorted(BOUNDARIES)), st.integers(0, 20) | st.integers(0, 2**41)),
+        st.tuples(st.sampled_from(["a", "b", "c", "none"]), st.integers(0, 40) | st.integers(0, 2**41)),
         min_size=1,
-        max_size=50,
-    )
+        max_size=40,
+    ),
 )
-def test_random_values_agree_with_the_oracle(spark_session, rows):
-    assert assigned(spark_session, rows) == expected(rows)
+def test_random_values_agree_with_the_oracle(spark_session, per_key, rows):
+    assert assigned(spark_session, rows, per_key) == expected(rows, per_key)
 
 
 def test_a_slot_collision_changes_nothing(spark_session, monkeypatch):
