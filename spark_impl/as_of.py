@@ -8,12 +8,15 @@ and the values many (one per source update), so the intervals are indexed and
 broadcast, and each value looks its interval up by a hash join on one `long`; the
 values are never sorted or shuffled.
 
-The index is by *level*: an interval of length `L` is filed at level
+The index is by *level*: a bounded interval of length `L` is filed at level
 `k = ceil(log2 L)` under the one or two buckets `v >> k` it overlaps, so a bucket of
 any level overlaps at most three intervals of that level, whatever the spread of
-lengths (an upper that jumps far ahead adds a level, not a blow-up). A value probes
-its bucket at each level its key uses; the two unbounded intervals sit at level
-`-1`, bucket `-1` (below every cut) and bucket `1` (from the last cut on).
+lengths (an upper that jumps far ahead adds a level, not a blow-up). A value between
+its key's first and last cut probes its bucket at each level the key uses; a value
+outside them needs no probe: the key's row of levels carries the step of the interval
+unbounded below (if any) and of the one unbounded above (the source closed; none:
+the value is pending). With one level per key, as when an upper advances by steady
+amounts, the index's slots are consecutive and Spark keeps them in an array.
 
 Each *place* (key, level, bucket) is one row of the index, holding its (at most
 three) intervals side by side, so the index's keys are unique: Spark probes a
@@ -27,7 +30,6 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-BELOW, ABOVE = -1, 1  # the buckets of level -1: values below the first cut, values from the last cut on
 PER_BUCKET = 3  # the most intervals one bucket of their level overlaps
 
 
@@ -46,17 +48,20 @@ def as_of_intervals(spans: DataFrame, rows: DataFrame, keys: list, value: str) -
     Per key the intervals must be disjoint and non-empty, as `intervals` makes them, with at most one
     unbounded below and one unbounded above.
     """
-    places = _places(spans, keys)
-    probed = _probes(rows, _levels(places, keys), keys, F.col(value))
+    v = F.col(value)
+    probed = _probes(rows, _levels(spans, keys), keys, v)
     on = [F.col("slot") == F.col("cut_slot"), *[_same(c) for c in [*keys, "level", "bucket"]]]
-    joined = probed.join(F.broadcast(_index(places, keys)), on=on, how="left")
-    into = F.coalesce(*[_holding(F.col(value), i) for i in range(PER_BUCKET)])
-    # A value's probes at the levels where its interval is not filed find nothing; only a probe above every cut may.
-    found = F.col("into_time").isNotNull() | (F.col("level") == -1) & (F.col("bucket") == ABOVE)
+    joined = probed.join(F.broadcast(_index(_places(spans, keys), keys)), on=on, how="left")
+    held = F.coalesce(*[_holding(v, i) for i in range(PER_BUCKET)])
+    below = F.coalesce(v < F.col("first"), F.lit(False))
+    into = F.when(F.col("inside"), held).when(below, F.col("below_t")).otherwise(F.col("above_t"))
+    # A value's probes at the levels where its interval is not filed find nothing; a value above every cut is
+    # kept (pending unless the source closed).
+    above = ~F.col("inside") & ~below
     return (
-        joined.select(*rows.columns, "level", "bucket", into.alias("into_time"))
-        .where(found)
-        .drop("level", "bucket")
+        joined.select(*rows.columns, into.alias("into_time"), above.alias("above"))
+        .where(F.col("into_time").isNotNull() | F.col("above"))
+        .drop("above")
     )
 
 
@@ -82,8 +87,7 @@ def _same(column: str) -> Column:
 def _holding(value: Column, i: int) -> Column:
     """The `t` of the place's `i`-th interval if it holds `value`, else null (also when there is no `i`-th)."""
     lo, hi, t = (F.col(f"cut_{name}{i}") for name in ("lo", "hi", "t"))
-    inside = F.coalesce(lo <= value, F.lit(True)) & F.coalesce(value < hi, F.lit(True))
-    return F.when(inside, t)
+    return F.when((lo <= value) & (value < hi), t)
 
 
 def intervals(boundaries: DataFrame, keys: list) -> DataFrame:
@@ -120,45 +124,43 @@ def shift(value: Column, k: Column) -> Column:
 
 
 def filed(lo: Column, hi: Column) -> Column:
-    """Where an interval is filed: `array<struct<level, bucket>>`; a bounded one under each bucket it overlaps."""
+    """Where a bounded interval is filed: `array<struct<level, bucket>>`, one entry per bucket it overlaps."""
     k = level(lo, hi)
     first, last = (F.struct(k.alias("level"), shift(v, k).alias("bucket")) for v in (lo, hi - 1))
-    bounded = F.when(first["bucket"] == last["bucket"], F.array(first)).otherwise(F.array(first, last))
-    below, above = _edge(BELOW), _edge(ABOVE)
-    return (
-        F.when(lo.isNull() & hi.isNull(), F.concat(below, above))
-        .when(lo.isNull(), below)
-        .when(hi.isNull(), above)
-        .otherwise(bounded)
-    )
-
-
-def _edge(bucket: int) -> Column:
-    """The one place at level -1 for an unbounded side: `BELOW` or `ABOVE`."""
-    return F.array(F.struct(F.lit(-1).alias("level"), F.lit(bucket).cast("long").alias("bucket")))
+    return F.when(first["bucket"] == last["bucket"], F.array(first)).otherwise(F.array(first, last))
 
 
 def _places(spans: DataFrame, keys: list) -> DataFrame:
-    """`(keys..., lo, hi, t, level, bucket)`: each interval once per place it is filed at."""
-    return spans.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
+    """`(keys..., lo, hi, t, level, bucket)`: each bounded interval once per place it is filed at."""
+    bounded = spans.where(F.col("lo").isNotNull() & F.col("hi").isNotNull())
+    return bounded.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
 
 
-def _levels(places: DataFrame, keys: list) -> DataFrame:
-    """Per key and level it files intervals at: `(key_*..., level, key_level, first, last)`; `first` and
-    `last` are the key's first and last cut: its bounded intervals lie between, its unbounded ones (level
-    -1) outside."""
-    per_level = places.groupBy(*keys, "level").agg(
-        F.least(F.min("lo"), F.min("hi")).alias("first"),
-        F.greatest(F.max("lo"), F.max("hi")).alias("last"),
+def _levels(spans: DataFrame, keys: list) -> DataFrame:
+    """Per key, one row per level it files intervals at (one row with a null level if it has no bounded
+    interval): `(key_*..., level, key_level, first, last, below_t, above_t, lowest)`. `first` and `last` are
+    the key's first and last cut, `below_t` and `above_t` the steps of its intervals unbounded below and
+    above (null: none), `lowest` its lowest level: a value outside the cuts takes that level's row only."""
+    lo, hi, t = F.col("lo"), F.col("hi"), F.col("t")
+    bounded_level = F.when(lo.isNotNull() & hi.isNotNull(), level(lo, hi)).alias("level")
+    per_level = spans.groupBy(*keys, bounded_level).agg(
+        F.least(F.min(lo), F.min(hi)).alias("first"),
+        F.greatest(F.max(lo), F.max(hi)).alias("last"),
+        F.max(F.when(lo.isNull(), t)).alias("below_t"),
+        F.max(F.when(hi.isNull(), t)).alias("above_t"),
     )
     key = Window.partitionBy(*keys)
-    return per_level.select(
+    whole = per_level.select(
         *[F.col(k).alias(f"key_{k}") for k in keys],
         "level",
         key_level(keys).alias("key_level"),
         F.min("first").over(key).alias("first"),
         F.max("last").over(key).alias("last"),
+        F.max("below_t").over(key).alias("below_t"),
+        F.max("above_t").over(key).alias("above_t"),
+        F.min("level").over(key).alias("lowest"),
     )
+    return whole.where(F.col("level").isNotNull() | F.col("lowest").isNull())
 
 
 def _index(places: DataFrame, keys: list) -> DataFrame:
@@ -180,23 +182,26 @@ def _index(places: DataFrame, keys: list) -> DataFrame:
 
 
 def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> DataFrame:
-    """`rows` with `(level, bucket, slot)`: one probe per level of the key between its cuts, else one at
-    level -1 (its bucket `BELOW` or `ABOVE`); a key with no intervals, or none at level -1, probes `ABOVE`
-    at no slot.
+    """`rows` with `(inside, first, below_t, above_t, level, bucket, slot)`: a value between its key's cuts
+    (`inside`) probes each level of its key; one outside them (or of a key with no intervals) takes one row
+    and no slot.
 
     Plain columns and joins, no arrays: this runs once per update.
     """
-    above = F.col("first").isNull() | (value >= F.col("last"))
-    outside = above | (value < F.col("first"))
+    inside = F.coalesce((value >= F.col("first")) & (value < F.col("last")), F.lit(False))
     same = [F.col(k) == F.col(f"key_{k}") for k in keys]
-    probed = rows.join(F.broadcast(levels), on=[*same, (F.col("level") == -1) == outside], how="left")
-    edge = F.when(above, F.lit(ABOVE)).otherwise(F.lit(BELOW)).cast("long")
-    bucket = F.coalesce(
-        F.when(F.col("level") == -1, edge).otherwise(shift(value, F.col("level"))), F.lit(ABOVE)
+    one_level = F.when(inside, F.col("level").isNotNull()).otherwise(
+        F.col("level").eqNullSafe(F.col("lowest"))
     )
+    probed = rows.join(F.broadcast(levels), on=[*same, one_level], how="left")
+    bucket = F.when(inside, shift(value, F.col("level")))
     return probed.select(
         *rows.columns,
-        F.coalesce(F.col("level"), F.lit(-1)).alias("level"),
+        inside.alias("inside"),
+        "first",
+        "below_t",
+        "above_t",
+        "level",
         bucket.alias("bucket"),
         slot(F.col("key_level"), bucket).alias("slot"),
     )

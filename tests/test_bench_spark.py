@@ -63,3 +63,37 @@ def test_small_batches_get_the_small_job_settings_and_large_ones_spark_defaults(
         monkeypatch.delenv("FRONTIER_HARNESS_SPARK_CONF")
         session._small_jobs = None
         session.size_jobs_for(session.SMALL_BATCH + 1)
+
+
+@pytest.mark.spark
+def test_the_reclock_job_shuffles_the_updates_once_and_the_bindings_never(spark_session):
+    """The remap comes partitioned by point (`remap_at_points`), so the level table and the index are built
+    within its partitions: the only exchange over a large input is the consolidation's, over the updates."""
+    with reclocking.session_conf(reclocking.LARGE_JOB):
+        plan = reclocking.reclock_job(1_000)._jdf.queryExecution().executedPlan()
+    exchanges = [node for node in _nodes(plan) if node.nodeName() == "Exchange"]
+    over_remap = [
+        e for e in exchanges if any(_is_scan_of_checkpoint(n) for n in _stage(e.children().apply(0)))
+    ]
+    assert len(exchanges) >= 2 and over_remap == []
+
+
+def _nodes(plan):
+    yield plan
+    children = plan.children()
+    for i in range(children.size()):
+        yield from _nodes(children.apply(i))
+
+
+def _stage(plan):
+    """The nodes that run in `plan`'s stage: down to, not across, the next exchange or broadcast."""
+    yield plan
+    if "Exchange" in plan.nodeName():
+        return
+    children = plan.children()
+    for i in range(children.size()):
+        yield from _stage(children.apply(i))
+
+
+def _is_scan_of_checkpoint(node) -> bool:
+    return node.getClass().getSimpleName() == "RDDScanExec"

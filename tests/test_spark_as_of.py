@@ -103,3 +103,20 @@ def test_every_place_has_its_own_slot(spark_session):
     places = as_of._places(as_of.intervals(boundaries, ["key"]), ["key"])
     slots = [row.cut_slot for row in as_of._index(places, ["key"]).select("cut_slot").collect()]
     assert len(slots) == len(set(slots)) > len(BOUNDARIES)
+
+
+def test_one_level_files_its_places_under_consecutive_slots(spark_session):
+    """A key whose intervals share one level (an upper advancing by steady amounts) gets slots that differ
+    only in their bucket, so Spark can keep the index in an array; an interval unbounded on either side is
+    not in the index (its step rides on the key's row of levels) and cannot scatter the slots."""
+    from frontier_harness.spark_impl import as_of
+
+    steady = {"key": [(t, 100 * (t + 1)) for t in range(50)] + [(50, None)]}
+    boundaries = spark_session.createDataFrame(
+        [(k, t, b) for k, bounds in steady.items() for t, b in bounds], "key string, t long, bound long"
+    )
+    places = as_of._places(as_of.intervals(boundaries, ["key"]), ["key"])
+    slots = [row.cut_slot for row in as_of._index(places, ["key"]).select("cut_slot").collect()]
+    assert len(slots) == len(set(slots)) >= 39 and max(slots) - min(slots) < 2 * len(slots)
+    rows = [("key", v) for v in (0, 99, 100, 4999, 5000, 5099, 5100, 10**9)]
+    assert assigned(spark_session, rows, steady) == expected(rows, steady)

@@ -178,10 +178,11 @@ def _minted(ticks: int):
 
 
 def _since(point: int):
-    """The one history's since (0) at `point`: `(history_id, point, since)`."""
+    """The one history's since (0) at `point`: `(history_id, point, since)`, read off a row as a since is (not
+    constants, which Spark folds into the plan, as it never can a real remap's)."""
     from frontier_harness.spark_impl.session import spark
 
-    return spark().range(1).selectExpr("0L AS history_id", f"{point}L AS point", "0L AS since")
+    return spark().range(1).selectExpr("id AS history_id", f"id + {point} AS point", "id AS since")
 
 
 def reclock_job(n: int):
