@@ -15,10 +15,12 @@ turns; each figure of the large jobs is the median of `MEDIAN_OF` runs in one pr
 The plan shuffles the updates once: the as-of join is two broadcast hash joins
 (`frontier_harness.spark_impl.as_of`), so the consolidation's `Exchange` is the only one over the N
 rows, as the sort's range partitioning is for the baseline; there is no second full
-shuffle to save. The other `Exchange` nodes move the 2N/100 bindings: one repartition by point
-per broadcast side (each step's interval `[u(t-1), u(t))` is read off its own
-bindings, and the index is built within the partition of its point).
-Count them with `reclock_job(n)._jdf.queryExecution().executedPlan()`.
+shuffle to save. The bindings are never shuffled: the remap is kept as `remap_at_points`
+leaves it, partitioned by point, so both broadcast sides (the key's levels and the index)
+read each step's interval `[u(t-1), u(t))` off its own bindings within the remap's
+partitions; the other `Exchange` nodes move the sinces, one row per point.
+`tests/test_bench_spark.py` pins that plan; print it with
+`reclock_job(n)._jdf.queryExecution().executedPlan()`.
 """
 
 from __future__ import annotations
