@@ -59,7 +59,8 @@ def monotone_boundaries(draw) -> dict:
         jumps = draw(
             st.lists(st.sampled_from([0, 1, 2, 3, 7, 100, 2**20, 2**40]), min_size=steps, max_size=steps)
         )
-        bounds = [draw(st.integers(0, 5)) + sum(jumps[: t + 1]) for t in range(steps)]
+        start = draw(st.integers(0, 5))
+        bounds = [start + sum(jumps[: t + 1]) for t in range(steps)]
         per_key[key] = [(t, None if closes is not None and t >= closes else b) for t, b in enumerate(bounds)]
     return per_key
 
