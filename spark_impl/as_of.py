@@ -43,7 +43,9 @@ def as_of(boundaries: DataFrame, rows: DataFrame, keys: list, value: str) -> Dat
 
 def as_of_intervals(spans: DataFrame, rows: DataFrame, keys: list, value: str) -> DataFrame:
     """`rows` with `into_time`: the `t` of the interval `(keys..., lo, hi, t)` with `lo <= value < hi` (null
-    `lo`, `hi`: unbounded); null when none holds it (pending).
+    `lo`, `hi`: unbounded); null (pending) when none holds it and the value is above every cut of its key, or
+    its key has none. A value below or between the cuts that no interval holds is left out: the intervals
+    `intervals` and `total_intervals` make leave no such value.
 
     Per key the intervals must be disjoint and non-empty, as `intervals` makes them, with at most one
     unbounded below and one unbounded above.
