@@ -34,14 +34,27 @@ def assigned(spark, rows: list, per_key: dict = BOUNDARIES) -> dict:
 
     from frontier_harness.spark_impl.as_of import as_of
 
-    boundaries = spark.createDataFrame(
-        [(k, t, b) for k, bounds in per_key.items() for t, b in bounds], "key string, t long, bound long"
-    )
+    boundaries = boundaries_frame(spark, per_key)
     values = spark.createDataFrame(rows, "key string, v long").withColumn(
         "id", F.monotonically_increasing_id()
     )
     out = as_of(boundaries, values, ["key"], "v").select("key", "v", "into_time").collect()
     return sorted((r.key, r.v, r.into_time) for r in out)
+
+
+def boundaries_frame(spark, per_key: dict):
+    """`(key, t, bound)` rows of `per_key`."""
+    return spark.createDataFrame(
+        [(k, t, b) for k, bounds in per_key.items() for t, b in bounds], "key string, t long, bound long"
+    )
+
+
+def index_slots(spark, per_key: dict) -> list:
+    """The slots of the index that `per_key`'s boundaries file."""
+    from frontier_harness.spark_impl import as_of
+
+    places = as_of._places(as_of.intervals(boundaries_frame(spark, per_key), ["key"]), ["key"])
+    return [row.cut_slot for row in as_of._index(places, ["key"]).select("cut_slot").collect()]
 
 
 def expected(rows: list, per_key: dict = BOUNDARIES) -> list:
@@ -96,13 +109,7 @@ def test_a_slot_collision_changes_nothing(spark_session, monkeypatch):
 
 def test_every_place_has_its_own_slot(spark_session):
     """The index's keys are unique: one row per place, so Spark probes it by one lookup, not an iterator."""
-    from frontier_harness.spark_impl import as_of
-
-    boundaries = spark_session.createDataFrame(
-        [(k, t, b) for k, bounds in BOUNDARIES.items() for t, b in bounds], "key string, t long, bound long"
-    )
-    places = as_of._places(as_of.intervals(boundaries, ["key"]), ["key"])
-    slots = [row.cut_slot for row in as_of._index(places, ["key"]).select("cut_slot").collect()]
+    slots = index_slots(spark_session, BOUNDARIES)
     assert len(slots) == len(set(slots)) > len(BOUNDARIES)
 
 
@@ -110,14 +117,8 @@ def test_one_level_files_its_places_under_consecutive_slots(spark_session):
     """A key whose intervals share one level (an upper advancing by steady amounts) gets slots that differ
     only in their bucket, so Spark can keep the index in an array; an interval unbounded on either side is
     not in the index (its step rides on the key's row of levels) and cannot scatter the slots."""
-    from frontier_harness.spark_impl import as_of
-
     steady = {"key": [(t, 100 * (t + 1)) for t in range(50)] + [(50, None)]}
-    boundaries = spark_session.createDataFrame(
-        [(k, t, b) for k, bounds in steady.items() for t, b in bounds], "key string, t long, bound long"
-    )
-    places = as_of._places(as_of.intervals(boundaries, ["key"]), ["key"])
-    slots = [row.cut_slot for row in as_of._index(places, ["key"]).select("cut_slot").collect()]
+    slots = index_slots(spark_session, steady)
     assert len(slots) == len(set(slots)) >= 39 and max(slots) - min(slots) < 2 * len(slots)
     rows = [("key", v) for v in (0, 99, 100, 4999, 5000, 5099, 5100, 10**9)]
     assert assigned(spark_session, rows, steady) == expected(rows, steady)
