@@ -3,18 +3,19 @@
 Each round checks, in ONE batched call (one Spark job), the history without each
 aligned span of its actions at every granularity at once (halves, quarters, ...,
 single actions: what ddmin tries one granularity a call), and keeps the failing
-candidate that removed the most. A batched implementation pays per call, not per
-candidate, so reducing a failure costs about one job per successful removal.
+candidate that removed the most; the next round also tries the failing removals
+made together (`_joined`). A batched implementation pays per call, not per
+candidate, so reducing a failure costs a job per round, and removals that succeed alone share one.
 
 >>> from frontier_harness.properties.engine.history import Action, History
 >>> h = History("total", tuple(Action("update", {"n": i}) for i in range(10)))
 >>> calls = []  # the size of each call
 >>> fails = lambda hs: calls.append(len(hs)) or [any(a.args["n"] == 7 for a in x.actions) for x in hs]
 >>> [a.args["n"] for a in reduce_history(h, fails).actions], calls
-([7], [17, 8, 3, 2])
+([7], [17, 11])
 >>> calls.clear()  # in calls of 4 (a suite of slow trials): a round ends at its first failing call
 >>> [a.args["n"] for a in reduce_history(h, fails, batch=4).actions], calls
-([7], [4, 4, 3, 2])
+([7], [4, 4, 4, 2])
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from collections.abc import Callable, Sequence
 from frontier_harness.properties.engine.history import History
 
 StillFails = Callable[[Sequence[History]], list[bool]]
+# The indices a candidate removed from its round's history (None: carried over from the last round).
+Removal = frozenset[int] | None
 
 
 def reduce_history(
@@ -40,12 +43,16 @@ def reduce_history(
     `improved` is told each smaller failing one as it is found. With `batch`, a round's candidates
     go in calls of `batch`, largest removals first, and the round ends at the first call that fails.
     """
+    together: list[History] = []
     while len(history.actions) > 1 and time.monotonic() < deadline:
-        smaller = _first_failing(
-            [history.without(span) for span in spans(len(history.actions))], still_fails, batch, deadline
-        )
-        if smaller is None:
+        removals = [frozenset(span) for span in spans(len(history.actions))]
+        candidates: list[tuple[Removal, History]] = [(None, h) for h in together]
+        candidates += [(r, history.without(r)) for r in removals]
+        failing = _first_failing(candidates, still_fails, batch, deadline)
+        if not failing:
             break  # every single action was among the candidates: 1-minimal (or the deadline passed)
+        smaller = min((h for _, h in failing), key=lambda h: len(h.actions))  # the first largest removal
+        together = [h for h in _joined(history, failing) if len(h.actions) < len(smaller.actions)]
         history = smaller
         if improved is not None:
             improved(history)
@@ -53,18 +60,30 @@ def reduce_history(
 
 
 def _first_failing(
-    candidates: list[History], still_fails: StillFails, batch: int | None, deadline: float
-) -> History | None:
-    """The failing candidate with the fewest actions in the first call (of `batch`) that has one."""
+    candidates: list[tuple[Removal, History]], still_fails: StillFails, batch: int | None, deadline: float
+) -> list[tuple[Removal, History]]:
+    """The failing candidates of the first call (of `batch`) that has one; empty if none has."""
     size = batch or len(candidates)
     for i in range(0, len(candidates), size):
         call = candidates[i : i + size]
-        failing = [c for c, bad in zip(call, still_fails(call)) if bad]
-        if failing:
-            return min(failing, key=lambda c: len(c.actions))  # the first of the largest removals
-        if time.monotonic() >= deadline:
-            break
-    return None
+        failing = [c for c, bad in zip(call, still_fails([h for _, h in call])) if bad]
+        if failing or time.monotonic() >= deadline:
+            return failing
+    return []
+
+
+def _joined(history: History, failing: list[tuple[Removal, History]]) -> list[History]:
+    """`history` without the first 2, 4, ... and all of the removals that failed alone, largest first.
+
+    >>> from frontier_harness.properties.engine.history import Action, History
+    >>> h = History("total", tuple(Action("update", {"n": i}) for i in range(4)))
+    >>> failing = [(frozenset({0, 1}), None), (frozenset({3}), None), (None, None)]
+    >>> [[a.args["n"] for a in x.actions] for x in _joined(h, failing)]
+    [[2]]
+    """
+    removed = sorted((r for r, _ in failing if r is not None), key=len, reverse=True)
+    counts = [2**i for i in range(1, len(removed).bit_length())] + [len(removed)]
+    return [history.without(frozenset().union(*removed[:j])) for j in dict.fromkeys(counts) if j > 1]
 
 
 def spans(n: int) -> list[range]:

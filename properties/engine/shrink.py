@@ -7,8 +7,8 @@ does: delete blocks, zero blocks, lower single numbers; a candidate replaces
 the current one when it still fails the same way and is smaller in shortlex
 order (shorter first, then lexicographically). When several candidates of a
 call that keep the length fail, the next call also tries them merged (each
-number the least any of them gave it), so a history whose numbers lower
-independently does not take one call per number. Passes are checked together, at
+number the least any of them gave it; the first 2, 4, ... and all of them), so a
+history whose numbers lower independently does not take one call per number. Passes are checked together, at
 least `MIN_BATCH` candidates in ONE call to the implementation (one Spark job),
 so each step of a shrink costs one job, not one per candidate or per pass. When `deadline`
 passes, the smallest failing sequence so far is the answer: a found failure is
@@ -47,17 +47,17 @@ def shrink_choices(
     the smallest failing candidate of the call wins. `improved` is told each
     smaller failing sequence as it is found.
     """
-    best, merged = list(choices), None
+    best, together = list(choices), list[Choices]()
     progress = True
     while progress and time.monotonic() < deadline:
         progress = False
-        for candidates in _calls(best, batch, merged):
+        for candidates in _calls(best, batch, together):
             # Smallest first: a batch that raises is searched left to right (`runner.check_batch`).
             verdicts = still_fails([list(c) for c in candidates])
             failing = [c for c, bad in zip(candidates, verdicts) if bad]
             if failing:
                 best, progress = list(min(failing, key=_shortlex)), True
-                merged = _merged(best, failing)
+                together = _merged(best, failing)
                 if improved is not None:
                     improved(best)
                 break
@@ -66,19 +66,17 @@ def shrink_choices(
     return best
 
 
-def _calls(best: Choices, batch: int, merged: Choices | None = None) -> Iterator[list[tuple[int, ...]]]:
+def _calls(best: Choices, batch: int, together: Sequence[Choices] = ()) -> Iterator[list[tuple[int, ...]]]:
     """The passes' candidates smaller than `best`, deduplicated, smallest first, in calls of at least
     `batch` (the last may hold fewer); each call holds whole passes, most aggressive first, and the
-    first call also `merged` (`_merged`).
+    first call also `together` (the last call's failures merged: `_merged`).
 
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=1)]  # a pass a call (no repeated number)
     [2, 4, 5, 2, 4, 4, 10, 59]
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=10)]  # deletions, then zeros and lowerings
     [11, 14, 59]
     """
-    call: dict[tuple[int, ...], None] = {}
-    if merged is not None and _shortlex(merged) < _shortlex(best):
-        call[tuple(merged)] = None
+    call = {tuple(c): None for c in together if _shortlex(c) < _shortlex(best)}
     for candidates in _passes(best):
         call.update((c, None) for c in map(tuple, candidates) if _shortlex(c) < _shortlex(best))
         if len(call) >= batch:
@@ -88,16 +86,18 @@ def _calls(best: Choices, batch: int, merged: Choices | None = None) -> Iterator
         yield sorted(call, key=_shortlex)
 
 
-def _merged(best: Choices, failing: Sequence[tuple[int, ...]]) -> Choices | None:
-    """The failing candidates of `best`'s length merged: each number the least any of them (or `best`)
-    gives it; None when that is `best` itself (at most one number was lowered).
+def _merged(best: Choices, failing: Sequence[tuple[int, ...]]) -> list[Choices]:
+    """The failing candidates of `best`'s length merged, the first 2, 4, ... and all of them (each number
+    the least any of them or `best` gives it): numbers that lower independently lower together in one
+    call, and when not all of them do, the first few still may.
 
-    >>> _merged([0, 3, 0, 4], [(0, 3, 0, 0), (0, 1, 0, 4), (5,)])
-    [0, 1, 0, 0]
+    >>> _merged([2, 3, 2, 4], [(0, 3, 2, 4), (2, 1, 2, 4), (2, 3, 0, 4), (5,)])
+    [[0, 1, 2, 4], [0, 1, 0, 4]]
     """
     same = [c for c in failing if len(c) == len(best)]
-    merged = [min(column) for column in zip(best, *same)]
-    return merged if merged != best and tuple(merged) not in same else None
+    counts = [2**i for i in range(1, len(same).bit_length())] + [len(same)]
+    merged = {tuple(min(column) for column in zip(best, *same[:j])): None for j in counts if j > 1}
+    return [list(m) for m in merged if list(m) != best and m not in same]
 
 
 def _shortlex(choices: Iterable[int]) -> tuple[int, tuple[int, ...]]:
