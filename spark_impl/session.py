@@ -161,6 +161,13 @@ def stop() -> None:
             _session = None
 
 
+def jvm_process():
+    """The local session's JVM (the Py4J gateway's process): it exits at the end of its input."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway.proc
+
+
 def restart():
     """Stops whatever is left of the session (the JVM may be gone) and starts a new one."""
     global _session, _small_jobs
@@ -279,9 +286,12 @@ def _jvm_launch_conf(partitions: str, conf: dict) -> dict:
 
 
 def _java_options(conf: dict) -> str:
-    """log4j configured by `_log4j_properties`, then the user's own driver options, if any."""
-    ours = f"-Dlog4j.configurationFile={_log4j_properties().as_uri()}"
-    return " ".join([ours, conf.get("spark.driver.extraJavaOptions", "")]).strip()
+    """log4j configured by `_log4j_properties`, the class archive (`class_archive`), then the user's own
+    driver options, if any (the JVM takes the last of two settings of one option)."""
+    from frontier_harness.spark_impl import class_archive
+
+    ours = [f"-Dlog4j.configurationFile={_log4j_properties().as_uri()}", *class_archive.java_options()]
+    return " ".join([*ours, conf.get("spark.driver.extraJavaOptions", "")]).strip()
 
 
 def _log4j_properties() -> Path:

@@ -1,0 +1,78 @@
+"""The JVM class archive: mapped when it exists, built once in the background when not, and usable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from frontier_harness.spark_impl import class_archive, session
+
+
+@pytest.fixture
+def started(monkeypatch) -> list:
+    """The builders `java_options` starts (recorded, not run)."""
+    calls: list = []
+    monkeypatch.setattr(class_archive.subprocess, "Popen", lambda args, **kw: calls.append(args))
+    monkeypatch.delenv(class_archive.SWITCH, raising=False)
+    return calls
+
+
+def test_an_archive_that_exists_is_mapped_and_checked(tmp_path, started):
+    archive = tmp_path / "spark.jsa"
+    archive.write_bytes(b"")
+    assert class_archive.java_options(archive)[:2] == [
+        f"-XX:SharedArchiveFile={archive}",
+        "-XX:+VerifySharedSpaces",
+    ]
+    assert started == []
+
+
+def test_without_an_archive_one_builder_starts_and_the_jvm_starts_without_it(tmp_path, started):
+    archive = tmp_path / "cache" / "spark.jsa"
+    assert class_archive.java_options(archive) == []
+    assert class_archive.java_options(archive) == []  # a second JVM meanwhile: the lock is held
+    assert started == [[sys.executable, "-m", "frontier_harness.spark_impl.class_archive", str(archive)]]
+
+
+def test_a_stale_lock_is_taken_over_by_the_next_start(tmp_path, started):
+    archive = tmp_path / "spark.jsa"
+    lock = tmp_path / "spark.jsa.lock"
+    lock.touch()
+    stale = time.time() - class_archive.BUILD_TIMEOUT_S - 1
+    os.utime(lock, (stale, stale))
+    class_archive.java_options(archive)  # removes the dead builder's lock
+    class_archive.java_options(archive)
+    assert len(started) == 1
+
+
+def test_switched_off_or_unwritable_the_jvm_starts_as_before(tmp_path, started, monkeypatch):
+    read_only = tmp_path / "ro"
+    read_only.mkdir(mode=0o500)
+    if os.access(read_only, os.W_OK):  # root writes anywhere: make the directory a file instead
+        read_only.rmdir()
+        read_only.touch()
+    assert class_archive.java_options(read_only / "cache" / "spark.jsa") == []
+    monkeypatch.setenv(class_archive.SWITCH, "off")
+    assert class_archive.java_options(tmp_path / "spark.jsa", exists=True) == []
+    assert started == []
+
+
+@pytest.mark.spark
+def test_the_built_archive_is_one_a_jvm_can_map():
+    """`-Xshare:on` makes a JVM that cannot map the archive fail to start instead of starting without it."""
+    if not session.java_available():
+        pytest.skip("Java is not installed")
+    path = class_archive.archive_path()
+    lock = path.with_name(path.name + ".lock")
+    deadline = time.monotonic() + class_archive.BUILD_TIMEOUT_S
+    while not class_archive.ensure(path) and lock.exists() and time.monotonic() < deadline:
+        time.sleep(2)  # a builder another process started is still at it
+    assert path.exists()
+    env = {**os.environ, "FRONTIER_HARNESS_SPARK_CONF": "spark.driver.extraJavaOptions=-Xshare:on"}
+    code = "from frontier_harness.spark_impl import session; session.spark().range(3).count()"
+    ran = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
