@@ -12,13 +12,13 @@ from frontier_harness.properties.cli.main import main
 
 @pytest.mark.spark
 def test_spark_overhead_reaches_bench_json_per_suite_and_over_suites(spark_session, tmp_path, monkeypatch):
-    monkeypatch.setattr(spark_overhead, "SUITES", ("ttl", "collections"))
+    monkeypatch.setattr(spark_overhead, "SUITES", ("mutable_antichain", "collections"))
     monkeypatch.setattr(spark_overhead, "CALLS", 2)
     out = tmp_path / "bench.json"
     assert main(["bench", "--only", "spark_overhead", "--json", str(out)]) == 0
     figures = {f["name"]: f["value"] for f in json.loads(out.read_text())["figures"]}
     assert set(figures) == {
-        "spark_job_overhead_s.ttl",
+        "spark_job_overhead_s.mutable_antichain",
         "spark_job_overhead_s.collections",
         "spark_job_overhead_s",
     }

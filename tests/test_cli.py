@@ -35,7 +35,8 @@ def test_bad_input_exits_2_with_one_line(argv, capsys):
 
 
 def test_check_laws_passes_and_is_deterministic(capsys):
-    args = ["check", "--suite", "laws", "--profile", "ci", "--domain", "partitioned"]
+    args = ["check", "--suite", "laws", "--profile", "ci", "--domain", "partitioned", "--max-examples", "20"]
+    args += ["--screening", "500"]  # ci's seed and derandomized draws, fewer of them: the same verdicts twice
     assert main(args) == 0
     first = _verdicts(capsys.readouterr().out)
     assert main(args) == 0

@@ -23,6 +23,8 @@ def _check(impl: str, out) -> subprocess.CompletedProcess:
             "total",
             "--profile",
             "dev",
+            "--batched-examples",
+            "1",  # after the retry, the rest of the run only needs to hold
             "--impl",
             impl,
             "--out",

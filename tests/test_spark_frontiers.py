@@ -68,6 +68,8 @@ def test_collections_suite_passes_on_spark_connect(tmp_path):
             "collections",
             "--profile",
             "dev",
+            "--batched-examples",
+            "1",  # one Hypothesis call and one screening call per property and domain: each is a Connect job
             "--out",
             str(tmp_path),
         ],

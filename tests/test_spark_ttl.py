@@ -322,7 +322,7 @@ def test_planted_spark_bug_is_caught_small_and_replays(spark_session, tmp_path, 
     # Screening only, as ci runs Spark: a failure shrinks with one batched call per pass, where
     # Hypothesis's shrinker pays a Spark job per candidate (tried: 5 min, still 14 actions).
     profile = attrs.evolve(QUICK, screen_first=True, batched_screening_histories=900)
-    result = run_suite(get_suite(suite), globals()[bug](), impl_name, profile, seed=0)
+    result = run_suite(get_suite(suite), globals()[bug](), impl_name, profile, seed=0, fail_fast=True)
     failure = result.results[0].failure
     assert failure is not None, f"{bug} was not caught"
     assert len(failure.history.actions) <= max_actions, failure.history

@@ -86,7 +86,7 @@ def _caught(factory: str, prop: str, max_actions: int, tmp_path) -> None:
     impl = globals()[factory]()
     name = f"tests.test_suite_expiration:{factory}"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property(prop),))
-    failure = run_suite(only, impl, name, PROFILE, seed=0).results[0].failure
+    failure = run_suite(only, impl, name, PROFILE, seed=0, fail_fast=True).results[0].failure
     assert failure is not None, f"{factory} not caught by {prop}"
     assert len(failure.history.actions) <= max_actions, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1
@@ -187,7 +187,7 @@ def test_planted_spark_expiration_rules_are_caught_small(spark_session, tmp_path
     name = f"tests.test_suite_expiration:{factory}"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property(prop),))
     profile = attrs.evolve(QUICK, batched_examples=1, batched_screening_histories=600, screening_batch=600)
-    failure = run_suite(only, globals()[factory](), name, profile, seed=0).results[0].failure
+    failure = run_suite(only, globals()[factory](), name, profile, seed=0, fail_fast=True).results[0].failure
     assert failure is not None, f"{factory} not caught by {prop}"
     assert len(failure.history.actions) <= max_actions, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1
@@ -210,7 +210,9 @@ def test_planted_spark_bug_is_caught_small(spark_session, tmp_path):
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
     profile = attrs.evolve(QUICK, batched_examples=1, batched_screening_histories=150, screening_batch=150)
     failure = (
-        run_suite(only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0).results[0].failure
+        run_suite(only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0, fail_fast=True)
+        .results[0]
+        .failure
     )
     assert failure is not None
     assert len(failure.history.actions) <= 8, failure.history

@@ -58,7 +58,11 @@ def test_suite_holds_on_the_model_and_reaches_every_hard_case():
 
 def test_planted_model_side_retraction_at_upper_is_caught_small(tmp_path):
     name = "tests.test_suite_temporal:model_retracts_at_upper"
-    failure = run_suite(TEMPORAL, model_retracts_at_upper(), name, MODEL_SIDE, seed=0).results[0].failure
+    failure = (
+        run_suite(TEMPORAL, model_retracts_at_upper(), name, MODEL_SIDE, seed=0, fail_fast=True)
+        .results[0]
+        .failure
+    )
     assert failure is not None
     assert len(failure.history.actions) <= 4, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1

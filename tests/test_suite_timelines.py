@@ -77,7 +77,7 @@ def test_planted_missing_timeline_check_is_caught_small(tmp_path):
     name = "tests.test_suite_timelines:accepts_everything"
     only = attrs.evolve(TIMELINES, properties=(TIMELINES.property("multi_timeline_rejected_single_runs"),))
     profile = attrs.evolve(QUICK, max_examples=30, batch_size=2, screening_histories=1000)
-    failure = run_suite(only, accepts_everything(), name, profile, seed=0).results[0].failure
+    failure = run_suite(only, accepts_everything(), name, profile, seed=0, fail_fast=True).results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 5, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1
@@ -96,7 +96,11 @@ def test_planted_external_and_user_of_one_name_confused_is_caught_small(tmp_path
     name = "tests.test_suite_timelines:confuses_external_and_user"
     only = attrs.evolve(TIMELINES, properties=(TIMELINES.property("multi_timeline_rejected_single_runs"),))
     profile = attrs.evolve(QUICK, max_examples=30, batch_size=2, screening_histories=2000)
-    failure = run_suite(only, confuses_external_and_user(), name, profile, seed=0).results[0].failure
+    failure = (
+        run_suite(only, confuses_external_and_user(), name, profile, seed=0, fail_fast=True)
+        .results[0]
+        .failure
+    )
     assert failure is not None
     assert len(failure.history.actions) <= 5, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1
