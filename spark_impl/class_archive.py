@@ -9,15 +9,12 @@ job 10.1 s -> 6.5 s; `check --suite collections --domain total` (one process)
 
 The archive is made once per PySpark version and Java: the first session that
 finds none starts `python -m frontier_harness.spark_impl.class_archive PATH` in
-the background and goes on without it. That process runs a few small jobs in a
-JVM that dumps at exit, waits for the JVM to end, and moves the archive into
-place, so a reader never sees half of one. The archive carries a checksum
+the background, at the lowest CPU priority, and goes on without it. That
+process runs a few small jobs in a JVM that dumps at exit, waits for the JVM to
+end, and moves the archive into place, so a reader never sees half of one. The archive carries a checksum
 (`-XX:+VerifySharedSpaces`), and a JVM that cannot use it (another Java, other
 jars) starts without it, as `-Xshare:auto` does: the archive changes how fast a
 JVM starts, never what it computes. `FRONTIER_HARNESS_CLASS_ARCHIVE=off` turns it off.
-
->>> java_options(Path("/cache/spark.jsa"), exists=True)
-['-XX:SharedArchiveFile=/cache/spark.jsa', '-XX:+VerifySharedSpaces', '-Xlog:cds=off', '-Xlog:cds+dynamic=off']
 """
 
 from __future__ import annotations
@@ -45,12 +42,24 @@ def java_options(path: Path | None = None, exists: bool | None = None) -> list[s
         return []
     if dump := os.environ.get(_DUMP):
         return [f"-XX:ArchiveClassesAtExit={dump}", CHECKED, *QUIET]
-    path = path or archive_path()
+    try:
+        path = path or archive_path()
+    except (OSError, RuntimeError):  # no home directory, no Java: no archive
+        return []
     if path.exists() if exists is None else exists:
-        return [f"-XX:SharedArchiveFile={path}", CHECKED, *QUIET]
+        return mapping(path)
     with contextlib.suppress(OSError):  # a read-only cache: no archive, the JVM starts as it always did
         build_in_background(path)
     return []
+
+
+def mapping(path: Path) -> list[str]:
+    """The options of a JVM that maps the archive at `path`, checked, and quiet about it.
+
+    >>> mapping(Path("/cache/spark.jsa"))
+    ['-XX:SharedArchiveFile=/cache/spark.jsa', '-XX:+VerifySharedSpaces', '-Xlog:cds=off', '-Xlog:cds+dynamic=off']
+    """
+    return [f"-XX:SharedArchiveFile={path}", CHECKED, *QUIET]
 
 
 def archive_path() -> Path:
@@ -144,4 +153,6 @@ def _run_small_jobs(spark) -> None:
 
 
 if __name__ == "__main__":
+    # The JVM inherits it: the archive is for later runs, and must not slow the one that started it.
+    os.nice(19)
     sys.exit(0 if build(Path(sys.argv[1])) else 1)
