@@ -4,17 +4,18 @@ HotSpot's dynamic CDS (JDK 13 and later; Spark 4 needs 17) writes the classes a
 JVM loaded to an archive when it exits (`-XX:ArchiveClassesAtExit`); a later JVM
 maps them (`-XX:SharedArchiveFile`) instead of reading, parsing and verifying
 them again from some 250 jars. Measured on 2 cores: a session's start and first
-job 10.1 s -> 6.5 s; `check --suite collections --domain total` (one process)
+job 10.1 s -> 6.4 s; `check --suite collections --domain total` (one process)
 15.3 s -> 10.2 s. Every CLI command, replay and crash trial starts a JVM.
 
 The archive is made once per PySpark version and Java: the first session that
 finds none starts `python -m frontier_harness.spark_impl.class_archive PATH` in
 the background, at the lowest CPU priority, and goes on without it. That
 process runs a few small jobs in a JVM that dumps at exit, waits for the JVM to
-end, and moves the archive into place, so a reader never sees half of one. The archive carries a checksum
-(`-XX:+VerifySharedSpaces`), and a JVM that cannot use it (another Java, other
-jars) starts without it, as `-Xshare:auto` does: the archive changes how fast a
-JVM starts, never what it computes. `FRONTIER_HARNESS_CLASS_ARCHIVE=off` turns it off.
+end, and moves the archive into place, so a reader never sees half of one. The
+archive carries a checksum (`-XX:+VerifySharedSpaces`), and a JVM that cannot
+use it (another Java, other jars) starts without it, as `-Xshare:auto` does: the
+archive changes how fast a JVM starts, never what it computes.
+`FRONTIER_HARNESS_CLASS_ARCHIVE=off` turns it off.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")  # the JVM warns of every cla
 BUILD_TIMEOUT_S = 600  # a lock older than this is a builder that died: the next start tries again
 
 
-def java_options(path: Path | None = None, exists: bool | None = None) -> list[str]:
+def java_options(path: Path | None = None) -> list[str]:
     """The driver JVM's options for the archive at `path` (default `archive_path()`): map it when it
     exists; otherwise start building it in the background, and start without it."""
     if os.environ.get(SWITCH) == "off":
@@ -46,7 +47,7 @@ def java_options(path: Path | None = None, exists: bool | None = None) -> list[s
         path = path or archive_path()
     except (OSError, RuntimeError):  # no home directory, no Java: no archive
         return []
-    if path.exists() if exists is None else exists:
+    if path.exists():
         return mapping(path)
     with contextlib.suppress(OSError):  # a read-only cache: no archive, the JVM starts as it always did
         build_in_background(path)
@@ -91,8 +92,8 @@ def build_in_background(path: Path) -> None:
 
 
 def ensure(path: Path | None = None) -> bool:
-    """Builds the archive now (a JVM's start, a few jobs and its exit: ~20 s) unless it exists or another
-    process is building it; True if it is in place after. A test session calls it before its workers start."""
+    """Builds the archive now (a JVM's start, a few jobs and its exit: ~45 s on 2 cores) unless it exists
+    or another process is building it; True if it is in place after."""
     path = path or archive_path()
     return path.exists() or (_lock(path) and build(path))
 

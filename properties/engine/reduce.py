@@ -5,7 +5,8 @@ aligned span of its actions at every granularity at once (halves, quarters, ...,
 single actions: what ddmin tries one granularity a call), and keeps the failing
 candidate that removed the most; the next round also tries the failing removals
 made together (`_joined`). A batched implementation pays per call, not per
-candidate, so reducing a failure costs a job per round, and removals that succeed alone share one.
+candidate, so reducing a failure costs a job per round, and removals that
+succeed alone share a round.
 
 >>> from frontier_harness.properties.engine.history import Action, History
 >>> h = History("total", tuple(Action("update", {"n": i}) for i in range(10)))

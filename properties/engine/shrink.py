@@ -7,12 +7,12 @@ does: delete blocks, zero blocks, lower single numbers; a candidate replaces
 the current one when it still fails the same way and is smaller in shortlex
 order (shorter first, then lexicographically). When several candidates of a
 call that keep the length fail, the next call also tries them merged (each
-number the least any of them gave it; the first 2, 4, ... and all of them), so a
-history whose numbers lower independently does not take one call per number. Passes are checked together, at
-least `MIN_BATCH` candidates in ONE call to the implementation (one Spark job),
-so each step of a shrink costs one job, not one per candidate or per pass. When `deadline`
-passes, the smallest failing sequence so far is the answer: a found failure is
-never lost to the clock.
+number the least any of them gave it; the first 2, 4, ... and all of them), so
+a history whose numbers lower independently does not take one call per number.
+Passes are checked together, at least `MIN_BATCH` candidates in ONE call to the
+implementation (one Spark job), so each step of a shrink costs one job, not one
+per candidate or per pass. When `deadline` passes, the smallest failing sequence
+so far is the answer: a found failure is never lost to the clock.
 
 >>> fails = lambda batch: [any(n >= 5 for n in c) for c in batch]
 >>> shrink_choices([3, 9, 0, 4, 1], fails)
