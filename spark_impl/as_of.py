@@ -10,19 +10,22 @@ values are never sorted or shuffled.
 
 The index is by *level*: a bounded interval of length `L` is filed at level
 `k = ceil(log2 L)` under the one or two buckets `v >> k` it overlaps, so a bucket of
-any level overlaps at most three intervals of that level, whatever the spread of
-lengths (an upper that jumps far ahead adds a level, not a blow-up). A value between
-its key's first and last cut probes its bucket at each level the key uses; a value
-outside them needs no probe: the key's row of levels carries the step of the interval
-unbounded below (if any) and of the one unbounded above (the source closed; none:
-the value is pending). With one level per key, as when an upper advances by steady
-amounts, the index's slots are consecutive and Spark keeps them in an array.
+any level overlaps at most three intervals of that level (one entering it, one inside,
+one leaving), whatever the spread of lengths (an upper that jumps far ahead adds a
+level, not a blow-up). A value between its key's first and last cut probes its bucket
+at each level the key uses; a value outside them needs no probe: the key's row of
+levels carries the step of the interval unbounded below (if any) and of the one
+unbounded above (the source closed; none: the value is pending). With one level per
+key, as when an upper advances by steady amounts, the index's slots are consecutive
+and Spark keeps them in an array.
 
 Each *place* (key, level, bucket) is one row of the index, holding its (at most
 three) intervals side by side, so the index's keys are unique: Spark probes a
 relation with unique keys by one lookup, and one with repeated keys by an iterator
 over the matches (reclocking 10M updates, side by side: 2.26x Spark's consolidation
-of them filed one row per interval, 1.98x one row per place).
+of them filed one row per interval, 1.98x one row per place). A place's intervals are
+gathered by their role in its bucket (entering, inside, leaving), which Spark aggregates
+in generated code; a list per place made it sort the places.
 """
 
 from __future__ import annotations
@@ -113,11 +116,25 @@ def intervals(boundaries: DataFrame, keys: list) -> DataFrame:
 
 
 def level(lo: Column, hi: Column) -> Column:
-    """The level of a bounded interval `[lo, hi)`: `ceil(log2(hi - lo))`, so it overlaps at most two buckets.
+    """The level of a bounded interval `[lo, hi)`: `k = ceil(log2(hi - lo))`, so `2^(k-1) < hi - lo <= 2^k`
+    and it overlaps at most two buckets of its level.
 
-    Needs `lo < hi` and `hi - lo` within a `long`: offsets are non-negative, so it is.
+    Exact: `log2` of a length beyond a double's 53 bits can be off by one (`2^53 + 2` reads as
+    `2^53`), so the guess is corrected against powers of two. Needs `lo < hi` and `hi - lo`
+    within a `long`: offsets are non-negative, so it is.
     """
-    return F.ceil(F.log2(hi - lo)).cast("int")
+    length = hi - lo
+    guess = F.ceil(F.log2(length)).cast("int")
+    return (
+        F.when((guess < 63) & (_power(guess) < length), guess + 1)
+        .when((guess > 0) & (_power(guess - 1) >= length), guess - 1)
+        .otherwise(guess)
+    )
+
+
+def _power(k: Column) -> Column:
+    """`2^k` as a `long`, for `0 <= k <= 62`."""
+    return F.call_function("shiftleft", F.lit(1).cast("long"), k)
 
 
 def shift(value: Column, k: Column) -> Column:
@@ -125,17 +142,18 @@ def shift(value: Column, k: Column) -> Column:
     return F.call_function("shiftright", value, k)
 
 
-def filed(lo: Column, hi: Column) -> Column:
-    """Where a bounded interval is filed: `array<struct<level, bucket>>`, one entry per bucket it overlaps."""
-    k = level(lo, hi)
-    first, last = (F.struct(k.alias("level"), shift(v, k).alias("bucket")) for v in (lo, hi - 1))
-    return F.when(first["bucket"] == last["bucket"], F.array(first)).otherwise(F.array(first, last))
+def filed(lo: Column, hi: Column, k: Column) -> Column:
+    """The buckets that a bounded interval of level `k` is filed under: the one or two it overlaps."""
+    first, last = shift(lo, k), shift(hi - 1, k)
+    return F.when(first == last, F.array(first)).otherwise(F.array(first, last))
 
 
 def _places(spans: DataFrame, keys: list) -> DataFrame:
     """`(keys..., lo, hi, t, level, bucket)`: each bounded interval once per place it is filed at."""
-    bounded = spans.where(F.col("lo").isNotNull() & F.col("hi").isNotNull())
-    return bounded.select(*keys, "lo", "hi", "t", F.inline(filed(F.col("lo"), F.col("hi"))))
+    lo, hi, k = F.col("lo"), F.col("hi"), F.col("level")
+    bounded = spans.where(lo.isNotNull() & hi.isNotNull())
+    leveled = bounded.select(*keys, "lo", "hi", "t", level(lo, hi).alias("level"))
+    return leveled.select(*keys, "lo", "hi", "t", "level", F.explode(filed(lo, hi, k)).alias("bucket"))
 
 
 def _levels(spans: DataFrame, keys: list) -> DataFrame:
@@ -167,20 +185,29 @@ def _levels(spans: DataFrame, keys: list) -> DataFrame:
 
 def _index(places: DataFrame, keys: list) -> DataFrame:
     """The broadcast side: one row per place `(keys..., level, bucket)`, with its `slot` and the (at most
-    `PER_BUCKET`) intervals filed there as `cut_lo{i}`, `cut_hi{i}`, `cut_t{i}`; columns renamed `cut_*`
-    (both sides of the join may descend from one frame)."""
+    `PER_BUCKET`) intervals filed there as `cut_lo{i}`, `cut_hi{i}`, `cut_t{i}`, by their role in the
+    bucket (`_roles`; null: none); columns renamed `cut_*` (both sides of the join may descend from one
+    frame)."""
     placed = [*keys, "level", "bucket"]
-    packed = places.groupBy(*placed).agg(F.collect_list(F.struct("lo", "hi", "t")).alias("cuts"))
     held = [
-        F.get("cuts", i)[name].alias(f"cut_{name}{i}")
-        for i in range(PER_BUCKET)
+        F.max(F.when(role, F.col(name))).alias(f"cut_{name}{i}")
+        for i, role in enumerate(_roles(F.col("lo"), F.col("hi"), F.col("level"), F.col("bucket")))
         for name in ("lo", "hi", "t")
     ]
+    packed = places.groupBy(*placed).agg(*held)
     return packed.select(
         slot(key_level(keys), F.col("bucket")).alias("cut_slot"),
         *[F.col(c).alias(f"cut_{c}") for c in placed],
-        *held,
+        *[f"cut_{name}{i}" for i in range(PER_BUCKET) for name in ("lo", "hi", "t")],
     )
+
+
+def _roles(lo: Column, hi: Column, k: Column, bucket: Column) -> list[Column]:
+    """Whether the interval `[lo, hi)` of level `k` enters `bucket` (starts in an earlier one), lies inside
+    it, or leaves it (ends in a later one). No interval does two (none is longer than a bucket), and each
+    role has at most one interval (disjoint intervals longer than half a bucket), so `PER_BUCKET` is 3."""
+    entering, leaving = shift(lo, k) < bucket, shift(hi - 1, k) > bucket
+    return [entering, ~entering & ~leaving, leaving]
 
 
 def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> DataFrame:

@@ -18,6 +18,8 @@ BOUNDARIES = {
     "straddling": [(0, 3), (1, 6), (2, 13)],
     # three intervals of level 3 in the bucket [8, 16): [3, 9) entering it, [9, 14) inside, [14, 20) leaving
     "three in a bucket": [(0, 3), (1, 9), (2, 14), (3, 20)],
+    # lengths past a double's 53 bits (2^53 + 2 reads as 2^53): the level must still be exact
+    "beyond a double": [(0, 2**53 - 1), (1, 2**54 + 1), (2, 2**54 + 3), (3, 2**62 + 2**61 + 7)],
 }
 EDGES = sorted(
     {v for bounds in BOUNDARIES.values() for _, b in bounds if b is not None for v in (b - 1, b, b + 1)} | {0}

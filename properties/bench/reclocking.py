@@ -9,7 +9,7 @@ consolidates the reclocked collection; the baseline is Spark's own consolidation
 the same update rows (`groupBy(history_id, point, data, time).agg(sum(diff))`), the
 least a reclocked collection must cost; a plain sort by time is reported too. All are
 written to Spark's `noop` sink under the same settings, each run once untimed, then in
-turns; each figure of the large jobs is the median of `MEDIAN_OF` runs in one process
+turns (each turn starting one job later); each figure of the large jobs is the median of `MEDIAN_OF` runs in one process
 (this machine's run-to-run noise is ~20%), the others the best of `REPEATS`.
 
 The plan shuffles the updates once: the as-of join is two broadcast hash joins
@@ -100,9 +100,13 @@ def best(run: Callable[[], None]) -> float:
 
 
 def interleaved_medians(runs: list[Callable[[], None]]) -> list[float]:
-    """The median of `MEDIAN_OF` wall-clock timings of each, run in turns so that all see the same machine."""
-    rounds = [[timed(run) for run in runs] for _ in range(MEDIAN_OF)]
-    return [statistics.median(column) for column in zip(*rounds)]
+    """The median of `MEDIAN_OF` wall-clock timings of each, run in turns so that all see the same machine;
+    each turn starts one job later than the last, so that no job always runs after the same other."""
+    times: list[list[float]] = [[] for _ in runs]
+    for start in range(MEDIAN_OF):
+        for i in [(start + j) % len(runs) for j in range(len(runs))]:
+            times[i].append(timed(runs[i]))
+    return [statistics.median(column) for column in times]
 
 
 def consolidation_job(n: int):
