@@ -9,8 +9,9 @@ consolidates the reclocked collection; the baseline is Spark's own consolidation
 the same update rows (`groupBy(history_id, point, data, time).agg(sum(diff))`), the
 least a reclocked collection must cost; a plain sort by time is reported too. All are
 written to Spark's `noop` sink under the same settings, each run once untimed, then in
-turns (each turn starting one job later); each figure of the large jobs is the median of `MEDIAN_OF` runs in one process
-(this machine's run-to-run noise is ~20%), the others the best of `REPEATS`.
+turns, each turn starting one job later; each figure of the large jobs is the median of
+`MEDIAN_OF` runs in one process (this machine's run-to-run noise is ~20%), the others
+the best of `REPEATS`.
 
 The plan shuffles the updates once: the as-of join is two broadcast hash joins
 (`frontier_harness.spark_impl.as_of`), so the consolidation's `Exchange` is the only one over the N
