@@ -135,6 +135,7 @@ def test_a_sigkill_at_a_random_moment_loses_and_duplicates_nothing(tmp_path):
             break
         kills += 1
         progress.append(_durable_upper(tmp_path))
+    assert kills == KILLS, f"the worker finished before {KILLS - kills} of its {KILLS} kills"
     trials += 1
     assert _run(tmp_path, kill=None)
     counts = _data_counts(tmp_path)

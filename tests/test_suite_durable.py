@@ -33,7 +33,9 @@ def test_a_planted_durable_bug_is_caught_small_and_replays(spark_session, tmp_pa
     """That the pipeline holds is `test_suite_resumption`'s durable test (the suite's one property is the
     same comparison with the model); here, that the suite catches a bug in it small."""
     broken = run_suite(DURABLE, compacts_past_data_upper(), "spark", SMALL, seed=0, domains=["total"])
-    [smallest] = [r.failure for r in broken.results if r.failure]
+    failures = [r.failure for r in broken.results if r.failure]
+    assert failures, "compacting past the data shard's upper was not caught"
+    smallest = min(failures, key=lambda f: len(f.history.actions))
     assert len(smallest.history.actions) <= 8, smallest.history
     assert write_and_replay(smallest, tmp_path, "tests.test_suite_durable:compacts_past_data_upper") == 1
     assert write_and_replay(smallest, tmp_path, "spark") == 0

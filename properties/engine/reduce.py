@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.shrink import doubling
 
 StillFails = Callable[[Sequence[History]], list[bool]]
 # The indices a candidate removed from its round's history (None: carried over from the last round).
@@ -83,8 +84,7 @@ def _joined(history: History, failing: list[tuple[Removal, History]]) -> list[Hi
     [[2]]
     """
     removed = sorted((r for r, _ in failing if r is not None), key=len, reverse=True)
-    counts = [2**i for i in range(1, len(removed).bit_length())] + [len(removed)]
-    return [history.without(frozenset().union(*removed[:j])) for j in dict.fromkeys(counts) if j > 1]
+    return [history.without(frozenset().union(*removed[:j])) for j in doubling(len(removed))]
 
 
 def spans(n: int) -> list[range]:

@@ -95,9 +95,17 @@ def _merged(best: Choices, failing: Sequence[tuple[int, ...]]) -> list[Choices]:
     [[0, 1, 2, 4], [0, 1, 0, 4]]
     """
     same = [c for c in failing if len(c) == len(best)]
-    counts = [2**i for i in range(1, len(same).bit_length())] + [len(same)]
-    merged = {tuple(min(column) for column in zip(best, *same[:j])): None for j in counts if j > 1}
+    merged = {tuple(min(column) for column in zip(best, *same[:j])): None for j in doubling(len(same))}
     return [list(m) for m in merged if list(m) != best and m not in same]
+
+
+def doubling(n: int) -> list[int]:
+    """How many of `n` failing candidates each merge joins: the first 2, 4, 8, ..., then all `n`.
+
+    >>> doubling(1), doubling(4), doubling(5)
+    ([], [2, 4], [2, 4, 5])
+    """
+    return [2**i for i in range(1, n.bit_length()) if 2**i < n] + ([n] if n > 1 else [])
 
 
 def _shortlex(choices: Iterable[int]) -> tuple[int, tuple[int, ...]]:
