@@ -66,9 +66,9 @@ def total_intervals(remap: DataFrame, sinces: DataFrame) -> DataFrame:
         F.lit(None).cast(remap.schema["from_time"].dataType).alias("from_time"),
         F.lit(0).cast("long").alias("diff"),
     )
-    # Partitioned by point, the index and the key levels built from the steps need no other exchange; a remap
-    # already partitioned by point (as `remap_at_points` leaves it) is not shuffled again, only the sinces.
-    per_step = bindings.repartition(*POINT).unionByName(starts.repartition(*POINT)).groupBy(*POINT, "t")
+    # The intervals feed the as-of join's broadcast sides, which the driver collects whole: one task reads
+    # them, so neither the bindings nor the sinces are shuffled and no task runs over an empty partition.
+    per_step = bindings.unionByName(starts).coalesce(1).groupBy(*POINT, "t")
     return per_step.agg(
         F.max(F.when(F.col("diff") < 0, F.col("from_time"))).alias("lo"),
         F.max(F.when(F.col("diff") > 0, F.col("from_time"))).alias("hi"),

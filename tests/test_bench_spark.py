@@ -67,15 +67,18 @@ def test_small_batches_get_the_small_job_settings_and_large_ones_spark_defaults(
 
 @pytest.mark.spark
 def test_the_reclock_job_shuffles_the_updates_once_and_the_bindings_never(spark_session):
-    """The remap comes partitioned by point (`remap_at_points`), so the level table and the index are built
-    within its partitions: the only exchange over a large input is the consolidation's, over the updates."""
+    """The level table and the index are built from the remap in one task each (it is broadcast whole): the
+    one exchange is the consolidation's, over the updates, and both broadcast sides read the remap."""
     with reclocking.session_conf(reclocking.LARGE_JOB):
         plan = reclocking.reclock_job(1_000)._jdf.queryExecution().executedPlan()
-    exchanges = [node for node in _nodes(plan) if node.nodeName() == "Exchange"]
+    nodes = list(_nodes(plan))
+    exchanges = [node for node in nodes if node.nodeName() == "Exchange"]
     over_remap = [
         e for e in exchanges if any(_is_scan_of_checkpoint(n) for n in _stage(e.children().apply(0)))
     ]
-    assert len(exchanges) >= 2 and over_remap == []
+    broadcasts = [node for node in nodes if node.nodeName() == "BroadcastExchange"]
+    assert len(exchanges) == 1 and over_remap == []
+    assert len(broadcasts) == 2 and all(any(map(_is_scan_of_checkpoint, _nodes(b))) for b in broadcasts)
 
 
 def _nodes(plan):

@@ -1,5 +1,6 @@
-"""What Spark's Python workers and a trial's checkpoint cost: no PySpark compiled afresh per worker, no
-process started per checkpoint file (`spark_impl/session.py`, `spark_impl/streaming/query.py`). No Spark here."""
+"""What Spark's Python workers, its memory pages and a trial's checkpoint cost: no PySpark compiled afresh per
+worker, no 64 MB page per task that holds a row, no process started per checkpoint file (`spark_impl/session.py`,
+`spark_impl/streaming/query.py`). No Spark here."""
 
 from __future__ import annotations
 
@@ -33,6 +34,14 @@ def test_a_spark_home_of_the_users_own_is_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(session, "LOG", tmp_path / "spark.log")
     session._workers_import_compiled_pyspark()
     assert os.environ["SPARK_HOME"] == str(tmp_path / "theirs") and not (tmp_path / "spark-home").exists()
+
+
+def test_a_local_session_allocates_small_pages_unless_the_user_sets_their_own(tmp_path, monkeypatch):
+    monkeypatch.setattr(session, "LOG", tmp_path / "spark.log")
+    monkeypatch.setenv("FRONTIER_HARNESS_CLASS_ARCHIVE", "off")
+    assert session._jvm_launch_conf("1", {})["spark.buffer.pageSize"] == "4m"
+    theirs = {"spark.buffer.pageSize": "64m"}
+    assert session._jvm_launch_conf("1", theirs)["spark.buffer.pageSize"] == "64m"
 
 
 class FakeSession:

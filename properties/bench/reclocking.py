@@ -13,13 +13,11 @@ turns, each turn starting one job later; each figure of the large jobs is the me
 `MEDIAN_OF` runs in one process (this machine's run-to-run noise is ~20%), the others
 the best of `REPEATS`.
 
-The plan shuffles the updates once: the as-of join is two broadcast hash joins
-(`frontier_harness.spark_impl.as_of`), so the consolidation's `Exchange` is the only one over the N
-rows, as the sort's range partitioning is for the baseline; there is no second full
-shuffle to save. The bindings are never shuffled: the remap is kept as `remap_at_points`
-leaves it, partitioned by point, so both broadcast sides (the key's levels and the index)
-read each step's interval `[u(t-1), u(t))` off its own bindings within the remap's
-partitions; the other `Exchange` nodes move the sinces, one row per point.
+The plan shuffles the updates once: the as-of join is two broadcast joins
+(`frontier_harness.spark_impl.as_of`), so the consolidation's `Exchange` is the only one,
+as the sort's range partitioning is for the baseline; there is no second full shuffle
+to save. The bindings are never shuffled: both broadcast sides (the key's levels and the
+index) read each step's interval `[u(t-1), u(t))` off its own bindings, in one task each.
 `tests/test_bench_spark.py` pins that plan; print it with
 `reclock_job(n)._jdf.queryExecution().executedPlan()`.
 """
