@@ -39,6 +39,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 PER_BUCKET = 3  # the most intervals one bucket of their level overlaps
+LOW_BITS = (1 << 20) - 1  # the part of a slot that is the bucket's own
 
 
 def as_of(boundaries: DataFrame, rows: DataFrame, keys: list, value: str) -> DataFrame:
@@ -83,8 +84,11 @@ def slot(key_level: Column, bucket: Column) -> Column:
 
 
 def key_level(keys: list) -> Column:
-    """The hash of a key and its `level` that `slot` starts from."""
-    return F.xxhash64(*keys, "level")
+    """The hash of a key and its `level` that `slot` starts from, its low 20 bits cleared: a key and level's
+    consecutive buckets get consecutive slots, so Spark's array of slots is no larger than the places
+    (xor-ed with all 64 bits of the hash, they scattered over a range several times wider: 0.3 CPU-s more
+    of reclocking's main stage at 10M updates, median of five side by side)."""
+    return F.xxhash64(*keys, "level").bitwiseAND(F.lit(~LOW_BITS))
 
 
 def _same(column: str) -> Column:
