@@ -11,7 +11,7 @@ from typing import Any
 
 import pyspark
 
-from frontier_harness.spark_impl import session
+from frontier_harness.spark_impl import class_archive, session
 from frontier_harness.spark_impl.streaming import query
 
 
@@ -38,7 +38,7 @@ def test_a_spark_home_of_the_users_own_is_kept(tmp_path, monkeypatch):
 
 def test_a_local_session_allocates_small_pages_unless_the_user_sets_their_own(tmp_path, monkeypatch):
     monkeypatch.setattr(session, "LOG", tmp_path / "spark.log")
-    monkeypatch.setenv("FRONTIER_HARNESS_CLASS_ARCHIVE", "off")
+    monkeypatch.setenv(class_archive.SWITCH, "off")  # no archive built in the background by a test
     assert session._jvm_launch_conf("1", {})["spark.buffer.pageSize"] == "4m"
     theirs = {"spark.buffer.pageSize": "64m"}
     assert session._jvm_launch_conf("1", theirs)["spark.buffer.pageSize"] == "64m"
