@@ -13,10 +13,11 @@ class SparkInfrastructureError(RuntimeError):
 
 
 class SparkConfError(ValueError):
-    """A malformed `FRONTIER_HARNESS_SPARK_CONF` entry (bad input, not infrastructure)."""
+    """A `FRONTIER_HARNESS_SPARK_CONF` entry Spark cannot take (bad input, not infrastructure): malformed,
+    or a setting a running Spark Connect server cannot change."""
 
-    def __init__(self, entry: str):
-        super().__init__(f"FRONTIER_HARNESS_SPARK_CONF: expected key=value, got {entry!r}")
+    def __init__(self, problem: str):
+        super().__init__(f"FRONTIER_HARNESS_SPARK_CONF: {problem}")
 
 
 class JavaMissing(SparkInfrastructureError):

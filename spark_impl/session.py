@@ -20,8 +20,9 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
-from frontier_harness.spark_impl.errors import JavaMissing, SparkUnavailable
+from frontier_harness.spark_impl.errors import JavaMissing, SparkConfError, SparkUnavailable
 
 _settings: dict = {"master": None, "remote": None, "shuffle_partitions": 1, "verbose": False}
 LOG = Path(".frontier-harness") / "spark.log"  # relative to the working directory, as counterexamples are
@@ -97,9 +98,7 @@ def user_conf() -> dict:
         if item.strip()
     ]
     if bad := [p[0] for p in pairs if len(p) != 2]:
-        from frontier_harness.spark_impl.errors import SparkConfError
-
-        raise SparkConfError(bad[0])
+        raise SparkConfError(f"expected key=value, got {bad[0]!r}")
     return {k.strip(): v.strip() for k, v in pairs}
 
 
@@ -209,26 +208,44 @@ def _start():
             builder = SparkSession.builder.remote(remote)
             if remote.startswith("local"):  # the local server's log4j lines go to the log file too
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-                builder = (
-                    builder.config("spark.sql.shuffle.partitions", partitions)
-                    .config("spark.ui.showConsoleProgress", "false")
-                    .config("spark.driver.extraJavaOptions", _java_options(conf))
+                builder = builder.config(  # the server starts with them, static settings included
+                    map={
+                        "spark.sql.shuffle.partitions": partitions,
+                        "spark.ui.showConsoleProgress": "false",
+                        **conf,
+                        "spark.driver.extraJavaOptions": _java_options(conf),
+                    }
                 )
             session = builder.getOrCreate()
-            for key, value in conf.items():
-                session.conf.set(key, value)
+            set_at_runtime(session.conf, conf)
         else:  # the JVM inherits the environment: set it before the launch
             _workers_import_this_code()
             _workers_import_compiled_pyspark()
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             _launch_jvm_logging_to_file(_jvm_launch_conf(partitions, conf))
             session = _local_builder(SparkSession.builder, partitions, conf).getOrCreate()
+    except SparkConfError:  # the user's setting, not the infrastructure
+        raise
     except Exception as exc:  # the JVM or the server did not come up
         error = SparkUnavailable(exc)
         if not remote and LOG.exists():  # the JVM's own account of it is in the log, not on the terminal
             error.args = (f"{error}; Spark's log: {LOG.absolute()}",)
         raise error from exc
     return session
+
+
+def set_at_runtime(runtime: Any, conf: dict) -> None:
+    """`conf` set on a running session (`runtime`: its `conf`); a setting it cannot change (a static one,
+    or one of Spark's core settings, read where the server starts) is bad input that names the setting,
+    unless it already holds the value: the harness's own local server starts with every one of them."""
+    for key, value in conf.items():
+        if runtime.isModifiable(key):
+            runtime.set(key, value)
+        elif runtime.get(key, None) != value:
+            raise SparkConfError(
+                f"{key}={value}: a running Spark Connect server cannot change it (not a runtime SQL "
+                "setting); set it where the server starts"
+            )
 
 
 def _workers_import_this_code() -> None:

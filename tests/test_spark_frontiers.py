@@ -76,6 +76,7 @@ def test_collections_suite_passes_on_spark_connect(tmp_path):
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "SPARK_REMOTE": ""},
+        # a static setting of the user's reaches the harness's own server as it starts, not a running one
+        env={**os.environ, "SPARK_REMOTE": "", "FRONTIER_HARNESS_SPARK_CONF": "spark.buffer.pageSize=8m"},
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

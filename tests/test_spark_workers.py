@@ -1,6 +1,6 @@
 """What Spark's Python workers, its memory pages and a trial's checkpoint cost: no PySpark compiled afresh per
 worker, no 64 MB page per task that holds a row, no process started per checkpoint file (`spark_impl/session.py`,
-`spark_impl/streaming/query.py`). No Spark here."""
+`spark_impl/streaming/query.py`); and the user's settings a Connect server cannot take. No Spark here."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pyspark
+import pytest
 
 from frontier_harness.spark_impl import class_archive, session
+from frontier_harness.spark_impl.errors import SparkConfError
 from frontier_harness.spark_impl.streaming import query
 
 
@@ -42,6 +44,35 @@ def test_a_local_session_allocates_small_pages_unless_the_user_sets_their_own(tm
     assert session._jvm_launch_conf("1", {})["spark.buffer.pageSize"] == "4m"
     theirs = {"spark.buffer.pageSize": "64m"}
     assert session._jvm_launch_conf("1", theirs)["spark.buffer.pageSize"] == "64m"
+
+
+class FakeRuntime:
+    """A running Connect server's conf: SQL settings change, `static` ones (with their values) do not."""
+
+    def __init__(self, static: dict[str, str]):
+        self.settings = dict(static)
+        self.static = set(static)
+
+    def isModifiable(self, key: str) -> bool:  # noqa: N802 (Spark's name)
+        return key not in self.static
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.settings.get(key, default)
+
+    def set(self, key: str, value: str) -> None:
+        assert key not in self.static, f"Cannot modify the value of the Spark config: {key}"
+        self.settings[key] = value
+
+
+def test_a_setting_a_running_connect_server_cannot_change_is_bad_input_that_names_it():
+    runtime = FakeRuntime(static={"spark.buffer.pageSize": "64m"})
+    session.set_at_runtime(runtime, {"spark.sql.shuffle.partitions": "4"})
+    assert runtime.settings["spark.sql.shuffle.partitions"] == "4"
+    session.set_at_runtime(runtime, {"spark.buffer.pageSize": "64m"})  # the server started with it: fine
+    with pytest.raises(
+        SparkConfError, match=r"spark\.buffer\.pageSize=4m: a running Spark Connect server cannot"
+    ):
+        session.set_at_runtime(runtime, {"spark.buffer.pageSize": "4m"})
 
 
 class FakeSession:
