@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import os
+import queue
+import threading
 from typing import Any
 
 import attrs
@@ -77,6 +79,31 @@ def test_a_background_process_that_dies_is_infrastructure_never_a_verdict():
     with pytest.raises(InfrastructureError, match="died \\(exit code 7\\)"):
         child.results()
     assert heard["lanes"] == []
+
+
+class LastWords:
+    """A child's queue and process as the listener meets them when the child sends `done` and exits while
+    the listener waits: the wait times out empty-handed, then the process is gone, then `done` is read."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def get(self, timeout: float) -> tuple:
+        self.reads += 1
+        if self.reads == 1:
+            raise queue.Empty
+        return ("done",)
+
+    def is_alive(self) -> bool:  # exits during the listener's first wait
+        return self.reads == 0
+
+
+def test_a_child_that_exits_right_after_its_last_message_is_heard_to_the_end():
+    child = object.__new__(Background)
+    child.messages = child.process = LastWords()
+    child.done, child.error = threading.Event(), None
+    child._listen()
+    assert child.error is None
 
 
 @pytest.mark.parametrize(

@@ -94,10 +94,14 @@ class Background:
 
     def _listen(self) -> None:
         while not self.done.is_set():
+            # Whether the child lives is read before the queue: a child that has exited sent every message
+            # first, so an empty queue after it means it died. Read after, a child that sent its last messages
+            # and exited while the queue was being read was taken for dead, its `done` unread.
+            alive = self.process.is_alive()
             try:
                 kind, *payload = self.messages.get(timeout=0.5)
             except queue.Empty:
-                if not self.process.is_alive():
+                if not alive:
                     self._died()
                 continue
             self._handle(kind, payload)
