@@ -85,7 +85,7 @@ def test_every_value_gets_exactly_the_first_step_above_it(spark_session):
     assert assigned(spark_session, rows) == expected(rows)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10, deadline=None, derandomize=True)  # the same ten in every run: CI is deterministic
 @given(
     monotone_boundaries(),
     st.lists(
