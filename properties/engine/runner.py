@@ -22,6 +22,7 @@ shrinking (bisection included) spends one budget per failure, `ShrinkClock`.
 from __future__ import annotations
 
 import builtins
+import os
 import random
 import time
 from collections import Counter
@@ -33,7 +34,7 @@ import attrs
 import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, ReadOnlyDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from frontier_harness.model.errors import ModelError
 from frontier_harness.properties.engine.counterexample import Counterexample
@@ -514,8 +515,8 @@ def shrinking_lane(run: Run) -> PropertyResult:
                 raise GeneratorModelDisagreement(outcomes[bad].message)
             raise AssertionError(outcomes[bad].message)
 
-    test = given(st.data())(settings(_hypothesis_settings(run.profile))(one_batch))
-    if not run.profile.derandomize:
+    test = given(st.data())(settings(_hypothesis_settings(run))(one_batch))
+    if example_database(run) is None:  # seeded as the screening lane is (`hypothesis.seed` drops a database)
         test = hypothesis.seed(run.seed)(test)
     started = time.perf_counter()
     try:
@@ -541,22 +542,41 @@ def shrinking_lane(run: Run) -> PropertyResult:
     )
 
 
-def _hypothesis_settings(profile: Profile) -> settings:
-    database: ExampleDatabase | None = None
-    if profile.database:
-        database = DirectoryBasedExampleDatabase(profile.database)
-        if profile.derandomize:
-            database = ReadOnlyDatabase(database)
+def _hypothesis_settings(run: Run) -> settings:
+    """The lane's Hypothesis settings, with the property's own example database if it keeps one
+    (`example_database`). Never Hypothesis's `derandomize`: it seeds from the source text of the lane's
+    function (`one_batch`, one for every property), so any edit of it changed a derandomized run's draws;
+    the run's seed fixes them instead."""
+    profile = run.profile
     return settings(
         max_examples=profile.max_examples,
-        derandomize=profile.derandomize,
-        database=database,
+        database=example_database(run),
         deadline=None,
         suppress_health_check=list(HealthCheck),
         print_blob=False,
         report_multiple_bugs=False,
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],  # the harness shrinks
     )
+
+
+def example_database(run: Run) -> ExampleDatabase | None:
+    """The profile's example database for this property and domain, a directory of its own (none: the
+    profile keeps none, or is derandomized: a fixed run replays nothing, as with Hypothesis's `derandomize`).
+
+    A database run draws with Hypothesis's own randomness (a seed would drop the database) and replays
+    what earlier runs found: `thorough`'s nightly search. Hypothesis keys a database by the test function,
+    and the lane's is one for every property: in one directory, each replayed every other one's examples.
+
+    >>> from types import SimpleNamespace as Run
+    >>> nightly = Run(profile=Run(database="db", derandomize=False), label="laws.join[total]")
+    >>> example_database(nightly).path.as_posix()
+    'db/laws.join[total]'
+    >>> example_database(Run(profile=Run(database="db", derandomize=True), label="laws.join[total]")) is None
+    True
+    """
+    if not run.profile.database or run.profile.derandomize:
+        return None
+    return DirectoryBasedExampleDatabase(os.path.join(run.profile.database, run.label))
 
 
 def screening_lane(run: Run) -> PropertyResult:
