@@ -125,7 +125,7 @@ def reclocked_and_pending(assigned: DataFrame) -> DataFrame:
 
     A null `into_time` is what marks an update pending: the observation's string label is added by
     `labelled`, over the consolidated rows. Written into each of 10M rows here, it cost reclocking ~0.4 s
-    of ~5 s (`bench --only reclocking`, side by side; a boolean column cost nothing).
+    of ~5 s (the bench's job, side by side in one process; a boolean column cost nothing).
     """
     pending = F.col("into_time").isNull()
     keyed = assigned.select(

@@ -547,9 +547,8 @@ def _hypothesis_settings(run: Run) -> settings:
     (`example_database`). Never Hypothesis's `derandomize`: it seeds from the source text of the lane's
     function (`one_batch`, one for every property), so any edit of it changed a derandomized run's draws;
     the run's seed fixes them instead."""
-    profile = run.profile
     return settings(
-        max_examples=profile.max_examples,
+        max_examples=run.profile.max_examples,
         database=example_database(run),
         deadline=None,
         suppress_health_check=list(HealthCheck),
