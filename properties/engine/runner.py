@@ -515,8 +515,9 @@ def shrinking_lane(run: Run) -> PropertyResult:
                 raise GeneratorModelDisagreement(outcomes[bad].message)
             raise AssertionError(outcomes[bad].message)
 
-    test = given(st.data())(settings(_hypothesis_settings(run))(one_batch))
-    if example_database(run) is None:  # seeded as the screening lane is (`hypothesis.seed` drops a database)
+    database = example_database(run)
+    test = given(st.data())(settings(_hypothesis_settings(run.profile, database))(one_batch))
+    if database is None:  # seeded as the screening lane is (`hypothesis.seed` drops a database)
         test = hypothesis.seed(run.seed)(test)
     started = time.perf_counter()
     try:
@@ -542,14 +543,14 @@ def shrinking_lane(run: Run) -> PropertyResult:
     )
 
 
-def _hypothesis_settings(run: Run) -> settings:
+def _hypothesis_settings(profile: Profile, database: ExampleDatabase | None) -> settings:
     """The lane's Hypothesis settings, with the property's own example database if it keeps one
     (`example_database`). Never Hypothesis's `derandomize`: it seeds from the source text of the lane's
     function (`one_batch`, one for every property), so any edit of it changed a derandomized run's draws;
     the run's seed fixes them instead."""
     return settings(
-        max_examples=run.profile.max_examples,
-        database=example_database(run),
+        max_examples=profile.max_examples,
+        database=database,
         deadline=None,
         suppress_health_check=list(HealthCheck),
         print_blob=False,
