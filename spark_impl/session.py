@@ -69,6 +69,12 @@ SMALL_JOB = {
         )
     ),
 }
+# A larger batch's inputs go to Spark as RDDs, not as rows held in the plan (a `LocalRelation`, which
+# `createDataFrame` makes of up to 48 MB of Arrow): every analysis rule and check walks a plan's rows, and
+# an observer's plan is analysed once per DataFrame operation that builds it. Measured on 2 cores (summary,
+# 5,000 histories a call, warm, side by side): building its plan 3.1-3.4 s -> 1.0-1.3 s, running it
+# 5.1-5.6 s -> 3.6-4.9 s. Small batches keep the `LocalRelation`: no job to read it.
+LARGE_JOB = {"spark.sql.execution.arrow.localRelationThreshold": "0"}
 _session = None
 _small_jobs: bool | None = None  # whether the session's settings are SMALL_JOB's now (None: not set yet)
 _starts = 0  # sessions this process started (`mutate` shows the JVM is started once per run)
@@ -119,16 +125,18 @@ def spark():
 
 def size_jobs_for(histories: int) -> None:
     """Sets the session for a batch of `histories`: `SMALL_JOB` settings up to `SMALL_BATCH` histories,
-    Spark's defaults (or the user's `FRONTIER_HARNESS_SPARK_CONF`) above; nothing when already so set."""
+    `LARGE_JOB` settings above, Spark's defaults for the other's; the user's `FRONTIER_HARNESS_SPARK_CONF`
+    wins over each. Nothing when already so set."""
     global _small_jobs
     small = histories <= SMALL_BATCH
     if _small_jobs == small:
         return
     conf, user = spark().conf, user_conf()
-    for key, value in SMALL_JOB.items():
-        if small and key not in user:
-            conf.set(key, value)
-        elif key in user:
+    ours, theirs = (SMALL_JOB, LARGE_JOB) if small else (LARGE_JOB, SMALL_JOB)
+    for key, value in ours.items():
+        conf.set(key, user.get(key, value))
+    for key in theirs.keys() - ours.keys():
+        if key in user:
             conf.set(key, user[key])
         else:
             conf.unset(key)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pytest
 
 from frontier_harness.properties.bench import reclocking, spark_overhead
 from frontier_harness.properties.cli.main import main
+from frontier_harness.spark_impl.arrow import to_frame
 
 
 @pytest.mark.spark
@@ -46,19 +48,25 @@ def test_the_consolidation_baseline_sums_the_same_updates(spark_session):
 
 
 @pytest.mark.spark
-def test_small_batches_get_the_small_job_settings_and_large_ones_spark_defaults(spark_session, monkeypatch):
+def test_small_batches_get_the_small_job_settings_and_large_ones_the_large_job_settings(
+    spark_session, monkeypatch
+):
     from frontier_harness.spark_impl import session
 
     monkeypatch.setenv("FRONTIER_HARNESS_SPARK_CONF", "spark.sql.constraintPropagation.enabled=true")
-    conf = spark_session.conf
+    conf, rows_in_plan = spark_session.conf, "spark.sql.execution.arrow.localRelationThreshold"
     session._small_jobs = None  # an earlier test in this worker may have sized the session already
     try:
         session.size_jobs_for(1)
         assert conf.get("spark.sql.autoBroadcastJoinThreshold") == "-1"
         assert conf.get("spark.sql.constraintPropagation.enabled") == "true"  # the user's setting wins
+        assert conf.get(rows_in_plan) != "0"  # Spark's default: a small batch's rows in the plan
         session.size_jobs_for(session.SMALL_BATCH + 1)
         assert conf.get("spark.sql.autoBroadcastJoinThreshold") != "-1"
         assert conf.get("spark.sql.constraintPropagation.enabled") == "true"
+        assert conf.get(rows_in_plan) == "0"
+        plan = to_frame(pa.table({"history_id": [0, 1]}))._jdf.queryExecution().analyzed()
+        assert plan.nodeName() != "LocalRelation"  # a large batch's inputs are read, not held in the plan
     finally:
         monkeypatch.delenv("FRONTIER_HARNESS_SPARK_CONF")
         session._small_jobs = None

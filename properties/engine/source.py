@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
@@ -139,7 +140,7 @@ class HypothesisSource:
         self.choices: list[int] = []
 
     def integer(self, lo: int, hi: int) -> int:
-        value = self.draw(st.integers(lo, hi))
+        value = self.draw(_integers(lo, hi))
         self.choices.append(value - lo)
         return value
 
@@ -150,9 +151,15 @@ class HypothesisSource:
         return value
 
     def choice(self, options: Sequence[T]) -> T:
-        index = self.draw(st.integers(0, len(options) - 1))
+        index = self.draw(_integers(0, len(options) - 1))
         self.choices.append(index)
         return options[index]
+
+
+@functools.cache
+def _integers(lo: int, hi: int) -> st.SearchStrategy[int]:
+    """`st.integers(lo, hi)`, made once per bounds (a generator draws thousands of integers a history)."""
+    return st.integers(lo, hi)
 
 
 def strategy(generator: Callable[..., T], *args: Any) -> st.SearchStrategy[T]:
