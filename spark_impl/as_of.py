@@ -27,6 +27,18 @@ of them filed one row per interval, 1.98x one row per place). A place's interval
 gathered by their role in its bucket (entering, inside, leaving), which Spark aggregates
 in generated code; a list per place made it sort the places.
 
+The lookup is written for the JIT. Spark fuses the probe, the lookup and the assignment
+into one generated method per update, and the JVM's optimizing compiler inlines calls
+into a method only up to ~8,000 bytes of bytecode, the method's own counted: past that,
+each read of a column of the index (`UnsafeRow.getLong`, `isNullAt`) stays a call. So
+the place's check that it holds the value is the join's condition, and the filter that
+drops a value's fruitless probes reads only whether the lookup found a place (written on
+`into_time`, Spark copied the assignment into the filter); the bucket is not re-checked
+(the slot fixes it once the key and level match); the level is never null; each role
+keeps only the bounds it needs. The method went from 3,277 to 2,299 bytes and the
+compiler's refusals from 26 calls to 8 (none of them a read of the index): reclocking
+10M updates ran in 0.93x the time, side by side in one process.
+
 Both broadcast sides are built from the intervals in one task (`coalesce(1)`): the
 driver collects them whole anyway. Spread over the shuffle partitions, as a remap
 partitioned by point is, a one-point job ran one task per partition, all but one
@@ -39,6 +51,10 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 PER_BUCKET = 3  # the most intervals one bucket of their level overlaps
+# What the index keeps of a place's interval, by its role in the bucket (entering, inside, leaving): a bound
+# that every value of the bucket passes is left out.
+ROLE_BOUNDS = (("hi", "t"), ("lo", "hi", "t"), ("lo", "t"))
+NO_LEVEL = -1  # the level of a value that probes no place (levels are >= 0)
 LOW_BITS = (1 << 20) - 1  # the part of a slot that is the bucket's own
 
 
@@ -61,19 +77,14 @@ def as_of_intervals(spans: DataFrame, rows: DataFrame, keys: list, value: str) -
     """
     v, spans = F.col(value), spans.coalesce(1)
     probed = _probes(rows, _levels(spans, keys), keys, v)
-    on = [F.col("slot") == F.col("cut_slot"), *[_same(c) for c in [*keys, "level", "bucket"]]]
+    on = [F.col("slot") == F.col("cut_slot"), *[_same(c) for c in [*keys, "level"]], _holds(v)]
     joined = probed.join(F.broadcast(_index(_places(spans, keys), keys)), on=on, how="left")
-    held = F.coalesce(*[_holding(v, i) for i in range(PER_BUCKET)])
-    below = F.coalesce(v < F.col("first"), F.lit(False))
-    into = F.when(F.col("inside"), held).when(below, F.col("below_t")).otherwise(F.col("above_t"))
-    # A value's probes at the levels where its interval is not filed find nothing; a value above every cut is
-    # kept (pending unless the source closed).
-    above = ~F.col("inside") & ~below
-    return (
-        joined.select(*rows.columns, into.alias("into_time"), above.alias("above"))
-        .where(F.col("into_time").isNotNull() | F.col("above"))
-        .drop("above")
-    )
+    inside, below = F.col("inside"), F.coalesce(v < F.col("first"), F.lit(False))
+    # A value's probes at the levels where its interval is not filed find no place that holds it; a value
+    # above every cut is kept (pending unless the source closed).
+    kept = F.when(inside, F.col("cut_slot").isNotNull()).when(below, F.col("below_t").isNotNull())
+    into = F.when(inside, _pick(v)).when(below, F.col("below_t")).otherwise(F.col("above_t"))
+    return joined.where(kept.otherwise(True)).select(*rows.columns, into.alias("into_time"))
 
 
 def slot(key_level: Column, bucket: Column) -> Column:
@@ -93,15 +104,28 @@ def key_level(keys: list) -> Column:
 
 def _same(column: str) -> Column:
     """`column` equal on both sides, written so that Spark checks it after the lookup instead of keying by it
-    (an equality would be taken as a join key); it makes a collision of `slot` harmless."""
+    (an equality would be taken as a join key). With the keys and the level checked, a collision of `slot` is
+    harmless: the same key and level hash alike, so an equal slot means an equal bucket."""
     mine, cut = F.col(column), F.col(f"cut_{column}")
     return (mine <= cut) & (cut <= mine)
 
 
-def _holding(value: Column, i: int) -> Column:
-    """The `t` of the place's `i`-th interval if it holds `value`, else null (also when there is no `i`-th)."""
-    lo, hi, t = (F.col(f"cut_{name}{i}") for name in ("lo", "hi", "t"))
-    return F.when((lo <= value) & (value < hi), t)
+def _holds(value: Column) -> Column:
+    """Whether one of the place's intervals holds `value` (a value of the place's bucket): the one entering
+    the bucket if `value` is below its `hi`, the one inside it if `lo <= value < hi`, the one leaving it if
+    `value` is not below its `lo` (null, false: the place has no such interval)."""
+    entering, leaving = value < F.col("cut_hi0"), F.col("cut_lo2") <= value
+    return entering | ((F.col("cut_lo1") <= value) & (value < F.col("cut_hi1"))) | leaving
+
+
+def _pick(value: Column) -> Column:
+    """The `t` of the place's interval that holds `value`, given that one does (`_holds`): the intervals are
+    disjoint and in order, so the first whose `hi` lies above `value` (the leaving one has none)."""
+    return (
+        F.when(value < F.col("cut_hi0"), F.col("cut_t0"))
+        .when(value < F.col("cut_hi1"), F.col("cut_t1"))
+        .otherwise(F.col("cut_t2"))
+    )
 
 
 def intervals(boundaries: DataFrame, keys: list) -> DataFrame:
@@ -194,20 +218,22 @@ def _levels(spans: DataFrame, keys: list) -> DataFrame:
 
 def _index(places: DataFrame, keys: list) -> DataFrame:
     """The broadcast side: one row per place `(keys..., level, bucket)`, with its `slot` and the (at most
-    `PER_BUCKET`) intervals filed there as `cut_lo{i}`, `cut_hi{i}`, `cut_t{i}`, by their role in the
-    bucket (`_roles`; null: none); columns renamed `cut_*` (both sides of the join may descend from one
-    frame)."""
+    `PER_BUCKET`) intervals filed there by their role in the bucket (`_roles`; null: none): the one entering
+    it as `cut_hi0`, `cut_t0` (its `lo` lies below every value of the bucket), the one inside as `cut_lo1`,
+    `cut_hi1`, `cut_t1`, the one leaving as `cut_lo2`, `cut_t2` (its `hi` lies above them). Columns renamed
+    `cut_*` (both sides of the join may descend from one frame)."""
     placed = [*keys, "level", "bucket"]
     held = [
         F.max(F.when(role, F.col(name))).alias(f"cut_{name}{i}")
         for i, role in enumerate(_roles(F.col("lo"), F.col("hi"), F.col("level"), F.col("bucket")))
-        for name in ("lo", "hi", "t")
+        for name in ROLE_BOUNDS[i]
     ]
     packed = places.groupBy(*placed).agg(*held)
     return packed.select(
         slot(key_level(keys), F.col("bucket")).alias("cut_slot"),
-        *[F.col(c).alias(f"cut_{c}") for c in placed],
-        *[f"cut_{name}{i}" for i in range(PER_BUCKET) for name in ("lo", "hi", "t")],
+        *[F.col(c).alias(f"cut_{c}") for c in keys],
+        F.coalesce(F.col("level"), F.lit(NO_LEVEL)).alias("cut_level"),
+        *[f"cut_{name}{i}" for i in range(PER_BUCKET) for name in ROLE_BOUNDS[i]],
     )
 
 
@@ -222,7 +248,7 @@ def _roles(lo: Column, hi: Column, k: Column, bucket: Column) -> list[Column]:
 def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> DataFrame:
     """`rows` with `(inside, first, below_t, above_t, level, bucket, slot)`: a value between its key's cuts
     (`inside`) probes each level of its key; one outside them (or of a key with no intervals) takes one row
-    and no slot.
+    and no slot. `level` is never null (`NO_LEVEL`: none), so the lookup compares it without null checks.
 
     Plain columns and joins, no arrays: this runs once per update.
     """
@@ -239,7 +265,7 @@ def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> Da
         "first",
         "below_t",
         "above_t",
-        "level",
+        F.coalesce(F.col("level"), F.lit(NO_LEVEL)).alias("level"),
         bucket.alias("bucket"),
         slot(F.col("key_level"), bucket).alias("slot"),
     )

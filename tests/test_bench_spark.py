@@ -108,3 +108,18 @@ def _stage(plan):
 
 def _is_scan_of_checkpoint(node) -> bool:
     return node.getClass().getSimpleName() == "RDDScanExec"
+
+
+@pytest.mark.spark
+def test_the_reclock_lookup_fits_the_jits_inlining_budget(spark_session):
+    """The stage that looks each update up is one generated method per update; the JVM's optimizing compiler
+    inlines calls into a method only up to ~8,000 bytes of bytecode, the method's own counted, so a method
+    past ~2,500 bytes left the reads of the index as calls (see `frontier_harness.spark_impl.as_of`)."""
+    with reclocking.session_conf(reclocking.LARGE_JOB):
+        stages = reclocking.reclock_job(1_000)._jdf.queryExecution().debug().codegenToSeq()
+    lookup = [
+        stages.apply(i)._3().maxMethodCodeSize()
+        for i in range(stages.size())
+        if "BroadcastHashJoin" in stages.apply(i)._1()
+    ]
+    assert lookup and max(lookup) <= 2_500, lookup

@@ -99,12 +99,13 @@ def test_random_values_agree_with_the_oracle(spark_session, per_key, rows):
 
 
 def test_a_slot_collision_changes_nothing(spark_session, monkeypatch):
-    """Every entry hashed to one slot: the columns re-checked after the lookup still pick the one interval."""
+    """Every key and level hashed alike, so the places of different keys and levels share slots: the key and
+    level re-checked after the lookup still pick the one interval (once they match, the slot fixes the bucket)."""
     from pyspark.sql import functions as F
 
     from frontier_harness.spark_impl import as_of
 
-    monkeypatch.setattr(as_of, "slot", lambda *columns: F.lit(0).cast("long"))
+    monkeypatch.setattr(as_of, "key_level", lambda keys: F.lit(0).cast("long"))
     rows = [(k, v) for k in [*BOUNDARIES, "no boundaries"] for v in EDGES]
     assert assigned(spark_session, rows) == expected(rows)
 
