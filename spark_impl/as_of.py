@@ -233,7 +233,7 @@ def _index(places: DataFrame, keys: list) -> DataFrame:
         slot(key_level(keys), F.col("bucket")).alias("cut_slot"),
         *[F.col(c).alias(f"cut_{c}") for c in keys],
         F.coalesce(F.col("level"), F.lit(NO_LEVEL)).alias("cut_level"),
-        *[f"cut_{name}{i}" for i in range(PER_BUCKET) for name in ROLE_BOUNDS[i]],
+        *[f"cut_{name}{i}" for i, bounds in enumerate(ROLE_BOUNDS) for name in bounds],
     )
 
 
