@@ -24,7 +24,12 @@ from pathlib import Path
 
 import pytest
 
-RECORDS, RATE, LAST_TICK, CHECKPOINT_EVERY = 45, 5, 8, 3
+RECORDS, RATE, LAST_TICK, CHECKPOINT_EVERY = (
+    30,
+    5,
+    5,
+    2,
+)  # a kill before line 5 lands in any of three ticks or a checkpoint
 KILLS, MAX_DELAY_S = 1, 1.5  # each kill is one more JVM start (~10 s here, 20 s in a loaded test run)
 
 
