@@ -72,9 +72,9 @@ def _calls(best: Choices, batch: int, together: Sequence[Choices] = ()) -> Itera
     first call also `together` (the last call's failures merged: `_merged`).
 
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=1)]  # a pass a call (no repeated number)
-    [2, 4, 5, 2, 4, 4, 10, 59]
+    [2, 4, 5, 2, 4, 4, 14, 59]
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=10)]  # deletions, then zeros and lowerings
-    [11, 14, 59]
+    [11, 18, 59]
     """
     call = {tuple(c): None for c in together if _shortlex(c) < _shortlex(best)}
     for candidates in _passes(best):
@@ -126,8 +126,8 @@ def _passes(best: Choices) -> Iterator[list[Choices]]:
     for k in BLOCKS:
         if k <= n:
             yield [best[:i] + [0] * k + best[i + k :] for i in range(n - k + 1) if any(best[i : i + k])]
-    yield [best[:i] + [lower] + best[i + 1 :] for i, v in enumerate(best) for lower in _lower(v)]
-    yield [[lower if c == v else c for c in best] for v in _repeated(best) for lower in _lower(v)]
+    yield [best[:i] + [lower] + best[i + 1 :] for i, v in enumerate(best) for lower in _targets(v)]
+    yield [[lower if c == v else c for c in best] for v in _repeated(best) for lower in _targets(v)]
     if n <= PAIRED_LIMIT:  # quadratic in n: only near the end of a shrink, where n is small
         yield [c for k in (1, 2) for i in range(n - k + 1) for c in _lowered(best[:i] + best[i + k :])]
 
@@ -153,6 +153,17 @@ def _repeated(choices: Choices) -> list[int]:
     for c in choices:
         counts[c] = counts.get(c, 0) + 1
     return sorted(v for v, n in counts.items() if v > 0 and n > 1)
+
+
+def _targets(value: int) -> list[int]:
+    """Smaller values to try for one number on its own: the least four, and a quarter, half and one less.
+    A call checks them all, so a number that can fall far falls in one call, not one halving a call (the
+    merge of the next call lowers every number that fell on its own at once).
+
+    >>> _targets(40), _targets(3), _targets(0)
+    ([0, 1, 2, 3, 10, 20, 39], [0, 1, 2], [])
+    """
+    return sorted(v for v in {0, 1, 2, 3, value // 4, value // 2, value - 1} if 0 <= v < value)
 
 
 def _lower(value: int) -> list[int]:
