@@ -167,5 +167,6 @@ def _targets(value: int) -> list[int]:
 
 
 def _lower(value: int) -> list[int]:
-    """Smaller values to try for one number: the least, half, one less."""
+    """Smaller values to try for one number while deleting others (`_lowered`): the least, half, one less;
+    three, not `_targets`' seven, as that pass is already quadratic in the sequence's length."""
     return sorted({0, value // 2, value - 1} - {value}) if value > 0 else []
