@@ -50,9 +50,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-PER_BUCKET = 3  # the most intervals one bucket of their level overlaps
-# What the index keeps of a place's interval, by its role in the bucket (entering, inside, leaving): a bound
-# that every value of the bucket passes is left out.
+# What the index keeps of a place's intervals (at most one per role: `_roles`), by their role in the bucket
+# (entering, inside, leaving): a bound that every value of the bucket passes is left out.
 ROLE_BOUNDS = (("hi", "t"), ("lo", "hi", "t"), ("lo", "t"))
 NO_LEVEL = -1  # the level of a value that probes no place (levels are >= 0)
 LOW_BITS = (1 << 20) - 1  # the part of a slot that is the bucket's own
@@ -218,7 +217,7 @@ def _levels(spans: DataFrame, keys: list) -> DataFrame:
 
 def _index(places: DataFrame, keys: list) -> DataFrame:
     """The broadcast side: one row per place `(keys..., level, bucket)`, with its `slot` and the (at most
-    `PER_BUCKET`) intervals filed there by their role in the bucket (`_roles`; null: none): the one entering
+    three) intervals filed there by their role in the bucket (`_roles`; null: none): the one entering
     it as `cut_hi0`, `cut_t0` (its `lo` lies below every value of the bucket), the one inside as `cut_lo1`,
     `cut_hi1`, `cut_t1`, the one leaving as `cut_lo2`, `cut_t2` (its `hi` lies above them). Columns renamed
     `cut_*` (both sides of the join may descend from one frame)."""
@@ -232,15 +231,21 @@ def _index(places: DataFrame, keys: list) -> DataFrame:
     return packed.select(
         slot(key_level(keys), F.col("bucket")).alias("cut_slot"),
         *[F.col(c).alias(f"cut_{c}") for c in keys],
-        F.coalesce(F.col("level"), F.lit(NO_LEVEL)).alias("cut_level"),
+        _comparable_level().alias("cut_level"),
         *[f"cut_{name}{i}" for i, bounds in enumerate(ROLE_BOUNDS) for name in bounds],
     )
+
+
+def _comparable_level() -> Column:
+    """`level`, or `NO_LEVEL` where it is null (no bounded interval): both sides of the lookup write it so, and
+    the lookup compares it without null checks."""
+    return F.coalesce(F.col("level"), F.lit(NO_LEVEL))
 
 
 def _roles(lo: Column, hi: Column, k: Column, bucket: Column) -> list[Column]:
     """Whether the interval `[lo, hi)` of level `k` enters `bucket` (starts in an earlier one), lies inside
     it, or leaves it (ends in a later one). No interval does two (none is longer than a bucket), and each
-    role has at most one interval (disjoint intervals longer than half a bucket), so `PER_BUCKET` is 3."""
+    role has at most one interval (disjoint intervals longer than half a bucket), so a place holds at most three."""
     entering, leaving = shift(lo, k) < bucket, shift(hi - 1, k) > bucket
     return [entering, ~entering & ~leaving, leaving]
 
@@ -265,7 +270,7 @@ def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> Da
         "first",
         "below_t",
         "above_t",
-        F.coalesce(F.col("level"), F.lit(NO_LEVEL)).alias("level"),
+        _comparable_level().alias("level"),
         bucket.alias("bucket"),
         slot(F.col("key_level"), bucket).alias("slot"),
     )
