@@ -19,6 +19,12 @@ unbounded above (the source closed; none: the value is pending). With one level 
 key, as when an upper advances by steady amounts, the index's slots are consecutive
 and Spark keeps them in an array.
 
+A value finds its key's row of levels by one `long`, the hash of its keys (the keys then
+checked, so a collision is harmless): Spark keeps a relation keyed by one `long` in a compact
+map and probes it by one lookup when every key has one level; keyed by the key columns, it
+built a key row per value and probed a map of byte strings (reclocking 10M updates, side by
+side in one process: 1.27x and 1.29x Spark's consolidation of them, against 1.40x and 1.39x).
+
 Each *place* (key, level, bucket) is one row of the index, holding its (at most
 three) intervals side by side, so the index's keys are unique: Spark probes a
 relation with unique keys by one lookup, and one with repeated keys by an iterator
@@ -101,12 +107,13 @@ def key_level(keys: list) -> Column:
     return F.xxhash64(*keys, "level").bitwiseAND(F.lit(~LOW_BITS))
 
 
-def _same(column: str) -> Column:
-    """`column` equal on both sides, written so that Spark checks it after the lookup instead of keying by it
-    (an equality would be taken as a join key). With the keys and the level checked, a collision of `slot` is
-    harmless: the same key and level hash alike, so an equal slot means an equal bucket."""
-    mine, cut = F.col(column), F.col(f"cut_{column}")
-    return (mine <= cut) & (cut <= mine)
+def _same(column: str, prefix: str = "cut_") -> Column:
+    """`column` equal on both sides (the other side's named `prefix + column`), written so that Spark checks it
+    after the lookup instead of keying by it (an equality would be taken as a join key). With the keys and the
+    level checked, a collision of a hash looked up by is harmless: the same key and level hash alike, so an
+    equal slot means an equal bucket."""
+    mine, theirs = F.col(column), F.col(f"{prefix}{column}")
+    return (mine <= theirs) & (theirs <= mine)
 
 
 def _holds(value: Column) -> Column:
@@ -258,11 +265,12 @@ def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> Da
     Plain columns and joins, no arrays: this runs once per update.
     """
     inside = F.coalesce((value >= F.col("first")) & (value < F.col("last")), F.lit(False))
-    same = [F.col(k) == F.col(f"key_{k}") for k in keys]
     one_level = F.when(inside, F.col("level").isNotNull()).otherwise(
         F.col("level").eqNullSafe(F.col("lowest"))
     )
-    probed = rows.join(F.broadcast(levels), on=[*same, one_level], how="left")
+    hashed = levels.withColumn("key_hash", _key_hash(keys, rows, "key_"))
+    on = [_key_hash(keys, rows) == F.col("key_hash"), *[_same(k, "key_") for k in keys], one_level]
+    probed = rows.join(F.broadcast(hashed), on=on, how="left")
     bucket = F.when(inside, shift(value, F.col("level")))
     return probed.select(
         *rows.columns,
@@ -274,3 +282,11 @@ def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> Da
         bucket.alias("bucket"),
         slot(F.col("key_level"), bucket).alias("slot"),
     )
+
+
+def _key_hash(keys: list, rows: DataFrame, prefix: str = "") -> Column:
+    """The one `long` a value finds its key's levels by: the hash of its keys (named `prefix + key`), each read
+    as the type `rows` has it, so that both sides hash equal keys alike. Keyed by one `long`, Spark probes the
+    levels in a compact map, by one lookup where every key has one level; keyed by the key columns, it built
+    a key row per value and probed a map of byte strings."""
+    return F.xxhash64(*[F.col(f"{prefix}{k}").cast(rows.schema[k].dataType) for k in keys])

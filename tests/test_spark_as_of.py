@@ -110,6 +110,32 @@ def test_a_slot_collision_changes_nothing(spark_session, monkeypatch):
     assert assigned(spark_session, rows) == expected(rows)
 
 
+def test_a_key_hash_collision_changes_nothing(spark_session, monkeypatch):
+    """Every key hashed alike, so each value's lookup of its key's levels meets every key's: the keys checked
+    after the lookup keep its own."""
+    from pyspark.sql import functions as F
+
+    from frontier_harness.spark_impl import as_of
+
+    monkeypatch.setattr(as_of, "_key_hash", lambda keys, rows, prefix="": F.lit(0).cast("long"))
+    rows = [(k, v) for k in [*BOUNDARIES, "no boundaries"] for v in EDGES]
+    assert assigned(spark_session, rows) == expected(rows)
+
+
+def test_a_key_held_as_int_by_the_values_and_as_long_by_the_boundaries_meets_its_levels(spark_session):
+    """Both sides hash the key as the values' type: an `int` and a `long` of one number hash apart."""
+    from frontier_harness.spark_impl.as_of import as_of
+
+    per_key = {7: [(0, 5), (1, 9)], 2**31 - 1: [(0, 1), (1, None)]}
+    boundaries = spark_session.createDataFrame(
+        [(k, t, b) for k, bounds in per_key.items() for t, b in bounds], "key long, t long, bound long"
+    )
+    rows = [(k, v) for k in [7, 2**31 - 1, 8] for v in (0, 4, 5, 8, 9)]
+    values = spark_session.createDataFrame(rows, "key int, v long")
+    out = as_of(boundaries, values, ["key"], "v").collect()
+    assert sorted((r.key, r.v, r.into_time) for r in out) == expected(rows, per_key)
+
+
 def test_every_place_has_its_own_slot(spark_session):
     """The index's keys are unique: one row per place, so Spark probes it by one lookup, not an iterator."""
     slots = index_slots(spark_session, BOUNDARIES)

@@ -137,18 +137,23 @@ def session_conf(settings: dict) -> Iterator[None]:
 
 
 def _updates(n: int, point: int):
-    """`n` updates at the offsets `0..n-1` in a scrambled order, observed at `point`."""
+    """`n` updates at the offsets `0..n-1` in a scrambled order, of the one history, observed at `point`.
+
+    The keys `(history_id, point)` are read off each row, as a real input's are: as constants, Spark
+    folds them into both jobs (it drops them from the consolidation's grouping and joins the updates to
+    the key's levels by a one-row nested loop), which no real input allows.
+    """
     from pyspark.sql import functions as F
 
     from frontier_harness.spark_impl.session import spark
 
-    scrambled = (F.col("id") * 7_919) % n
+    scrambled, history_id = (F.col("id") * 7_919) % n, F.shiftright(F.col("id"), 62)  # ids < 2^62: 0
     return (
         spark()
         .range(n)
         .select(
-            F.lit(0).cast("long").alias("history_id"),
-            F.lit(point).cast("long").alias("point"),
+            history_id.alias("history_id"),
+            (history_id + point).alias("point"),
             F.col("id").alias("step"),
             (F.col("id") % 1_000).cast("string").alias("data"),
             scrambled.alias("time"),
