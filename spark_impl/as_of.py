@@ -55,6 +55,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 # What the index keeps of a place's intervals (at most one per role: `_roles`), by their role in the bucket
 # (entering, inside, leaving): a bound that every value of the bucket passes is left out.
@@ -268,8 +269,9 @@ def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> Da
     one_level = F.when(inside, F.col("level").isNotNull()).otherwise(
         F.col("level").eqNullSafe(F.col("lowest"))
     )
-    hashed = levels.withColumn("key_hash", _key_hash(keys, rows, "key_"))
-    on = [_key_hash(keys, rows) == F.col("key_hash"), *[_same(k, "key_") for k in keys], one_level]
+    types = [_hashed_type(levels.schema[f"key_{k}"].dataType, rows.schema[k].dataType) for k in keys]
+    hashed = levels.withColumn("key_hash", _key_hash(keys, types, "key_"))
+    on = [_key_hash(keys, types) == F.col("key_hash"), *[_same(k, "key_") for k in keys], one_level]
     probed = rows.join(F.broadcast(hashed), on=on, how="left")
     bucket = F.when(inside, shift(value, F.col("level")))
     return probed.select(
@@ -284,9 +286,16 @@ def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> Da
     )
 
 
-def _key_hash(keys: list, rows: DataFrame, prefix: str = "") -> Column:
+def _key_hash(keys: list, types: list, prefix: str = "") -> Column:
     """The one `long` a value finds its key's levels by: the hash of its keys (named `prefix + key`), each read
-    as the type `rows` has it, so that both sides hash equal keys alike. Keyed by one `long`, Spark probes the
+    as its `types` entry, so that both sides hash equal keys alike. Keyed by one `long`, Spark probes the
     levels in a compact map, by one lookup where every key has one level; keyed by the key columns, it built
     a key row per value and probed a map of byte strings."""
-    return F.xxhash64(*[F.col(f"{prefix}{k}").cast(rows.schema[k].dataType) for k in keys])
+    return F.xxhash64(*[F.col(f"{prefix}{k}").cast(t) for k, t in zip(keys, types)])
+
+
+def _hashed_type(theirs: T.DataType, mine: T.DataType) -> T.DataType:
+    """The type both sides hash a key as: its own where they agree, `long` for two integer types (an `int` and
+    a `long` of one number hash apart, and a `long` key need not fit an `int`), else the values' type."""
+    integers = isinstance(theirs, T.IntegralType) and isinstance(mine, T.IntegralType)
+    return mine if theirs == mine else T.LongType() if integers else mine

@@ -117,16 +117,17 @@ def test_a_key_hash_collision_changes_nothing(spark_session, monkeypatch):
 
     from frontier_harness.spark_impl import as_of
 
-    monkeypatch.setattr(as_of, "_key_hash", lambda keys, rows, prefix="": F.lit(0).cast("long"))
+    monkeypatch.setattr(as_of, "_key_hash", lambda keys, types, prefix="": F.lit(0).cast("long"))
     rows = [(k, v) for k in [*BOUNDARIES, "no boundaries"] for v in EDGES]
     assert assigned(spark_session, rows) == expected(rows)
 
 
 def test_a_key_held_as_int_by_the_values_and_as_long_by_the_boundaries_meets_its_levels(spark_session):
-    """Both sides hash the key as the values' type: an `int` and a `long` of one number hash apart."""
+    """Both sides hash the key as a `long`: an `int` and a `long` of one number hash apart, and a boundaries' key
+    beyond an `int` is no error."""
     from frontier_harness.spark_impl.as_of import as_of
 
-    per_key = {7: [(0, 5), (1, 9)], 2**31 - 1: [(0, 1), (1, None)]}
+    per_key = {7: [(0, 5), (1, 9)], 2**31 - 1: [(0, 1), (1, None)], 2**40: [(0, 3)]}
     boundaries = spark_session.createDataFrame(
         [(k, t, b) for k, bounds in per_key.items() for t, b in bounds], "key long, t long, bound long"
     )
