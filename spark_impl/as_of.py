@@ -110,9 +110,8 @@ def key_level(keys: list) -> Column:
 
 def _same(column: str, prefix: str = "cut_") -> Column:
     """`column` equal on both sides (the other side's named `prefix + column`), written so that Spark checks it
-    after the lookup instead of keying by it (an equality would be taken as a join key). With the keys and the
-    level checked, a collision of a hash looked up by is harmless: the same key and level hash alike, so an
-    equal slot means an equal bucket."""
+    after the lookup instead of keying by it (an equality would be taken as a join key). So a collision of the
+    hash looked up by is harmless: with the keys (and the level) checked, an equal slot means an equal bucket."""
     mine, theirs = F.col(column), F.col(f"{prefix}{column}")
     return (mine <= theirs) & (theirs <= mine)
 
@@ -287,10 +286,8 @@ def _probes(rows: DataFrame, levels: DataFrame, keys: list, value: Column) -> Da
 
 
 def _key_hash(keys: list, types: list, prefix: str = "") -> Column:
-    """The one `long` a value finds its key's levels by: the hash of its keys (named `prefix + key`), each read
-    as its `types` entry, so that both sides hash equal keys alike. Keyed by one `long`, Spark probes the
-    levels in a compact map, by one lookup where every key has one level; keyed by the key columns, it built
-    a key row per value and probed a map of byte strings."""
+    """The one `long` a value finds its key's levels by (see the module's notes): the hash of its keys (named
+    `prefix + key`), each read as its `types` entry, so that both sides hash equal keys alike."""
     return F.xxhash64(*[F.col(f"{prefix}{k}").cast(t) for k, t in zip(keys, types)])
 
 
@@ -298,4 +295,4 @@ def _hashed_type(theirs: T.DataType, mine: T.DataType) -> T.DataType:
     """The type both sides hash a key as: its own where they agree, `long` for two integer types (an `int` and
     a `long` of one number hash apart, and a `long` key need not fit an `int`), else the values' type."""
     integers = isinstance(theirs, T.IntegralType) and isinstance(mine, T.IntegralType)
-    return mine if theirs == mine else T.LongType() if integers else mine
+    return T.LongType() if integers and theirs != mine else mine
