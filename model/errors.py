@@ -22,7 +22,7 @@ class InvalidTime(ModelError):
 
 
 class UnknownDomain(ModelError):
-    """A domain name that `frontier_harness.model.domains.parse_domain` does not know."""
+    """A domain name that `frontier_harness.model.time.domains.parse_domain` does not know."""
 
     def __init__(self, name: object):
         self.name = name

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.partitioned_time import PartitionedTime  # value types
+from frontier_harness.model.time.partitioned_time import PartitionedTime  # value types
 
 
 @attrs.frozen

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_harness.model.antichain import Antichain, MutableAntichain
-from frontier_harness.model.domains import Product
+from frontier_harness.model.time.antichain import Antichain, MutableAntichain
+from frontier_harness.model.time.domains import Product
 from frontier_harness.properties.adapters.model import ModelImplementation
 from tests.helpers import patched
 
@@ -60,7 +60,7 @@ def advance_by_joins_all() -> ModelImplementation:
 
 def model_keeps_zero_diffs() -> ModelImplementation:
     """Bug: the model's collections with a consolidation that keeps zero diffs."""
-    from frontier_harness.model import collection
+    from frontier_harness.model.time import collection
     from frontier_harness.properties.checks.time import collections as suite
 
     class Impl(ModelImplementation):
@@ -76,7 +76,7 @@ def _consolidate_keeping_zeros(consolidate):
         updates = list(updates)
         kept = consolidate(domain, updates)
         cancelled = {(u.data, u.time) for u in updates} - {(u.data, u.time) for u in kept}
-        from frontier_harness.model.collection import Update
+        from frontier_harness.model.time.collection import Update
 
         return kept + [Update(data, time, 0) for data, time in sorted(cancelled, key=repr)]
 
@@ -88,7 +88,7 @@ def spark_keeps_zero_diffs() -> Any:
     from pyspark.sql import functions as F
 
     from frontier_harness.properties.adapters.spark import SparkImplementation
-    from frontier_harness.spark_impl import collection
+    from frontier_harness.spark_impl.time import collection
 
     def consolidate(updates, keys=("history_id",)):
         return updates.groupBy(*keys, "data", "time").agg(F.sum("diff").alias("diff"))
@@ -167,7 +167,7 @@ def model_non_minimal_frontier() -> ModelImplementation:
 
 def _spark_with_frontiers(name: str, broken: Any) -> Any:
     from frontier_harness.properties.adapters.spark import SparkImplementation
-    from frontier_harness.spark_impl import frontiers, mutable_antichain
+    from frontier_harness.spark_impl.time import frontiers, mutable_antichain
 
     class Impl(SparkImplementation):
         def observe_mutable_antichain(self, domain, histories):
@@ -234,7 +234,7 @@ def complete_one_record_short(pool: Any) -> set[str]:
     """Bug in the model's summary rule `complete_txns`: a transaction is complete one data record short."""
     from collections import Counter
 
-    from frontier_harness.model.summary import DataRecord, TxnRecord
+    from frontier_harness.model.reclocking.summary import DataRecord, TxnRecord
 
     sizes = {r.txn: r.size for r in pool if isinstance(r, TxnRecord)}
     counts = Counter(r.txn for r in pool if isinstance(r, DataRecord))
@@ -243,7 +243,7 @@ def complete_one_record_short(pool: Any) -> set[str]:
 
 def model_complete_one_record_short() -> ModelImplementation:
     """The model with `complete_one_record_short` in its summaries (the fold oracle is not patched)."""
-    from frontier_harness.model import summary
+    from frontier_harness.model.reclocking import summary
 
     class Impl(ModelImplementation):
         def observe_summary(self, domain, histories):
@@ -256,8 +256,8 @@ def model_complete_one_record_short() -> ModelImplementation:
 def model_read_cache_survives_compaction() -> ModelImplementation:
     """Bug: reads are served from a cache keyed by time that a compaction does not invalidate
     (a user's collections implementation; `dev` and `thorough` on `partitioned` missed it)."""
-    from frontier_harness.model.antichain import Antichain
-    from frontier_harness.model.collection import Update, advance_collection, at, consolidate
+    from frontier_harness.model.time.antichain import Antichain
+    from frontier_harness.model.time.collection import Update, advance_collection, at, consolidate
 
     def observe(history):
         domain, updates, cache, observed = history.time_domain, [], {}, {}

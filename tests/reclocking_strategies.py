@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import Update
-from frontier_harness.model.domains import PartitionedTime
-from frontier_harness.model.remap import Remap
+from frontier_harness.model.reclocking.remap import Remap
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update
+from frontier_harness.model.time.domains import PartitionedTime
 
 
 @st.composite

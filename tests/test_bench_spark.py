@@ -115,7 +115,7 @@ def test_the_reclock_lookup_fits_the_jits_inlining_budget(spark_session):
     """The stage that looks each update up is one generated method per update; the JVM's optimizing compiler
     inlines calls into a method only up to ~8,000 bytes of bytecode, the method's own counted: at 3,277 bytes
     it left 26 calls uninlined, the reads of the index among them; at 2,299, 8 and none of those (see
-    `frontier_harness.spark_impl.as_of`). With the keys read off the rows, as a real input's are (their checks
+    `frontier_harness.spark_impl.reclocking.as_of`). With the keys read off the rows, as a real input's are (their checks
     are no longer folded), 2,671 bytes and 16 calls, one read of the index among them (the leaving interval's
     step, read for a third of the updates)."""
     with reclocking.session_conf(reclocking.LARGE_JOB):

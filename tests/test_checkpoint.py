@@ -158,10 +158,10 @@ def test_validate_checkpoint_of_a_rate_query_and_of_one_edited_to_go_back(spark_
 
 @pytest.mark.spark
 def test_validate_checkpoint_of_a_query_over_our_source(spark_session, tmp_path):
-    from frontier_harness.spark_impl.streaming.query import QuerySpec, start_query
-    from frontier_harness.spark_impl.streaming.sinks import shard_writer
-    from frontier_harness.spark_impl.streaming.source import NAME, UpstreamSource
-    from frontier_harness.spark_impl.streaming.upstream_log import UpstreamLog
+    from frontier_harness.spark_impl.ingestion.streaming.query import QuerySpec, start_query
+    from frontier_harness.spark_impl.ingestion.streaming.sinks import shard_writer
+    from frontier_harness.spark_impl.ingestion.streaming.source import NAME, UpstreamSource
+    from frontier_harness.spark_impl.ingestion.streaming.upstream_log import UpstreamLog
 
     spark_session.dataSource.register(UpstreamSource)
     spec = QuerySpec(tmp_path, "processingTime", "files")

@@ -1,6 +1,7 @@
 """`spark_impl.column_cache.per_session`: an expression built once is rebuilt whenever what built it changed."""
 
-from frontier_harness.spark_impl import column_cache, session, summary
+from frontier_harness.spark_impl import column_cache, session
+from frontier_harness.spark_impl.reclocking import summary
 
 
 class Total:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontier_harness.model.domains import PartitionedTime
+from frontier_harness.model.time.domains import PartitionedTime
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample, from_itf, to_itf
 from frontier_harness.properties.engine.errors import CounterexampleFormatError

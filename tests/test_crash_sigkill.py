@@ -31,8 +31,8 @@ KILLS, MAX_DELAY_S = 1, 1.5  # each kill is one more JVM start (~10 s here, 20 s
 
 
 def worker(root: str) -> None:
-    from frontier_harness.model.domains import Total
-    from frontier_harness.spark_impl.durable_ingestion import Ingestion
+    from frontier_harness.model.time.domains import Total
+    from frontier_harness.spark_impl.ingestion.durable_ingestion import Ingestion
 
     pipeline = Ingestion(Total(), 1, root=root, source="crash-test")
     first = min(pipeline.remap.upper(0)[0], LAST_TICK)

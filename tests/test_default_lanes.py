@@ -21,8 +21,11 @@ import attrs
 import pytest
 from rich.console import Console
 
-from frontier_harness.model import antichain, expiration, ingestion, remap, summary, timeline_rules
+from frontier_harness.model.catalog import expiration, timeline_rules
 from frontier_harness.model.errors import TimelineError
+from frontier_harness.model.ingestion import ingestion
+from frontier_harness.model.reclocking import remap, summary
+from frontier_harness.model.time import antichain
 from frontier_harness.model.ttl import codec, lsm
 from frontier_harness.properties.checks.registry import SUITES, get_suite
 from frontier_harness.properties.cli import main as cli

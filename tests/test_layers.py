@@ -35,10 +35,14 @@ def _copy(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     "module, forbidden, contract",
     [
-        ("model/antichain.py", "import frontier_harness.spark_impl.session", "model is the specification"),
         (
-            "spark_impl/collection.py",
-            "from frontier_harness.model.antichain import Antichain",
+            "model/time/antichain.py",
+            "import frontier_harness.spark_impl.session",
+            "model is the specification",
+        ),
+        (
+            "spark_impl/time/collection.py",
+            "from frontier_harness.model.time.antichain import Antichain",
             "spark_impl shares only",
         ),
         (

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from frontier_harness.model import antichain, domains
+from frontier_harness.model.time import antichain, domains
 
 MODULES = (domains, antichain)
 

@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontier_harness.model import expiration as ex
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.catalog import (
+from frontier_harness.model.catalog import expiration as ex
+from frontier_harness.model.catalog.catalog import (
     Catalog,
     Constant,
     Feed,
@@ -23,11 +22,12 @@ from frontier_harness.model.catalog import (
     View,
     upper_at,
 )
-from frontier_harness.model.collection import Update
-from frontier_harness.model.domains import Total
+from frontier_harness.model.catalog.plan import Get, Project, TemporalFilter, Union
+from frontier_harness.model.catalog.temporal import MzNow
 from frontier_harness.model.errors import DataflowExpired, InvalidReplica, ReplicaExpired, ReplicaNotRunning
-from frontier_harness.model.plan import Get, Project, TemporalFilter, Union
-from frontier_harness.model.temporal import MzNow
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update
+from frontier_harness.model.time.domains import Total
 
 T = Total()
 FAST = settings(max_examples=60, deadline=None, database=None)
@@ -265,7 +265,7 @@ def test_seed_scenario_is_identical_and_halves_the_diffs():
 def test_expired_dataflows_drop_every_temporal_diff_at_or_after_the_expiration():
     c, feed, *_ = seed_scenario()
     flow = ex.render(c, "m", 21)
-    from frontier_harness.model.catalog import output_updates
+    from frontier_harness.model.catalog.catalog import output_updates
 
     assert flow.until == 22 and all(u.time < 22 for u in output_updates(c, feed, "m", flow.until))
 
@@ -347,7 +347,7 @@ def test_planted_until_joined_instead_of_met(monkeypatch):
 
 
 def test_planted_retraction_at_upper_instead_of_upper_exclusive(monkeypatch):
-    import frontier_harness.model.temporal as temporal
+    import frontier_harness.model.catalog.temporal as temporal
 
     c = Catalog().add(Table("t")).add(View("v", last_n(0))).add(Index("i", "v"))
     feed = Feed({"t": (Update((0,), 0, 1),)})
@@ -416,7 +416,7 @@ def test_planted_without_the_frontier_check_serves_wrong_data(monkeypatch):
 
 
 def test_skews_are_for_wall_clock_leaves_with_increasing_walls():
-    from frontier_harness.model.catalog import check_feed
+    from frontier_harness.model.catalog.catalog import check_feed
     from frontier_harness.model.errors import InvalidSkew
 
     with pytest.raises(InvalidSkew, match="increasing"):

@@ -6,16 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontier_harness.model.antichain import Antichain, MutableAntichain
-from frontier_harness.model.collection import Update
-from frontier_harness.model.domains import (
-    PARTITION_MAX,
-    Partitioned,
-    PartitionedTime,
-    Product,
-    Total,
-    parse_domain,
-)
 from frontier_harness.model.errors import (
     InvalidTime,
     NotAnAntichain,
@@ -24,7 +14,17 @@ from frontier_harness.model.errors import (
     UnknownDomain,
     UpperRegression,
 )
-from frontier_harness.model.shard import Shard
+from frontier_harness.model.time.antichain import Antichain, MutableAntichain
+from frontier_harness.model.time.collection import Update
+from frontier_harness.model.time.domains import (
+    PARTITION_MAX,
+    Partitioned,
+    PartitionedTime,
+    Product,
+    Total,
+    parse_domain,
+)
+from frontier_harness.model.time.shard import Shard
 
 
 @pytest.mark.parametrize(

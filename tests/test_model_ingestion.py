@@ -7,11 +7,9 @@ from collections import Counter
 import attrs
 import pytest
 
-import frontier_harness.model.ingestion as ingestion
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.domains import Partitioned, PartitionedTime, Total
+import frontier_harness.model.ingestion.ingestion as ingestion
 from frontier_harness.model.errors import CompactedRead, UnknownFault, UnknownPartition
-from frontier_harness.model.ingestion import (
+from frontier_harness.model.ingestion.ingestion import (
     CHECKPOINT_FAULTS,
     INGEST_FAULTS,
     Pipeline,
@@ -21,8 +19,10 @@ from frontier_harness.model.ingestion import (
     restart,
     timestamp_resumption,
 )
-from frontier_harness.model.remap import INTO
-from frontier_harness.model.upstream import Upstream, needed_offset
+from frontier_harness.model.ingestion.upstream import Upstream, needed_offset
+from frontier_harness.model.reclocking.remap import INTO
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import Partitioned, PartitionedTime, Total
 from frontier_harness.properties.checks.ingestion.resumption import laws, observe, uninterrupted
 from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
 from frontier_harness.properties.engine.source import RandomSource

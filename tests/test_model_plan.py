@@ -8,10 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontier_harness.model.collection import Update, at, consolidate
-from frontier_harness.model.domains import Total
-from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan, UnknownObject
-from frontier_harness.model.plan import (
+from frontier_harness.model.catalog.plan import (
     Compare,
     Filter,
     Get,
@@ -22,7 +19,10 @@ from frontier_harness.model.plan import (
     evaluate,
     plan_inputs,
 )
-from frontier_harness.model.temporal import MzNow
+from frontier_harness.model.catalog.temporal import MzNow
+from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan, UnknownObject
+from frontier_harness.model.time.collection import Update, at, consolidate
+from frontier_harness.model.time.domains import Total
 
 T = Total()
 FAST = settings(max_examples=150, deadline=None, database=None)

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import frontier_harness.model.reclock as reclock_module
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import Update, advance_collection, at
-from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+import frontier_harness.model.reclocking.reclock as reclock_module
 from frontier_harness.model.errors import InvalidTime
-from frontier_harness.model.reclock import Reclocked, assign, reclock
-from frontier_harness.model.remap import INTO, Remap
+from frontier_harness.model.reclocking.reclock import Reclocked, assign, reclock
+from frontier_harness.model.reclocking.remap import INTO, Remap
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update, advance_collection, at
+from frontier_harness.model.time.domains import Partitioned, PartitionedTime, Product, Total
 from tests.reclocking_strategies import remaps, sources
 
 DOMAINS = [Total(), Product(Total(), Total()), Partitioned()]

@@ -7,9 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import frontier_harness.model.remap as remap_module
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+import frontier_harness.model.reclocking.remap as remap_module
 from frontier_harness.model.errors import (
     InvalidRemap,
     InversionBeyondUpper,
@@ -18,8 +16,10 @@ from frontier_harness.model.errors import (
     SinceRegression,
     SourceUpperRegression,
 )
-from frontier_harness.model.reclock import assign
-from frontier_harness.model.remap import INTO, Binding, Remap, audit
+from frontier_harness.model.reclocking.reclock import assign
+from frontier_harness.model.reclocking.remap import INTO, Binding, Remap, audit
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import Partitioned, PartitionedTime, Product, Total
 from tests.reclocking_strategies import remaps
 
 DOMAINS = [Total(), Product(Total(), Total()), Partitioned()]

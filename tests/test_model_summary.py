@@ -6,10 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import frontier_harness.model.summary as summary_module
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import Update, at
-from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+import frontier_harness.model.reclocking.summary as summary_module
 from frontier_harness.model.errors import (
     InvalidTime,
     InvalidTransactionInput,
@@ -17,9 +14,9 @@ from frontier_harness.model.errors import (
     PartiallyClosedUpper,
     ReadNotValid,
 )
-from frontier_harness.model.reclock import reclock
-from frontier_harness.model.remap import INTO, Remap
-from frontier_harness.model.summary import (
+from frontier_harness.model.reclocking.reclock import reclock
+from frontier_harness.model.reclocking.remap import INTO, Remap
+from frontier_harness.model.reclocking.summary import (
     DataRecord,
     Independent,
     Summary,
@@ -31,6 +28,9 @@ from frontier_harness.model.summary import (
     run,
     summary_at,
 )
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update, at
+from frontier_harness.model.time.domains import Partitioned, PartitionedTime, Product, Total
 from tests.reclocking_strategies import remaps
 from tests.reclocking_strategies import sources as shared_sources
 

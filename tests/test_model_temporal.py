@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import frontier_harness.model.temporal as temporal
-from frontier_harness.model.collection import Update, at, consolidate
-from frontier_harness.model.domains import Total
+import frontier_harness.model.catalog.temporal as temporal
+from frontier_harness.model.catalog.temporal import MzNow, temporal_filter
 from frontier_harness.model.errors import ColumnOutOfRange, InvalidPlan
-from frontier_harness.model.temporal import MzNow, temporal_filter
+from frontier_harness.model.time.collection import Update, at, consolidate
+from frontier_harness.model.time.domains import Total
 
 T = Total()
 DAY = 24 * 60 * 60 * 1000

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontier_harness.model.catalog import (
+from frontier_harness.model.catalog.catalog import (
     Catalog,
     Constant,
     Index,
@@ -19,6 +19,9 @@ from frontier_harness.model.catalog import (
     Table,
     View,
 )
+from frontier_harness.model.catalog.plan import Get, Join, Union
+from frontier_harness.model.catalog.timeline import Counter, EpochMilliseconds, External, User
+from frontier_harness.model.catalog.timeline_rules import source_timeline
 from frontier_harness.model.errors import (
     DuplicateObject,
     InvalidDependency,
@@ -27,9 +30,6 @@ from frontier_harness.model.errors import (
     TimelineError,
     UnknownObject,
 )
-from frontier_harness.model.plan import Get, Join, Union
-from frontier_harness.model.timeline import Counter, EpochMilliseconds, External, User
-from frontier_harness.model.timeline_rules import source_timeline
 
 MESSAGE = "multiple timelines within one dataflow are not supported"
 

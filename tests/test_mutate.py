@@ -117,7 +117,7 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     """Consolidation that keeps zero sums, loaded in memory and killed on the shared session."""
     import attrs
 
-    import frontier_harness.spark_impl.collection as original
+    import frontier_harness.spark_impl.time.collection as original
     from frontier_harness.properties.checks.registry import get_suite
     from frontier_harness.properties.engine.profiles import PROFILES
     from frontier_harness.properties.mutate.engine import Engine, Plan, plan_modules
@@ -126,7 +126,7 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     from frontier_harness.spark_impl import session
 
     modules, extra = plan_modules("frontier_harness.spark_impl", "spark")
-    collections = next(m for m in modules if m.name == "frontier_harness.spark_impl.collection")
+    collections = next(m for m in modules if m.name == "frontier_harness.spark_impl.time.collection")
     lines = collections.source.splitlines()
     line = next(i for i, text in enumerate(lines, 1) if "return updates.groupBy(" in text)
     (mutant,) = [m for m in enumerate_mutants(collections) if m.line == line and m.operator == "drop-filter"]
@@ -139,7 +139,7 @@ def test_a_spark_mutant_is_killed_in_this_process(spark_session):
     (result,) = run.results
     assert (result.status, result.lane) == ("killed", "screening") and result.size <= 3
     assert run.sessions_started == 0  # the session the tests share, reused
-    assert sys.modules["frontier_harness.spark_impl.collection"] is original
+    assert sys.modules["frontier_harness.spark_impl.time.collection"] is original
 
 
 def test_default_probes_judge_every_lane_check_runs():

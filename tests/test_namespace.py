@@ -15,8 +15,8 @@ def test_a_project_with_its_own_model_and_properties_imports_both(tmp_path):
     script = textwrap.dedent(
         """
         import model, properties
-        from frontier_harness.model.antichain import Antichain
-        from frontier_harness.model.domains import Total
+        from frontier_harness.model.time.antichain import Antichain
+        from frontier_harness.model.time.domains import Total
         from frontier_harness.properties.cli.main import main
         from frontier_harness.properties.checks.registry import SUITES
         assert (model.OWNER, properties.OWNER) == ("user", "user"), (model, properties)

@@ -29,7 +29,7 @@ README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 MAX_README_WORDS = 2000
 
-# A run of path segments: `model/ttl/`, `spark_impl/collection.py`, `tests/test_suite_*.py`,
+# A run of path segments: `model/ttl/`, `spark_impl/time/collection.py`, `tests/test_suite_*.py`,
 # `properties/checks/<capability>/` (a `<placeholder>` or `*` is a wildcard).
 PATH = re.compile(r"(?<![\w./$<>*-])((?:\.?[\w<>*-]+/)+[\w.<>*-]*)")
 BACKTICKED = re.compile(r"`([^`\s]+)`")
@@ -227,5 +227,5 @@ def test_the_walkthrough_runs_as_written(tmp_path):
             f"{line}\nexit {ran.returncode}\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
         )
         if line.startswith("sed "):
-            diff = subprocess.run(["git", "diff", "--quiet", "spark_impl/collection.py"], cwd=repo)
+            diff = subprocess.run(["git", "diff", "--quiet", "spark_impl/time/collection.py"], cwd=repo)
             assert diff.returncode == 1, "the walkthrough's bug was not planted"

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import attrs
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.domains import Total
 from frontier_harness.model.errors import InvalidTime
-from frontier_harness.model.ingestion import Reader, offset_resumption
+from frontier_harness.model.ingestion.ingestion import Reader, offset_resumption
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import Total
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.ingestion import resumption
 from frontier_harness.properties.checks.registry import get_suite

@@ -11,9 +11,9 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import Update, advance_collection, at, consolidate
-from frontier_harness.model.domains import Product
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update, advance_collection, at, consolidate
+from frontier_harness.model.time.domains import Product
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation, Speed

@@ -14,11 +14,11 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontier_harness.model import expiration as ex
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.catalog import RefreshAt, RefreshEvery, next_refresh, upper_at
-from frontier_harness.model.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product
+from frontier_harness.model.catalog import expiration as ex
+from frontier_harness.model.catalog.catalog import RefreshAt, RefreshEvery, next_refresh, upper_at
 from frontier_harness.model.errors import DataflowExpired
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import PARTITION_MAX, Partitioned, PartitionedTime, Product
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.catalog import prove as prove_suite
 from frontier_harness.properties.cli import prove as solver_cli
@@ -329,7 +329,7 @@ def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
     assert main(["replay", str(path), "--impl", "model"]) == 0  # the model's own rules hold on it
 
 
-# The same bugs planted in Spark's coordinator rules (frontier_harness.spark_impl.expiration): name -> (rule, replacement).
+# The same bugs planted in Spark's coordinator rules (frontier_harness.spark_impl.catalog.expiration): name -> (rule, replacement).
 SPARK_PLANTED = {
     "without_the_inputs_upper_branch": ("ahead", lambda upper, rendered, expiration: expiration),
     "never_expires": ("expiration_for", lambda bound, until: None),
@@ -347,7 +347,7 @@ SPARK_PLANTED = {
 
 def _spark_planted(bug: str):
     from frontier_harness.properties.adapters.spark import SparkImplementation
-    from frontier_harness.spark_impl import expiration as sx
+    from frontier_harness.spark_impl.catalog import expiration as sx
 
     rule, replacement = SPARK_PLANTED[bug]
 

@@ -1,4 +1,4 @@
-"""frontier_harness.spark_impl.as_of on hand-made boundaries: skewed interval lengths, empty intervals, closing, missing keys."""
+"""frontier_harness.spark_impl.reclocking.as_of on hand-made boundaries: skewed interval lengths, empty intervals, closing, missing keys."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def first_above(bounds: list, value: int):
 def assigned(spark, rows: list, per_key: dict = BOUNDARIES) -> dict:
     from pyspark.sql import functions as F
 
-    from frontier_harness.spark_impl.as_of import as_of
+    from frontier_harness.spark_impl.reclocking.as_of import as_of
 
     boundaries = boundaries_frame(spark, per_key)
     values = spark.createDataFrame(rows, "key string, v long").withColumn(
@@ -53,7 +53,7 @@ def boundaries_frame(spark, per_key: dict):
 
 def index_slots(spark, per_key: dict) -> list:
     """The slots of the index that `per_key`'s boundaries file."""
-    from frontier_harness.spark_impl import as_of
+    from frontier_harness.spark_impl.reclocking import as_of
 
     places = as_of._places(as_of.intervals(boundaries_frame(spark, per_key), ["key"]), ["key"])
     return [row.cut_slot for row in as_of._index(places, ["key"]).select("cut_slot").collect()]
@@ -103,7 +103,7 @@ def test_a_slot_collision_changes_nothing(spark_session, monkeypatch):
     level re-checked after the lookup still pick the one interval (once they match, the slot fixes the bucket)."""
     from pyspark.sql import functions as F
 
-    from frontier_harness.spark_impl import as_of
+    from frontier_harness.spark_impl.reclocking import as_of
 
     monkeypatch.setattr(as_of, "key_level", lambda keys: F.lit(0).cast("long"))
     rows = [(k, v) for k in [*BOUNDARIES, "no boundaries"] for v in EDGES]
@@ -115,7 +115,7 @@ def test_a_key_hash_collision_changes_nothing(spark_session, monkeypatch):
     after the lookup keep its own."""
     from pyspark.sql import functions as F
 
-    from frontier_harness.spark_impl import as_of
+    from frontier_harness.spark_impl.reclocking import as_of
 
     monkeypatch.setattr(as_of, "_key_hash", lambda keys, types, prefix="": F.lit(0).cast("long"))
     rows = [(k, v) for k in [*BOUNDARIES, "no boundaries"] for v in EDGES]
@@ -125,7 +125,7 @@ def test_a_key_hash_collision_changes_nothing(spark_session, monkeypatch):
 def test_a_key_held_as_int_by_the_values_and_as_long_by_the_boundaries_meets_its_levels(spark_session):
     """Both sides hash the key as a `long`: an `int` and a `long` of one number hash apart, and a boundaries' key
     beyond an `int` is no error."""
-    from frontier_harness.spark_impl.as_of import as_of
+    from frontier_harness.spark_impl.reclocking.as_of import as_of
 
     per_key = {7: [(0, 5), (1, 9)], 2**31 - 1: [(0, 1), (1, None)], 2**40: [(0, 3)]}
     boundaries = spark_session.createDataFrame(

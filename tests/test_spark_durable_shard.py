@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import frontier_harness.spark_impl.durable_shard as ds
-from frontier_harness.spark_impl.durable_ingestion import DATA_SCHEMA
-from frontier_harness.spark_impl.durable_shard import DurableShard
+import frontier_harness.spark_impl.ingestion.durable_shard as ds
 from frontier_harness.spark_impl.errors import (
     PartialShard,
     ShardError,
@@ -17,6 +15,8 @@ from frontier_harness.spark_impl.errors import (
     ShardMissing,
     UpperMismatch,
 )
+from frontier_harness.spark_impl.ingestion.durable_ingestion import DATA_SCHEMA
+from frontier_harness.spark_impl.ingestion.durable_shard import DurableShard
 
 
 def snapshot(path: Path) -> dict:

@@ -10,10 +10,10 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
-from frontier_harness.spark_impl import frontiers
+from frontier_harness.model.time.domains import Partitioned, PartitionedTime, Product, Total
 from frontier_harness.spark_impl.arrow import arrow_type
-from frontier_harness.spark_impl.time_columns import time_columns
+from frontier_harness.spark_impl.time import frontiers
+from frontier_harness.spark_impl.time.time_columns import time_columns
 
 pytestmark = pytest.mark.spark
 P = PartitionedTime

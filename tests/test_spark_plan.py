@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import functions as F
 
-from frontier_harness.spark_impl import plan as P
+from frontier_harness.spark_impl.catalog import plan as P
 
 pytestmark = pytest.mark.spark
 

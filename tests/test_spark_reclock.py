@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from frontier_harness.model.domains import PARTITION_MAX, parse_domain
-from frontier_harness.model.domains import PartitionedTime as P
+from frontier_harness.model.time.domains import PARTITION_MAX, parse_domain
+from frontier_harness.model.time.domains import PartitionedTime as P
 from frontier_harness.properties.checks.reclocking.reclock import observe
 from frontier_harness.properties.engine.history import Action, History
 
@@ -70,7 +70,7 @@ HISTORIES = {
 
 @pytest.mark.parametrize("domain_name", sorted(HISTORIES))
 def test_spark_reclocking_equals_the_model_on_hand_written_histories(spark_session, domain_name):
-    from frontier_harness.spark_impl.reclock import observe_reclock
+    from frontier_harness.spark_impl.reclocking.reclock import observe_reclock
 
     histories = [History(domain_name, tuple(actions)) for actions in HISTORIES[domain_name]]
     assert observe_reclock(parse_domain(domain_name), histories) == [observe(h) for h in histories]

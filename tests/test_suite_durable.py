@@ -18,7 +18,7 @@ SMALL = attrs.evolve(PROFILES["ci"], batched_screening_histories=30 * 250, shrin
 def compacts_past_data_upper():
     """Bug in the durable pipeline: the remap compacted up to its own upper, past the data shard's."""
     from frontier_harness.properties.adapters.spark import SparkImplementation
-    from frontier_harness.spark_impl import ingestion
+    from frontier_harness.spark_impl.ingestion import ingestion
 
     class Impl(SparkImplementation):
         def observe_durable_resumption(self, domain, histories):

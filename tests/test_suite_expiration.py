@@ -1,7 +1,7 @@
 """The expiration suite: holds on the model's rules; each planted rule bug is caught small and replays.
 
 Broken implementations are importable factories (`--impl tests.test_suite_expiration:NAME`):
-the suite's own `observe` run with one rule of `frontier_harness.model.expiration` replaced.
+the suite's own `observe` run with one rule of `frontier_harness.model.catalog.expiration` replaced.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from frontier_harness.model import expiration as ex
+from frontier_harness.model.catalog import expiration as ex
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.catalog import expiration as suite
@@ -135,7 +135,7 @@ def spark_keeps_updates_past_the_last_refresh():
     from pyspark.sql import functions as F
 
     from frontier_harness.properties.adapters.spark import SparkImplementation
-    from frontier_harness.spark_impl import plan
+    from frontier_harness.spark_impl.catalog import plan
 
     original = plan.next_refresh
 
@@ -150,8 +150,8 @@ def spark_keeps_updates_past_the_last_refresh():
 
 
 def _spark_with_rule(rule: str, replacement):
-    """Spark's coordinator with one rule of `frontier_harness.spark_impl.expiration` replaced."""
-    from frontier_harness.spark_impl import expiration as sx
+    """Spark's coordinator with one rule of `frontier_harness.spark_impl.catalog.expiration` replaced."""
+    from frontier_harness.spark_impl.catalog import expiration as sx
 
     class Impl(SparkImplementation):
         def observe_expiration(self, domain, histories):

@@ -6,7 +6,7 @@ import attrs
 import pyarrow as pa
 import pytest
 
-from frontier_harness.model.domains import Partitioned, PartitionedTime, Product, Total
+from frontier_harness.model.time.domains import Partitioned, PartitionedTime, Product, Total
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.registry import get_suite
@@ -91,9 +91,9 @@ def test_screening_lane_finds_and_reduces_a_time_kept_at_zero():
     ],
 )
 def test_spark_of_positive_counts(spark_session, domain, updates, expected):
-    from frontier_harness.spark_impl import frontiers
     from frontier_harness.spark_impl.arrow import arrow_type, to_frame
-    from frontier_harness.spark_impl.time_columns import time_columns
+    from frontier_harness.spark_impl.time import frontiers
+    from frontier_harness.spark_impl.time.time_columns import time_columns
 
     tc = time_columns(domain)
     table = pa.table(

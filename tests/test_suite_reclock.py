@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-import frontier_harness.model.reclock as reclock_module
+import frontier_harness.model.reclocking.reclock as reclock_module
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.reclocking.reclock import observe
 from frontier_harness.properties.checks.registry import get_suite
@@ -36,7 +36,7 @@ def spark_mint_without_retraction():
     from pyspark.sql import functions as F
 
     from frontier_harness.properties.adapters.spark import SparkImplementation
-    from frontier_harness.spark_impl import remap
+    from frontier_harness.spark_impl.reclocking import remap
 
     class Impl(SparkImplementation):
         def observe_reclock(self, domain, histories):

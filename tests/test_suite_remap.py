@@ -5,9 +5,9 @@ from __future__ import annotations
 import attrs
 import pytest
 
-import frontier_harness.model.reclock as reclock_module
-import frontier_harness.model.remap as remap_module
-from frontier_harness.model.antichain import Antichain
+import frontier_harness.model.reclocking.reclock as reclock_module
+import frontier_harness.model.reclocking.remap as remap_module
+from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.runner import run_suite

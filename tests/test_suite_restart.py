@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import frontier_harness.model.summary as summary_module
+import frontier_harness.model.reclocking.summary as summary_module
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.runner import run_suite

@@ -7,8 +7,8 @@ from typing import Any
 import attrs
 import pytest
 
-import frontier_harness.model.ingestion as ingestion
-import frontier_harness.model.remap as remap
+import frontier_harness.model.ingestion.ingestion as ingestion
+import frontier_harness.model.reclocking.remap as remap
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.ingestion import resumption
 from frontier_harness.properties.checks.registry import get_suite
@@ -88,7 +88,7 @@ def spark_join_of_uppers() -> Any:
     from pyspark.sql import functions as F
 
     from frontier_harness.properties.adapters.spark import SparkImplementation
-    from frontier_harness.spark_impl import ingestion as spark_ingestion
+    from frontier_harness.spark_impl.ingestion import ingestion as spark_ingestion
 
     class Impl(SparkImplementation):
         def observe_resumption(self, domain, histories):
@@ -147,7 +147,7 @@ def test_spark_equals_the_model_and_obeys_the_laws(domain):
 @pytest.mark.parametrize("domain", resumption.DOMAINS)
 def test_durable_pipeline_equals_the_model_and_obeys_the_laws(domain, tmp_path):
     """The round-by-round pipeline over Parquet shards, on short histories with both checkpoint orders."""
-    from frontier_harness.spark_impl.durable_ingestion import observe_durable
+    from frontier_harness.spark_impl.ingestion.durable_ingestion import observe_durable
 
     histories = [h for h in _batch(domain, 40, max_steps=10) if _has_compaction(h)][:6]
     histories.append(_crash_after_compaction_before_commit(domain))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from frontier_harness.model.domains import parse_domain
+from frontier_harness.model.time.domains import parse_domain
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.reclocking.oracles import summary as fold
 from frontier_harness.properties.checks.reclocking.summary import observe
@@ -47,7 +47,7 @@ def test_the_fold_and_the_model_agree_on_a_transaction_waiting_for_its_last_reco
 
 def test_planted_model_summary_bug_is_caught_by_the_fold_small_and_replays(tmp_path):
     """The model's own rule broken (on both sides of the model-vs-model comparison): only the fold sees it."""
-    from frontier_harness.model import summary
+    from frontier_harness.model.reclocking import summary
 
     with patched(summary, "complete_txns", planted.complete_one_record_short):
         result = run_suite(SUMMARY, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
@@ -61,7 +61,7 @@ def test_planted_model_summary_bug_is_caught_by_the_fold_small_and_replays(tmp_p
 
 def _spark_with(rule: str, replacement):
     from frontier_harness.properties.adapters.spark import SparkImplementation
-    from frontier_harness.spark_impl import summary
+    from frontier_harness.spark_impl.reclocking import summary
 
     class Impl(SparkImplementation):
         def observe_summary(self, domain, histories):
@@ -91,7 +91,7 @@ def spark_complete_one_record_short():
 
 @pytest.mark.spark
 def test_spark_equals_model_on_hand_written_histories(spark_session):
-    from frontier_harness.spark_impl.summary import observe_summary
+    from frontier_harness.spark_impl.reclocking.summary import observe_summary
 
     def mint(upper, tick):
         return Action("mint", {"upper": tuple(upper), "tick": tick})

@@ -5,13 +5,13 @@ from __future__ import annotations
 import attrs
 import pytest
 
-import frontier_harness.model.temporal as temporal
+import frontier_harness.model.catalog.temporal as temporal
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.catalog import temporal as suite
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.runner import run_suite
-from frontier_harness.spark_impl import plan as spark_plan
+from frontier_harness.spark_impl.catalog import plan as spark_plan
 from tests.helpers import QUICK, write_and_replay
 
 TEMPORAL = get_suite("temporal")

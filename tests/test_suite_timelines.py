@@ -18,7 +18,7 @@ TIMELINES = get_suite("timelines")
 
 def accepts_everything() -> ModelImplementation:
     """Bug: the catalog never checks timelines (every dataflow runs)."""
-    import frontier_harness.model.catalog as catalog
+    import frontier_harness.model.catalog.catalog as catalog
 
     class Impl(ModelImplementation):
         def observe_timelines(self, domain, histories):
@@ -34,7 +34,7 @@ def accepts_everything() -> ModelImplementation:
 
 def confuses_external_and_user() -> ModelImplementation:
     """Bug: timelines compared by name only, so a CDC source's `External(x)` runs with a `User(x)` source."""
-    import frontier_harness.model.catalog as catalog
+    import frontier_harness.model.catalog.catalog as catalog
 
     original = catalog.single_timeline
 
@@ -64,8 +64,8 @@ def test_suite_holds_on_the_model_and_reaches_every_hard_case():
 
 
 def test_rejection_message_names_every_object():
-    from frontier_harness.model.catalog import Catalog, Source, Table, View
-    from frontier_harness.model.plan import Get, Join
+    from frontier_harness.model.catalog.catalog import Catalog, Source, Table, View
+    from frontier_harness.model.catalog.plan import Get, Join
 
     c = Catalog().add(Table("t")).add(Source.create("c", "cdc")).add(View("v", Get("t")))
     with pytest.raises(TimelineError) as error:

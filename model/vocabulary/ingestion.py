@@ -1,6 +1,6 @@
 """Words of the ingestion capability's suites: resumption, streaming and checkpoint.
 
-A *resumption* history drives the ingestion pipeline (`frontier_harness.model.ingestion`):
+A *resumption* history drives the ingestion pipeline (`frontier_harness.model.ingestion.ingestion`):
 the upstream `produce`s records (`partition`, `data`) and compacts, the pipeline
 `ingest`s at a `tick`, `checkpoint`s (`compact_first`) and `restart`s; a `fault` names
 the `Fault` point where the process dies. It is observed at each commit and at its end

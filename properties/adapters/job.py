@@ -1,6 +1,6 @@
 """The Spark implementation with a user's streaming job in its streaming trials (`--job`).
 
-`JobImplementation(spec)` checks the job at once (`frontier_harness.spark_impl.streaming.job.validate`,
+`JobImplementation(spec)` checks the job at once (`frontier_harness.spark_impl.ingestion.streaming.job.validate`,
 starting Spark): a job the trials cannot run is an `ImplementationError` (exit 2, one
 line). Its `observe_streaming` runs the trials with the job; `job_outputs` is the
 oracle's batch job (`frontier_harness.properties.checks.ingestion.streaming_job`): the job's `transform` over
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from frontier_harness.model.domains import Domain
+from frontier_harness.model.time.domains import Domain
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.engine.errors import ImplementationError
 from frontier_harness.properties.engine.history import History
@@ -28,8 +28,8 @@ class JobImplementation(SparkImplementation):
         self.streaming_job = spec
         self._outputs: dict = {}  # record -> its rows under transform (deterministic: computed once)
         self.prepare()
+        from frontier_harness.spark_impl.ingestion.streaming.job import JobContractError, validate
         from frontier_harness.spark_impl.session import spark
-        from frontier_harness.spark_impl.streaming.job import JobContractError, validate
 
         try:
             self.columns = validate(spec, spark())
@@ -37,14 +37,14 @@ class JobImplementation(SparkImplementation):
             raise ImplementationError(str(exc)) from exc
 
     def observe_streaming(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
-        from frontier_harness.spark_impl.streaming.trial import observe_streaming
+        from frontier_harness.spark_impl.ingestion.streaming.trial import observe_streaming
 
         return observe_streaming(domain, histories, job=self.streaming_job)
 
     def job_outputs(self, record_sets: Sequence[Sequence[tuple]]) -> list[Any]:
         """`transform` as a batch job over each set of `(data, partition, offset)` records: rows -> count."""
+        from frontier_harness.spark_impl.ingestion.streaming.job import batch_outputs
         from frontier_harness.spark_impl.session import spark
-        from frontier_harness.spark_impl.streaming.job import batch_outputs
 
         return batch_outputs(self.streaming_job, spark(), record_sets, self._outputs)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from frontier_harness.model.antichain import Antichain, advance_by
-from frontier_harness.model.domains import Domain, parse_domain
+from frontier_harness.model.time.antichain import Antichain, advance_by
+from frontier_harness.model.time.domains import Domain, parse_domain
 from frontier_harness.properties.checks.catalog import expiration, prove, temporal, timelines
 from frontier_harness.properties.checks.ingestion import resumption
 from frontier_harness.properties.checks.reclocking import reclock, summary
@@ -35,7 +35,7 @@ def _each(observe: Callable[[History], Observation]) -> Any:
 
 
 class ModelImplementation(Implementation):
-    """The model: every suite's model observer, and `frontier_harness.model.antichain`'s algebra."""
+    """The model: every suite's model observer, and `frontier_harness.model.time.antichain`'s algebra."""
 
     name = "model"
 

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from frontier_harness.model.domains import Domain
+from frontier_harness.model.time.domains import Domain
 from frontier_harness.properties.engine.errors import ConfigurationError
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation, Observation, Speed
@@ -119,22 +119,22 @@ class SparkImplementation(Implementation):
             return text
         return super().infrastructure_failure(exc)
 
-    observe_collections = _delegate("frontier_harness.spark_impl.collection", "observe_collections")
+    observe_collections = _delegate("frontier_harness.spark_impl.time.collection", "observe_collections")
     observe_mutable_antichain = _delegate(
-        "frontier_harness.spark_impl.mutable_antichain", "observe_mutable_antichain"
+        "frontier_harness.spark_impl.time.mutable_antichain", "observe_mutable_antichain"
     )
-    observe_expiration = _delegate("frontier_harness.spark_impl.expiration", "observe_expiration")
-    observe_prove = _delegate("frontier_harness.spark_impl.expiration", "observe_prove")
-    observe_resumption = _delegate("frontier_harness.spark_impl.ingestion", "observe_resumption")
+    observe_expiration = _delegate("frontier_harness.spark_impl.catalog.expiration", "observe_expiration")
+    observe_prove = _delegate("frontier_harness.spark_impl.catalog.expiration", "observe_prove")
+    observe_resumption = _delegate("frontier_harness.spark_impl.ingestion.ingestion", "observe_resumption")
     observe_durable_resumption = _delegate(
-        "frontier_harness.spark_impl.durable_ingestion", "observe_durable", scratch=True
+        "frontier_harness.spark_impl.ingestion.durable_ingestion", "observe_durable", scratch=True
     )
-    observe_temporal = _delegate("frontier_harness.spark_impl.plan", "observe_temporal")
-    observe_timelines = _delegate("frontier_harness.spark_impl.plan", "observe_timelines")
-    observe_reclock = _delegate("frontier_harness.spark_impl.reclock", "observe_reclock")
-    observe_summary = _delegate("frontier_harness.spark_impl.summary", "observe_summary")
+    observe_temporal = _delegate("frontier_harness.spark_impl.catalog.plan", "observe_temporal")
+    observe_timelines = _delegate("frontier_harness.spark_impl.catalog.plan", "observe_timelines")
+    observe_reclock = _delegate("frontier_harness.spark_impl.reclocking.reclock", "observe_reclock")
+    observe_summary = _delegate("frontier_harness.spark_impl.reclocking.summary", "observe_summary")
     observe_streaming = _delegate(
-        "frontier_harness.spark_impl.streaming.trial", "observe_streaming", sized=False
+        "frontier_harness.spark_impl.ingestion.streaming.trial", "observe_streaming", sized=False
     )
     observe_ttl = _delegate("frontier_harness.spark_impl.ttl.store_observer", "observe_ttl")
     observe_ttl_compaction = _delegate(

@@ -6,8 +6,8 @@ evenly over the 30 days that are in the window when the replica expires
 its `event_ts` is its insertion time. Choice: rows older than that retract
 during the replica's life whatever the offset, so they cannot benefit (a 51-day
 spread measured 0.71 at 100k rows). The MV is `mz_now() <= event_ts + 30 days`,
-evaluated by `frontier_harness.spark_impl.plan.temporal_events` with the dataflow's `until`: none
-without expiration; with it, the model's rule (`frontier_harness.model.expiration.render`) for an
+evaluated by `frontier_harness.spark_impl.catalog.plan.temporal_events` with the dataflow's `until`: none
+without expiration; with it, the model's rule (`frontier_harness.model.catalog.expiration.render`) for an
 MV over a table on a replica started at `start` with the 21-day offset.
 
 Measured in one run: diffs processed and Spark wall time with and without
@@ -18,10 +18,10 @@ expiration) are identical, compared by count and an order-free fingerprint
 
 from __future__ import annotations
 
-from frontier_harness.model.catalog import Catalog, MaterializedView, Table
-from frontier_harness.model.expiration import render, replica_expiration
-from frontier_harness.model.plan import Get, TemporalFilter
-from frontier_harness.model.temporal import MzNow
+from frontier_harness.model.catalog.catalog import Catalog, MaterializedView, Table
+from frontier_harness.model.catalog.expiration import render, replica_expiration
+from frontier_harness.model.catalog.plan import Get, TemporalFilter
+from frontier_harness.model.catalog.temporal import MzNow
 from frontier_harness.properties.bench import Figure, timed
 
 DAY = 24 * 60 * 60 * 1000
@@ -42,7 +42,7 @@ def expiration_until() -> int:
 def outputs(rows: int, until):
     from pyspark.sql import functions as F
 
-    from frontier_harness.spark_impl.plan import temporal_events
+    from frontier_harness.spark_impl.catalog.plan import temporal_events
     from frontier_harness.spark_impl.session import spark
 
     session, step = spark(), WINDOW // rows

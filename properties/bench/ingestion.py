@@ -2,7 +2,7 @@
 
 - `remap_rows_*`: the remap shard's rows after `10^6 * scale` ticks of an LSN source
   advancing every tick. With compaction the pipeline compacts (one tick before the
-  resumption frontier) after every tick, as `frontier_harness.model.ingestion.checkpoint` does; without,
+  resumption frontier) after every tick, as `frontier_harness.model.ingestion.ingestion.checkpoint` does; without,
   rows are counted with the model's own minting rules (no remap is materialised).
 - `*_ingest_records_per_s`: records reclocked into the data shard per second, by the
   model pipeline and by the Spark pipeline on durable Parquet shards (one source).
@@ -14,10 +14,10 @@ import tempfile
 
 import attrs
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.domains import Total, parse_domain
-from frontier_harness.model.ingestion import Pipeline, checkpoint, ingest
-from frontier_harness.model.remap import INTO, Remap, insertions, retractions
+from frontier_harness.model.ingestion.ingestion import Pipeline, checkpoint, ingest
+from frontier_harness.model.reclocking.remap import INTO, Remap, insertions, retractions
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import Total, parse_domain
 from frontier_harness.properties.bench import Figure, timed
 
 
@@ -45,7 +45,7 @@ def model_throughput(ticks: int, per_tick: int) -> float:
 
 
 def spark_throughput(ticks: int, per_tick: int) -> int:
-    from frontier_harness.spark_impl.durable_ingestion import Ingestion
+    from frontier_harness.spark_impl.ingestion.durable_ingestion import Ingestion
 
     pipeline = Ingestion(parse_domain("total"), 1, root=tempfile.mkdtemp(prefix="fh-bench-"), source="bench")
     pipeline.running = [True]

@@ -14,7 +14,7 @@ turns, each turn starting one job later; each figure of the large jobs is the me
 the best of `REPEATS`.
 
 The plan shuffles the updates once: the as-of join is two broadcast joins
-(`frontier_harness.spark_impl.as_of`), so the consolidation's `Exchange` is the only one,
+(`frontier_harness.spark_impl.reclocking.as_of`), so the consolidation's `Exchange` is the only one,
 as the sort's range partitioning is for the baseline; there is no second full shuffle
 to save. The bindings are never shuffled: both broadcast sides (the key's levels and the
 index) read each step's interval `[u(t-1), u(t))` off its own bindings, in one task each.
@@ -169,7 +169,7 @@ def _minted(ticks: int):
     """
     from pyspark.sql import functions as F
 
-    from frontier_harness.spark_impl import remap
+    from frontier_harness.spark_impl.reclocking import remap
     from frontier_harness.spark_impl.session import spark
 
     mints = (
@@ -201,7 +201,7 @@ def reclock_job(n: int):
     Every offset `s < n` lies below the last binding, so each is reclocked to the
     tick `s // 100 + 1` and none stays pending.
     """
-    from frontier_harness.spark_impl.reclock import assign_total, reclocked_and_pending
+    from frontier_harness.spark_impl.reclocking.reclock import assign_total, reclocked_and_pending
 
     ticks = n // PER_BINDING
     remap = _minted(ticks).localCheckpoint()

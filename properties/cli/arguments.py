@@ -35,8 +35,8 @@ def positive_float(text: str) -> float:
 
 
 def domain_name(text: str) -> str:
-    """An argparse type: a time domain name `frontier_harness.model.domains.parse_domain` knows."""
-    from frontier_harness.model.domains import parse_domain
+    """An argparse type: a time domain name `frontier_harness.model.time.domains.parse_domain` knows."""
+    from frontier_harness.model.time.domains import parse_domain
 
     try:
         return parse_domain(text).name

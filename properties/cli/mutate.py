@@ -55,7 +55,7 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
         action="append",
         type=file_line,
         metavar="FILE:LINE",
-        help="mutate only this line, as listed (e.g. model/remap.py:459; repeatable)",
+        help="mutate only this line, as listed (e.g. model/reclocking/remap.py:459; repeatable)",
     )
     p.add_argument(
         "--sample",
@@ -156,12 +156,14 @@ def select(
 def file_line(text: str) -> tuple[str, int]:
     """An argparse type: `FILE:LINE`, a file as `--list` shows it and a line number.
 
-    >>> file_line("model/remap.py:459")
-    ('model/remap.py', 459)
+    >>> file_line("model/reclocking/remap.py:459")
+    ('model/reclocking/remap.py', 459)
     """
     path, _, line = text.rpartition(":")
     if not path or not line.isdigit():
-        raise argparse.ArgumentTypeError(f"expected FILE:LINE (e.g. model/remap.py:459), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected FILE:LINE (e.g. model/reclocking/remap.py:459), got {text!r}"
+        )
     return path, int(line)
 
 

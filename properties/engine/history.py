@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.domains import Domain, parse_domain
+from frontier_harness.model.time.domains import Domain, parse_domain
 from frontier_harness.model.vocabulary import FRONTIER_ARGS, TIME_ARGS
 from frontier_harness.properties.engine.errors import BadHistory
 

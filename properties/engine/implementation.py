@@ -34,7 +34,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from frontier_harness.model.domains import Domain
+from frontier_harness.model.time.domains import Domain
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.domains import DOMAIN_NAMES
 from frontier_harness.model.errors import ModelError
+from frontier_harness.model.time.domains import DOMAIN_NAMES
 from frontier_harness.properties.engine.diagnostics import describe
 from frontier_harness.properties.engine.errors import (
     ContractViolation,

@@ -4,7 +4,7 @@ Inside `activated(...)`, `sys.modules` holds a new module object built from the
 mutated tree and new module objects for every module that imports it (in
 dependency order), so `from x import f` in a dependent binds the mutant's `f`.
 Modules outside the target that bound a name from a replaced module (`from
-frontier_harness.model.collection import at` in a suite, the adapters) are not
+frontier_harness.model.time.collection import at` in a suite, the adapters) are not
 re-executed, since the objects built from them (suites, probes) would keep the old
 bindings: their attribute is rebound to the replacement for the block instead.
 Nothing on disk changes and the original module objects are never touched:

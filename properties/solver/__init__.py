@@ -1,6 +1,6 @@
 """The z3-backed checker: proofs that dataflow expiration never drops visible data.
 
-- `encoding`: the model's expiration rules (model/expiration.py, model/catalog.py)
+- `encoding`: the model's expiration rules (model/catalog/expiration.py, model/catalog/catalog.py)
   re-stated over z3 terms, `Optional[int]` as a pair `(has, val)`; a Hypothesis
   test (tests/test_solver.py) holds every rule equal to the model on concrete inputs.
 - `world`: the world's assumptions (how uppers move), written as code.

@@ -1,7 +1,7 @@
 """The model's expiration rules over z3 terms: a separate encoding, held equal to the model by Hypothesis.
 
-The model's rules (model/expiration.py, `next_refresh` and the refresh clauses of
-model/catalog.py) branch on `None` and call `min`, which cannot run on symbolic
+The model's rules (model/catalog/expiration.py, `next_refresh` and the refresh clauses of
+model/catalog/catalog.py) branch on `None` and call `min`, which cannot run on symbolic
 values; so each rule is re-stated here, one function per model function, and
 tests/test_solver.py checks on generated concrete inputs that every one of them
 (and their composition over generated catalogs) equals the model.
@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 import z3
 
-from frontier_harness.model.catalog import (
+from frontier_harness.model.catalog.catalog import (
     Constant,
     Index,
     MaterializedView,
@@ -37,7 +37,7 @@ from frontier_harness.model.catalog import (
     Table,
     View,
 )
-from frontier_harness.model.timeline_rules import is_epoch
+from frontier_harness.model.catalog.timeline_rules import is_epoch
 
 # ---------------------------------------------------------------- Optional[int]
 
@@ -184,7 +184,7 @@ def inputs_bound(rules: Rules, inputs_upper: Any, expiration: Any) -> Any:
 
 
 def next_refresh(rules: Rules, schedule: Sequence, t: Any) -> Opt:
-    """model/catalog: the least `round_up` of the clauses that have one; `None` if none has."""
+    """model/catalog/catalog.py: the least `round_up` of the clauses that have one; `None` if none has."""
     return reduce(_min_present, (c.round_up(t) for c in schedule), NONE)
 
 

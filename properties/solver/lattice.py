@@ -2,7 +2,7 @@
 
 The model's orders are restated over unbounded z3 `Int`s with the domains' own range
 constraints (Partitioned: `0 <= lo <= hi <= 2**31-1`); a Hypothesis test
-(tests/test_solver.py) holds each restatement equal to model/domains.py on concrete times.
+(tests/test_solver.py) holds each restatement equal to model/time/domains.py on concrete times.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import z3
 
-from frontier_harness.model.domains import PARTITION_MAX
+from frontier_harness.model.time.domains import PARTITION_MAX
 from frontier_harness.properties.solver.cases import Case
 from frontier_harness.properties.solver.encoding import Rules
 from frontier_harness.properties.solver.world import World

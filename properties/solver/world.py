@@ -1,6 +1,6 @@
 """The world the proofs assume: how uppers move, as z3 constraints a reader can check.
 
-It is written against the model's (model/catalog.py `Feed`, model/expiration.py
+It is written against the model's (model/catalog/catalog.py `Feed`, model/catalog/expiration.py
 `Replica`) and never calls a rule under test:
 
 - a replica renders its dataflows when it starts, at `start`, and runs until

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_harness.model.catalog import (
+from frontier_harness.model.catalog.catalog import (
     Catalog,
     Constant,
     Index,
@@ -42,10 +42,10 @@ from frontier_harness.model.catalog import (
     Table,
     View,
 )
-from frontier_harness.model.collection import Update
+from frontier_harness.model.catalog.plan import Compare, Filter, Get, Join, Project, TemporalFilter, Union
+from frontier_harness.model.catalog.temporal import MzNow
 from frontier_harness.model.errors import InvalidPlan
-from frontier_harness.model.plan import Compare, Filter, Get, Join, Project, TemporalFilter, Union
-from frontier_harness.model.temporal import MzNow
+from frontier_harness.model.time.collection import Update
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.catalog import (
     DATAFLOW_ACTIONS,

@@ -6,13 +6,13 @@ a CDC source `c` (in the epoch timeline and skewed, or in its own and ticking); 
 view `v` with a temporal filter; MVs (with `REFRESH EVERY`/`REFRESH AT`), indexes
 and subscribes (`UP TO`); inserts, skews (`skew{name, wall, by}`: leads, lags, the
 +1 of minting), ticks, `set_offset`, restarts at wall-clock times and reads
-`read{name, wall, time}`. The world is the model's (`frontier_harness.model.catalog.Feed`,
+`read{name, wall, time}`. The world is the model's (`frontier_harness.model.catalog.catalog.Feed`,
 `upper_at`, `output_updates`); the history's order only matters for creation.
 
 **Implementation protocol.** The suite calls
 `impl.observe_expiration(domain, histories) -> list[Observation]`, one
 observation per history. The model computes `observe` below with
-`frontier_harness.model.expiration` as it is; Spark (`frontier_harness.spark_impl.expiration`) decides the
+`frontier_harness.model.catalog.expiration` as it is; Spark (`frontier_harness.spark_impl.catalog.expiration`) decides the
 renderings on the driver and evaluates the dataflows and reads in one job.
 
 Observed, with the replica's offset and with offset 0 (expiration disabled):
@@ -39,7 +39,7 @@ Properties, each judged from the implementation's own observation:
   differential check for an implementation of its own, e.g. Spark).
 
 Hard cases are counted from the history with the same restated rule and the
-world's own uppers and contents, never from `frontier_harness.model.expiration`. Besides the cases
+world's own uppers and contents, never from `frontier_harness.model.catalog.expiration`. Besides the cases
 above, each boundary of the rule is required (docs/required-events.md): a read exactly
 at the expiration and one tick before it, a read at the last wall-clock time an
 incarnation runs, a diff exactly at the drop point and one before it, `UP TO` exactly at
@@ -54,11 +54,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from frontier_harness.model.catalog import Feed, check_feed, output_updates, upper_at
-from frontier_harness.model.collection import at
-from frontier_harness.model.domains import Total
-from frontier_harness.model.errors import ModelError, ReplicaExpired
-from frontier_harness.model.expiration import (
+from frontier_harness.model.catalog.catalog import Feed, check_feed, output_updates, upper_at
+from frontier_harness.model.catalog.expiration import (
     Replica,
     diffs_processed,
     render,
@@ -66,6 +63,9 @@ from frontier_harness.model.expiration import (
     seen_at,
     served,
 )
+from frontier_harness.model.errors import ModelError, ReplicaExpired
+from frontier_harness.model.time.collection import at
+from frontier_harness.model.time.domains import Total
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.catalog import (
     MAINTAINED_ACTIONS,

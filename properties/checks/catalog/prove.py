@@ -3,7 +3,7 @@
 Scenarios are drawn by `frontier_harness.properties.checks.catalog.strategies.scenarios` (the solver writes the
 same histories for its refutations, `frontier_harness.properties.solver.realize`). The check runs
 a scenario on an implementation (`observe_prove`: the model's `observe` below,
-or Spark's in `frontier_harness.spark_impl.expiration`) twice, with the replica's offset and with
+or Spark's in `frontier_harness.spark_impl.catalog.expiration`) twice, with the replica's offset and with
 0 (expiration disabled), and reports the first read that differs, a diff the
 expiring dataflow produced at or beyond its own expiration (an expiration that
 drops nothing), or a diff it kept past one tick after the replica's life where the
@@ -18,9 +18,9 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.catalog import Catalog, Feed, output_updates
+from frontier_harness.model.catalog.catalog import Catalog, Feed, output_updates
+from frontier_harness.model.catalog.expiration import Replica, render, replica_expiration, seen_at, served
 from frontier_harness.model.errors import ModelError, ReplicaExpired
-from frontier_harness.model.expiration import Replica, render, replica_expiration, seen_at, served
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.catalog import (
     MAINTAINED_ACTIONS,

@@ -13,10 +13,10 @@ Total time only (`domains=("total",)`): plans and temporal filters are Total.
 
 from __future__ import annotations
 
-from frontier_harness.model.collection import consolidate
-from frontier_harness.model.domains import Total
-from frontier_harness.model.plan import evaluate
-from frontier_harness.model.temporal import validity
+from frontier_harness.model.catalog.plan import evaluate
+from frontier_harness.model.catalog.temporal import validity
+from frontier_harness.model.time.collection import consolidate
+from frontier_harness.model.time.domains import Total
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.catalog import (
     CHILD_FIELDS,

@@ -27,11 +27,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from frontier_harness.model.catalog import DATAFLOWS, Catalog, Feed, output_updates
-from frontier_harness.model.collection import Update, consolidate
-from frontier_harness.model.domains import Total
+from frontier_harness.model.catalog.catalog import DATAFLOWS, Catalog, Feed, output_updates
+from frontier_harness.model.catalog.timeline import External, User  # value types
 from frontier_harness.model.errors import ModelError, TimelineError
-from frontier_harness.model.timeline import External, User  # value types
+from frontier_harness.model.time.collection import Update, consolidate
+from frontier_harness.model.time.domains import Total
 from frontier_harness.model.vocabulary.catalog import (
     DATAFLOW_ACTIONS,
     LEAF_ACTIONS,

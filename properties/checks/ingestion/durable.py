@@ -1,8 +1,8 @@
 """The *durable_resumption* suite: the durable ingestion pipeline equals the model, crash by crash.
 
 Spark has two ingestion pipelines. The resumption suite's `observe_resumption` judges
-`frontier_harness.spark_impl.ingestion`, every round of a history folded in one job;
-`frontier_harness.spark_impl.durable_ingestion` is the pipeline as a running process carries it,
+`frontier_harness.spark_impl.ingestion.ingestion`, every round of a history folded in one job;
+`frontier_harness.spark_impl.ingestion.durable_ingestion` is the pipeline as a running process carries it,
 round by round over Parquet shards that survive a killed process (the one
 `tests/test_crash_sigkill.py` SIGKILLs). This suite holds the second equal to the model
 too: the resumption suite's histories and observations (`resumption.observe`), through

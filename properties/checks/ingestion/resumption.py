@@ -1,7 +1,7 @@
 """The *resumption* suite: bounded input reliance under crashes, restarts and upstream compaction.
 
 Histories from `frontier_harness.properties.checks.ingestion.strategies.ingestion`. `observe` runs the model
-pipeline (`frontier_harness.model.ingestion`) and records, at each step:
+pipeline (`frontier_harness.model.ingestion.ingestion`) and records, at each step:
 
 - `committed`: the offset frontier committed upstream (checkpoints and restarts);
 - `durable_ids`: `(data, count)` in the data shard when it was committed, and
@@ -34,10 +34,10 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.antichain import Antichain
 from frontier_harness.model.errors import ModelError
-from frontier_harness.model.ingestion import Pipeline, checkpoint, ingest, restart
-from frontier_harness.model.upstream import Upstream
+from frontier_harness.model.ingestion.ingestion import Pipeline, checkpoint, ingest, restart
+from frontier_harness.model.ingestion.upstream import Upstream
+from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.vocabulary import ActionLike, Arg
 from frontier_harness.model.vocabulary.ingestion import Fault, IngestionAction, IngestionArg, ResumptionLabel
 from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history

@@ -2,13 +2,13 @@
 
 Histories from `frontier_harness.properties.checks.ingestion.strategies.streaming`; an implementation's
 `observe_streaming(domain, histories)` runs each as a real query (Spark's:
-`frontier_harness.spark_impl.streaming.trial`) and reports, after every trigger and restart, the
+`frontier_harness.spark_impl.ingestion.streaming.trial`) and reports, after every trigger and restart, the
 offset log, the commit log, the sink, the upstream's committed offsets and the
 source's `commit(end)` calls (labels in the trial's docstring). One trial is judged
 by three properties (observations are shared, so it runs once):
 
 - `exactly_once`: after every step that did not crash, the sink holds the model's
-  reclocked collection (`frontier_harness.model.reclock`) of the records produced so far through the
+  reclocked collection (`frontier_harness.model.reclocking.reclock`) of the records produced so far through the
   remap the offset log is (batch `N` is IntoTime `N + 1`), for the committed batches;
   at the end, every record produced is in the sink exactly once;
 - `offset_log_is_remap`: at every step the checkpoint obeys `frontier_harness.properties.checks.ingestion.checkpoint_log.laws`
@@ -29,12 +29,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import Update
-from frontier_harness.model.domains import Partitioned, PartitionedTime
 from frontier_harness.model.errors import ModelError
-from frontier_harness.model.reclock import reclock
-from frontier_harness.model.remap import Remap
+from frontier_harness.model.reclocking.reclock import reclock
+from frontier_harness.model.reclocking.remap import Remap
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update
+from frontier_harness.model.time.domains import Partitioned, PartitionedTime
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.ingestion import (
     CrashPoint,

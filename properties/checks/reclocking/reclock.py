@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import Update
 from frontier_harness.model.errors import ModelError
-from frontier_harness.model.partitioned_time import PartitionedTime
-from frontier_harness.model.reclock import reclock
-from frontier_harness.model.remap import INTO, Remap
+from frontier_harness.model.reclocking.reclock import reclock
+from frontier_harness.model.reclocking.remap import INTO, Remap
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update
+from frontier_harness.model.time.partitioned_time import PartitionedTime
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.reclocking import OBSERVING, ReclockAction, ReclockArg, ReclockLabel
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_reclock_history

@@ -3,7 +3,7 @@
 Histories are reclock histories (`frontier_harness.properties.checks.reclocking.strategies.reclocking`). Each law
 checks the model against definitions written here, not against the rules it
 replaces in tests: `R(t)` read with `Antichain.less_equal`, contents with
-`frontier_harness.model.collection.at`, compaction with `advance_collection`, validity with `audit`.
+`frontier_harness.model.time.collection.at`, compaction with `advance_collection`, validity with `audit`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import advance_collection, at
 from frontier_harness.model.errors import ModelError, SinceRegression
-from frontier_harness.model.reclock import assign, reclock
-from frontier_harness.model.remap import INTO, Binding, Remap, audit
+from frontier_harness.model.reclocking.reclock import assign, reclock
+from frontier_harness.model.reclocking.remap import INTO, Binding, Remap, audit
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import advance_collection, at
 from frontier_harness.properties.checks.reclocking import reclock as reclock_suite
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_reclock_history
 from frontier_harness.properties.engine.history import History

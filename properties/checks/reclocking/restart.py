@@ -14,11 +14,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import Update
 from frontier_harness.model.errors import ModelError
-from frontier_harness.model.remap import INTO, Remap
-from frontier_harness.model.summary import (
+from frontier_harness.model.reclocking.remap import INTO, Remap
+from frontier_harness.model.reclocking.summary import (
     DataRecord,
     Independent,
     Transactional,
@@ -27,6 +25,8 @@ from frontier_harness.model.summary import (
     run,
     summary_at,
 )
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.reclocking import ReclockArg, RestartAction
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_restart_history

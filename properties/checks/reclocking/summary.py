@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from frontier_harness.model.domains import Domain
-from frontier_harness.model.summary import DataRecord, Independent, restart, run, summary_at
+from frontier_harness.model.reclocking.summary import DataRecord, Independent, restart, run, summary_at
+from frontier_harness.model.time.domains import Domain
 from frontier_harness.model.vocabulary.reclocking import (
     RestartAction,
     Summarizer,

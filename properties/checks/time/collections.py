@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.collection import Update, advance_collection, at, consolidate
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.collection import Update, advance_collection, at, consolidate
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.time import CollectionAction, CollectionLabel
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history

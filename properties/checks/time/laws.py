@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from itertools import permutations, product
 from typing import Any
 
-from frontier_harness.model.domains import Domain
+from frontier_harness.model.time.domains import Domain
 from frontier_harness.properties.checks.time.strategies.times import draw_frontier, draw_time
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source
@@ -22,7 +22,7 @@ Law = Callable[[Any, Domain, list, list], str | None]
 
 def draw_inputs(source: Source, domain_name: str) -> History:
     """Three times `a, b, c` and three frontiers `F, G, H`, as a history of plain data."""
-    from frontier_harness.model.domains import parse_domain
+    from frontier_harness.model.time.domains import parse_domain
 
     domain = parse_domain(domain_name)
     times = [Action("time", {"time": draw_time(source, domain)}) for _ in range(3)]
@@ -149,7 +149,7 @@ def _probes_beyond(d: Domain, frontier: Any, ts: list) -> list:
 
 
 def events(history: History) -> list[str]:
-    from frontier_harness.model.antichain import Antichain, advance_by
+    from frontier_harness.model.time.antichain import Antichain, advance_by
 
     d, (ts, fs) = history.time_domain, _inputs(history)
     found = set()

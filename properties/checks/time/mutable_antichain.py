@@ -7,9 +7,9 @@ times with a positive count) and the changes the batch reported.
 
 - `frontier_is_minimal_positive_counts`: the implementation against the
   brute-force restatement in `frontier_harness.properties.checks.time.oracles.antichain` (sum, keep the
-  positive, keep the minimal), never `frontier_harness.model.antichain`. Against the model, this
+  positive, keep the minimal), never `frontier_harness.model.time.antichain`. Against the model, this
   is the property that judges `MutableAntichain`.
-- `observations_match_model`: the implementation against `frontier_harness.model.antichain.MutableAntichain`.
+- `observations_match_model`: the implementation against `frontier_harness.model.time.antichain.MutableAntichain`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 
-from frontier_harness.model.antichain import MutableAntichain
-from frontier_harness.model.domains import Domain, Time
+from frontier_harness.model.time.antichain import MutableAntichain
+from frontier_harness.model.time.domains import Domain, Time
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.time import AntichainAction, AntichainLabel
 from frontier_harness.properties.checks.time.oracles.antichain import (
@@ -158,7 +158,7 @@ SUITE = Suite(
         ),
         _property(
             "observations_match_model",
-            "After every batch, the frontier and changes equal frontier_harness.model.antichain.MutableAntichain's.",
+            "After every batch, the frontier and changes equal frontier_harness.model.time.antichain.MutableAntichain's.",
             observe,
             Reference.MODEL,
         ),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from frontier_harness.model.partitioned_time import PARTITION_MAX
+from frontier_harness.model.time.partitioned_time import PARTITION_MAX
 from frontier_harness.properties.cli.plot.divergence import (
     RED,
     caption,

@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.domains import Partitioned, Product, Total
-from frontier_harness.model.partitioned_time import PARTITION_MAX, PartitionedTime
+from frontier_harness.model.time.domains import Partitioned, Product, Total
+from frontier_harness.model.time.partitioned_time import PARTITION_MAX, PartitionedTime
 from frontier_harness.properties.cli.plot.divergence import (
     RED,
     caption,

@@ -1,4 +1,4 @@
-"""The seed's dataflow-expiration rule, restated from a history's plain data (never `frontier_harness.model.expiration`).
+"""The seed's dataflow-expiration rule, restated from a history's plain data (never `frontier_harness.model.catalog.expiration`).
 
 `dataflow-expiration.md`: a maintained dataflow over epoch inputs, without a refresh
 schedule, expires at how far its inputs' upper will have advanced at the point of

@@ -3,7 +3,7 @@
 A table is `EpochMilliseconds`; a source created `WITH (timeline='x')` is `User('x')`; a CDC
 source is `External(its name)` unless `epoch_ms_timeline`; a Kafka source with a consistency
 topic `(broker, topic)` is `Counter(broker, topic)`; every other source is `EpochMilliseconds`;
-a constant has none. Written apart from `frontier_harness.model.timeline_rules`, which the suite judges.
+a constant has none. Written apart from `frontier_harness.model.catalog.timeline_rules`, which the suite judges.
 
 >>> leaf_timeline("create_source", {"name": "orders", "kind": "cdc"})
 External(name='orders')
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_harness.model.timeline import Counter, EpochMilliseconds, External, User  # value types
+from frontier_harness.model.catalog.timeline import Counter, EpochMilliseconds, External, User  # value types
 from frontier_harness.model.vocabulary.catalog import (
     CHILD_FIELDS,
     CatalogAction,

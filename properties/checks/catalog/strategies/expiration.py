@@ -1,7 +1,7 @@
 """Expiration histories: a catalog with maintained dataflows, its feed, skews, restarts and reads.
 
 Leaves: a table `t`, a load generator `g`, a constant `k`; maybe a source `s`
-minted one tick ahead of the wall clock (a reclocked source, model/remap.py),
+minted one tick ahead of the wall clock (a reclocked source, model/reclocking/remap.py),
 and maybe a CDC source `c`, either in the epoch timeline (`epoch_ms_timeline`)
 and ahead of or behind the wall clock, or in its own timeline and ticking.
 

@@ -57,9 +57,9 @@ from collections.abc import Iterable
 
 import attrs
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.domains import parse_domain
 from frontier_harness.model.errors import ModelError
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import parse_domain
 from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
 from frontier_harness.properties.engine.history import History
 

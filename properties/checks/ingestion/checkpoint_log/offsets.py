@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_harness.model.domains import PARTITION_MAX, Partitioned, Total
 from frontier_harness.model.errors import InvalidTime
+from frontier_harness.model.time.domains import PARTITION_MAX, Partitioned, Total
 from frontier_harness.model.vocabulary.ingestion import SourceOffsets
 
 KNOWN = (

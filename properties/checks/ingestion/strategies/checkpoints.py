@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.domains import PARTITION_MAX
+from frontier_harness.model.time.domains import PARTITION_MAX
 from frontier_harness.model.vocabulary.ingestion import CrashPoint, LogAction, LogArg
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat

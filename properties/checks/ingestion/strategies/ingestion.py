@@ -1,6 +1,6 @@
 """Ingestion histories with bounded input reliance: produce, ingest, checkpoint, compact, crash, restart.
 
-Actions (plain data; semantics in `frontier_harness.model.ingestion`, observed by
+Actions (plain data; semantics in `frontier_harness.model.ingestion.ingestion`, observed by
 `frontier_harness.properties.checks.ingestion.resumption`):
 
 - `produce {partition, data}`: the upstream appends a record (`data` unique per history);

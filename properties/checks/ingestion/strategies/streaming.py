@@ -1,6 +1,6 @@
 """Histories of a Structured Streaming query over the upstream log: produce, trigger, crash, compact, restart.
 
-Actions (plain data; run by `frontier_harness.spark_impl.streaming.trial`, judged by `frontier_harness.properties.checks.ingestion.streaming`):
+Actions (plain data; run by `frontier_harness.spark_impl.ingestion.streaming.trial`, judged by `frontier_harness.properties.checks.ingestion.streaming`):
 
 - `query {trigger, sink}` first: `processingTime` or `availableNow`; the `shard` or `files` sink;
 - `produce {partition, data}`: the upstream appends a record (as in `frontier_harness.properties.checks.ingestion.strategies.ingestion`,

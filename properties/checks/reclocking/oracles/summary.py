@@ -1,4 +1,4 @@
-"""The unordered transactional summary restated as a fold of its input (never `frontier_harness.model.summary` or `frontier_harness.model.remap`).
+"""The unordered transactional summary restated as a fold of its input (never `frontier_harness.model.reclocking.summary` or `frontier_harness.model.reclocking.remap`).
 
 `reclocking.md`, practical addendum, the first (unordered) pair of collections: at each
 IntoTime `t` the records *covered* are those up through the remap's FromTime at `t`;

@@ -30,8 +30,8 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.domains import Domain, Partitioned, PartitionedTime, Product, parse_domain
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import Domain, Partitioned, PartitionedTime, Product, parse_domain
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.reclocking import ReclockAction, ReclockArg, RestartAction
 from frontier_harness.properties.checks.time.strategies.times import draw_frontier, draw_time

@@ -5,7 +5,7 @@ keep the ones no other is strictly below (by the domain's `le`). A batch's
 reported changes are the old frontier's elements that left (-1) and the new
 frontier's that arrived (+1).
 
->>> from frontier_harness.model.domains import Total
+>>> from frontier_harness.model.time.domains import Total
 >>> frontiers_after(Total(), [[(3, 1), (5, 1)], [(3, -1), (4, -1)]])
 [frozenset({3}), frozenset({5})]
 >>> sorted(changes(frozenset({3}), frozenset({5})))

@@ -13,7 +13,7 @@ True
 
 from __future__ import annotations
 
-from frontier_harness.model.domains import parse_domain
+from frontier_harness.model.time.domains import parse_domain
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.time import CollectionAction
 from frontier_harness.properties.checks.time.strategies.times import (

@@ -19,7 +19,7 @@ True
 
 from __future__ import annotations
 
-from frontier_harness.model.domains import Domain, PartitionedTime, Product, Time, parse_domain
+from frontier_harness.model.time.domains import Domain, PartitionedTime, Product, Time, parse_domain
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.time import AntichainAction
 from frontier_harness.properties.checks.time.strategies.times import draw_time
@@ -37,7 +37,7 @@ def draw_above(source: Source, domain: Domain, time: Time) -> Time:
     """A time `>= time`: offsets up by 0-3, a Partitioned interval kept or narrowed to its first partition.
 
     >>> from frontier_harness.properties.engine.source import RandomSource
-    >>> from frontier_harness.model.domains import Total
+    >>> from frontier_harness.model.time.domains import Total
     >>> Total().le(4, draw_above(RandomSource(0), Total(), 4))
     True
     """

@@ -1,15 +1,15 @@
 """Times and frontiers of the three domains, from small ranges so that collisions happen.
 
 >>> from frontier_harness.properties.engine.source import RandomSource
->>> from frontier_harness.model.domains import Product, Partitioned
+>>> from frontier_harness.model.time.domains import Product, Partitioned
 >>> Partitioned().validate(draw_time(RandomSource(0), Partitioned())) is not None
 True
 """
 
 from __future__ import annotations
 
-from frontier_harness.model.antichain import Antichain
-from frontier_harness.model.domains import PARTITION_MAX, Domain, PartitionedTime, Product, Time
+from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import PARTITION_MAX, Domain, PartitionedTime, Product, Time
 from frontier_harness.properties.engine.source import Source, repeat
 
 MAX_OFFSET = 8
@@ -37,7 +37,7 @@ def draw_frontier(source: Source, domain: Domain, max_size: int = 3) -> Antichai
 def draw_extreme_time(source: Source, domain: Domain) -> Time:
     """A time at the row format's limits: offset (or Total time) `LONG_MAX`, a range open to `PARTITION_MAX`.
 
-    >>> from frontier_harness.model.domains import Total
+    >>> from frontier_harness.model.time.domains import Total
     >>> from frontier_harness.properties.engine.source import RandomSource
     >>> draw_extreme_time(RandomSource(0), Total()) == LONG_MAX
     True

@@ -1,0 +1,1 @@
+"""The catalog: timelines, view plans, temporal filters and dataflow expiration."""

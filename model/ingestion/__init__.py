@@ -1,0 +1,1 @@
+"""Ingestion with bounded input reliance: the upstream log and the pipeline that reads it."""

@@ -1,0 +1,1 @@
+"""Reclocking: the remap collection, reclocked collections, and practical summaries."""

@@ -1,0 +1,1 @@
+"""Time: domains and their values, antichains and frontiers, update collections and shards."""

@@ -1,0 +1,1 @@
+"""The catalog on Spark: view plans and dataflow expiration."""

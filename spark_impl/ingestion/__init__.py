@@ -1,0 +1,1 @@
+"""Ingestion on Spark: the pipeline, durable shards, and Structured Streaming trials."""

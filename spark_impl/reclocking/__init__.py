@@ -1,0 +1,1 @@
+"""Reclocking on Spark: the remap, the as-of join, reclocked collections and summaries."""

@@ -1,0 +1,1 @@
+"""Time on Spark: time columns, frontiers, mutable antichains and update collections."""
