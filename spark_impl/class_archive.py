@@ -64,7 +64,12 @@ def mapping(path: Path) -> list[str]:
 
 
 def archive_path() -> Path:
-    """`$XDG_CACHE_HOME/frontier-harness/` (else `~/.cache/...`): one archive per PySpark version and Java."""
+    """`$XDG_CACHE_HOME/frontier-harness/` (else `~/.cache/...`): one archive per PySpark install and Java.
+
+    A JVM maps an archive only with the class path it was dumped with, so two virtualenvs holding the
+    same PySpark version at two paths need two archives (keyed by version alone, the second venv's
+    JVMs silently started without one).
+    """
     import pyspark
 
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "frontier-harness"
@@ -73,7 +78,8 @@ def archive_path() -> Path:
     )
     real = Path(java or "java").resolve()
     stamp = real.stat().st_mtime_ns if real.exists() else 0  # a Java updated in place is another Java
-    java_id = hashlib.sha256(f"{real}:{stamp}".encode()).hexdigest()[:12]
+    install = Path(pyspark.__file__).resolve().parent
+    java_id = hashlib.sha256(f"{real}:{stamp}:{install}".encode()).hexdigest()[:12]
     return cache / f"spark-{pyspark.__version__}-java-{java_id}.jsa"
 
 

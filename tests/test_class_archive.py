@@ -31,6 +31,17 @@ def test_an_archive_that_exists_is_mapped_and_checked(tmp_path, started):
     assert started == []
 
 
+def test_two_installs_of_one_pyspark_version_get_two_archives(monkeypatch, tmp_path):
+    """A JVM maps an archive only with the class path it was dumped with: another venv's PySpark jars
+    (same version, another path) need their own archive."""
+    import pyspark
+
+    here = class_archive.archive_path()
+    monkeypatch.setattr(pyspark, "__file__", str(tmp_path / "other-venv" / "pyspark" / "__init__.py"))
+    assert class_archive.archive_path() != here
+    assert class_archive.archive_path().name.startswith(f"spark-{pyspark.__version__}-")
+
+
 def test_without_an_archive_one_builder_starts_and_the_jvm_starts_without_it(tmp_path, started):
     archive = tmp_path / "cache" / "spark.jsa"
     assert class_archive.java_options(archive) == []
