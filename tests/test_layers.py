@@ -79,6 +79,7 @@ def clean_tree(tmp_path_factory) -> Path:
             "import frontier_harness.properties.checks.ingestion.resumption",
             "capabilities",
         ),
+        ("spark_impl/ttl/row.py", "from frontier_harness import Speed", "the facade is for users"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(clean_tree, tmp_path, module, forbidden, contract):

@@ -167,8 +167,8 @@ def walkthrough() -> list[tuple[str, int]]:
     return commands
 
 
-def copy_of_repository(dest: Path) -> Path:
-    """The tracked files as they are in the work tree (symlinks kept), committed in a fresh git repository."""
+def copy_tracked(dest: Path) -> Path:
+    """The tracked files as they are in the work tree (symlinks kept), copied under `dest`."""
     for name in git_ls_files():
         source, target = ROOT / name, dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -176,6 +176,12 @@ def copy_of_repository(dest: Path) -> Path:
             os.symlink(os.readlink(source), target)
         elif source.is_file():
             shutil.copy2(source, target)
+    return dest
+
+
+def copy_of_repository(dest: Path) -> Path:
+    """`copy_tracked`, committed in a fresh git repository."""
+    copy_tracked(dest)
     git = ["git", "-c", "user.name=walkthrough", "-c", "user.email=walkthrough@example.invalid"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "copy"]):
         subprocess.run([*git, *args], cwd=dest, check=True)

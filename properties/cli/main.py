@@ -19,11 +19,12 @@ from rich.console import Console
 
 from frontier_harness.model.errors import ModelError
 from frontier_harness.properties.bench import NAMES as BENCH_NAMES
+from frontier_harness.properties.cli import run
 from frontier_harness.properties.cli.arguments import domain_name, non_negative_int, positive_float
 from frontier_harness.properties.cli.progress import lane_display
 from frontier_harness.properties.engine import counterexample, report
 from frontier_harness.properties.engine.config import Config, load_config
-from frontier_harness.properties.engine.errors import HarnessError, UnsupportedImplementation
+from frontier_harness.properties.engine.errors import HarnessError
 from frontier_harness.properties.engine.exit_codes import ExitCode
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
@@ -32,7 +33,6 @@ from frontier_harness.properties.engine.lanes import (
     MODEL,
     Lane,
     LaneResult,
-    lanes,
     reference_of,
     runs_against,
 )
@@ -163,13 +163,7 @@ def _with_job(
     """The streaming suite under `--job` (or the job a replayed file recorded) runs the user's job on
     Spark; other suites are unchanged."""
     job = getattr(args, "job", None) or (cx.job if cx is not None else None)
-    if not job or suite.name != "streaming":
-        return impl
-    if args.impl not in (None, "spark"):
-        raise HarnessError(f"--job runs on Spark: it cannot be combined with --impl {args.impl}")
-    from frontier_harness.properties.adapters.job import load_job
-
-    return load_job(job)
+    return run.with_job(suite, impl, job, args.impl)
 
 
 def _profile(args: argparse.Namespace, config: Config) -> Profile:
@@ -227,43 +221,14 @@ def _check(args: argparse.Namespace, out: Console) -> int:
 
 
 def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> list[Lane]:
-    """Each suite's lanes: `--impl` for every suite, else the model (where it is judged) and the suite's default.
-
-    A suite named with `--suite` that cannot run against `--impl`, or a suite that
-    cannot run against its own default, refuses (exit 2); the other lanes that
-    cannot run are listed and not run. Under `--job` the streaming suite's lane runs
-    the user's job.
-    """
-    from frontier_harness.properties.adapters import load_implementation
-
-    if getattr(args, "job", None) and not any(s.name == "streaming" for s in suites):
-        raise HarnessError("--job applies to the streaming suite only: add --suite streaming")
-    loaded: dict[str, Implementation] = {}
-
-    def load(spec: str) -> Implementation:
-        if spec not in loaded:
-            loaded[spec] = load_implementation(spec)
-        return loaded[spec]
-
-    runs = []
-    for suite in suites:
-        for lane in lanes(suite, args.impl, load):
-            if (
-                getattr(args, "job", None)
-                and suite.name == "streaming"
-                and lane.impl_name != suite.default_impl
-            ):
-                continue  # the user's job runs on Spark: no other lane has a job to run
-            reason = suite.unsupported(lane.impl, lane.impl_name)
-            if reason is None:
-                runs.append(attrs.evolve(lane, impl=_with_job(args, suite, lane.impl)))
-            elif getattr(args, "suite", None) if args.impl else lane.impl_name == suite.default_impl:
-                raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {lane.impl_name}")
-            else:
-                out.print(f"not run: {reason}", markup=False)
-    if not runs:
-        raise UnsupportedImplementation(f"no suite can run against --impl {args.impl}")
-    return runs
+    """Each suite's lanes (`run.planned`); a lane that cannot run is named, not run."""
+    return run.planned(
+        suites,
+        args.impl,
+        getattr(args, "job", None),
+        bool(getattr(args, "suite", None)),
+        lambda reason: out.print(f"not run: {reason}", markup=False),
+    )
 
 
 def _run_suites(
