@@ -7,7 +7,6 @@ fails); 2 usage or bad input; 3 infrastructure (no Java, Spark died).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -18,7 +17,6 @@ import attrs
 from rich.console import Console
 
 from frontier_harness.model.errors import ModelError
-from frontier_harness.properties.bench import NAMES as BENCH_NAMES
 from frontier_harness.properties.cli import run
 from frontier_harness.properties.cli.arguments import domain_name, non_negative_int, positive_float
 from frontier_harness.properties.cli.progress import lane_display
@@ -103,12 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     verbs.add_parser("list", help="suites and their properties")
 
-    bench = verbs.add_parser("bench", help="side-by-side throughput figures")
-    bench.add_argument("--json", type=Path, help="also write the figures as JSON")
-    bench.add_argument(
-        "--scale", type=positive_float, default=1.0, help="fraction of the issue-sized workloads"
-    )
-    bench.add_argument("--only", action="append", choices=BENCH_NAMES, help="benchmark to run (repeatable)")
+    from frontier_harness.properties.cli.bench import add_parser as add_bench
+
+    add_bench(verbs)
     return parser
 
 
@@ -460,25 +455,9 @@ def _list(args: argparse.Namespace, out: Console) -> int:
 
 
 def _bench(args: argparse.Namespace, out: Console) -> int:
-    from rich.table import Table
+    from frontier_harness.properties.cli.bench import run
 
-    from frontier_harness.properties import bench
-
-    figures = [f for module in bench.modules(args.only or bench.NAMES) for f in module.figures(args.scale)]
-    values = {f.name: f.value for f in figures}
-    table = Table(title=f"frontier-harness bench (scale {args.scale})")
-    for column in ("figure", "value", "unit", "ratio", "goal", "note"):
-        table.add_column(column)
-    rows = []
-    for f in figures:
-        ratio = values[f.baseline] and f.value / values[f.baseline] if f.baseline else None
-        ratio_text = f"{ratio:.2f}x {f.baseline}" if ratio is not None else ""
-        table.add_row(f.name, f"{f.value:,.2f}", f.unit, ratio_text, f.goal, f.note)
-        rows.append({**attrs.asdict(f), "ratio": ratio})
-    out.print(table)
-    if args.json:
-        args.json.write_text(json.dumps({"scale": args.scale, "figures": rows}, indent=1) + "\n")
-    return ExitCode.HELD
+    return run(args, out)
 
 
 if __name__ == "__main__":
