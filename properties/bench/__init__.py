@@ -50,6 +50,7 @@ NAMES = (
     "streaming",
     "spark_overhead",
     "spark_start",
+    "check_ci",
 )
 
 
