@@ -43,9 +43,11 @@ def test_the_calibration_is_printed_and_recorded_beside_the_figures(fake_benchma
     ]
     assert main(["bench", "--only", "collections", "--json", str(tmp_path / "b.json")]) == 0
     assert FIXED.line() in capsys.readouterr().out
-    recorded = json.loads((tmp_path / "b.json").read_text())
-    assert recorded["calibration"] == {"python_loop_s": 0.412, "jvm_start_s": 0.518, "load": 1.25, "cores": 2}
-    assert [f["ratio"] for f in recorded["figures"]] == [None, 678.5]
+    figures = json.loads((tmp_path / "b.json").read_text())["figures"]
+    assert [f["ratio"] for f in figures] == [None, 678.5]
+    assert {json.dumps(f["calibration"]) for f in figures} == {
+        '{"python_loop_s": 0.412, "jvm_start_s": 0.518, "load": 1.25, "cores": 2}'
+    }
 
 
 def test_markdown_writes_each_benchmarks_section_and_rewrites_only_those_that_ran(fake_benchmarks, tmp_path):

@@ -1,10 +1,10 @@
 """The `bench` verb: figures measured side by side in one run, with this machine's calibration line.
 
-The calibration (`frontier_harness.properties.bench.calibration`) is measured first,
-before any Spark starts, and printed above the table; `--json` records it beside the
-figures; `--markdown FILE` writes one section per benchmark that ran into FILE
-(`docs/figures.md`, `frontier_harness.properties.bench.page`), each headed by the date,
-the cores, the load and the calibration line.
+The calibration (`frontier_harness.properties.bench.calibration`) is measured before
+each benchmark and printed; `--json` records it with each figure; `--markdown FILE`
+writes each benchmark's section of FILE (`docs/figures.md`,
+`frontier_harness.properties.bench.page`) as soon as it is measured, headed by the
+command, the date and the calibration line (the load, the cores, the machine's speed).
 """
 
 from __future__ import annotations
@@ -38,23 +38,21 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
-    calibration = measure()
-    out.print(calibration.line(), markup=False)
-    measured = {
-        module.__name__.rsplit(".", 1)[1]: module.figures(args.scale)
-        for module in bench.modules(args.only or bench.NAMES)
-    }
-    figures = [f for name in measured for f in measured[name]]
-    rows = with_ratios(figures)
+    """Each benchmark in turn, this machine's calibration measured just before it (the load moves during a
+    long run); its Markdown section written as soon as it is measured."""
+    rows = []
+    for module in bench.modules(args.only or bench.NAMES):
+        name = module.__name__.rsplit(".", 1)[1]
+        calibration = measure()
+        out.print(f"{name}: {calibration.line()}", markup=False)
+        own = with_ratios(module.figures(args.scale))
+        rows += [{**row, "benchmark": name, "calibration": attrs.asdict(calibration)} for row in own]
+        if args.markdown:
+            command = f"`frontier-harness bench --only {name} --scale {args.scale:g}`"
+            page.write_section(args.markdown, f"bench {name}", markdown(own), command, calibration)
     out.print(_table(args.scale, rows))
     if args.json:
-        document = {"calibration": attrs.asdict(calibration), "scale": args.scale, "figures": rows}
-        args.json.write_text(json.dumps(document, indent=1) + "\n")
-    if args.markdown:
-        for name, own in measured.items():
-            section = [row for row in rows if row["name"] in {f.name for f in own}]
-            command = f"`frontier-harness bench --only {name} --scale {args.scale:g}`"
-            page.write_section(args.markdown, f"bench {name}", markdown(section), command, calibration)
+        args.json.write_text(json.dumps({"scale": args.scale, "figures": rows}, indent=1) + "\n")
     return ExitCode.HELD
 
 
