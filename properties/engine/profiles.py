@@ -21,7 +21,20 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import attrs
+
+
+def _at_least(least: int) -> Callable[[Any, attrs.Attribute, Any], None]:
+    """An attrs validator: a whole number >= `least` (a count of 0 Hypothesis examples checks nothing)."""
+
+    def check(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise ValueError(f"{attribute.name} must be a whole number >= {least}, got {value!r}")
+
+    return check
 
 
 @attrs.frozen
@@ -39,13 +52,13 @@ class Profile:
     """
 
     name: str
-    max_examples: int
-    batched_examples: int
-    batch_size: int
-    screening_histories: int
-    screening_batch: int
-    derandomize: bool
-    batched_screening_histories: int = 0
+    max_examples: int = attrs.field(validator=_at_least(1))
+    batched_examples: int = attrs.field(validator=_at_least(1))
+    batch_size: int = attrs.field(validator=_at_least(1))
+    screening_histories: int = attrs.field(validator=_at_least(0))  # 0: no screening lane
+    screening_batch: int = attrs.field(validator=_at_least(1))
+    derandomize: bool = attrs.field()
+    batched_screening_histories: int = attrs.field(default=0, validator=_at_least(0))
     seed: int = 0
     database: str | None = None
     screen_first: bool = False

@@ -440,6 +440,19 @@ def run_suite(
     return judged_reach(suite, domains, results, profile)
 
 
+def not_run(suite: Suite, domains: Sequence[str] | None, profile: Profile, reason: str) -> SuiteResult:
+    """A suite the run did not reach (`--fail-fast` stopped before it): each property and domain it would
+    have run, "not run" with `reason`, and its hard cases not judged."""
+    domains = tuple(domains or suite.domains)
+    results = [
+        PropertyResult(suite.name, p.name, d, 0, 0.0, Counter(), not_run=reason)
+        for p in suite.properties
+        if p.runs_in(profile.name)
+        for d in domains
+    ]
+    return SuiteResult(suite.name, tuple(results), (), not_run_events=suite.required_in(domains))
+
+
 def _property_result(run: Run, stopped: str | None) -> PropertyResult:
     """`run_property`, unless the property does not apply to the implementation or the run stopped."""
     reason = run.prop.not_applicable(run.impl)
@@ -482,14 +495,25 @@ def unreached(suite: Suite, domains: Sequence[str], results: Sequence[PropertyRe
 
 
 def scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:
-    """In-process implementations get the model's example counts; batched ones the engine's."""
+    """In-process implementations get the model's example counts; batched ones the engine's, divided by
+    the suite's cost but never rounded to zero: a lane the profile runs checks at least one history.
+
+    >>> from types import SimpleNamespace as S
+    >>> from frontier_harness.properties.engine.profiles import PROFILES
+    >>> scaled(PROFILES["dev"], S(batched_cost=1000.0), S(speed=Speed.BATCHED)).screening_histories
+    1
+    """
     if impl.speed is Speed.IN_PROCESS:
         return profile
     return attrs.evolve(
         profile,
         max_examples=max(1, round(profile.batched_examples / suite.batched_cost)),
-        screening_histories=round(profile.batched_screening_histories / suite.batched_cost),
+        screening_histories=_divided(profile.batched_screening_histories, suite.batched_cost),
     )
+
+
+def _divided(count: int, cost: float) -> int:
+    return 0 if count == 0 else max(1, round(count / cost))
 
 
 def run_property(run: Run) -> PropertyResult:
