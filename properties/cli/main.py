@@ -395,6 +395,8 @@ def _report_failures(
             path = files.final(r.failure)
             written[(r.suite, lane.impl, r.property, r.domain)] = path
             out.print(report.counterexample_table(r.failure))
+            if r.failure.stopped:  # the wall clock, not the budget, ended its shrinking: said, never silent
+                out.print(f"{r.suite}.{r.property}[{r.domain}]: {r.failure.stopped}", markup=False)
             out.print(
                 f"counterexample written to {path}; replay with: frontier-harness replay {path}",
                 markup=False,
@@ -464,13 +466,14 @@ def _verify(args: argparse.Namespace, out: Console) -> int:
         write_junit(args.junit, results, written, proofs, corpus)
     if any(c.invalid for c in corpus):
         return ExitCode.USAGE
+    proved = exit_code(proofs) if proofs else ExitCode.HELD
     if (
-        not all(r.passed for r in results)
-        or exit_code(proofs) == ExitCode.FAILED
+        not all(r.passed for r in results)  # a failure, or a property that did not run
+        or proved in (ExitCode.FAILED, ExitCode.USAGE)  # refuted, or proving nothing (no case, or trivial)
         or any(not c.passed for c in corpus)
     ):
         return ExitCode.FAILED
-    return ExitCode.INFRASTRUCTURE if exit_code(proofs) == ExitCode.INFRASTRUCTURE else ExitCode.HELD
+    return ExitCode.INFRASTRUCTURE if proved == ExitCode.INFRASTRUCTURE else ExitCode.HELD
 
 
 def _prove(args: argparse.Namespace, out: Console) -> int:
