@@ -29,6 +29,7 @@ from frontier_harness.properties.cli.arguments import (
     positive_float,
     positive_int,
 )
+from frontier_harness.properties.cli.machine import took
 from frontier_harness.properties.cli.progress import lane_display
 from frontier_harness.properties.engine import counterexample, report
 from frontier_harness.properties.engine.config import Config, load_config
@@ -207,7 +208,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "bench": _bench,
             "mutate": _mutate,
         }
-        return verbs[args.verb](args, out)
+        started = time.perf_counter()
+        code = verbs[args.verb](args, out)
+        if args.verb in ("check", "verify"):  # the wall time, with what it was measured on
+            out.print(took(args.verb, time.perf_counter() - started), markup=False)
+        return code
     except Exception as exc:
         return report_error(out, exc)
 
