@@ -142,3 +142,57 @@ def read_or_raise(checkpoint: Path | str, read: Callable[[], Result]) -> Result:
         raise StateUnreadable(
             checkpoint, named.group(1).removeprefix("file:") if named else None, first.strip()[:300]
         ) from exc
+
+
+@attrs.frozen
+class StateSummary:
+    """One store's rows after one batch: how many, and the oldest event-time bound among them (the end of a
+    row's window, or a deduplication's expiry, in epoch ms; None when the rows hold neither)."""
+
+    batch: int
+    rows: int
+    oldest_bound_ms: int | None
+
+
+def summaries(
+    spark: Any,
+    checkpoint: Path | str,
+    batches: list[int],
+    operator_id: int = 0,
+    store_name: str = DEFAULT_STORE,
+) -> list[StateSummary]:
+    """Per batch of `batches`, its store's row count and oldest event-time bound: one Spark job, one row a batch.
+
+    A batch whose store is empty has no row in the job's result: it is reported with 0 rows.
+    """
+    if not batches:
+        return []
+    frames = [
+        state_rows(spark, checkpoint, b, operator_id, store_name).withColumn("batch", F.lit(b))
+        for b in batches
+    ]
+    rows = frames[0]
+    for frame in frames[1:]:
+        rows = rows.unionByName(frame)
+    bound = event_time_bound_ms(rows)
+    counted = rows.groupBy("batch").agg(
+        F.count(F.lit(1)).alias("rows"),
+        (F.min(bound) if bound is not None else F.lit(None).cast("long")).alias("oldest"),
+    )
+    found = {r["batch"]: r for r in read_or_raise(checkpoint, counted.collect)}
+    return [
+        StateSummary(b, found[b]["rows"], found[b]["oldest"]) if b in found else StateSummary(b, 0, None)
+        for b in batches
+    ]
+
+
+def event_time_bound_ms(rows: DataFrame) -> Column | None:
+    """When each row may be evicted, in epoch ms: its window's end (`window_end_ms`), or
+    `dropDuplicatesWithinWatermark`'s `value.expiresAtMicros`; None when the rows hold neither."""
+    end = window_end_ms(rows)
+    if end is not None:
+        return end
+    value = rows.schema["value"].dataType
+    if isinstance(value, T.StructType) and "expiresAtMicros" in value.fieldNames():
+        return F.floor(F.col("value.expiresAtMicros") / 1000)
+    return None

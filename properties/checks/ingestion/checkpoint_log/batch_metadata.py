@@ -49,7 +49,9 @@ class BatchMetadata:
     watermark: tuple[int, int] | None = None  # (batch, ms)
     timestamp: tuple[int, int] | None = None  # (batch, ms)
     handed_on: dict[int, int] = attrs.field(factory=dict)  # committed batch -> nextBatchWatermarkMs
+    watermarks: dict[int, int] = attrs.field(factory=dict)  # batch -> batchWatermarkMs
     pinned: dict[str, tuple[str, int]] = attrs.field(factory=dict)  # setting -> (value, batch)
+    latest: dict[str, tuple[str, int]] = attrs.field(factory=dict)  # setting -> the newest (value, batch)
     first_batch: int | None = None
     notes: list[str] = attrs.field(factory=list)
 
@@ -71,6 +73,7 @@ class BatchMetadata:
             self.handed_on[args[LogArg.BATCH]] = args[LogArg.NEXT_WATERMARK_MS]
 
     def _watermark(self, step: int, batch: int, ms: int) -> list[Broken]:
+        self.watermarks[batch] = ms
         found = []
         if self.watermark is not None and batch > self.watermark[0] and ms < self.watermark[1]:
             before, was = self.watermark
@@ -108,6 +111,10 @@ class BatchMetadata:
         self.first_batch = batch if first else self.first_batch
         found = []
         for key, value in sorted(conf.items()):
+            if value is None:
+                self.latest.pop(key, None)
+            else:
+                self.latest[key] = (value, batch)
             known = self.pinned.get(key)
             if value is None:
                 self.notes.append(f"setting {key} is no longer in offsets/{batch}")

@@ -14,7 +14,9 @@ The offset and commit logs:
 - `one uncommitted batch`: every planned batch but the last is committed (Spark purges the
   commit log after the offset log, with the same threshold, so it never starts later);
 - `watermark monotone`, `watermark as committed`, `timestamp monotone`, `pinned setting`:
-  the batches' frontier, clock and settings (`batch_metadata`).
+  the batches' frontier, clock and settings (`batch_metadata`);
+- `state version made`, `state rebuildable`, `state partitions`: the state store's files, and
+  `state evicted`: its rows (`state_laws`).
 
 A file sink's log (`_spark_metadata`), read as a history of file additions:
 
@@ -63,8 +65,16 @@ from frontier_harness.model.errors import ModelError
 from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.time.domains import parse_domain
 from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
-from frontier_harness.properties.checks.ingestion.checkpoint_log.batch_metadata import BatchMetadata
+from frontier_harness.properties.checks.ingestion.checkpoint_log.batch_metadata import (
+    SHUFFLE_PARTITIONS,
+    BatchMetadata,
+)
 from frontier_harness.properties.checks.ingestion.checkpoint_log.broken import Broken
+from frontier_harness.properties.checks.ingestion.checkpoint_log.state_laws import (
+    eviction_law,
+    partition_laws,
+    state_laws,
+)
 from frontier_harness.properties.engine.history import History
 
 MIN_BATCHES_TO_RETAIN = 100
@@ -79,13 +89,28 @@ class _Bound:
     frontier: Antichain
 
 
+@attrs.frozen
+class LogVerdict:
+    """Every broken law of a log, by step, and the notes that are no violation (a setting first present
+    in a later batch, state whose files were not read)."""
+
+    broken: list[Broken]
+    notes: list[str]
+
+
 def check_log(history: History) -> list[Broken]:
     """Every broken law, by step; `[]` when the log is lawful."""
+    return judge_log(history).broken
+
+
+def judge_log(history: History) -> LogVerdict:
+    """Every broken law, by step, and the notes."""
     found: list[Broken] = []
     streams: dict[str, _Bound] = {}
     planned: dict[int, int] = {}
     committed: dict[int, int] = {}
     sink, metadata = _SinkLog(), BatchMetadata()
+    partitions: dict[int, list[int]] = {}  # operator -> its state partitions read
     retain, has_sink, newest = MIN_BATCHES_TO_RETAIN, False, -1
     for step, action in enumerate(history.actions):
         batch = action.args.get(LogArg.BATCH, -1)
@@ -106,12 +131,30 @@ def check_log(history: History) -> list[Broken]:
             metadata.commit(action.args)
         elif action.name == LogAction.SINK:
             found += sink.add(step, action.args)
+        elif action.name == LogAction.STATE:
+            found += state_laws(step, action.args, sorted(committed), retain)
+            partitions.setdefault(action.args[LogArg.OPERATOR], []).append(action.args[LogArg.PARTITION])
+        elif action.name == LogAction.STATE_ROWS:
+            found += eviction_law(step, action.args, metadata.watermarks)
+        elif action.name == LogAction.STATE_OPERATOR and LogArg.UNCHECKED not in action.args:
+            found += partition_laws(
+                step,
+                action.args,
+                partitions.get(action.args[LogArg.OPERATOR], []),
+                metadata.latest.get(SHUFFLE_PARTITIONS),
+                sorted(committed),
+            )
     found += _commits(planned, committed)
     if sink.batches or has_sink:
         found += _sink(planned, committed, sink.batches)
         found += sink.purge(retain)
     found += _purge(planned, retain, len(history.actions) - 1)
-    return sorted(found, key=lambda b: b.step)
+    unchecked = [
+        f"state of operator {a.args[LogArg.OPERATOR]} unchecked: {a.args[LogArg.UNCHECKED]}"
+        for a in history.actions
+        if a.name == LogAction.STATE_OPERATOR and LogArg.UNCHECKED in a.args
+    ]
+    return LogVerdict(sorted(found, key=lambda b: b.step), metadata.notes + unchecked)
 
 
 def _gap(step: int, law: str, where: str, before: int, after: int, files: str = "") -> Broken:

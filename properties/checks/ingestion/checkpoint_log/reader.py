@@ -38,6 +38,7 @@ from frontier_harness.properties.checks.ingestion.checkpoint_log.offsets import 
     UnknownOffsets,
     streams,
 )
+from frontier_harness.properties.checks.ingestion.checkpoint_log.state_files import PROVIDER, state_actions
 from frontier_harness.properties.engine.errors import CheckpointFormatError
 from frontier_harness.properties.engine.history import Action, History
 
@@ -60,9 +61,10 @@ def read_checkpoint(
     if sink is not None:
         retention: dict[str, Any] = {} if retention_ms is None else {LogArg.RETENTION_MS: retention_ms}
         actions.append(Action(LogAction.FILE_SINK, retention))
-    _conf_changes(offsets)
+    conf = _conf_changes(offsets)
     for batch in sorted(set(offsets) | set(commits) | set(sinks)):
         actions += offsets.get(batch, []) + sinks.get(batch, []) + commits.get(batch, [])
+    actions += state_actions(directory, conf.get(PROVIDER))
     domains = [a.args[LogArg.DOMAIN] for a in actions if LogArg.DOMAIN in a.args]
     return History(domains[0] if domains else "total", tuple(actions))
 
@@ -114,8 +116,9 @@ def _batch_files(directory: Path, compact: bool = False) -> list[tuple[int, Path
     return sorted(found, key=lambda pair: (pair[0], pair[1].name))
 
 
-def _conf_changes(offsets: dict[int, list[Action]]) -> None:
-    """Each batch's `conf` replaced by what changed since the batch before (see the module)."""
+def _conf_changes(offsets: dict[int, list[Action]]) -> dict[str, str]:
+    """Each batch's `conf` replaced by what changed since the batch before (see the module); the newest
+    batch's settings."""
     before: dict[str, str] | None = None
     for batch in sorted(offsets):
         first, *rest = offsets[batch]
@@ -124,6 +127,7 @@ def _conf_changes(offsets: dict[int, list[Action]]) -> None:
         changed = conf if before is None else _changes(before, conf)
         offsets[batch] = [Action(first.name, args | ({LogArg.CONF: changed} if changed else {})), *rest]
         before = conf
+    return before or {}
 
 
 def _changes(before: dict[str, str], after: dict[str, str]) -> dict[str, str | None]:
