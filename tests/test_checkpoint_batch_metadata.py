@@ -79,3 +79,17 @@ def test_malformed_metadata_is_exit_2_naming_the_file_and_line(line, named, tmp_
     assert validate(root, tmp_path) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert "offsets/0 line 2" in out and named in out
+
+
+def test_a_directory_with_only_metadata_is_not_run(tmp_path, capsys):
+    (tmp_path / "metadata").write_text('{"id":"q"}')
+    assert validate(tmp_path, tmp_path) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "not run" in out and "held" not in out
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "x"])
+def test_min_batches_to_retain_below_1_is_rejected_at_parse_time(value, tmp_path, capsys):
+    root = write(tmp_path / "ck", [meta(0, 1)], [None])
+    assert validate(root, tmp_path, False, "--min-batches-to-retain", value) == 2
+    assert "--min-batches-to-retain" in capsys.readouterr().out

@@ -45,6 +45,7 @@ def test_a_windowed_count_has_one_operator_whose_state_holds_only_windows_after_
     assert (_watermark(ck, 4), set(ends)) == (1000, {2000, 4000})
 
 
+@pytest.mark.slow  # a third query to write (~20 s)
 def test_a_deduplication_within_the_watermark_keys_by_its_columns_with_an_expiry(spark_session):
     ck = written(spark_session, "dedup")
     [op] = operators(spark_session, ck)
