@@ -75,7 +75,7 @@ from frontier_harness.properties.checks.ingestion.checkpoint_log.state_laws impo
     partition_laws,
     state_laws,
 )
-from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.history import Action, History
 
 MIN_BATCHES_TO_RETAIN = 100
 
@@ -110,7 +110,7 @@ def judge_log(history: History) -> LogVerdict:
     planned: dict[int, int] = {}
     committed: dict[int, int] = {}
     sink, metadata = _SinkLog(), BatchMetadata()
-    partitions: dict[int, list[int]] = {}  # operator -> its state partitions read
+    state: list[tuple[int, Action]] = []  # judged once the whole log is read
     retain, has_sink, newest = MIN_BATCHES_TO_RETAIN, False, -1
     for step, action in enumerate(history.actions):
         batch = action.args.get(LogArg.BATCH, -1)
@@ -131,19 +131,9 @@ def judge_log(history: History) -> LogVerdict:
             metadata.commit(action.args)
         elif action.name == LogAction.SINK:
             found += sink.add(step, action.args)
-        elif action.name == LogAction.STATE:
-            found += state_laws(step, action.args, sorted(committed), retain)
-            partitions.setdefault(action.args[LogArg.OPERATOR], []).append(action.args[LogArg.PARTITION])
-        elif action.name == LogAction.STATE_ROWS:
-            found += eviction_law(step, action.args, metadata.watermarks)
-        elif action.name == LogAction.STATE_OPERATOR and LogArg.UNCHECKED not in action.args:
-            found += partition_laws(
-                step,
-                action.args,
-                partitions.get(action.args[LogArg.OPERATOR], []),
-                metadata.latest.get(SHUFFLE_PARTITIONS),
-                sorted(committed),
-            )
+        elif action.name in STATE_ACTIONS:
+            state.append((step, action))
+    found += _state(state, sorted(committed), retain, metadata)
     found += _commits(planned, committed)
     if sink.batches or has_sink:
         found += _sink(planned, committed, sink.batches)
@@ -155,6 +145,28 @@ def judge_log(history: History) -> LogVerdict:
         if a.name == LogAction.STATE_OPERATOR and LogArg.UNCHECKED in a.args
     ]
     return LogVerdict(sorted(found, key=lambda b: b.step), metadata.notes + unchecked)
+
+
+STATE_ACTIONS = (LogAction.STATE, LogAction.STATE_OPERATOR, LogAction.STATE_ROWS)
+
+
+def _state(
+    state: list[tuple[int, Action]], committed: list[int], retain: int, metadata: BatchMetadata
+) -> list[Broken]:
+    """The state's laws, against the whole commit log and every batch's watermark and settings."""
+    found: list[Broken] = []
+    partitions: dict[int, list[int]] = {}  # operator -> its state partitions read
+    for step, action in state:
+        args = action.args
+        if action.name == LogAction.STATE:
+            found += state_laws(step, args, committed, retain)
+            partitions.setdefault(args[LogArg.OPERATOR], []).append(args[LogArg.PARTITION])
+        elif action.name == LogAction.STATE_ROWS:
+            found += eviction_law(step, args, metadata.watermarks)
+        elif LogArg.UNCHECKED not in args:
+            pinned = metadata.latest.get(SHUFFLE_PARTITIONS)
+            found += partition_laws(step, args, partitions.get(args[LogArg.OPERATOR], []), pinned, committed)
+    return found
 
 
 def _gap(step: int, law: str, where: str, before: int, after: int, files: str = "") -> Broken:

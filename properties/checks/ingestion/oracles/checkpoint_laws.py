@@ -34,7 +34,9 @@ def _read(history: History) -> Log:
         "retention": any(LogArg.RETENTION_MS in a for a in of(LogAction.FILE_SINK)),
         "streams": [a for a in planned if LogArg.DOMAIN in a],
         "planned": sorted({a[LogArg.BATCH] for a in planned}),
-        "meta": [a for a in planned if LogArg.WATERMARK_MS in a or LogArg.TIMESTAMP_MS in a or LogArg.CONF in a],
+        "meta": [
+            a for a in planned if LogArg.WATERMARK_MS in a or LogArg.TIMESTAMP_MS in a or LogArg.CONF in a
+        ],
         "commits": {a[LogArg.BATCH]: a for a in of(LogAction.COMMIT)},
         "sinks": of(LogAction.SINK),
         "state": of(LogAction.STATE),
@@ -85,9 +87,11 @@ LAWS: dict[str, Callable[[Log], bool]] = {
     "antichain": antichain,
     "monotone": monotone,
     "offsets no gap": lambda log: not _consecutive(log["planned"]),
-    "offsets purge": lambda log: bool(log["planned"])
-    and log["planned"][0] > 0
-    and log["planned"][-1] - log["planned"][0] < log["retain"],
+    "offsets purge": lambda log: (
+        bool(log["planned"])
+        and log["planned"][0] > 0
+        and log["planned"][-1] - log["planned"][0] < log["retain"]
+    ),
     "commit after offsets": lambda log: any(
         b >= _window(log["planned"], list(log["commits"])) and b not in log["planned"] for b in log["commits"]
     ),
@@ -134,9 +138,17 @@ def _sink_batches(log: Log) -> list[int]:
     return [s[LogArg.BATCH] for s in log["sinks"]]
 
 
+def _first_entries(log: Log) -> list[dict]:
+    """The sink's entries, each batch's first only (a second one is `sink once`'s, and says nothing more)."""
+    first: dict[int, dict] = {}
+    for s in log["sinks"]:
+        first.setdefault(s[LogArg.BATCH], s)
+    return [s for s in log["sinks"] if first[s[LogArg.BATCH]] is s]
+
+
 def _sink_gap(log: Log) -> bool:
     newest = None
-    for s in log["sinks"]:
+    for s in _first_entries(log):
         if newest is not None and s[LogArg.BATCH] > newest + 1 and isinstance(s.get(LogArg.FILES), list):
             return True
         newest = s[LogArg.BATCH] if newest is None else max(newest, s[LogArg.BATCH])
@@ -156,7 +168,7 @@ def _files(log: Log) -> set[str]:
     broken: set[str] = set()
     listed: set[str] = set()
     live: dict[str, int] = {}
-    for s in log["sinks"]:
+    for s in _first_entries(log):
         files = s.get(LogArg.FILES)
         if not isinstance(files, list):
             continue
@@ -165,8 +177,8 @@ def _files(log: Log) -> set[str]:
             broken.add("file once")
         if s.get(LogArg.COMPACT):
             oldest = min(mtimes.values(), default=None)
-            kept = lambda p: p in mtimes or (log["retention"] and (oldest is None or live[p] < oldest))  # noqa: E731
-            if not all(kept(p) for p in live):
+            expired = {p for p, m in live.items() if log["retention"] and (oldest is None or m < oldest)}
+            if not set(live) <= set(mtimes) | expired:
                 broken.add("compaction complete")
             if any(p in listed and p not in live for p in files):
                 broken.add("file once")
@@ -186,10 +198,13 @@ LAWS |= {
     "sink no gap": _sink_gap,
     "sink purge": _sink_purge,
     "sink after offsets": lambda log: any(
-        b >= _window(log["planned"], _sink_batches(log)) and b not in log["planned"] for b in _sink_batches(log)
+        b >= _window(log["planned"], _sink_batches(log)) and b not in log["planned"]
+        for b in _sink_batches(log)
     ),
-    "sink before commit": lambda log: (log["sink"] or bool(log["sinks"]))
-    and any(b > max(_sink_batches(log), default=-1) for b in log["commits"]),
+    "sink before commit": lambda log: (
+        (log["sink"] or bool(log["sinks"]))
+        and any(b > max(_sink_batches(log), default=-1) for b in log["commits"])
+    ),
     "file once": lambda log: "file once" in _files(log),
     "compaction complete": lambda log: "compaction complete" in _files(log),
 }
@@ -219,8 +234,12 @@ def _partitions_wrong(log: Log) -> bool:
     for op in log["operators"]:
         if LogArg.UNCHECKED in op:
             continue
-        found = sorted({s[LogArg.PARTITION] for s in log["state"] if s[LogArg.OPERATOR] == op[LogArg.OPERATOR]})
-        counts = ([int(shuffle)] if shuffle else []) + ([op[LogArg.PARTITIONS]] if LogArg.PARTITIONS in op else [])
+        found = sorted(
+            {s[LogArg.PARTITION] for s in log["state"] if s[LogArg.OPERATOR] == op[LogArg.OPERATOR]}
+        )
+        counts = ([int(shuffle)] if shuffle else []) + (
+            [op[LogArg.PARTITIONS]] if LogArg.PARTITIONS in op else []
+        )
         if any(found != list(range(n)) for n in counts):
             return True
     return False
