@@ -374,7 +374,7 @@ def _watermark_back(source: Source, actions: list[Action]) -> list[Action] | Non
     if not pairs:
         return None
     i, j = source.choice(pairs)
-    back = actions[i].args[LogArg.WATERMARK_MS] - source.integer(1, 1000)
+    back = actions[i].args[LogArg.WATERMARK_MS] - source.choice((1, 1000))  # 1 ms: the law's boundary
     before = actions[i].args[LogArg.BATCH]
     changed = _with_args(actions, j, watermark_ms=back)
     for c in _at(changed, LogAction.COMMIT, batch=before):
@@ -398,9 +398,8 @@ def _clock_back(source: Source, actions: list[Action]) -> list[Action] | None:
     if not pairs:
         return None
     i, j = source.choice(pairs)
-    return _with_args(
-        actions, j, timestamp_ms=actions[i].args[LogArg.TIMESTAMP_MS] - source.integer(1, 60_000)
-    )
+    back = source.choice((1, 60_000))  # 1 ms: the law's boundary; a minute: a clock set back
+    return _with_args(actions, j, timestamp_ms=actions[i].args[LogArg.TIMESTAMP_MS] - back)
 
 
 def _setting_changed(source: Source, actions: list[Action]) -> list[Action] | None:
