@@ -33,7 +33,8 @@ class TtlProcessor(StatefulProcessor):
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.value = handle.getValueState("value", "value string", self.ttl_ms)
 
-    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Row]:
+        """Each request of the group in `seq` order (rows: `transformWithState` hands `Row`s); a get's answer."""
         for row in sorted(rows, key=lambda r: r.seq):
             if row.op == StateAction.PUT:
                 self.put(row.value)
