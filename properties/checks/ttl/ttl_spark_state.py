@@ -183,7 +183,7 @@ SUITE = Suite(
         ),
     ),
     default_impl="spark",
-    batched_cost=1000.0,  # every history of a call runs in one query, a micro-batch a round, in real time
+    batched_cost=500.0,  # every history of a call runs in one query, a micro-batch a round, in real time
     shrink_batch=256,
     serial_jobs=True,
     calls=(METHOD,),
