@@ -44,6 +44,7 @@ NAMES = (
     "expiration",
     "reclocking",
     "streaming",
+    "checkpoint",
     "spark_overhead",
 )
 

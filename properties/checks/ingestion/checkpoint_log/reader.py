@@ -64,7 +64,7 @@ def read_checkpoint(
     conf = _conf_changes(offsets)
     for batch in sorted(set(offsets) | set(commits) | set(sinks)):
         actions += offsets.get(batch, []) + sinks.get(batch, []) + commits.get(batch, [])
-    actions += state_actions(directory, conf.get(PROVIDER))
+    actions += state_actions(directory, conf.get(PROVIDER), min_batches_to_retain)
     domains = [a.args[LogArg.DOMAIN] for a in actions if LogArg.DOMAIN in a.args]
     return History(domains[0] if domains else "total", tuple(actions))
 

@@ -21,7 +21,9 @@ changelogs, or zips when the operator has no changelog), the versions with a ful
 A delta, snapshot or changelog compressed with LZ4 (Spark's default codec) is a stream of
 `LZ4Block` frames closed by an empty one: a file whose frames stop short is truncated.
 A zip that cannot be opened, or one whose `metadata` cannot be read, is truncated too;
-both are `CheckpointFormatError` (exit 2) naming the file. An operator of a provider this
+both are `CheckpointFormatError` (exit 2) naming the file. Only the files of the newest
+`minBatchesToRetain` versions are opened (those Spark keeps, and a restart reads): a
+checkpoint of a long-running query holds more. An operator of a provider this
 reader does not know is one `state_operator {operator, unchecked}`: listed as unchecked.
 
 >>> _version_of("12.delta"), _version_of("3_4f2a-9c.zip"), _version_of(".3.delta.crc")
@@ -31,6 +33,7 @@ reader does not know is one `state_operator {operator, unchecked}`: listed as un
 from __future__ import annotations
 
 import json
+import os
 import re
 import struct
 import zipfile
@@ -51,8 +54,9 @@ _LZ4_HEADER = struct.Struct("<8sBiii")  # magic, token, compressed length, origi
 _NOT_STORES = ("SSTs", "_metadata")
 
 
-def state_actions(checkpoint: Path, provider: str | None) -> list[Action]:
-    """Per operator: a `state` action per partition and store, then its `state_operator` action."""
+def state_actions(checkpoint: Path, provider: str | None, checked: int = 100) -> list[Action]:
+    """Per operator: a `state` action per partition and store, then its `state_operator` action; the
+    contents of the newest `checked` versions' files (Spark's `minBatchesToRetain`) are checked."""
     state = checkpoint / "state"
     actions: list[Action] = []
     for operator, directory in _numbered(state):
@@ -69,9 +73,10 @@ def state_actions(checkpoint: Path, provider: str | None) -> list[Action]:
             for partition, partition_dir in _numbered(directory)
             for store, path in _stores(partition_dir)
         ]
-        changelog = any(f.name.endswith(".changelog") for _, _, path in stores for f in path.iterdir())
+        names = {path: os.listdir(path) for _, _, path in stores}
+        changelog = any(n.endswith(".changelog") for found in names.values() for n in found)
         kind = ("changelog" if changelog else "zip") if provider == ROCKSDB else "delta"
-        actions += [_partition(operator, p, s, path, kind) for p, s, path in stores]
+        actions += [_partition(operator, p, s, path, names[path], kind, checked) for p, s, path in stores]
         name, partitions = _operator_metadata(directory)
         args: dict[str, Any] = {LogArg.OPERATOR: operator, LogArg.NAME: name}
         actions.append(
@@ -83,12 +88,14 @@ def state_actions(checkpoint: Path, provider: str | None) -> list[Action]:
 def _numbered(directory: Path) -> list[tuple[int, Path]]:
     if not directory.is_dir():
         return []
-    return sorted((int(d.name), d) for d in directory.iterdir() if d.is_dir() and d.name.isdigit())
+    with os.scandir(directory) as entries:
+        return sorted((int(e.name), Path(e.path)) for e in entries if e.name.isdigit() and e.is_dir())
 
 
 def _stores(partition: Path) -> list[tuple[str, Path]]:
     """The partition's stores: `default` in the partition's directory, any other in a directory of its name."""
-    named = [(d.name, d) for d in sorted(partition.iterdir()) if d.is_dir() and d.name not in _NOT_STORES]
+    with os.scandir(partition) as entries:
+        named = sorted((e.name, Path(e.path)) for e in entries if e.name not in _NOT_STORES and e.is_dir())
     return named or [(DEFAULT_STORE, partition)]
 
 
@@ -97,18 +104,21 @@ def _version_of(name: str) -> tuple[int, str] | None:
     return (int(found.group(1)), found.group(2)) if found else None
 
 
-def _partition(operator: int, partition: int, store: str, directory: Path, kind: str) -> Action:
+def _partition(
+    operator: int, partition: int, store: str, directory: Path, names: list[str], kind: str, checked: int
+) -> Action:
     files: dict[str, set[int]] = {"delta": set(), "snapshot": set(), "zip": set(), "changelog": set()}
+    found = sorted(v + (n,) for n in names if (v := _version_of(n)) is not None)
+    newest = max((version for version, _, _ in found), default=0)
     missing: list[list] = []
-    for path in sorted(directory.iterdir()):
-        version = _version_of(path.name)
-        if version is None:
-            continue
-        files[version[1]].add(version[0])
-        if version[1] == "zip":
-            missing += [[version[0], f"SSTs/{sst}"] for sst in _absent_ssts(path)]
+    for version, suffix, name in found:
+        files[suffix].add(version)
+        if version <= newest - checked:
+            continue  # older than Spark keeps: not read
+        if suffix == "zip":
+            missing += [[version, f"SSTs/{sst}"] for sst in _absent_ssts(directory / name)]
         else:
-            _check_lz4(path)
+            _check_lz4(directory / name)
     bases = files["snapshot"] if kind == "delta" else files["zip"]
     args: dict[str, Any] = {
         LogArg.OPERATOR: operator,
