@@ -98,15 +98,17 @@ def observe_ttl_spark_state(
     return observed
 
 
-class _Query:
-    """The query over `root/in`, started and restarted from `root/checkpoint`."""
+class StateQuery:
+    """The query over `root/in` (requests, a JSON file a round), started and restarted from
+    `root/checkpoint`, answering into `root/answers/batch=N`; a second `StateQuery` over the same root
+    (another driver process, say) goes on from the checkpoint."""
 
     def __init__(self, root: Path, processor: Any):
         self.root, self.processor = root, processor
         self.session = spark().newSession()
         for key, value in SETTINGS.items():
             self.session.conf.set(key, value)
-        (root / "in").mkdir(parents=True)
+        (root / "in").mkdir(parents=True, exist_ok=True)
         self.running: Any = None
 
     def start(self) -> None:
@@ -162,7 +164,7 @@ def run_query(histories: Sequence[HistoryLike], processor: Any) -> list[dict]:
     """The histories in lockstep on one query: their observations."""
     plans = [rounds(h) for h in histories]
     root = Path(tempfile.mkdtemp(prefix="frontier-harness-ttl-state-"))
-    query = _Query(root, processor)
+    query = StateQuery(root, processor)
     try:
         query.start()
         for number in range(max((len(p) for p in plans), default=0)):
@@ -200,7 +202,7 @@ def batch_timestamps(checkpoint: Path) -> dict[int, int]:
     }
 
 
-def _observations(query: _Query, plans: list[list[Round]]) -> list[dict]:
+def _observations(query: StateQuery, plans: list[list[Round]]) -> list[dict]:
     clocks = batch_timestamps(query.root / "checkpoint")
     answers = query.session.read.parquet(str(query.root / "answers")).where(F.col("history_id") != NO_HISTORY)
     observed: list[dict] = [{} for _ in plans]
