@@ -103,20 +103,14 @@ def test_a_missing_newest_version_or_more_pinned_partitions_say_restart_will_fai
     )
 
 
-def test_a_truncated_delta_is_exit_2_naming_it(spark_session, tmp_path, capsys):
-    root = copy(spark_session, "hdfs", tmp_path / "ck")
-    delta = root / "state" / "0" / "0" / "3.delta"
-    delta.write_bytes(delta.read_bytes()[:30])
+@pytest.mark.parametrize(
+    "kind,name,keep", [("hdfs", "state/0/0/3.delta", 30), ("rocksdb", "state/0/1/3.zip", 100)]
+)
+def test_a_truncated_state_file_is_exit_2_naming_it(kind, name, keep, spark_session, tmp_path, capsys):
+    root = copy(spark_session, kind, tmp_path / "ck")
+    (root / name).write_bytes((root / name).read_bytes()[:keep])
     code, out = _validate(root, capsys)
-    assert code == 2 and "state/0/0/3.delta: truncated" in out, out
-
-
-def test_a_truncated_zip_is_exit_2_naming_it(spark_session, tmp_path, capsys):
-    root = copy(spark_session, "rocksdb", tmp_path / "ck")
-    archive = root / "state" / "0" / "1" / "3.zip"
-    archive.write_bytes(archive.read_bytes()[:100])
-    code, out = _validate(root, capsys)
-    assert code == 2 and "state/0/1/3.zip: truncated" in out, out
+    assert code == 2 and f"{name}: truncated" in out, out
 
 
 def test_with_state_the_rows_are_read_and_no_window_outlives_the_watermark(spark_session, tmp_path, capsys):

@@ -74,12 +74,12 @@ class BatchMetadata:
 
     def _watermark(self, step: int, batch: int, ms: int) -> list[Broken]:
         self.watermarks[batch] = ms
+        back = _went_back(self.watermark, batch, ms)
         found = []
-        if self.watermark is not None and batch > self.watermark[0] and ms < self.watermark[1]:
-            before, was = self.watermark
+        if back is not None:
             message = (
-                f"the watermark goes back: offsets/{batch} has batchWatermarkMs {ms}, offsets/{before} "
-                f"had {was} (windows already emitted and evicted are open again)"
+                f"the watermark goes back: offsets/{batch} has batchWatermarkMs {ms}, offsets/{back[0]} "
+                f"had {back[1]} (windows already emitted and evicted are open again)"
             )
             found.append(Broken(step, WATERMARK_MONOTONE, message))
         handed = self.handed_on.get(batch - 1)
@@ -89,22 +89,19 @@ class BatchMetadata:
                 f"nextBatchWatermarkMs {handed}"
             )
             found.append(Broken(step, WATERMARK_AS_COMMITTED, message))
-        if self.watermark is None or batch > self.watermark[0]:
-            self.watermark = (batch, ms)
+        self.watermark = _newest(self.watermark, batch, ms)
         return found
 
     def _timestamp(self, step: int, batch: int, ms: int) -> list[Broken]:
-        found = []
-        if self.timestamp is not None and batch > self.timestamp[0] and ms < self.timestamp[1]:
-            before, was = self.timestamp
-            message = (
-                f"the batch clock goes back: offsets/{batch} has batchTimestampMs {ms}, offsets/{before} "
-                f"had {was} ({was - ms} ms earlier; state TTL and processing-time timers run on it)"
-            )
-            found.append(Broken(step, TIMESTAMP_MONOTONE, message))
-        if self.timestamp is None or batch > self.timestamp[0]:
-            self.timestamp = (batch, ms)
-        return found
+        back = _went_back(self.timestamp, batch, ms)
+        self.timestamp = _newest(self.timestamp, batch, ms)
+        if back is None:
+            return []
+        message = (
+            f"the batch clock goes back: offsets/{batch} has batchTimestampMs {ms}, offsets/{back[0]} "
+            f"had {back[1]} ({back[1] - ms} ms earlier; state TTL and processing-time timers run on it)"
+        )
+        return [Broken(step, TIMESTAMP_MONOTONE, message)]
 
     def _settings(self, step: int, batch: int, conf: dict[str, str | None]) -> list[Broken]:
         first = self.first_batch is None
@@ -130,3 +127,16 @@ class BatchMetadata:
             if value is not None and known is None:
                 self.pinned[key] = (value, batch)
         return found
+
+
+def _went_back(newest: tuple[int, int] | None, batch: int, ms: int) -> tuple[int, int] | None:
+    """The newest `(batch, ms)` before `batch` when `ms` is below its reading: the reading gone back from.
+
+    >>> _went_back((3, 500), 4, 499), _went_back((3, 500), 4, 500), _went_back(None, 0, 1)
+    ((3, 500), None, None)
+    """
+    return newest if newest is not None and batch > newest[0] and ms < newest[1] else None
+
+
+def _newest(newest: tuple[int, int] | None, batch: int, ms: int) -> tuple[int, int]:
+    return (batch, ms) if newest is None or batch > newest[0] else newest
