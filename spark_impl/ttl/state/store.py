@@ -46,6 +46,8 @@ SETTINGS = {
     "spark.sql.streaming.noDataMicroBatches.enabled": "false",
 }
 NO_HISTORY = -1  # a round no history sends a request in still runs a batch: one row of this history id
+RETRIES = 3  # a Python worker that did not connect back within Spark's 10 s (a loaded machine): start again
+NO_CONNECT = "Python worker failed to connect back"
 Processor = Callable[[int], Any]
 
 
@@ -135,20 +137,25 @@ class StateQuery:
             self.running = None
 
     def run(self, number: int, requests: list[dict], crash: bool) -> None:
-        """Round `number`'s batch, processed; a crash fails it once, then the query restarts and re-runs it."""
+        """Round `number`'s batch, processed; a crash fails it once, then the query restarts and re-runs it (as
+        it does, up to `RETRIES` times, when a Python worker did not connect back in time)."""
         tmp = self.root / f".round-{number}.json"
         tmp.write_text("\n".join(json.dumps(r) for r in requests))
         if crash:
             faults.arm(self.root, CrashPoint.AFTER_SINK)
         os.replace(tmp, self.root / "in" / f"round-{number:05d}.json")
-        try:
-            self.running.processAllAvailable()
-        except StreamingQueryException:
-            if not crash:
-                raise
-            self.running = None
-            self.start()
-            self.running.processAllAvailable()
+        for attempt in range(RETRIES + 1):
+            try:
+                self.running.processAllAvailable()
+                break
+            except (
+                StreamingQueryException
+            ) as exc:  # the query stopped: it re-runs the batch from its checkpoint
+                if not (crash or NO_CONNECT in str(exc)) or attempt == RETRIES:
+                    raise
+                crash = False
+                self.running = None
+                self.start()
         faults.disarm(self.root)
 
 
