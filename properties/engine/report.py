@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample, render_observation
 from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
+from frontier_harness.properties.engine.runner import PropertyResult, SuiteResult
 from frontier_harness.properties.engine.suite import Outcome
+from frontier_harness.properties.engine.verdict import Verdict
 
 
 class CounterexampleFiles:
@@ -30,7 +33,7 @@ class CounterexampleFiles:
         self.sizes: dict[tuple[str, str, str, str], int] = {}
 
     def announce(self, cx: Counterexample, event: str) -> None:
-        key, size = (cx.suite, cx.property, cx.domain, cx.impl), len(cx.history.actions)
+        key, size = (cx.suite, cx.property, cx.domain, cx.impl), cx.size
         if key in self.paths and size >= self.sizes[key]:
             return
         first = key not in self.paths
@@ -39,15 +42,16 @@ class CounterexampleFiles:
         if self.out is not None:
             said = "found" if first else "shrunk to"
             then = "; shrinking it" if first else ""
+            group = f" in {len(cx.histories)} histories that fail only together" if cx.together else ""
             self.out.print(
-                f"{cx.suite}.{cx.property}[{cx.domain}]: counterexample {said} {size} actions, "
+                f"{cx.suite}.{cx.property}[{cx.domain}]: counterexample {said} {size} actions{group}, "
                 f"{'written to' if first else 'rewritten'} {path}{then}",
                 markup=False,
                 soft_wrap=True,
             )
 
     def final(self, cx: Counterexample) -> Path:
-        self.sizes[(cx.suite, cx.property, cx.domain, cx.impl)] = len(cx.history.actions)
+        self.sizes[(cx.suite, cx.property, cx.domain, cx.impl)] = cx.size
         return self._write(cx)
 
     def _write(self, cx: Counterexample) -> Path:
@@ -94,16 +98,48 @@ def _lane_rows(lane: LaneResult) -> list[tuple[str, ...]]:
             str(r.rejected),
             str(len(r.events)),
             f"{r.seconds:.1f}",
-            "[green]held[/]" if r.passed else "[red]FAILED[/]",
+            verdict_text(r),
         )
         for r in lane.result.results
     ]
     rows += [(suite, impl, name, "", "", "", "", "", f"[blue]{NO_ORACLE}[/]") for name in lane.reference_only]
-    rows += [
-        (suite, impl, "(non-vacuity)", "", "", "", "", "", f"[red]never reached: {missing}[/]")
-        for missing in lane.result.missing_events
+    return rows + [
+        (suite, impl, "(non-vacuity)", "", "", "", "", "", text) for text in reach_texts(lane.result)
     ]
-    return rows
+
+
+def verdict_text(r: PropertyResult) -> str:
+    """A result's verdict as the table shows it, with the reason when it has no verdict either way.
+
+    >>> from collections import Counter
+    >>> verdict_text(PropertyResult("s", "p", "total", 0, 0.0, Counter()))
+    '[yellow]not run: it checked 0 histories[/]'
+    """
+    colour = {Verdict.HELD: "green", Verdict.FAILED: "red", Verdict.NOT_RUN: "yellow"}.get(r.verdict, "blue")
+    text = "FAILED" if r.verdict is Verdict.FAILED else str(r.verdict)
+    return f"[{colour}]{text}{': ' + escape(r.reason) if r.reason else ''}[/]"
+
+
+def reach_texts(result: SuiteResult) -> list[str]:
+    """One line per required hard case not reached, failing or not shown (a small run); one line for all
+    those of a run cut short (not run: noise beside its failure).
+
+    >>> from rich.text import Text
+    >>> cut = SuiteResult("s", (), ("crash [total]",), ("restart [total]",), ("a [total]", "b [total]"))
+    >>> [Text.from_markup(t).plain for t in reach_texts(cut)]
+    ['never reached: crash [total]', 'not shown in 0 histories: restart [total] (run --profile ci)', 'not run: 2 hard cases (the run was cut short)']
+    """
+    n, cut = result.histories, len(result.not_run_events)
+    missing = [f"[red]never reached: {escape(e)}[/]" for e in result.missing_events]
+    unshown = [
+        f"[yellow]not shown in {n} histories: {escape(e)} (run --profile ci)[/]"
+        for e in result.not_shown_events
+    ]
+    return (
+        missing
+        + unshown
+        + ([f"[yellow]not run: {cut} hard case{'s' * (cut > 1)} (the run was cut short)[/]"] if cut else [])
+    )
 
 
 def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> Table:
@@ -120,6 +156,9 @@ def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> 
     )
     for column in ("step", "action", "args", "model", "implementation", ""):
         table.add_column(column)
+    for k, other in enumerate(cx.together, 1):  # a group: the histories the first fails only together with
+        for i, record in enumerate(other.to_json()):
+            table.add_row(f"{k}:{i}", record["action"], _args(record["args"]), "", "", f"history {k}")
     records = cx.history.to_json()
     for i, record in enumerate(records + [{"action": "(end)", "args": {}}]):
         model_at, impl_at = _at_step(expected, i), _at_step(actual, i)

@@ -51,6 +51,10 @@ from frontier_harness.model.vocabulary.ingestion import (
 from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
 from frontier_harness.properties.checks.ingestion.strategies.streaming import (
     CRASH_POINTS,
+    RERUN,
+    RESTART_AFTER_COMPACTION,
+    crashed,
+    directed,
     draw_streaming_history,
 )
 from frontier_harness.properties.engine.history import Action, History
@@ -270,9 +274,6 @@ def _show(rows: frozenset[tuple[Any, ...]]) -> str:
     return "; ".join(" ".join(map(str, row)) for row in sorted(rows))
 
 
-RERUN = f"re-run of a batch after {CrashPoint.AFTER_SINK}"
-
-
 def events(history: History) -> list[str]:
     """Hard cases the history reaches: each crash point firing (a live query with new records), a restart
     after the upstream compacted while the query was down, the batch a crash after the sink left
@@ -292,17 +293,17 @@ def events(history: History) -> list[str]:
             compacted = compacted or down
         elif action.name == StreamingAction.TRIGGER and not down:
             if fault and pending:
-                found.add(f"crash {fault}" + (" (SIGKILL)" if action.args.get(IngestionArg.KILL) else ""))
+                found.add(crashed(fault) + (" (SIGKILL)" if action.args.get(IngestionArg.KILL) else ""))
                 after_sink = fault == CrashPoint.AFTER_SINK
             down, pending = bool(fault and pending), False
         elif action.name == StreamingAction.RESTART:
             if down and compacted:
-                found.add("restart after upstream compaction")
+                found.add(RESTART_AFTER_COMPACTION)
             if down and after_sink:
                 found.add(RERUN)
             down = pending = compacted = after_sink = False
     if down and compacted:
-        found.add("restart after upstream compaction")
+        found.add(RESTART_AFTER_COMPACTION)
     if down and after_sink:
         found.add(RERUN)
     return sorted(found)
@@ -350,6 +351,7 @@ def _property(
         events=events,
         profiles=("thorough",) if kill else (),
         reference=reference,
+        directed=directed(kill),  # a run's first trials: one per crash point, a compaction while down
     )
 
 
@@ -386,6 +388,6 @@ SUITE = Suite(
     batched_cost=160.0,
     serial_jobs=True,
     shrink_batch=TRIAL_WAVE,  # a call of 64 trials took 2.5 minutes: the shrink budget overshot by 3x
-    required_events=tuple(f"crash {p}" for p in CRASH_POINTS) + ("restart after upstream compaction", RERUN),
+    required_events=tuple(crashed(p) for p in CRASH_POINTS) + (RESTART_AFTER_COMPACTION, RERUN),
     domains=("partitioned",),
 )
