@@ -35,6 +35,7 @@ from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import (
     MIN_BATCHES_TO_RETAIN,
     read_checkpoint,
 )
+from frontier_harness.properties.cli.arguments import positive_int
 from frontier_harness.properties.engine import counterexample, report
 from frontier_harness.properties.engine.counterexample import Counterexample
 from frontier_harness.properties.engine.errors import CheckpointFormatError
@@ -44,21 +45,6 @@ from frontier_harness.properties.engine.suite import Outcome
 
 HEADER = (LogAction.RETAIN, LogAction.FILE_SINK, LogAction.EXPECT)
 ENTRIES = (LogAction.OFFSETS, LogAction.COMMIT, LogAction.SINK, LogAction.STATE, LogAction.STATE_OPERATOR)
-
-
-def at_least_one(text: str) -> int:
-    """An integer of at least 1 (`--min-batches-to-retain`: 0 would turn the purge laws off).
-
-    >>> at_least_one("3")
-    3
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1: Spark keeps at least one batch")
-    return value
 
 
 def add_parser(verbs: Any) -> None:
@@ -72,7 +58,7 @@ def add_parser(verbs: Any) -> None:
     )
     verb.add_argument(
         "--min-batches-to-retain",
-        type=at_least_one,
+        type=positive_int,  # 0 would turn the purge laws off: Spark keeps at least one batch
         default=MIN_BATCHES_TO_RETAIN,
         help="the query's spark.sql.streaming.minBatchesToRetain (default %(default)s): how much of "
         "each log Spark may have purged",
