@@ -1,4 +1,4 @@
-"""A clock set back: a stateful query's driver restarted on a wall clock ten minutes behind (Debian's faketime).
+"""A clock set back: a stateful query's driver restarted on a wall clock an hour behind (Debian's faketime).
 
 Pins what PySpark 4.3 does (docs/ttl.md): a new batch's `batchTimestampMs` is the trigger clock's
 reading with no clamp against the previous batch's, so after the restart the batch timestamp goes
@@ -70,6 +70,7 @@ def test_a_driver_restarted_on_a_clock_set_back_journals_a_batch_timestamp_that_
     clocks = {int(b): ms for b, ms in found["clocks"].items()}
     answers = {(a["step"], a["key"]): a["value"] for a in found["answers"]}
     assert clocks[2] < clocks[1]  # no clamp: the new batch's timestamp is the clock set back
+    assert {a["now"] for a in found["answers"] if a["step"] == 2} == {clocks[2]}  # and the batch runs on it
     assert answers[(0, "a")] == "x" and answers[(1, "a")] is None
     assert answers[(2, "a")] is None  # removed by the TTL cleanup of batch 1: it does not reappear
     assert answers[(2, "c")] == "z"

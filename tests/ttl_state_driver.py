@@ -5,7 +5,7 @@ Runs `ROUNDS` (JSON: `[[wait_ms, [[op, key, value], ...]], ...]`, numbered from 
 prints `RESULT` and JSON: each batch's `batchTimestampMs` and every answer so far. With
 `FAKETIME` (libfaketime's offset, e.g. `-600s`) the JVM this process starts runs on a wall clock
 set back by that much (Debian's libfaketime, `FAKETIME_DONT_FAKE_MONOTONIC=1`); this Python
-process does not (libfaketime breaks Python's `time.sleep`), nor do Spark's Python workers.
+process does not (libfaketime breaks Python's `time.sleep`), nor do the Python workers the JVM starts.
 """
 
 from __future__ import annotations
@@ -20,21 +20,27 @@ from pathlib import Path
 LIBFAKETIME = "/usr/lib/*/faketime/libfaketime.so.1"  # not libfaketimeMT: a JVM on it ran ~25x slower here
 
 
-def fake_the_jvm_clock(offset: str) -> None:
-    """The JVM started after this call (and only it) reads a wall clock `offset` away."""
+def fake_the_jvm_clock(offset: str, root: Path) -> None:
+    """The JVM started after this call (and only it) reads a wall clock `offset` away: the Python workers it
+    starts, on the driver (transformWithState's) and the executors, run through a script in `root` that
+    drops libfaketime first (under it, Python's `time.sleep` fails with EINVAL)."""
     [library] = glob.glob(LIBFAKETIME)
-    os.environ.update(LD_PRELOAD=library, FAKETIME=offset, FAKETIME_DONT_FAKE_MONOTONIC="1")
+    python = root / "python-on-the-real-clock"
+    python.write_text(
+        f'#!/bin/sh\nunset LD_PRELOAD FAKETIME FAKETIME_DONT_FAKE_MONOTONIC\nexec {sys.executable} "$@"\n'
+    )
+    python.chmod(0o755)
+    os.environ.update(
+        LD_PRELOAD=library, FAKETIME=offset, FAKETIME_DONT_FAKE_MONOTONIC="1", PYSPARK_PYTHON=str(python)
+    )
 
 
 def main(root: Path, ttl_ms: int, first: int, rounds: list, offset: str | None) -> None:
     if offset:
-        fake_the_jvm_clock(offset)
-    from frontier_harness.spark_impl.session import spark
+        fake_the_jvm_clock(offset, root)
     from frontier_harness.spark_impl.ttl.state.processor import TtlProcessor
     from frontier_harness.spark_impl.ttl.state.store import StateQuery, batch_timestamps
 
-    if offset:  # Spark's Python workers run on the real clock
-        spark().conf.set("spark.executorEnv.LD_PRELOAD", "")
     query = StateQuery(root, TtlProcessor(ttl_ms))
     query.start()
     for number, (wait_ms, requests) in enumerate(rounds, start=first):
