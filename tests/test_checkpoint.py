@@ -243,7 +243,8 @@ def test_planted_laws_that_check_the_sink_by_batch_only_fail_the_suite_small(mon
 
     by_batch = lambda h: [b for b in check_log(h) if b.law not in ("file once", "compaction complete")]  # noqa: E731
     [failure] = _planted_suite(monkeypatch, by_batch)
-    assert "must break" in failure.message and len(failure.history.actions) <= 8
+    assert any(law in failure.message for law in ("file once", "compaction complete")), failure.message
+    assert len(failure.history.actions) <= 8, failure.history.actions
 
 
 def test_planted_laws_that_forget_a_compaction_carries_files_fail_the_suite_small(monkeypatch):
@@ -258,4 +259,4 @@ def test_planted_laws_that_forget_a_compaction_carries_files_fail_the_suite_smal
         return sorted(found, key=lambda b: b.step)
 
     [failure] = _planted_suite(monkeypatch, no_carry)
-    assert failure.message.startswith("file once") and len(failure.history.actions) <= 12
+    assert "file once" in failure.message and len(failure.history.actions) <= 12

@@ -190,7 +190,8 @@ def test_a_suite_whose_only_reference_is_the_model_shows_it_as_the_reference():
 
 def test_every_suite_the_model_can_run_has_a_model_lane_and_impl_narrows_to_one():
     default = {(s, impl) for s, impl, _, _ in lanes_of([])}
-    assert {s for s, impl in default if impl == MODEL} == set(SUITES) - {"streaming"}  # no observe_streaming
+    # the model has no observe_streaming, nor a Spark engine for observe_ttl_spark_state
+    assert {s for s, impl in default if impl == MODEL} == set(SUITES) - {"streaming", "ttl_spark_state"}
     assert {s for s, impl in default if impl == "spark"} == {
         s.name for s in SUITES.values() if s.default_impl == "spark"
     }
@@ -210,6 +211,7 @@ INDEPENDENT = {
     "ttl": "oracle",
     "ttl_compaction": None,
     "ttl_codec": "laws",
+    "ttl_spark_state": None,
     "reclock": None,
     "remap": "laws",
     "restart": "laws",

@@ -188,6 +188,9 @@ class LogAction(Word):
     OFFSETS = "offsets"
     SINK = "sink"
     COMMIT = "commit"
+    STATE = "state"
+    STATE_OPERATOR = "state_operator"
+    STATE_ROWS = "state_rows"
 
 
 class LogArg(Word):
@@ -196,6 +199,20 @@ class LogArg(Word):
     `batches` of `retain`; `retention_ms` of `file_sink`; `law` and `damage` of
     `expect`; `batch` of `offsets`, `sink` and `commit`; `source`, `domain`, `offsets`
     (or `unchecked`) of `offsets`; `files`, `compact`, `mtimes`, `deleted` of `sink`.
+    A batch's metadata, on its (first) `offsets` action: `watermark_ms` (Spark's
+    `batchWatermarkMs`, the query's frontier over event time), `timestamp_ms`
+    (`batchTimestampMs`, the batch's clock) and `conf` (the settings Spark pins for the
+    checkpoint's life, by key); on a `commit`, `next_watermark_ms` (`nextBatchWatermarkMs`).
+    A `state` action (one partition's store) has `operator`, `partition`, `store`,
+    `file_kind` (what Spark writes for every version: `delta`, `changelog`, or `zip`),
+    `versions` (the versions whose file of that kind is present), `bases` (those with a full
+    copy: a snapshot or a zip) and `missing` (`[version, file]`: a file a zip lists that is
+    absent); a
+    `state_operator` action has `operator`, `name`, `partitions` (its metadata's count), or
+    `unchecked` (why its files were not read). A `state_rows` action (read with Spark:
+    `validate-checkpoint --state`) has `operator`, `store`, `batch`, `rows` (how many the
+    store held after the batch) and `oldest_bound_ms` (the oldest window end or expiry among
+    them, when the rows have one).
     """
 
     BATCHES = "batches"
@@ -211,6 +228,21 @@ class LogArg(Word):
     COMPACT = "compact"
     MTIMES = "mtimes"
     DELETED = "deleted"
+    WATERMARK_MS = "watermark_ms"
+    TIMESTAMP_MS = "timestamp_ms"
+    CONF = "conf"
+    NEXT_WATERMARK_MS = "next_watermark_ms"
+    OPERATOR = "operator"
+    PARTITION = "partition"
+    STORE = "store"
+    FILE_KIND = "file_kind"
+    VERSIONS = "versions"
+    BASES = "bases"
+    MISSING = "missing"
+    NAME = "name"
+    PARTITIONS = "partitions"
+    ROWS = "rows"
+    OLDEST_BOUND_MS = "oldest_bound_ms"
 
 
 class CheckpointLog(Word):

@@ -130,3 +130,39 @@ class CodecTag(Word):
     """The first field of a `decoded` observation's metadata tuple (its rows are numbered instead)."""
 
     META = "meta"
+
+
+class StateAction(Word):
+    """A step of a ttl_spark_state history: `open(ttl_ms)` first; `put(key, value)`, `get(key)` and
+    `delete(key)` requests; `trigger(wait_ms, crash?)` runs the requests since the last trigger as one
+    micro-batch, after waiting `wait_ms` of real time (a `crash` fails the batch after its answers are
+    written, before Spark's commit, and the query restarts and re-runs it); `restart` stops and starts
+    the query between batches."""
+
+    OPEN = "open"
+    PUT = "put"
+    GET = "get"
+    DELETE = "delete"
+    TRIGGER = "trigger"
+    RESTART = "restart"
+
+
+class StateArg(Word):
+    """Argument keys of a ttl_spark_state history: the state's `ttl_ms`, a request's `key` and `value`, a
+    trigger's `wait_ms` and `crash`."""
+
+    TTL_MS = "ttl_ms"
+    KEY = "key"
+    VALUE = "value"
+    WAIT_MS = "wait_ms"
+    CRASH = "crash"
+
+
+class StateLabel(Word):
+    """What a ttl_spark_state observation's `(step, label)` key holds at a trigger: each `get`'s answer
+    (`(index, key, value or None)`), the batch's `clock` (`batchTimestampMs` in its offsets), and `now`
+    (what `current_timestamp()` was in the batch, in epoch ms)."""
+
+    GET = "get"
+    CLOCK = "clock"
+    NOW = "now"

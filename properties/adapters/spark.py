@@ -141,6 +141,9 @@ class SparkImplementation(Implementation):
         "frontier_harness.spark_impl.ttl.compaction_observer", "observe_ttl_compaction"
     )
     observe_ttl_codec = _delegate("frontier_harness.spark_impl.ttl.codec", "observe_ttl_codec")
+    observe_ttl_spark_state = _delegate(
+        "frontier_harness.spark_impl.ttl.state.store", "observe_ttl_spark_state", sized=False
+    )
 
 
 def _is_gateway_error(exc: BaseException) -> bool:

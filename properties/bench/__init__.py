@@ -48,6 +48,7 @@ NAMES = (
     "expiration",
     "reclocking",
     "streaming",
+    "checkpoint",
     "spark_overhead",
     "spark_start",
     "check_ci",

@@ -6,7 +6,7 @@ from frontier_harness.properties.checks.catalog import expiration, prove, tempor
 from frontier_harness.properties.checks.ingestion import checkpoint, durable, resumption, streaming
 from frontier_harness.properties.checks.reclocking import reclock, remap, restart, summary
 from frontier_harness.properties.checks.time import collections, laws, mutable_antichain
-from frontier_harness.properties.checks.ttl import ttl, ttl_codec, ttl_compaction
+from frontier_harness.properties.checks.ttl import ttl, ttl_codec, ttl_compaction, ttl_spark_state
 from frontier_harness.properties.engine.errors import UnknownSuite
 from frontier_harness.properties.engine.suite import Suite
 
@@ -23,6 +23,7 @@ SUITES: dict[str, Suite] = {
         ttl.SUITE,
         ttl_compaction.SUITE,
         ttl_codec.SUITE,
+        ttl_spark_state.SUITE,
         reclock.SUITE,
         remap.SUITE,
         restart.SUITE,

@@ -14,8 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
+from frontier_harness.properties.checks.ingestion.checkpoint_log.coverage import LAWS
 from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
-from frontier_harness.properties.checks.ingestion.strategies.checkpoints import DAMAGES, draw_checkpoint_log
+from frontier_harness.properties.checks.ingestion.oracles.checkpoint_laws import broken_laws
+from frontier_harness.properties.checks.ingestion.strategies.checkpoints import (
+    DAMAGES,
+    LOG_DAMAGES,
+    draw_checkpoint_log,
+)
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.suite import Outcome, Property, Reference, Suite
@@ -26,9 +32,13 @@ SUITE_NAME, PROPERTY = "checkpoint", "checkpoint_laws"
 def judge(history: History) -> Outcome:
     """The first broken law, at its step, with every broken law shown against "holds".
 
-    A log opening with `expect {law, damage}` instead must break that law.
+    A log opening with `expect {law, damage}` instead must break that law. Either way the laws
+    `check_log` finds broken must be those the laws' restatement finds (`oracles.checkpoint_laws`).
     """
     broken = check_log(history)
+    disagreement = _against_restatement(history, broken)
+    if disagreement is not None:
+        return disagreement
     expected = [(step, a.args) for step, a in enumerate(history.actions) if a.name == LogAction.EXPECT]
     if expected:
         return _caught(expected[0][0], expected[0][1], broken)
@@ -42,6 +52,31 @@ def judge(history: History) -> Outcome:
         expected={(b.step, b.law): frozenset({"holds"}) for b in broken},
         actual={(b.step, b.law): frozenset({b.message}) for b in broken},
         step=first.step,
+    )
+
+
+def _against_restatement(history: History, broken: list) -> Outcome | None:
+    """A failure when `check_log` and the restated laws disagree on which laws the log breaks."""
+    found, restated = {b.law for b in broken}, broken_laws(history)
+    if found == restated:
+        return None
+    missed, extra = sorted(restated - found), sorted(found - restated)
+    steps = [b.step for b in broken if b.law in extra]
+    step = min(steps) if steps else len(history.actions) - 1
+    message = "the laws disagree with their restatement: " + "; ".join(
+        part
+        for part in (
+            f"they miss {', '.join(missed)}" if missed else "",
+            f"they find {', '.join(extra)}, which the log does not break" if extra else "",
+        )
+        if part
+    )
+    return Outcome(
+        ok=False,
+        message=message,
+        expected={(step, "laws"): frozenset(restated)},
+        actual={(step, "laws"): frozenset(found)},
+        step=step,
     )
 
 
@@ -73,6 +108,7 @@ def events(history: History) -> list[str]:
     sinks = [a.args for a in history.actions if a.name == LogAction.SINK]
     expect = [a.args for a in history.actions if a.name == LogAction.EXPECT]
     found = [f"damage: {e['damage']}" for e in expect]
+    found += [f"breaks {e['law']}" for e in expect if e[LogArg.LAW] in broken_laws(history)]
     if batches and names[-1] != LogAction.COMMIT:
         found.append("last batch uncommitted")
     if any(a[LogArg.OFFSETS] == b[LogArg.OFFSETS] for a, b in zip(batches, batches[1:])):
@@ -129,7 +165,8 @@ SUITE = Suite(
         "purged prefix",
         "file listed twice",
         "compaction drops files by retention",
-        *(f"damage: {d}" for d in DAMAGES),
+        *(f"damage: {d}" for d in (*DAMAGES, *LOG_DAMAGES)),
+        *(f"breaks {law}" for law in LAWS),
     ),
     domains=("total", "partitioned"),
 )

@@ -12,7 +12,11 @@ The offset and commit logs:
   before its newest (Spark purges `offsets/N` below `current - minBatchesToRetain`);
 - `commit after offsets`: a batch is committed only once its offsets are logged;
 - `one uncommitted batch`: every planned batch but the last is committed (Spark purges the
-  commit log after the offset log, with the same threshold, so it never starts later).
+  commit log after the offset log, with the same threshold, so it never starts later);
+- `watermark monotone`, `watermark as committed`, `timestamp monotone`, `pinned setting`:
+  the batches' frontier, clock and settings (`batch_metadata`);
+- `state version made`, `state rebuildable`, `state partitions`: the state store's files, and
+  `state evicted`: its rows (`state_laws`).
 
 A file sink's log (`_spark_metadata`), read as a history of file additions:
 
@@ -61,18 +65,19 @@ from frontier_harness.model.errors import ModelError
 from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.time.domains import parse_domain
 from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
-from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.checks.ingestion.checkpoint_log.batch_metadata import (
+    SHUFFLE_PARTITIONS,
+    BatchMetadata,
+)
+from frontier_harness.properties.checks.ingestion.checkpoint_log.broken import Broken
+from frontier_harness.properties.checks.ingestion.checkpoint_log.state_laws import (
+    eviction_law,
+    partition_laws,
+    state_laws,
+)
+from frontier_harness.properties.engine.history import Action, History
 
 MIN_BATCHES_TO_RETAIN = 100
-
-
-@attrs.frozen
-class Broken:
-    """One broken law: the action (step) where it shows, the law, and what is wrong."""
-
-    step: int
-    law: str
-    message: str
 
 
 @attrs.frozen
@@ -84,13 +89,28 @@ class _Bound:
     frontier: Antichain
 
 
+@attrs.frozen
+class LogVerdict:
+    """Every broken law of a log, by step, and the notes that are no violation (a setting first present
+    in a later batch, state whose files were not read)."""
+
+    broken: list[Broken]
+    notes: list[str]
+
+
 def check_log(history: History) -> list[Broken]:
     """Every broken law, by step; `[]` when the log is lawful."""
+    return judge_log(history).broken
+
+
+def judge_log(history: History) -> LogVerdict:
+    """Every broken law, by step, and the notes."""
     found: list[Broken] = []
     streams: dict[str, _Bound] = {}
     planned: dict[int, int] = {}
     committed: dict[int, int] = {}
-    sink = _SinkLog()
+    sink, metadata = _SinkLog(), BatchMetadata()
+    state: list[tuple[int, Action]] = []  # judged once the whole log is read
     retain, has_sink, newest = MIN_BATCHES_TO_RETAIN, False, -1
     for step, action in enumerate(history.actions):
         batch = action.args.get(LogArg.BATCH, -1)
@@ -105,16 +125,48 @@ def check_log(history: History) -> list[Broken]:
             newest = max(newest, batch)
             if LogArg.SOURCE in action.args and LogArg.UNCHECKED not in action.args:
                 found += _bind(streams, step, action.args)
+            found += metadata.offsets(step, action.args)
         elif action.name == LogAction.COMMIT:
             committed[batch] = step
+            metadata.commit(action.args)
         elif action.name == LogAction.SINK:
             found += sink.add(step, action.args)
+        elif action.name in STATE_ACTIONS:
+            state.append((step, action))
+    found += _state(state, sorted(committed), retain, metadata)
     found += _commits(planned, committed)
     if sink.batches or has_sink:
         found += _sink(planned, committed, sink.batches)
         found += sink.purge(retain)
     found += _purge(planned, retain, len(history.actions) - 1)
-    return sorted(found, key=lambda b: b.step)
+    unchecked = [
+        f"state of operator {a.args[LogArg.OPERATOR]} unchecked: {a.args[LogArg.UNCHECKED]}"
+        for a in history.actions
+        if a.name == LogAction.STATE_OPERATOR and LogArg.UNCHECKED in a.args
+    ]
+    return LogVerdict(sorted(found, key=lambda b: b.step), metadata.notes + unchecked)
+
+
+STATE_ACTIONS = (LogAction.STATE, LogAction.STATE_OPERATOR, LogAction.STATE_ROWS)
+
+
+def _state(
+    state: list[tuple[int, Action]], committed: list[int], retain: int, metadata: BatchMetadata
+) -> list[Broken]:
+    """The state's laws, against the whole commit log and every batch's watermark and settings."""
+    found: list[Broken] = []
+    partitions: dict[int, list[int]] = {}  # operator -> its state partitions read
+    for step, action in state:
+        args = action.args
+        if action.name == LogAction.STATE:
+            found += state_laws(step, args, committed, retain)
+            partitions.setdefault(args[LogArg.OPERATOR], []).append(args[LogArg.PARTITION])
+        elif action.name == LogAction.STATE_ROWS:
+            found += eviction_law(step, args, metadata.watermarks)
+        elif LogArg.UNCHECKED not in args:
+            pinned = metadata.latest.get(SHUFFLE_PARTITIONS)
+            found += partition_laws(step, args, partitions.get(args[LogArg.OPERATOR], []), pinned, committed)
+    return found
 
 
 def _gap(step: int, law: str, where: str, before: int, after: int, files: str = "") -> Broken:

@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -40,6 +41,10 @@ DAMAGES = {
     "a compaction drops a file": "compaction complete",
 }
 DEFAULT_RETAIN = 100
+CLOCK_START = 1_700_000_000_000
+SHUFFLE, POLICY = "spark.sql.shuffle.partitions", "spark.sql.streaming.multipleWatermarkPolicy"
+PARTITIONS = 2
+CONF = {SHUFFLE: str(PARTITIONS), POLICY: "min"}
 
 
 def _frontier(domain_name: str, offsets: list[int]) -> list:
@@ -66,16 +71,23 @@ class _Engine:
     sinks: dict[int, dict] = attrs.field(factory=dict)
     commits: set[int] = attrs.field(factory=set)
     live: dict[str, int] = attrs.field(factory=dict)  # data file -> modificationTime
+    watermarks: dict[int, int] = attrs.field(factory=dict)  # batch -> its watermark
+    next_watermark: int = 0
 
-    def plan(self, batch: int, offsets: list[int]) -> None:
+    def plan(self, source: Source, batch: int, offsets: list[int]) -> None:
+        """Batch `batch`'s offsets, with its watermark (the one the batch before handed on) and clock."""
         frontier = _frontier(self.domain_name, offsets)
+        self.watermarks[batch] = self.next_watermark
         args: dict[str, Any] = {
             LogArg.BATCH: batch,
             LogArg.SOURCE: "0",
             LogArg.DOMAIN: self.domain_name,
             LogArg.OFFSETS: frontier,
+            LogArg.WATERMARK_MS: self.next_watermark,
+            LogArg.TIMESTAMP_MS: CLOCK_START + 1000 * batch + source.integer(0, 500),
         }
         self.offsets[batch] = Action(LogAction.OFFSETS, args)
+        self.next_watermark += source.choice((0, 0, 1000, 2000))
 
     def write(self, source: Source, batch: int) -> None:
         """Batch `batch`'s sink entry: its new files, and on a compaction every live file first."""
@@ -100,7 +112,7 @@ def draw_checkpoint_log(source: Source, domain_name: str) -> History:
     offsets = [source.integer(0, 2)]
     for batch in range(count):
         offsets = _grow(source, domain_name, offsets)
-        engine.plan(batch, offsets)
+        engine.plan(source, batch, offsets)
         crash = (
             source.choice((None, None, CrashPoint.AFTER_OFFSETS, CrashPoint.AFTER_SINK))
             if batch == count - 1
@@ -113,21 +125,75 @@ def draw_checkpoint_log(source: Source, domain_name: str) -> History:
     if purged:
         _purge(source, engine, retain)
     head = [Action(LogAction.RETAIN, {LogArg.BATCHES: retain})]
+    damage = None
     if file_sink:
         head.append(Action(LogAction.FILE_SINK, {LogArg.RETENTION_MS: 1000} if engine.retention else {}))
-        damage = _damage(source, engine) if source.boolean(0.4) else None
-        head += (
-            [Action(LogAction.EXPECT, {LogArg.LAW: DAMAGES[damage], LogArg.DAMAGE: damage})] if damage else []
+        damage = _damage(source, engine) if source.boolean(0.3) else None
+    log = head + _in_order(engine) + (_state(source, engine, retain, purged) if source.boolean(0.5) else [])
+    if damage is None and source.boolean(0.4):
+        damage, log = _log_damage(source, log)
+    if damage is None:
+        return History(domain_name, tuple(log))
+    law = DAMAGES[damage] if damage in DAMAGES else LOG_DAMAGES[damage][0]
+    expect = Action(LogAction.EXPECT, {LogArg.LAW: law, LogArg.DAMAGE: damage})
+    return History(domain_name, tuple(log[: len(head)] + [expect] + log[len(head) :]))
+
+
+def _state(source: Source, engine: _Engine, retain: int, purged: bool) -> list[Action]:
+    """The state of one windowed aggregation: each partition's versions (one per committed batch, from the
+    oldest Spark keeps, a full copy there when the log was purged), its operator, and each kept batch's rows."""
+    committed = sorted(engine.commits)
+    if not committed:
+        return []
+    kind = source.choice(("delta", "zip", "changelog"))
+    versions = list(range(committed[0] + 1 if purged else 1, committed[-1] + 2))
+    actions = []
+    for partition in range(PARTITIONS):
+        drawn = {v for v in versions if source.boolean(0.2)} | ({versions[0]} if purged else set())
+        args: dict[str, Any] = {
+            LogArg.OPERATOR: 0,
+            LogArg.PARTITION: partition,
+            LogArg.STORE: "default",
+            LogArg.FILE_KIND: kind,
+            LogArg.VERSIONS: versions,
+            LogArg.BASES: versions if kind == "zip" else sorted(drawn),
+        }
+        actions.append(Action(LogAction.STATE, args))
+    actions.append(
+        Action(
+            LogAction.STATE_OPERATOR,
+            {LogArg.OPERATOR: 0, LogArg.NAME: "stateStoreSave", LogArg.PARTITIONS: PARTITIONS},
         )
-    return History(domain_name, tuple(head + _in_order(engine)))
+    )
+    for batch in [b for b in committed if b > committed[-1] - retain]:
+        rows: dict[str, Any] = {
+            LogArg.OPERATOR: 0,
+            LogArg.STORE: "default",
+            LogArg.BATCH: batch,
+            LogArg.ROWS: source.integer(0, 3),
+        }
+        if rows[LogArg.ROWS] and source.boolean(0.8):
+            rows[LogArg.OLDEST_BOUND_MS] = engine.watermarks[batch] + source.integer(1, 2000)
+        actions.append(Action(LogAction.STATE_ROWS, rows))
+    return actions
 
 
 def _in_order(engine: _Engine) -> list[Action]:
+    """The engine's logs batch by batch; the first offsets entry carries the pinned settings."""
     actions = []
+    first = min(engine.offsets, default=None)
+    if first is not None:
+        entry = engine.offsets[first]
+        engine.offsets[first] = Action(entry.name, entry.args | {LogArg.CONF: dict(CONF)})
     for batch in sorted(set(engine.offsets) | set(engine.sinks) | engine.commits):
         actions += [engine.offsets[batch]] if batch in engine.offsets else []
         actions += [Action(LogAction.SINK, engine.sinks[batch])] if batch in engine.sinks else []
-        actions += [Action(LogAction.COMMIT, {LogArg.BATCH: batch})] if batch in engine.commits else []
+        handed: dict[str, Any] = {
+            LogArg.NEXT_WATERMARK_MS: engine.watermarks.get(batch + 1, engine.next_watermark)
+        }
+        actions += (
+            [Action(LogAction.COMMIT, {LogArg.BATCH: batch} | handed)] if batch in engine.commits else []
+        )
     return actions
 
 
@@ -213,3 +279,244 @@ def _with(entry: dict, other: dict, index: int) -> dict:
     """`entry` listing also `other`'s file at `index` (with its modificationTime)."""
     extra = {k: entry[k] + [other[k][index]] for k in (LogArg.FILES, LogArg.MTIMES) if k in entry}
     return {**entry, **extra}
+
+
+Damage = Callable[[Source, list[Action]], list[Action] | None]
+
+
+def _at(actions: list[Action], name: str, **where: Any) -> list[int]:
+    """The indices of the `name` actions whose arguments include `where`."""
+    return [
+        i
+        for i, a in enumerate(actions)
+        if a.name == name and all(a.args.get(k) == v for k, v in where.items())
+    ]
+
+
+def _with_args(actions: list[Action], index: int, **changed: Any) -> list[Action]:
+    a = actions[index]
+    return actions[:index] + [Action(a.name, a.args | changed)] + actions[index + 1 :]
+
+
+def _without(actions: list[Action], indices: list[int]) -> list[Action]:
+    return [a for i, a in enumerate(actions) if i not in indices]
+
+
+def _not_antichain(source: Source, actions: list[Action]) -> list[Action] | None:
+    found = [i for i in _at(actions, LogAction.OFFSETS) if LogArg.DOMAIN in actions[i].args]
+    if not found:
+        return None
+    i = source.choice(found)
+    first = actions[i].args[LogArg.OFFSETS][0]
+    above = [first[0], first[1], first[2] + 1] if isinstance(first, list) else first + 1
+    return _with_args(actions, i, offsets=[first, above])
+
+
+def _offsets_back(source: Source, actions: list[Action]) -> list[Action] | None:
+    found = [i for i in _at(actions, LogAction.OFFSETS) if LogArg.DOMAIN in actions[i].args]
+    later = [j for j, i in zip(found[1:], found) if actions[i].args[LogArg.OFFSETS] != _minimum(actions[i])]
+    if not later:
+        return None
+    j = source.choice(later)
+    return _with_args(actions, j, offsets=_minimum(actions[j]))
+
+
+def _minimum(action: Action) -> list:
+    return [0] if action.args[LogArg.DOMAIN] == "total" else [[0, PARTITION_MAX, 0]]
+
+
+def _batch_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+    planned = sorted({actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.OFFSETS)})
+    if len(planned) < 3 or _at(actions, LogAction.SINK):
+        return None
+    batch = source.choice(planned[1:-1])
+    return _without(
+        actions, _at(actions, LogAction.OFFSETS, batch=batch) + _at(actions, LogAction.COMMIT, batch=batch)
+    )
+
+
+def _purged_early(source: Source, actions: list[Action]) -> list[Action] | None:
+    planned = sorted({actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.OFFSETS)})
+    retain = actions[_at(actions, LogAction.RETAIN)[0]].args[LogArg.BATCHES]
+    if len(planned) < 2 or planned[0] != 0 or planned[-1] - planned[1] >= retain:
+        return None
+    first = _at(actions, LogAction.OFFSETS, batch=0)
+    conf = actions[first[0]].args.get(LogArg.CONF)
+    kept = _without(actions, first + _at(actions, LogAction.COMMIT, batch=0))
+    return _with_args(kept, _at(kept, LogAction.OFFSETS)[0], conf=conf) if conf else kept
+
+
+def _unplanned_commit(source: Source, actions: list[Action]) -> list[Action] | None:
+    planned = [actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.OFFSETS)]
+    if not planned:
+        return None
+    return actions + [Action(LogAction.COMMIT, {LogArg.BATCH: max(planned) + 1})]
+
+
+def _commit_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+    planned = sorted({actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.OFFSETS)})
+    found = [i for b in planned[:-1] for i in _at(actions, LogAction.COMMIT, batch=b)]
+    return _without(actions, [source.choice(found)]) if found else None
+
+
+def _metadata_pairs(actions: list[Action]) -> list[tuple[int, int]]:
+    """(index of batch k-1's offsets, index of batch k's), for consecutive batches both holding metadata."""
+    found = {
+        actions[i].args[LogArg.BATCH]: i
+        for i in _at(actions, LogAction.OFFSETS)
+        if LogArg.TIMESTAMP_MS in actions[i].args
+    }
+    return [(found[b - 1], found[b]) for b in sorted(found) if b - 1 in found]
+
+
+def _watermark_back(source: Source, actions: list[Action]) -> list[Action] | None:
+    pairs = _metadata_pairs(actions)
+    if not pairs:
+        return None
+    i, j = source.choice(pairs)
+    back = actions[i].args[LogArg.WATERMARK_MS] - source.choice((1, 1000))  # 1 ms: the law's boundary
+    before = actions[i].args[LogArg.BATCH]
+    changed = _with_args(actions, j, watermark_ms=back)
+    for c in _at(changed, LogAction.COMMIT, batch=before):
+        changed = _with_args(changed, c, next_watermark_ms=back)
+    return changed
+
+
+def _handed_on_changed(source: Source, actions: list[Action]) -> list[Action] | None:
+    pairs = _metadata_pairs(actions)
+    found = [c for i, _ in pairs for c in _at(actions, LogAction.COMMIT, batch=actions[i].args[LogArg.BATCH])]
+    if not found:
+        return None
+    c = source.choice(found)
+    return _with_args(
+        actions, c, next_watermark_ms=actions[c].args[LogArg.NEXT_WATERMARK_MS] + source.integer(1, 1000)
+    )
+
+
+def _clock_back(source: Source, actions: list[Action]) -> list[Action] | None:
+    pairs = _metadata_pairs(actions)
+    if not pairs:
+        return None
+    i, j = source.choice(pairs)
+    back = source.choice((1, 60_000))  # 1 ms: the law's boundary; a minute: a clock set back
+    return _with_args(actions, j, timestamp_ms=actions[i].args[LogArg.TIMESTAMP_MS] - back)
+
+
+def _setting_changed(source: Source, actions: list[Action]) -> list[Action] | None:
+    pairs = _metadata_pairs(actions)
+    if not pairs:
+        return None
+    _, j = source.choice(pairs)
+    return _with_args(actions, j, conf={POLICY: "max"})
+
+
+def _kept_batches(actions: list[Action]) -> list[int]:
+    return [actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.STATE_ROWS)]
+
+
+def _version_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+    kept, found = _kept_batches(actions), _at(actions, LogAction.STATE)
+    if not kept or not found:
+        return None
+    i, version = source.choice(found), source.choice(kept) + 1
+    args = actions[i].args
+    versions = [v for v in args[LogArg.VERSIONS] if v != version]
+    return _with_args(actions, i, versions=versions, bases=sorted(set(args[LogArg.BASES]) | {version}))
+
+
+def _sst_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+    kept, found = _kept_batches(actions), _at(actions, LogAction.STATE, file_kind="zip")
+    if not kept or not found:
+        return None
+    i = source.choice(found)
+    return _with_args(actions, i, missing=[[source.choice(kept) + 1, "SSTs/000008-a.sst"]])
+
+
+def _partition_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+    found = _at(actions, LogAction.STATE, partition=PARTITIONS - 1)
+    return _without(actions, found) if found else None
+
+
+def _kept_past_watermark(source: Source, actions: list[Action]) -> list[Action] | None:
+    watermarks: dict[int, int] = {
+        actions[i].args[LogArg.BATCH]: actions[i].args[LogArg.WATERMARK_MS]
+        for i in _at(actions, LogAction.OFFSETS)
+        if LogArg.WATERMARK_MS in actions[i].args
+    }
+    found = [i for i in _at(actions, LogAction.STATE_ROWS) if actions[i].args[LogArg.BATCH] in watermarks]
+    if not found:
+        return None
+    i = source.choice(found)
+    late = watermarks[actions[i].args[LogArg.BATCH]] - source.integer(0, 1000)
+    return _with_args(actions, i, rows=max(1, actions[i].args[LogArg.ROWS]), oldest_bound_ms=late)
+
+
+def _entry_twice(source: Source, actions: list[Action]) -> list[Action] | None:
+    found = _at(actions, LogAction.SINK)
+    if not found:
+        return None
+    i = source.choice(found)
+    twice = Action(
+        LogAction.SINK, {LogArg.BATCH: actions[i].args[LogArg.BATCH], LogArg.FILES: [], LogArg.COMPACT: True}
+    )
+    return actions[: i + 1] + [twice] + actions[i + 1 :]
+
+
+def _sink_purged_early(source: Source, actions: list[Action]) -> list[Action] | None:
+    found = _at(actions, LogAction.SINK)
+    if len(found) < 2 or actions[found[0]].args[LogArg.BATCH] != 0:
+        return None
+    return _without(actions, [found[0]])
+
+
+def _unplanned_sink(source: Source, actions: list[Action]) -> list[Action] | None:
+    planned = [actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.OFFSETS)]
+    if not planned or not _at(actions, LogAction.SINK):
+        return None
+    entry: dict[str, Any] = {
+        LogArg.BATCH: max(planned) + 1,
+        LogArg.FILES: ["part-unplanned"],
+        LogArg.COMPACT: False,
+    }
+    return actions + [Action(LogAction.SINK, entry)]
+
+
+def _newest_sink_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+    committed = [actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.COMMIT)]
+    newest = max(committed, default=None)
+    found = [
+        i
+        for i in _at(actions, LogAction.SINK)
+        if newest is not None and actions[i].args[LogArg.BATCH] >= newest
+    ]
+    return _without(actions, found) if found else None
+
+
+# damage -> (the law it breaks, how it is done to a log's actions: None when it does not apply)
+LOG_DAMAGES: dict[str, tuple[str, Damage]] = {
+    "a frontier with one element below another": ("antichain", _not_antichain),
+    "offsets going back": ("monotone", _offsets_back),
+    "a middle batch's offsets and commit deleted": ("offsets no gap", _batch_deleted),
+    "the first batch purged too soon": ("offsets purge", _purged_early),
+    "a commit of an unplanned batch": ("commit after offsets", _unplanned_commit),
+    "a commit deleted": ("one uncommitted batch", _commit_deleted),
+    "the watermark set back": ("watermark monotone", _watermark_back),
+    "a handed-on watermark changed": ("watermark as committed", _handed_on_changed),
+    "the batch clock set back": ("timestamp monotone", _clock_back),
+    "a pinned setting changed": ("pinned setting", _setting_changed),
+    "a state delta deleted under a snapshot": ("state version made", _version_deleted),
+    "an SST file of a state zip deleted": ("state rebuildable", _sst_deleted),
+    "a state partition deleted": ("state partitions", _partition_deleted),
+    "a state entry kept past the watermark": ("state evicted", _kept_past_watermark),
+    "a sink entry written twice": ("sink once", _entry_twice),
+    "the first sink entry purged too soon": ("sink purge", _sink_purged_early),
+    "a sink entry of an unplanned batch": ("sink after offsets", _unplanned_sink),
+    "the newest sink entry deleted": ("sink before commit", _newest_sink_deleted),
+}
+
+
+def _log_damage(source: Source, actions: list[Action]) -> tuple[str | None, list[Action]]:
+    """One damage drawn from `LOG_DAMAGES` applied to the log; (None, the log) when it does not apply."""
+    kind = source.choice(sorted(LOG_DAMAGES))
+    damaged = LOG_DAMAGES[kind][1](source, actions)
+    return (None, actions) if damaged is None else (kind, damaged)

@@ -1,0 +1,80 @@
+"""The `checkpoint` suite can fail for every law `validate-checkpoint` names, through its own search and shrinking.
+
+The suite holds `check_log` to the laws' restatement (`properties/checks/ingestion/oracles/checkpoint_laws.py`)
+on every log it draws, and its generator damages logs to break each law. A one-line change to
+`checkpoint_log/laws.py` that tolerates a second uncommitted batch passed `check --suite checkpoint
+--profile ci` before (issue 44): planted here as that line, it fails the suite small.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pytest
+
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.ingestion.checkpoint_log import laws
+from frontier_harness.properties.checks.ingestion.checkpoint_log.coverage import LAWS
+from frontier_harness.properties.checks.ingestion.strategies.checkpoints import DAMAGES, LOG_DAMAGES
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.runner import run_suite
+
+LAW_LINE = "if batch != last and batch not in committed:"
+
+
+def _planted(old: str, new: str):
+    """`check_log` of `laws.py` with the line `old` replaced by `new` (a mutant of the real module)."""
+    source = Path(laws.__file__).read_text()
+    assert source.count(old) == 1, f"the line to mutate is gone from laws.py: {old!r}"
+    module = types.ModuleType("planted_laws")
+    exec(compile(source.replace(old, new), "planted_laws.py", "exec"), module.__dict__)
+    return module.check_log
+
+
+def _failures(monkeypatch, check_log) -> list:
+    import frontier_harness.properties.checks.ingestion.checkpoint as suite
+
+    monkeypatch.setattr(suite, "check_log", check_log)
+    result = run_suite(
+        get_suite("checkpoint"), ModelImplementation(), "model", PROFILES["ci"], seed=0, domains=("total",)
+    )
+    return [r.failure for r in result.results if r.failure]
+
+
+def test_every_law_has_a_damage_and_a_required_event():
+    damaged = set(DAMAGES.values()) | {law for law, _ in LOG_DAMAGES.values()}
+    assert damaged == set(LAWS)
+    required = set(get_suite("checkpoint").required_events)
+    assert {f"breaks {law}" for law in LAWS} <= required
+
+
+def test_laws_that_tolerate_a_second_uncommitted_batch_fail_the_suite_small(monkeypatch):
+    planted = _planted(LAW_LINE, "if batch < last - 1 and batch not in committed:")
+    [failure] = _failures(monkeypatch, planted)
+    assert "they miss one uncommitted batch" in failure.message or "one uncommitted batch" in failure.message
+    assert len(failure.history.actions) <= 8, failure.history.actions
+
+
+MUTANTS = [
+    # the watermark and clock laws share one rule: a reading 1 ms back no longer counts as gone back
+    ("went_back", "and ms < newest[1] else None", "and ms < newest[1] - 1 else None", "batch_metadata"),
+    ("state", "if batch + 1 not in versions:", "if batch + 2 not in versions and False:", "state_laws"),
+]
+
+
+@pytest.mark.parametrize("name,old,new,module", MUTANTS, ids=[m[0] for m in MUTANTS])
+def test_a_law_of_the_frontier_or_the_state_weakened_fails_the_suite(name, old, new, module, monkeypatch):
+    """The new laws' modules, mutated in place for the run: `check_log` reaches them through `laws`."""
+    import importlib
+
+    target = importlib.import_module(f"frontier_harness.properties.checks.ingestion.checkpoint_log.{module}")
+    source = Path(target.__file__).read_text()
+    assert source.count(old) == 1, old
+    mutant = types.ModuleType(f"planted_{module}")
+    exec(compile(source.replace(old, new), f"planted_{module}.py", "exec"), mutant.__dict__)
+    for attr in ("BatchMetadata", "state_laws"):
+        if hasattr(mutant, attr):
+            monkeypatch.setattr(laws, attr, getattr(mutant, attr))
+    assert _failures(monkeypatch, laws.check_log)
