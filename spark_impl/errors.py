@@ -71,3 +71,13 @@ class InjectedCrash(RuntimeError):
     def __init__(self, point: str):
         self.point = point
         super().__init__(f"{self.MARKER} at {point}")
+
+
+class StateUnreadable(ValueError):
+    """A stateful query's state store that Spark cannot load (bad input: a file of the checkpoint is
+    missing or truncated); names the checkpoint, the file when Spark names it, and Spark's reason."""
+
+    def __init__(self, checkpoint: object, file: str | None, reason: str):
+        self.checkpoint, self.file, self.reason = str(checkpoint), file, reason
+        where = f"{file}" if file else f"the state of {self.checkpoint}"
+        super().__init__(f"{where}: Spark cannot load the state store: {reason}")

@@ -1,0 +1,144 @@
+"""A stateful query's state, read through Spark's own state data source (`state-metadata`, `statestore`).
+
+Measured on PySpark 4.3.0 (`tests/test_spark_state_store.py` pins it on real checkpoints):
+
+- `format("state-metadata").load(checkpoint)`: one row per operator and store, with
+  `operatorId` (long), `operatorName` (`stateStoreSave` for an aggregation,
+  `dedupeWithinWatermark`, `dedupe`, `transformWithStateExec`, ...), `stateStoreName`,
+  `numPartitions`, `minBatchId`, `maxBatchId` and `operatorProperties` (a JSON string or null);
+- `format("statestore").option("batchId", b).option("operatorId", o).option("storeName", s)`:
+  the store's rows as it was after batch `b` (its version `b + 1`), columns `key` (a
+  struct of the grouping keys: a windowed aggregation's holds `window: struct<start, end>`
+  as timestamps; a deduplication's the deduplicated columns), `value` (a struct: an
+  aggregation's buffer, e.g. `count`; `dropDuplicatesWithinWatermark`'s
+  `expiresAtMicros`), and `partition_id` (int). Without `batchId` it reads the newest
+  committed batch.
+
+Spark reads a state store's files lazily: a missing or truncated delta, snapshot or zip
+shows only when rows are read, as Spark's `CANNOT_LOAD_STATE_STORE` error (a missing file
+is named in it; a truncated one is not: `java.io.EOFException`). `read_or_raise` turns
+that into `StateUnreadable`, naming the file when Spark does.
+
+>>> OperatorState(0, "stateStoreSave", ("default",), 2, 0, 7).batches
+range(0, 8)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from frontier_harness.spark_impl.errors import StateUnreadable
+
+DEFAULT_STORE = "default"
+CANNOT_LOAD = "CANNOT_LOAD_STATE_STORE"
+_FILE = re.compile(r"(?:File |delta file |file )(file:\S+?)(?: does not exist| of |\s|$)")
+Result = TypeVar("Result")
+
+
+@attrs.frozen
+class OperatorState:
+    """One stateful operator of a checkpoint, as `state-metadata` describes it."""
+
+    operator_id: int
+    name: str
+    store_names: tuple[str, ...]
+    partitions: int
+    min_batch: int
+    max_batch: int
+
+    @property
+    def batches(self) -> range:
+        """The batches whose state the metadata says is kept."""
+        return range(self.min_batch, self.max_batch + 1)
+
+
+def operators(spark: Any, checkpoint: Path | str) -> list[OperatorState]:
+    """Every stateful operator of the checkpoint, by operator id; `[]` for a stateless query.
+
+    The metadata is a few rows (one per operator and store), so it is collected.
+    """
+    if not (Path(checkpoint) / "state").is_dir():
+        return []
+    frame = spark.read.format("state-metadata").load(str(checkpoint))
+    rows = read_or_raise(checkpoint, frame.collect)
+    found: dict[int, OperatorState] = {}
+    for row in sorted(rows, key=lambda r: (r["operatorId"], r["stateStoreName"])):
+        known = found.get(row["operatorId"])
+        stores = (known.store_names if known else ()) + (row["stateStoreName"],)
+        found[row["operatorId"]] = OperatorState(
+            row["operatorId"],
+            row["operatorName"],
+            stores,
+            row["numPartitions"],
+            row["minBatchId"],
+            row["maxBatchId"],
+        )
+    return list(found.values())
+
+
+def state_rows(
+    spark: Any,
+    checkpoint: Path | str,
+    batch_id: int,
+    operator_id: int = 0,
+    store_name: str = DEFAULT_STORE,
+) -> DataFrame:
+    """The rows of one operator's store after batch `batch_id`: `key`, `value`, `partition_id` (lazy:
+    read them through `read_or_raise` to get `StateUnreadable` for a file Spark cannot load)."""
+    return (
+        spark.read.format("statestore")
+        .option("batchId", batch_id)
+        .option("operatorId", operator_id)
+        .option("storeName", store_name)
+        .load(str(checkpoint))
+        .select("key", "value", "partition_id")
+    )
+
+
+def window_end_ms(rows: DataFrame) -> Column | None:
+    """The end of the event-time window in each row's key, in epoch milliseconds, or None when the key
+    holds no window (a `struct<start: timestamp, end: timestamp>`, as `window()` makes).
+
+    >>> from pyspark.sql import types as T
+    >>> window = T.StructType([T.StructField(n, T.TimestampType()) for n in ("start", "end")])
+    >>> _window_field(T.StructType([T.StructField("window", window), T.StructField("k", T.LongType())]))
+    'window'
+    """
+    key = rows.schema["key"].dataType
+    name = _window_field(key) if isinstance(key, T.StructType) else None
+    return None if name is None else F.unix_millis(F.col("key").getField(name).getField("end"))
+
+
+def _window_field(key: T.StructType) -> str | None:
+    for field in key.fields:
+        inner = field.dataType
+        if isinstance(inner, T.StructType) and all(
+            n in inner.fieldNames() and isinstance(inner[n].dataType, T.TimestampType)
+            for n in ("start", "end")
+        ):
+            return field.name
+    return None
+
+
+def read_or_raise(checkpoint: Path | str, read: Callable[[], Result]) -> Result:
+    """`read()`, with Spark's failure to load a state store raised as `StateUnreadable` (naming the file
+    when Spark's message does); any other failure propagates."""
+    try:
+        return read()
+    except Exception as exc:
+        text = str(exc)
+        if CANNOT_LOAD not in text and "STDS_" not in text:
+            raise
+        named = _FILE.search(text)
+        first = next((line for line in text.splitlines() if CANNOT_LOAD in line or "STDS_" in line), text)
+        raise StateUnreadable(
+            checkpoint, named.group(1).removeprefix("file:") if named else None, first.strip()[:300]
+        ) from exc

@@ -1,0 +1,74 @@
+"""Real checkpoints of stateful queries, written once per test process and copied by the tests that edit them.
+
+A windowed count (2 s windows, a 2 s watermark) over Spark's own `rate-micro-batch` source
+(4 rows a batch, event time advancing 1 s a batch from 0), into a Parquet sink, run as
+`RUNS` `availableNow` runs: each run a restart from the checkpoint. Measured on PySpark 4.3:
+the first three runs plan one batch each, the later ones a data batch and then a no-data
+batch that advances the watermark, so `RUNS = 4` leaves batches 0-4, all committed, and
+two state partitions (`spark.sql.shuffle.partitions` 2). The same with the RocksDB provider,
+and a `dropDuplicatesWithinWatermark` query, each on its own session (`spark.newSession()`).
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import functions as F
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+PROVIDER = "spark.sql.streaming.stateStore.providerClass"
+RUNS = 4
+PARTITIONS = 2
+
+
+def _stream(session: Any) -> Any:
+    return (
+        session.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", 4)
+        .option("advanceMillisPerBatch", 1000)
+        .option("startTimestamp", 0)
+        .load()
+        .withWatermark("timestamp", "2 seconds")
+    )
+
+
+def run_query(spark: Any, checkpoint: Path, provider: str | None = None, dedup: bool = False) -> None:
+    """`RUNS` availableNow runs of the windowed count (or the deduplication) into `checkpoint`."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.shuffle.partitions", str(PARTITIONS))
+    if provider:
+        session.conf.set(PROVIDER, provider)
+    stream = _stream(session)
+    stateful = (
+        stream.dropDuplicatesWithinWatermark(["value"])
+        if dedup
+        else stream.groupBy(F.window("timestamp", "2 seconds")).count()
+    )
+    for _ in range(RUNS):
+        query = (
+            stateful.writeStream.outputMode("append")
+            .format("parquet")
+            .option("path", str(checkpoint / "sink"))
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+
+
+@functools.cache
+def written(spark: Any, kind: str) -> Path:
+    """The checkpoint of `kind` (`hdfs`, `rocksdb`, `dedup`), written once in this process."""
+    root = Path(tempfile.mkdtemp(prefix=f"fh-stateful-{kind}-")) / "ck"
+    run_query(spark, root, ROCKSDB if kind == "rocksdb" else None, dedup=kind == "dedup")
+    return root
+
+
+def copy(spark: Any, kind: str, to: Path) -> Path:
+    """A copy of the checkpoint of `kind` at `to`, to edit."""
+    shutil.copytree(written(spark, kind), to)
+    return to

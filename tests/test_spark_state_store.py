@@ -1,0 +1,78 @@
+"""The state reader (`spark_impl/ingestion/streaming/state_store.py`) on real checkpoints of PySpark 4.3.
+
+Pins what Spark's own state data source returns: the operators `state-metadata` lists, the
+columns `statestore` gives a windowed aggregation and `dropDuplicatesWithinWatermark`,
+eviction by the watermark, and the error a missing or truncated state file makes.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pyspark.sql import functions as F
+
+from frontier_harness.spark_impl.errors import StateUnreadable
+from frontier_harness.spark_impl.ingestion.streaming.state_store import (
+    OperatorState,
+    operators,
+    read_or_raise,
+    state_rows,
+    window_end_ms,
+)
+from tests.stateful_checkpoints import PARTITIONS, copy, written
+
+pytestmark = pytest.mark.spark
+
+
+def _watermark(checkpoint, batch: int) -> int:
+    return json.loads((checkpoint / "offsets" / str(batch)).read_text().splitlines()[1])["batchWatermarkMs"]
+
+
+def test_a_windowed_count_has_one_operator_whose_state_holds_only_windows_after_the_watermark(spark_session):
+    ck = written(spark_session, "hdfs")
+    [op] = operators(spark_session, ck)
+    assert op == OperatorState(0, "stateStoreSave", ("default",), PARTITIONS, op.min_batch, 4)
+    rows = state_rows(spark_session, ck, 4)
+    assert rows.columns == ["key", "value", "partition_id"]
+    assert (
+        rows.schema["key"].dataType.simpleString() == "struct<window:struct<start:timestamp,end:timestamp>>"
+    )
+    assert rows.schema["value"].dataType.simpleString() == "struct<count:bigint>"
+    ends = sorted(r[0] for r in rows.select(window_end_ms(rows)).collect())
+    assert ends and min(ends) > _watermark(ck, 4)  # evicted at or below the batch's watermark
+    # events at 0-3 s, so the watermark is 1 s: windows [0 s, 2 s) and [2 s, 4 s) are both kept
+    assert (_watermark(ck, 4), set(ends)) == (1000, {2000, 4000})
+
+
+def test_a_deduplication_within_the_watermark_keys_by_its_columns_with_an_expiry(spark_session):
+    ck = written(spark_session, "dedup")
+    [op] = operators(spark_session, ck)
+    assert op.name == "dedupeWithinWatermark"
+    rows = state_rows(spark_session, ck, op.max_batch)
+    assert rows.schema["key"].dataType.simpleString() == "struct<value:bigint>"
+    assert rows.schema["value"].dataType.simpleString() == "struct<expiresAtMicros:bigint>"
+    assert window_end_ms(rows) is None
+    assert rows.where(F.col("value.expiresAtMicros") <= _watermark(ck, op.max_batch) * 1000).count() == 0
+
+
+def test_a_stateless_checkpoint_has_no_operators(spark_session, tmp_path):
+    (tmp_path / "offsets").mkdir()
+    assert operators(spark_session, tmp_path) == []
+
+
+def test_a_deleted_delta_is_unreadable_naming_the_file(spark_session, tmp_path):
+    ck = copy(spark_session, "hdfs", tmp_path / "ck")
+    (ck / "state" / "0" / "1" / "3.delta").unlink()
+    with pytest.raises(StateUnreadable, match=r"state/0/1/3\.delta"):
+        read_or_raise(ck, state_rows(spark_session, ck, 4).count)
+
+
+def test_a_truncated_delta_is_unreadable(spark_session, tmp_path):
+    ck = copy(spark_session, "hdfs", tmp_path / "ck")
+    delta = ck / "state" / "0" / "0" / "5.delta"
+    delta.write_bytes(delta.read_bytes()[:20])
+    (delta.parent / ".5.delta.crc").unlink()
+    with pytest.raises(StateUnreadable, match="CANNOT_LOAD_STATE_STORE") as raised:
+        read_or_raise(ck, state_rows(spark_session, ck, 4).count)
+    assert raised.value.file is None  # Spark says EOFException, not which file
