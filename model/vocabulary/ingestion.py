@@ -254,6 +254,10 @@ class LogArg(Word):
     `batches` of `retain`; `retention_ms` of `file_sink`; `law` and `damage` of
     `expect`; `batch` of `offsets`, `sink` and `commit`; `source`, `domain`, `offsets`
     (or `unchecked`) of `offsets`; `files`, `compact`, `mtimes`, `deleted` of `sink`.
+    A batch's metadata, on its (first) `offsets` action: `watermark_ms` (Spark's
+    `batchWatermarkMs`, the query's frontier over event time), `timestamp_ms`
+    (`batchTimestampMs`, the batch's clock) and `conf` (the settings Spark pins for the
+    checkpoint's life, by key); on a `commit`, `next_watermark_ms` (`nextBatchWatermarkMs`).
     """
 
     BATCHES = "batches"
@@ -269,6 +273,10 @@ class LogArg(Word):
     COMPACT = "compact"
     MTIMES = "mtimes"
     DELETED = "deleted"
+    WATERMARK_MS = "watermark_ms"
+    TIMESTAMP_MS = "timestamp_ms"
+    CONF = "conf"
+    NEXT_WATERMARK_MS = "next_watermark_ms"
 
 
 class CheckpointLog(Word):

@@ -12,7 +12,9 @@ The offset and commit logs:
   before its newest (Spark purges `offsets/N` below `current - minBatchesToRetain`);
 - `commit after offsets`: a batch is committed only once its offsets are logged;
 - `one uncommitted batch`: every planned batch but the last is committed (Spark purges the
-  commit log after the offset log, with the same threshold, so it never starts later).
+  commit log after the offset log, with the same threshold, so it never starts later);
+- `watermark monotone`, `watermark as committed`, `timestamp monotone`, `pinned setting`:
+  the batches' frontier, clock and settings (`batch_metadata`).
 
 A file sink's log (`_spark_metadata`), read as a history of file additions:
 
@@ -61,18 +63,11 @@ from frontier_harness.model.errors import ModelError
 from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.time.domains import parse_domain
 from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
+from frontier_harness.properties.checks.ingestion.checkpoint_log.batch_metadata import BatchMetadata
+from frontier_harness.properties.checks.ingestion.checkpoint_log.broken import Broken
 from frontier_harness.properties.engine.history import History
 
 MIN_BATCHES_TO_RETAIN = 100
-
-
-@attrs.frozen
-class Broken:
-    """One broken law: the action (step) where it shows, the law, and what is wrong."""
-
-    step: int
-    law: str
-    message: str
 
 
 @attrs.frozen
@@ -90,7 +85,7 @@ def check_log(history: History) -> list[Broken]:
     streams: dict[str, _Bound] = {}
     planned: dict[int, int] = {}
     committed: dict[int, int] = {}
-    sink = _SinkLog()
+    sink, metadata = _SinkLog(), BatchMetadata()
     retain, has_sink, newest = MIN_BATCHES_TO_RETAIN, False, -1
     for step, action in enumerate(history.actions):
         batch = action.args.get(LogArg.BATCH, -1)
@@ -105,8 +100,10 @@ def check_log(history: History) -> list[Broken]:
             newest = max(newest, batch)
             if LogArg.SOURCE in action.args and LogArg.UNCHECKED not in action.args:
                 found += _bind(streams, step, action.args)
+            found += metadata.offsets(step, action.args)
         elif action.name == LogAction.COMMIT:
             committed[batch] = step
+            metadata.commit(action.args)
         elif action.name == LogAction.SINK:
             found += sink.add(step, action.args)
     found += _commits(planned, committed)

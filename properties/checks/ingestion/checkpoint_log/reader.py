@@ -5,8 +5,9 @@ Files read (Spark writes each whole, by rename; `.crc` and temporary files are s
 - `metadata`: `{"id": ...}`; its absence means the directory is not a checkpoint;
 - `offsets/N`: `v1`, a metadata line, then one line per source (its offsets as JSON, or
   `-` for none); or `v2`, a metadata line, then one JSON object from source name to its
-  offsets' JSON text;
-- `commits/N`: `v1` or `v2`, then a JSON object;
+  offsets' JSON text. The metadata line is a JSON object with `batchWatermarkMs`,
+  `batchTimestampMs` (integers) and `conf` (strings by key), each optional;
+- `commits/N`: `v1` or `v2`, then a JSON object (`nextBatchWatermarkMs`, an integer, optional);
 - `SINK/_spark_metadata/N` and `N.compact`: `v1`, then one JSON object per data file (a
   `SinkFileStatus`: its `path`, `modificationTime` and `action`, `add` or `delete`).
 
@@ -16,7 +17,10 @@ offsets in a shape `offsets` does not know (a third-party source) are read as
 
 The history opens with `retain {batches}` (Spark's `minBatchesToRetain`, which bounds how
 much of each log Spark may have purged) and, with a sink, `file_sink {}` (with
-`retention_ms` when the sink has a `retention` option). Each sink log file is one
+`retention_ms` when the sink has a `retention` option). A batch's first `offsets` action
+carries its metadata (`watermark_ms`, `timestamp_ms`, and `conf`: every setting at the log's
+first batch, then only the settings that differ from the batch before, a setting no longer
+present as None); a `commit` its `next_watermark_ms`. Each sink log file is one
 `sink {batch, files, compact}` action: its data files' paths (relative to the sink
 directory, in the file's order, a path listed twice kept twice), with `mtimes` (their
 `modificationTime`s) when a retention is given and `deleted` for `delete` entries.
@@ -56,6 +60,7 @@ def read_checkpoint(
     if sink is not None:
         retention: dict[str, Any] = {} if retention_ms is None else {LogArg.RETENTION_MS: retention_ms}
         actions.append(Action(LogAction.FILE_SINK, retention))
+    _conf_changes(offsets)
     for batch in sorted(set(offsets) | set(commits) | set(sinks)):
         actions += offsets.get(batch, []) + sinks.get(batch, []) + commits.get(batch, [])
     domains = [a.args[LogArg.DOMAIN] for a in actions if LogArg.DOMAIN in a.args]
@@ -109,12 +114,56 @@ def _batch_files(directory: Path, compact: bool = False) -> list[tuple[int, Path
     return sorted(found, key=lambda pair: (pair[0], pair[1].name))
 
 
+def _conf_changes(offsets: dict[int, list[Action]]) -> None:
+    """Each batch's `conf` replaced by what changed since the batch before (see the module)."""
+    before: dict[str, str] | None = None
+    for batch in sorted(offsets):
+        first, *rest = offsets[batch]
+        args = dict(first.args)
+        conf = args.pop(LogArg.CONF)
+        changed = conf if before is None else _changes(before, conf)
+        offsets[batch] = [Action(first.name, args | ({LogArg.CONF: changed} if changed else {})), *rest]
+        before = conf
+
+
+def _changes(before: dict[str, str], after: dict[str, str]) -> dict[str, str | None]:
+    """The settings of `after` that differ from `before`'s, and None for each one `after` lacks.
+
+    >>> _changes({"a": "1", "b": "2"}, {"a": "1", "c": "3"})
+    {'c': '3', 'b': None}
+    """
+    found: dict[str, str | None] = {k: v for k, v in after.items() if before.get(k) != v}
+    return found | {k: None for k in before if k not in after}
+
+
+def _batch_metadata(path: Path, lines: list[str]) -> dict[str, Any]:
+    """A batch's watermark, timestamp (when written) and pinned settings, from its metadata line."""
+    meta = _json(path, lines, 2, "the batch's metadata")
+    if not isinstance(meta, dict):
+        raise CheckpointFormatError(path, 2, f"expected the batch's metadata as an object, found {meta!r}")
+    found: dict[str, Any] = {}
+    for key, arg in (("batchWatermarkMs", LogArg.WATERMARK_MS), ("batchTimestampMs", LogArg.TIMESTAMP_MS)):
+        if key in meta:
+            if not _is_int(meta[key]):
+                raise CheckpointFormatError(path, 2, f"{key} {meta[key]!r} is not an integer")
+            found[arg] = meta[key]
+    conf = meta.get("conf", {})
+    if not isinstance(conf, dict) or not all(isinstance(v, str) for v in conf.values()):
+        raise CheckpointFormatError(path, 2, f"conf {conf!r} is not an object of strings")
+    return found | {LogArg.CONF: conf}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _offset_actions(batch: int, path: Path) -> list[Action]:
     lines = _lines(path)
     version = _version(path, lines, ("v1", "v2"))
     if len(lines) < 3:
         what = "the batch's metadata line" if len(lines) < 2 else "the sources' offsets"
         raise CheckpointFormatError(path, len(lines) + 1, f"truncated: expected {what}")
+    meta = _batch_metadata(path, lines)
     if version == "v1":
         named = [(str(i), line, i + 3) for i, line in enumerate(lines[2:])]
     else:
@@ -123,7 +172,8 @@ def _offset_actions(batch: int, path: Path) -> list[Action]:
             raise CheckpointFormatError(path, 3, f"expected an object of sources, found {sources!r}")
         named = [(name, text, 3) for name, text in sorted(sources.items())]
     actions = [a for name, text, number in named for a in _source_actions(batch, path, name, text, number)]
-    return actions or [Action(LogAction.OFFSETS, {LogArg.BATCH: batch})]
+    first, *rest = actions or [Action(LogAction.OFFSETS, {LogArg.BATCH: batch})]
+    return [Action(first.name, first.args | meta), *rest]
 
 
 def _source_actions(batch: int, path: Path, name: str, text: Any, number: int) -> list[Action]:
@@ -155,9 +205,17 @@ def _source_actions(batch: int, path: Path, name: str, text: Any, number: int) -
 def _commit(batch: int, path: Path) -> list[Action]:
     lines = _lines(path)
     _version(path, lines, ("v1", "v2"))
-    if not isinstance(_json(path, lines, 2, "the commit's metadata"), dict):
+    meta = _json(path, lines, 2, "the commit's metadata")
+    if not isinstance(meta, dict):
         raise CheckpointFormatError(path, 2, "expected a JSON object")
-    return [Action(LogAction.COMMIT, {LogArg.BATCH: batch})]
+    args: dict[str, Any] = {LogArg.BATCH: batch}
+    if "nextBatchWatermarkMs" in meta:
+        if not _is_int(meta["nextBatchWatermarkMs"]):
+            raise CheckpointFormatError(
+                path, 2, f"nextBatchWatermarkMs {meta['nextBatchWatermarkMs']!r} is not an integer"
+            )
+        args[LogArg.NEXT_WATERMARK_MS] = meta["nextBatchWatermarkMs"]
+    return [Action(LogAction.COMMIT, args)]
 
 
 def _sink_actions(sink: Path, with_mtimes: bool) -> dict[int, list[Action]]:
