@@ -39,6 +39,7 @@ from frontier_harness.properties.engine.lanes import (
 from frontier_harness.properties.engine.profiles import PROFILES, Profile
 from frontier_harness.properties.engine.runner import SuiteResult
 from frontier_harness.properties.engine.suite import Suite
+from frontier_harness.properties.engine.verdict import Verdict
 
 
 class _Parser(argparse.ArgumentParser):
@@ -223,7 +224,22 @@ def _check(args: argparse.Namespace, out: Console) -> int:
     out.print(report.results_table(results))
     if args.junit:
         write_junit(args.junit, results, written)
-    return ExitCode.HELD if all(r.passed for r in results) else ExitCode.FAILED
+    return suites_exit_code(out, results)
+
+
+def suites_exit_code(out: Console, results: Sequence[LaneResult]) -> ExitCode:
+    """1 when a property failed or a required hard case was never reached; else 2, with a line naming
+    each, when a property did not run (a verdict that rests on no history is never "held"); else 0."""
+    if any(r.verdict is Verdict.FAILED for lane in results for r in lane.result.results) or any(
+        lane.result.missing_events for lane in results
+    ):
+        return ExitCode.FAILED
+    not_run = [(lane, r) for lane in results for r in lane.result.results if r.verdict is Verdict.NOT_RUN]
+    for lane, r in not_run:
+        out.print(
+            f"not run: {r.suite}.{r.property}[{r.domain}] against {lane.impl}: {r.reason}", markup=False
+        )
+    return ExitCode.USAGE if not_run else ExitCode.HELD
 
 
 def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> list[Lane]:
@@ -389,7 +405,7 @@ def _run_lane(
 
 
 def _lane_line(out: Console, lane: LaneResult, seconds: float) -> None:
-    failed = sum(not r.passed for r in lane.result.results)
+    failed = sum(r.verdict is Verdict.FAILED for r in lane.result.results)
     histories = sum(r.examples for r in lane.result.results)
     out.print(
         f"{lane.suite} against {lane.impl}: {histories} histories in {seconds:.1f}s, {failed} failed",

@@ -28,6 +28,7 @@ from rich.progress import (
 from rich.text import Text
 
 from frontier_harness.properties.engine.runner import PropertyResult, Tick
+from frontier_harness.properties.engine.verdict import Verdict
 
 NOTE_WIDTH = 60  # a failed trial's message, cut to this on the terminal
 
@@ -108,7 +109,7 @@ class _Terminal:
         self.bars.update(self.lane, total=tick.place[1], completed=tick.place[0] - 1)
 
     def finished(self, result: PropertyResult) -> None:
-        self.failed += not result.passed
+        self.failed += result.verdict is Verdict.FAILED
         note = f"{self.failed} failed" if self.failed else ""
         self.bars.update(self.lane, advance=1, note=note)
         self.bars.refresh()  # each property and domain is seen at its end, however quick it was
@@ -139,7 +140,11 @@ def finished_line(out: Console, impl_name: str) -> Callable[[PropertyResult], No
     """Piped output (a CI log): one line per property and domain the moment it ends."""
 
     def finished(r: PropertyResult) -> None:
-        verdict = "held" if r.passed else "FAILED"
+        verdict = (
+            "FAILED"
+            if r.verdict is Verdict.FAILED
+            else str(r.verdict) + (f": {r.reason}" if r.reason else "")
+        )
         out.print(
             f"{r.suite}.{r.property} [{r.domain}] against {impl_name}: {r.examples} histories in "
             f"{r.seconds:.1f}s, {verdict}",

@@ -18,6 +18,7 @@ from rich.table import Table
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.errors import HarnessError
 from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
+from frontier_harness.properties.engine.verdict import Verdict
 
 
 @attrs.frozen
@@ -82,12 +83,16 @@ def _lane_verdict(lane: LaneResult) -> tuple[str, str]:
     suite = lane.result
     if not suite.results:
         return f"{', '.join(lane.reference_only)}: compared with the model itself", f"[blue]{NO_ORACLE}[/]"
-    failed = [f"{r.property}[{r.domain}]" for r in suite.results if not r.passed]
-    detail = f"{sum(r.examples for r in suite.results)} histories" + (
-        f"; failed: {', '.join(failed)}" if failed else ""
-    )
+    detail = f"{sum(r.examples for r in suite.results)} histories"
+    for verdict in (Verdict.FAILED, Verdict.NOT_RUN, Verdict.NOT_APPLICABLE):
+        named = [f"{r.property}[{r.domain}]" for r in suite.results if r.verdict is verdict]
+        detail += f"; {verdict}: {', '.join(named)}" if named else ""
     if suite.missing_events:
         detail += f"; never reached: {', '.join(suite.missing_events)}"
+    if suite.not_shown_events:
+        detail += f"; not shown in {suite.histories} histories: {', '.join(suite.not_shown_events)}"
+    if suite.not_run_events:
+        detail += f"; hard cases not run: {', '.join(suite.not_run_events)}"
     if lane.reference_only:
         detail += f"; {NO_ORACLE}: {', '.join(lane.reference_only)}"
     return detail, _verdict(suite.passed)

@@ -14,6 +14,7 @@ from xml.etree import ElementTree as ET
 
 from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
 from frontier_harness.properties.engine.runner import SuiteResult
+from frontier_harness.properties.engine.verdict import Verdict
 
 
 def write_junit(
@@ -81,9 +82,20 @@ def _lane_cases(node: ET.Element, lane: LaneResult, counterexamples: dict) -> No
             failure = ET.SubElement(case, "failure", message=r.failure.message)
             written = counterexamples.get((lane.suite, lane.impl, r.property, r.domain), "")
             failure.text = f"counterexample: {written}"
+        elif r.verdict is Verdict.NOT_RUN:  # no verdict to claim: an error, never a pass
+            ET.SubElement(case, "error", message=f"not run: {r.reason}")
+        elif r.verdict is Verdict.NOT_APPLICABLE:
+            ET.SubElement(case, "skipped", message=f"not applicable: {r.reason}")
     for name in lane.reference_only:
         case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"{name}{suffix}")
         ET.SubElement(case, "skipped", message=f"{lane.impl}: {NO_ORACLE}")
     for missing in lane.result.missing_events:
         case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"reaches: {missing}{suffix}")
         ET.SubElement(case, "failure", message=f"the generator never produced: {missing}")
+    for unshown in lane.result.not_shown_events:
+        case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"reaches: {unshown}{suffix}")
+        message = f"not shown in {lane.result.histories} histories: run --profile ci"
+        ET.SubElement(case, "skipped", message=message)
+    for cut in lane.result.not_run_events:
+        case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"reaches: {cut}{suffix}")
+        ET.SubElement(case, "skipped", message="not run: the run was cut short")

@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample, render_observation
 from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
+from frontier_harness.properties.engine.runner import PropertyResult, SuiteResult
 from frontier_harness.properties.engine.suite import Outcome
+from frontier_harness.properties.engine.verdict import Verdict
 
 
 class CounterexampleFiles:
@@ -94,16 +97,44 @@ def _lane_rows(lane: LaneResult) -> list[tuple[str, ...]]:
             str(r.rejected),
             str(len(r.events)),
             f"{r.seconds:.1f}",
-            "[green]held[/]" if r.passed else "[red]FAILED[/]",
+            verdict_text(r),
         )
         for r in lane.result.results
     ]
     rows += [(suite, impl, name, "", "", "", "", "", f"[blue]{NO_ORACLE}[/]") for name in lane.reference_only]
-    rows += [
-        (suite, impl, "(non-vacuity)", "", "", "", "", "", f"[red]never reached: {missing}[/]")
-        for missing in lane.result.missing_events
+    return rows + [
+        (suite, impl, "(non-vacuity)", "", "", "", "", "", text) for text in reach_texts(lane.result)
     ]
-    return rows
+
+
+def verdict_text(r: PropertyResult) -> str:
+    """A result's verdict as the table shows it, with the reason when it has no verdict either way.
+
+    >>> from collections import Counter
+    >>> verdict_text(PropertyResult("s", "p", "total", 0, 0.0, Counter()))
+    '[yellow]not run: it checked 0 histories[/]'
+    """
+    colour = {Verdict.HELD: "green", Verdict.FAILED: "red", Verdict.NOT_RUN: "yellow"}.get(r.verdict, "blue")
+    text = "FAILED" if r.verdict is Verdict.FAILED else str(r.verdict)
+    return f"[{colour}]{text}{': ' + escape(r.reason) if r.reason else ''}[/]"
+
+
+def reach_texts(result: SuiteResult) -> list[str]:
+    """One line per required hard case not reached: failing, not shown (a small run) or not run.
+
+    >>> from rich.text import Text
+    >>> [Text.from_markup(t).plain for t in reach_texts(SuiteResult("s", (), ("crash [total]",), ("restart [total]",)))]
+    ['never reached: crash [total]', 'not shown in 0 histories: restart [total] (run --profile ci)']
+    """
+    n = result.histories
+    return (
+        [f"[red]never reached: {escape(e)}[/]" for e in result.missing_events]
+        + [
+            f"[yellow]not shown in {n} histories: {escape(e)} (run --profile ci)[/]"
+            for e in result.not_shown_events
+        ]
+        + [f"[yellow]not run: {escape(e)} (the run was cut short)[/]" for e in result.not_run_events]
+    )
 
 
 def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> Table:

@@ -48,6 +48,7 @@ from frontier_harness.properties.engine.reduce import reduce_history
 from frontier_harness.properties.engine.shrink import shrink_choices
 from frontier_harness.properties.engine.source import HypothesisSource, RecordingSource, ReplaySource
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite, events_of, shared_observations
+from frontier_harness.properties.engine.verdict import Verdict, verdict_of
 
 
 @attrs.frozen
@@ -219,7 +220,11 @@ class Run:
 
 @attrs.frozen
 class PropertyResult:
-    """What one property did on one domain."""
+    """What one property did on one domain: its verdict rests on `examples`, the histories checked.
+
+    `not_applicable` says why the property does not apply to the implementation; `not_run` why it did
+    not run (a run cut short). A result with neither that checked no history is "not run" too.
+    """
 
     suite: str
     property: str
@@ -229,23 +234,52 @@ class PropertyResult:
     events: Counter[str]
     rejected: int = 0
     failure: Counterexample | None = None
+    not_applicable: str | None = None
+    not_run: str | None = None
+
+    @builtins.property
+    def verdict(self) -> Verdict:
+        return verdict_of(self.failure is not None, self.examples, self.not_applicable, self.not_run)
 
     @builtins.property  # `property` is a field here
     def passed(self) -> bool:
-        return self.failure is None
+        """Held, or not applicable: never after zero histories."""
+        return not self.verdict.fails
+
+    @builtins.property
+    def reason(self) -> str:
+        """Why it has no verdict either way ("not run", "not applicable"); empty otherwise."""
+        if self.verdict is Verdict.NOT_APPLICABLE:
+            return self.not_applicable or ""
+        if self.verdict is Verdict.NOT_RUN:
+            return self.not_run or "it checked 0 histories"
+        return ""
 
 
 @attrs.frozen
 class SuiteResult:
-    """A suite's property results and the hard cases its generator never reached."""
+    """A suite's property results, and its required hard cases that were not reached, by why.
+
+    `missing_events` fail the run: never generated in a run that ran to its end under a profile whose
+    counts reach them (`Profile.judges_reach`). `not_shown_events` were not reached in a run too small to
+    (a `dev` run): named, not failing. `not_run_events` belong to a run cut short (a failure, `--fail-fast`):
+    not judged at all.
+    """
 
     suite: str
     results: tuple[PropertyResult, ...]
     missing_events: tuple[str, ...]
+    not_shown_events: tuple[str, ...] = ()
+    not_run_events: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
         return all(r.passed for r in self.results) and not self.missing_events
+
+    @property
+    def histories(self) -> int:
+        """The most histories one property checked: what a "not shown" hard case was looked for in."""
+        return max((r.examples for r in self.results), default=0)
 
 
 def check_batch(
@@ -383,8 +417,9 @@ def run_suite(
     each property and domain as it ends.
 
     A failing property does not stop the run (a CI run reports everything),
-    unless `fail_fast`: then the first failure ends it, and the hard cases are
-    not judged (not every property ran).
+    unless `fail_fast`: then the first failure ends it, and the properties after
+    it are "not run". A property that does not apply to `impl` (`Property.applies`)
+    is "not applicable" and does not run.
     """
     suite.require(impl, impl_name)
     impl.prepare()  # start Spark outside Hypothesis; fail fast without Java
@@ -392,16 +427,43 @@ def run_suite(
     domains = tuple(domains or suite.domains)
     results: list[PropertyResult] = []
     runs = [(p, d) for p in suite.properties if p.runs_in(profile.name) for d in domains]
+    stopped: str | None = None
     with shared_observations():  # properties that draw the same histories share one observation of each
         for place, (prop, domain) in enumerate(runs, 1):
             where = (place, len(runs))
             run = Run(suite, prop, impl, impl_name, domain, profile, seed, progress, found=found, place=where)
-            results.append(run_property(run))
+            results.append(_property_result(run, stopped))
             if finished is not None:
                 finished(results[-1])
-            if fail_fast and not results[-1].passed:
-                return SuiteResult(suite.name, tuple(results), ())
-    return SuiteResult(suite.name, tuple(results), unreached(suite, domains, results))
+            if fail_fast and results[-1].verdict is Verdict.FAILED:
+                stopped = f"--fail-fast: {results[-1].property}[{results[-1].domain}] failed first"
+    return judged_reach(suite, domains, results, profile)
+
+
+def _property_result(run: Run, stopped: str | None) -> PropertyResult:
+    """`run_property`, unless the property does not apply to the implementation or the run stopped."""
+    reason = run.prop.not_applicable(run.impl)
+    if reason is None and stopped is None:
+        return run_property(run)
+    return PropertyResult(
+        run.suite.name, run.prop.name, run.domain, 0, 0.0, Counter(), not_applicable=reason, not_run=stopped
+    )
+
+
+def judged_reach(
+    suite: Suite, domains: Sequence[str], results: Sequence[PropertyResult], profile: Profile
+) -> SuiteResult:
+    """The suite's result, its unreached hard cases sorted by why (`SuiteResult`): not judged when a
+    property failed or did not run, named but not failing under a profile too small to reach them."""
+    held = [r for r in results if r.verdict is Verdict.HELD]
+    missing = unreached(suite, domains, held)
+    if not all(r.passed for r in results):
+        return SuiteResult(suite.name, tuple(results), (), not_run_events=missing)
+    if not held:  # every property not applicable: no hard case to look for
+        return SuiteResult(suite.name, tuple(results), ())
+    if not profile.judges_reach:
+        return SuiteResult(suite.name, tuple(results), (), not_shown_events=missing)
+    return SuiteResult(suite.name, tuple(results), missing)
 
 
 def unreached(suite: Suite, domains: Sequence[str], results: Sequence[PropertyResult]) -> tuple[str, ...]:

@@ -183,9 +183,22 @@ class Property:
     profiles: tuple[str, ...] = ()
     # What it compares with; None: the suite's `reference`.
     reference: Reference | None = None
+    # None when it applies to an implementation; else why not (its verdict is then "not applicable",
+    # `frontier_harness.properties.engine.verdict`): a window law asked of an update-mode job.
+    applies: Callable[[Implementation], str | None] = lambda impl: None
 
     def runs_in(self, profile_name: str) -> bool:
         return not self.profiles or profile_name in self.profiles
+
+    def not_applicable(self, impl: Implementation) -> str | None:
+        """Why this property does not apply to `impl`, or None when it does (`applies`).
+
+        >>> windows = Property("complete_windows", "", None, None, applies=lambda impl: impl.mode != "append" and "update mode: no window is final")
+        >>> from types import SimpleNamespace as Impl
+        >>> windows.not_applicable(Impl(mode="update")), windows.not_applicable(Impl(mode="append"))
+        ('update mode: no window is final', None)
+        """
+        return self.applies(impl) or None
 
 
 @attrs.frozen
