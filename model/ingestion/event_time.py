@@ -234,9 +234,10 @@ def watermarks(batches: Sequence[Batch], delays: Sequence[int], policy: Policy =
             inputs = [None] * len(delays)
         eviction.append(current)
         for i, (times, delay) in enumerate(zip(batch.seen(len(delays)), delays)):
+            seen = inputs[i]
             if times:
                 frontier = max(times) - delay
-                inputs[i] = frontier if inputs[i] is None else max(inputs[i], frontier)
+                inputs[i] = frontier if seen is None else max(seen, frontier)
         if delays:
             current = max(current, combine([0 if seen is None else seen for seen in inputs], policy))
     return Watermarks(tuple(eviction), current)
@@ -335,13 +336,15 @@ def deduplicate(
             else:
                 fresh.setdefault(tuple(record.field(k) for k in keys), []).append(record)
         for group, records in fresh.items():
-            lo, hi = state.get(group, (None, None))
-            if lo is not None and not EVENT_TIME.le(lo, floor):
+            entry = state.get(group)
+            if entry is not None and not EVENT_TIME.le(entry[0], floor):
                 continue  # held for sure: every record of the group is dropped
             bounds = [_bound(bound, r, delay) for r in records]
-            certain = hi is None or EVENT_TIME.le(hi, floor)
+            certain = entry is None or EVENT_TIME.le(entry[1], floor)
             emitted.append(Emission(group, tuple(records), batch.id, certain))
-            state[group] = (min(bounds), max(bounds)) if certain else (min(lo, *bounds), max(hi, *bounds))
+            if entry is not None and not certain:
+                bounds += list(entry)  # held or not: the entry is the old one or a new one
+            state[group] = (min(bounds), max(bounds))
         state = {g: (lo, hi) for g, (lo, hi) in state.items() if not marks.complete(hi, batch.id)}
     return Deduplicated(tuple(emitted), tuple(late))
 

@@ -12,7 +12,7 @@ A *streaming* history drives a Structured Streaming query: `query` (its `trigger
 
 A *stateful* history is a streaming history whose `produce` also names the record's `key` and
 `event_time` (epoch milliseconds); its trials run a user's stateful job (`OutputMode`) and are
-observed under the `StreamingLabel`s and the `StatefulLabel`s. The job's plan, as spark_impl reads
+observed under the `StreamingLabel`s. The job's plan, as spark_impl reads
 it, is a dict keyed by `PlanKey` (its `StatefulOperator`).
 
 A *checkpoint* history is a Structured Streaming checkpoint read as actions
@@ -154,7 +154,10 @@ class StreamingLabel(Word):
     count), `sink_writes` (batch id, writes holding it), `upstream` (`UpstreamRow`s),
     `source_commits` (every `commit(end)`, numbered), `crash` (the point that fired),
     `down` (the query is down: the row `("down",)`), `error` (`(ErrorKind, message)`),
-    and under a user's job `job_rows` (`(row, count)`).
+    under a user's job `job_rows` (`(row, count)`), and what the checkpoint journaled beside the
+    offsets: `offset_metadata` (batch id, `batchWatermarkMs`, `batchTimestampMs`, `conf` as sorted
+    `(setting, value)` pairs), `commit_metadata` (batch id, `nextBatchWatermarkMs`), and `runs` (the
+    first batch id each start of the query ran).
     """
 
     OFFSETS = "offsets"
@@ -167,21 +170,9 @@ class StreamingLabel(Word):
     DOWN = "down"
     ERROR = "error"
     JOB_ROWS = "job_rows"
-
-
-class StatefulLabel(Word):
-    """What a stateful trial adds to a streaming observation after a trigger or restart.
-
-    `watermarks` (batch id, `batchWatermarkMs`, `batchTimestampMs` of `offsets/N`),
-    `next_watermarks` (batch id, `nextBatchWatermarkMs` of `commits/N`), `runs` (the first batch
-    id each start of the query ran: the watermark inputs' frontiers start afresh there), `policy`
-    (the `spark.sql.streaming.multipleWatermarkPolicy` the checkpoint recorded).
-    """
-
-    WATERMARKS = "watermarks"
-    NEXT_WATERMARKS = "next_watermarks"
+    OFFSET_METADATA = "offset_metadata"
+    COMMIT_METADATA = "commit_metadata"
     RUNS = "runs"
-    POLICY = "policy"
 
 
 class OutputMode(Word):

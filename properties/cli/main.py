@@ -151,7 +151,7 @@ def _job_option(verb: argparse.ArgumentParser) -> None:
     verb.add_argument(
         "--job",
         metavar="MODULE:FACTORY",
-        help="your streaming job (transform, write, read) in the streaming suite's trials (frontier_harness.properties.checks.ingestion.job)",
+        help="your streaming job (transform, write, read) in the streaming or stateful suite's trials (frontier_harness.properties.checks.ingestion.job)",
     )
 
 
@@ -161,16 +161,16 @@ def _with_job(
     impl: Implementation,
     cx: counterexample.Counterexample | None = None,
 ) -> Implementation:
-    """The streaming suite under `--job` (or the job a replayed file recorded) runs the user's job on
-    Spark; other suites are unchanged."""
+    """The streaming and stateful suites under `--job` (or the job a replayed file recorded) run the user's
+    job on Spark; other suites are unchanged."""
+    from frontier_harness.properties.adapters.job import JOB_SUITES, load_job
+
     job = getattr(args, "job", None) or (cx.job if cx is not None else None)
-    if not job or suite.name != "streaming":
+    if not job or suite.name not in JOB_SUITES or getattr(impl, "streaming_job", None) == job:
         return impl
     if args.impl not in (None, "spark"):
         raise HarnessError(f"--job runs on Spark: it cannot be combined with --impl {args.impl}")
-    from frontier_harness.properties.adapters.job import load_job
-
-    return load_job(job)
+    return load_job(job, stateful=suite.name == "stateful")
 
 
 def _profile(args: argparse.Namespace, config: Config) -> Profile:
@@ -247,13 +247,19 @@ def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> lis
 
     A suite named with `--suite` that cannot run against `--impl`, or a suite that
     cannot run against its own default, refuses (exit 2); the other lanes that
-    cannot run are listed and not run. Under `--job` the streaming suite's lane runs
-    the user's job.
+    cannot run are listed and not run. Under `--job` the streaming and stateful suites'
+    lanes run the user's job, named by it.
     """
     from frontier_harness.properties.adapters import load_implementation
+    from frontier_harness.properties.adapters.job import JOB_SUITES, spec_of
 
-    if getattr(args, "job", None) and not any(s.name == "streaming" for s in suites):
-        raise HarnessError("--job applies to the streaming suite only: add --suite streaming")
+    job = getattr(args, "job", None)
+    if job and not any(s.name in JOB_SUITES for s in suites):
+        raise HarnessError(
+            "--job applies to the streaming and stateful suites: add --suite streaming or stateful"
+        )
+    if job and args.impl not in (None, "spark"):
+        raise HarnessError(f"--job runs on Spark: it cannot be combined with --impl {args.impl}")
     loaded: dict[str, Implementation] = {}
 
     def load(spec: str) -> Implementation:
@@ -263,16 +269,20 @@ def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> lis
 
     runs = []
     for suite in suites:
-        for lane in lanes(suite, args.impl, load):
-            if (
-                getattr(args, "job", None)
-                and suite.name == "streaming"
-                and lane.impl_name != suite.default_impl
-            ):
+        wrapped = bool(job) and suite.name in JOB_SUITES
+        default = spec_of(str(job), suite.name == "stateful") if wrapped else suite.default_impl
+        own = suite.default_impl
+
+        def load_for_suite(spec: str, own: str = own, default: str = default) -> Implementation:
+            return load(default if spec == own else spec)
+
+        for lane in lanes(suite, args.impl, load_for_suite):
+            if wrapped and lane.impl_name != suite.default_impl:
                 continue  # the user's job runs on Spark: no other lane has a job to run
+            lane = attrs.evolve(lane, impl_name=default) if wrapped else lane
             reason = suite.unsupported(lane.impl, lane.impl_name)
             if reason is None:
-                runs.append(attrs.evolve(lane, impl=_with_job(args, suite, lane.impl)))
+                runs.append(lane)
             elif getattr(args, "suite", None) if args.impl else lane.impl_name == suite.default_impl:
                 raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {lane.impl_name}")
             else:

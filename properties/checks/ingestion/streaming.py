@@ -142,9 +142,13 @@ def offset_log_is_remap(history: History, obs: Observation) -> Outcome:
 
 
 def checkpoint_history(obs: Observation, step: int) -> History:
-    """The checkpoint a trial observed at `step`, as the history `frontier_harness.properties.checks.ingestion.checkpoint_log` reads from files."""
+    """The checkpoint a trial observed at `step`, as the history `frontier_harness.properties.checks.ingestion.checkpoint_log`
+    reads from files: offsets with their watermark, batch timestamp and settings, commits with the
+    watermark they hand on, the sink's writes."""
     offsets = dict(obs[(step, StreamingLabel.OFFSETS)])
     writes = dict(obs[(step, StreamingLabel.SINK_WRITES)])
+    metadata = {b: row for b, *row in obs.get((step, StreamingLabel.OFFSET_METADATA), ())}
+    handed_on = dict(obs.get((step, StreamingLabel.COMMIT_METADATA), ()))
     job = any(label == StreamingLabel.JOB_ROWS for _, label in obs)  # a user's sink: no sink log to check
     actions = [] if job else [Action(LogAction.FILE_SINK, {})]
     for batch in sorted(set(offsets) | set(writes) | set(obs[(step, StreamingLabel.COMMITS)])):
@@ -156,10 +160,20 @@ def checkpoint_history(obs: Observation, step: int) -> History:
                 LogArg.DOMAIN: DOMAIN.name,
                 LogArg.OFFSETS: frontier,
             }
+            if batch in metadata:
+                watermark, timestamp, conf = metadata[batch]
+                args |= {
+                    LogArg.WATERMARK_MS: watermark,
+                    LogArg.TIMESTAMP_MS: timestamp,
+                    LogArg.CONF: dict(conf),
+                }
             actions.append(Action(LogAction.OFFSETS, args))
         actions += [Action(LogAction.SINK, {LogArg.BATCH: batch, LogArg.FILES: 1})] * writes.get(batch, 0)
         if batch in obs[(step, StreamingLabel.COMMITS)]:
-            actions.append(Action(LogAction.COMMIT, {LogArg.BATCH: batch}))
+            handed: dict[str, Any] = (
+                {LogArg.NEXT_WATERMARK_MS: handed_on[batch]} if batch in handed_on else {}
+            )
+            actions.append(Action(LogAction.COMMIT, {LogArg.BATCH: batch, **handed}))
     return History(DOMAIN.name, tuple(actions))
 
 
