@@ -3,11 +3,10 @@
     frontier-harness check --suite stateful --job frontier_harness.streaming_job_example.windowed_counts:factory
 
 A count of records per key and 10-second window of event time, in update mode, under a 5-second
-watermark. The writer is an idempotent upsert: batch `N` writes the whole table, the rows of the
-newest version below `N` with the batch's rows replacing theirs, to its own version directory
-`vN/`, then points `current` at it (an atomic rename). A batch Spark runs again after a crash writes
-the same version from the same base, whether or not the first run moved the pointer. `read` is what a
-downstream reader sees: the current version, one row per key and window.
+watermark. The writer is an idempotent upsert, merged on read: batch `N` overwrites its own directory
+`batch_id=N/` with the rows the batch updated, so a batch Spark runs again after a crash replaces what
+its first run wrote; `read`, what a downstream reader sees, keeps for each key and window the row of the
+newest batch that wrote it (one row per group). There is no separate merge step to crash between.
 
 `factory` is typed with the protocol (`frontier_harness.properties.checks.ingestion.job.StatefulJob`),
 which mypy checks.
@@ -15,20 +14,19 @@ which mypy checks.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from frontier_harness.properties.checks.ingestion.job import StatefulJob, StatefulJobFactory
 
-GROUP = ["key", "window"]
+GROUP = ("key", "window")
 
 
 class WindowedCounts:
-    """Counts per key and 10-second window, upserted by (key, window) into versioned Parquet."""
+    """Counts per key and 10-second window, upserted by (key, window): the newest batch's row wins."""
 
     output_mode: Literal["append", "update"] = "update"
     lateness: str | None = None  # the watermark's delay: records up to 5 s behind the newest are counted
@@ -44,26 +42,14 @@ class WindowedCounts:
         )
 
     def write(self, batch: DataFrame, batch_id: int) -> None:
-        base = self._version_below(batch_id)
-        table = batch
-        if base is not None:
-            kept = batch.sparkSession.read.parquet(str(base)).join(batch.select(*GROUP), GROUP, "left_anti")
-            table = kept.unionByName(batch)
-        table.write.mode("overwrite").parquet(str(self.directory / f"v{batch_id}"))
-        pointer = self.directory / "current"
-        temporary = self.directory / f".current.{batch_id}"
-        temporary.write_text(str(batch_id))
-        os.replace(temporary, pointer)
+        batch.write.mode("overwrite").parquet(str(self.directory / f"batch_id={batch_id}"))
 
     def read(self, spark: SparkSession) -> DataFrame | None:
-        pointer = self.directory / "current"
-        if not pointer.exists():
+        if not any(self.directory.glob("batch_id=*/*.parquet")):
             return None
-        return spark.read.parquet(str(self.directory / f"v{pointer.read_text()}"))
-
-    def _version_below(self, batch_id: int) -> Path | None:
-        versions = [int(p.name[1:]) for p in self.directory.glob("v[0-9]*") if int(p.name[1:]) < batch_id]
-        return self.directory / f"v{max(versions)}" if versions else None
+        rows = spark.read.parquet(str(self.directory))
+        newest = Window.partitionBy(*GROUP).orderBy(F.col("batch_id").desc())
+        return rows.withColumn("_rank", F.row_number().over(newest)).where("_rank = 1").drop("_rank")
 
 
 def factory(directory: str) -> StatefulJob:

@@ -160,7 +160,7 @@ def test_a_bad_job_is_refused_in_one_line(job, problem, spark_session, capsys):
 
 def test_job_applies_to_the_streaming_suite_only(capsys):
     assert main(["check", "--suite", "collections", "--job", "tests.jobs.user:append"]) == 2
-    assert "--job applies to the streaming suite only" in capsys.readouterr().out
+    assert "--job applies to the streaming and stateful suites" in capsys.readouterr().out
 
 
 @pytest.mark.slow

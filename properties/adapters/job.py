@@ -54,10 +54,14 @@ class JobImplementation(SparkImplementation):
         self._outputs: dict = {}  # record -> its rows under transform (deterministic: computed once)
         try:
             job = built(spec)  # before Spark starts: a job that cannot be imported or built is refused now
+            self._before_spark(job)
             self.prepare()
             self._validate(job)
         except JobContractError as exc:
             raise ImplementationError(str(exc)) from exc
+
+    def _before_spark(self, job: Any) -> None:
+        """What can be refused before Spark starts, beyond `built`'s checks."""
 
     def _validate(self, job: Any) -> None:
         from frontier_harness.spark_impl.ingestion.streaming.job import validate
@@ -96,6 +100,11 @@ class StatefulJobImplementation(JobImplementation):
             from frontier_harness.properties.checks.ingestion.stateful import use_plan
 
             use_plan(self.plan)
+
+    def _before_spark(self, job: Any) -> None:
+        from frontier_harness.spark_impl.ingestion.streaming.stateful_plan import output_mode
+
+        output_mode(self.streaming_job, job)
 
     def _validate(self, job: Any) -> None:
         from frontier_harness.spark_impl.ingestion.streaming.job import check_read

@@ -3,6 +3,7 @@
     def test_my_pipeline(frontier_harness):
         frontier_harness.check("collections", impl="my_pkg.pipeline:factory")
         frontier_harness.check("streaming", job="my_pkg.job:factory")  # your streaming job (frontier_harness.properties.checks.ingestion.job)
+        frontier_harness.check("stateful", job="my_pkg.counts:factory")  # your stateful, event-time job
 
 Options: `--fh-profile` (default ci), `--fh-seed`. Under `pytest -n auto` each
 xdist worker has its own lazily started Spark session; the `thorough` profile's
@@ -64,7 +65,8 @@ class Harness:
         if job is not None:
             from frontier_harness.properties.adapters.job import load_job
 
-            implementation = load_job(job)
+            implementation = load_job(job, stateful=suite_name == "stateful")
+            impl_name = implementation.name
         else:
             implementation = load_implementation(impl_name)
         result = run_suite(

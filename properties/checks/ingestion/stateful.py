@@ -44,6 +44,7 @@ from frontier_harness.model.vocabulary.ingestion import (
     StatefulOperator,
     StreamingAction,
     StreamingLabel,
+    Trigger,
 )
 from frontier_harness.properties.checks.ingestion import streaming
 from frontier_harness.properties.checks.ingestion.committed import failed_at, up_steps
@@ -91,6 +92,7 @@ REDELIVERY = "a redelivered record"
 IDLE = "a partition idle while the watermark moves"
 COMPLETE = "a window complete (emitted, evicted)"
 PROMISE = "a record within the promised lateness, beyond the delay"
+REEMIT = "a batch that emitted a window re-run after after_sink"
 CRASHES = tuple(f"crash {p}" for p in CrashPoint) + ("restart after upstream compaction", streaming.RERUN)
 
 
@@ -118,6 +120,8 @@ def required_events(plan: StatefulPlan) -> tuple[str, ...]:
         found.append(COMPLETE)
     if plan.lateness is not None and plan.delays and plan.lateness > plan.delay:
         found.append(PROMISE)
+    if plan.window is not None and plan.bound is Bound.WINDOW_END and plan.output_mode == OutputMode.APPEND:
+        found.append(REEMIT)
     return tuple(found)
 
 
@@ -127,9 +131,14 @@ def events(history: History) -> list[str]:
     plan = current_plan()
     found = {e for e in streaming.events(history) if e in CRASHES}
     tracker, seen, last_batch_of = Tracker(plan), set(), {}
-    runs = 0
+    runs, ran, emitted_up_to = 0, [], 0  # batches run, their event times, the mark windows were emitted at
+    available_now = (
+        bool(history.actions) and history.actions[0].args.get(IngestionArg.TRIGGER) == Trigger.AVAILABLE_NOW
+    )
     for action in history.actions:
         before = (tracker.mark, tracker.newest, list(tracker.pending))
+        if _crashes_after_emitting(plan, action, tracker, ran, emitted_up_to) and available_now:
+            found.add(REEMIT)
         tracker.step(action)
         if action.name == StreamingAction.PRODUCE:
             args = action.args
@@ -138,13 +147,25 @@ def events(history: History) -> list[str]:
             seen.add(key)
             last_batch_of[action.args[IngestionArg.PARTITION]] = runs
         elif before[2] and not tracker.pending:  # the pending records ran in a batch
-            runs += 1
+            runs, ran, emitted_up_to = runs + 1, ran + before[2], before[0]
             found |= _batch_events(plan, before[0], before[1], before[2])
             if tracker.mark > before[0] and any(runs - b >= 2 for b in last_batch_of.values()):
                 found.add(IDLE)
             if plan.window is not None and _completes(plan, history, tracker.mark):
                 found.add(COMPLETE)
     return sorted(found)
+
+
+def _crashes_after_emitting(
+    plan: StatefulPlan, action: Any, tracker: Tracker, ran: list[int], emitted: int
+) -> bool:
+    """An `after_sink` crash of a batch with new records that (with no batch of its own before it, as under
+    `availableNow`) emits the windows the watermark completed since the last batch ran."""
+    if action.name != StreamingAction.TRIGGER or tracker.down or not tracker.pending or plan.window is None:
+        return False
+    if action.args.get(IngestionArg.FAULT) != CrashPoint.AFTER_SINK:
+        return False
+    return any(emitted < s.end <= tracker.mark for t in ran for s in plan.window.containing(t))
 
 
 def _batch_events(plan: StatefulPlan, mark: int, newest: int | None, times: list[int]) -> set[str]:

@@ -88,11 +88,17 @@ def analyzed(frame: DataFrame) -> Node:
     return root
 
 
-def stateful_plan(spec: str, session: Any, job: Any) -> dict:
-    """The job's plan for the stateful suite (see the module docstring), or `JobContractError`."""
+def output_mode(spec: str, job: Any) -> str:
+    """The job's output mode (append unless it says), or `JobContractError`: needs no Spark."""
     mode = getattr(job, "output_mode", OutputMode.APPEND)
     if mode not in MODES:
         raise JobContractError(spec, f"output_mode {mode!r} is not supported: use 'append' or 'update'")
+    return mode
+
+
+def stateful_plan(spec: str, session: Any, job: Any) -> dict:
+    """The job's plan for the stateful suite (see the module docstring), or `JobContractError`."""
+    mode = output_mode(spec, job)
     session.dataSource.register(EventSource)
     stream = session.readStream.format(NAME).option("path", "/nonexistent").load()
     try:

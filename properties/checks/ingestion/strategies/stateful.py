@@ -12,7 +12,7 @@ its delay, its window and the lateness it promises, on a grid (`unit`) that ever
 multiple of, so every boundary can be hit exactly. The generator follows the watermark the query will
 have (`Tracker`: the newest event time triggered so far minus the delay, the records of a batch that
 crashed counting only once it ran again) and draws each event time as one of: ahead of the newest
-(the watermark moves), within the delay, exactly on the watermark's boundary (a deduplication: the
+(the watermark moves), far ahead (every window so far completes), within the delay, exactly on the watermark's boundary (a deduplication: the
 watermark itself; a window: a time in the window that ends at it), beyond the delay but within the
 promised lateness, well behind it (late), or a redelivery. A partition may stay idle while others
 move the watermark.
@@ -32,7 +32,13 @@ from typing import Any
 
 from frontier_harness.model.ingestion.event_time import Bound, Span, StatefulPlan, Window
 from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.ingestion import IngestionArg, StreamingAction, Trigger
+from frontier_harness.model.vocabulary.ingestion import (
+    CrashPoint,
+    IngestionArg,
+    OutputMode,
+    StreamingAction,
+    Trigger,
+)
 from frontier_harness.properties.checks.ingestion.strategies.streaming import CRASH_POINTS, TRIGGERS
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
@@ -41,7 +47,7 @@ KEYS = ("a", "b", "c")
 MAX_PARTITIONS = 3
 DEFAULT_UNIT = 1_000  # ms, for a job with no delay and no window
 # How an event time is drawn (`_event_time`), each as often as it is listed.
-KINDS = ("ahead", "ahead", "within", "within", "boundary", "boundary", "promise", "late", "redelivery")
+KINDS = ("ahead", "ahead", "far", "within", "within", "boundary", "boundary", "promise", "late", "redelivery")
 
 
 def unit(plan: StatefulPlan) -> int:
@@ -108,6 +114,9 @@ class Drawing:
         self.records: list[dict[str, Any]] = []
         self.partitions = 0
         self.down = False
+        # In append mode a re-run batch writes again the windows it emitted: `after_sink` twice as often.
+        self.append = plan.output_mode == OutputMode.APPEND and plan.window is not None
+        self.crash_points = (*CRASH_POINTS, CrashPoint.AFTER_SINK) if self.append else CRASH_POINTS
 
     @property
     def newest(self) -> int:
@@ -120,6 +129,9 @@ def _event_time(source: Source, drawing: Drawing, kind: str) -> int:
     steps = max(1, drawing.span // u)
     if kind == "ahead":
         return newest + u * source.integer(1, steps)
+    if kind == "far":  # the next batch's watermark passes every window so far, landing on a window's end
+        ahead = newest + drawing.span + u * source.integer(0, steps)
+        return (_window_ending_at(plan.window, ahead).end if plan.window else ahead) + plan.delay
     if kind == "within":
         return newest - u * source.integer(0, max(0, plan.delay // u - 1))
     if kind == "boundary":
@@ -138,9 +150,9 @@ def _window_ending_at(window: Window, end: int) -> Span:
     return Span(start, start + window.duration)
 
 
-def produce(source: Source, drawing: Drawing) -> Action:
-    """A record to a known partition or the next new one, its event time of a drawn kind."""
-    kind = source.choice(KINDS)
+def produce(source: Source, drawing: Drawing, kind: str | None = None) -> Action:
+    """A record to a known partition or the next new one, its event time of a drawn kind (or `kind`)."""
+    kind = kind or source.choice(KINDS)
     partition = source.integer(0, min(drawing.partitions, MAX_PARTITIONS - 1))
     drawing.partitions = max(drawing.partitions, partition + 1)
     if kind == "redelivery" and drawing.records:
@@ -159,34 +171,50 @@ def produce(source: Source, drawing: Drawing) -> Action:
     return action
 
 
-def _step(source: Source, drawing: Drawing, kill: bool) -> Action:
-    kind = source.integer(0, 9)
-    if kind < 5:
-        return produce(source, drawing)
-    if kind == 9 or (kind == 8 and drawing.down):  # compaction while the query is down is a hard case
-        action = Action(StreamingAction.UPSTREAM_COMPACT, {})
-    elif drawing.down:
+def _round(source: Source, drawing: Drawing, kill: bool) -> list[Action]:
+    """One to three records, then a trigger (a crash now and then); a query that is down restarts instead,
+    now and then after the upstream compacted (the hard case). For an append-mode window job, now and then
+    a record far ahead, a trigger, and a batch that crashes after writing the windows it completed."""
+    if drawing.append and not drawing.down and source.boolean(0.15):
+        completing = [produce(source, drawing, "far"), _trigger(drawing, {}), produce(source, drawing)]
+        return completing + [_trigger(drawing, {IngestionArg.FAULT: CrashPoint.AFTER_SINK}, kill)]
+    actions = repeat(source, lambda: produce(source, drawing), 1, 3, 0.4)
+    if source.boolean(0.15) or drawing.down and source.boolean(0.3):
+        actions.append(Action(StreamingAction.UPSTREAM_COMPACT, {}))  # the tracker needs no step for it
+    if drawing.down:
         drawing.down = False
-        action = Action(StreamingAction.RESTART, {})
-    elif source.boolean(0.35):
-        drawing.down = True
-        args: dict[str, Any] = {IngestionArg.FAULT: source.choice(CRASH_POINTS)}
-        action = Action(StreamingAction.TRIGGER, {**args, **({IngestionArg.KILL: True} if kill else {})})
+        actions.append(Action(StreamingAction.RESTART, {}))
+        drawing.tracker.step(actions[-1])
+    elif source.boolean(0.3):
+        actions.append(_trigger(drawing, {IngestionArg.FAULT: source.choice(drawing.crash_points)}, kill))
     else:
-        action = Action(StreamingAction.TRIGGER, {})
+        actions.append(_trigger(drawing, {}))
+    return actions
+
+
+def _trigger(drawing: Drawing, args: dict[str, Any], kill: bool = False) -> Action:
+    """A trigger, crashing at `args`' fault if any (by SIGKILL when `kill`), followed by the tracker."""
+    if IngestionArg.FAULT in args:
+        drawing.down = True
+        args = {**args, **({IngestionArg.KILL: True} if kill else {})}
+    action = Action(StreamingAction.TRIGGER, args)
     drawing.tracker.step(action)
     return action
 
 
 def draw_stateful_history(
-    source: Source, domain_name: str, plan: StatefulPlan, max_steps: int = 10, kill: bool = False
+    source: Source, domain_name: str, plan: StatefulPlan, max_rounds: int = 5, kill: bool = False
 ) -> History:
-    """The query's trigger, two records, then up to `max_steps` mixed steps; `kill` crashes by SIGKILL."""
+    """The query's trigger, then one to `max_rounds` rounds of records and a trigger or restart; `kill`
+    crashes by SIGKILL."""
     drawing = Drawing(plan)
-    trigger = source.choice((*TRIGGERS, Trigger.PROCESSING_TIME))  # availableNow: a start per trigger
+    # availableNow starts a query per trigger and runs no batch without data: a window completes in the next
+    # data batch, where a crash after the write re-runs its emission. 1 in 3, 1 in 2 for an append-mode job.
+    append = plan.output_mode == OutputMode.APPEND and plan.window is not None
+    trigger = source.choice(TRIGGERS if append else (*TRIGGERS, Trigger.PROCESSING_TIME))
     actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger})]
-    actions += [produce(source, drawing) for _ in range(2)]
-    actions += repeat(source, lambda: _step(source, drawing, kill), 0, max_steps, 0.85)
+    for chunk in repeat(source, lambda: _round(source, drawing, kill), 1, max_rounds, 0.8):
+        actions += chunk
     return History(domain_name, tuple(actions))
 
 
