@@ -131,7 +131,8 @@ def events(history: History) -> list[str]:
     plan = current_plan()
     found = {e for e in streaming.events(history) if e in CRASHES}
     tracker, seen, last_batch_of = Tracker(plan), set(), {}
-    runs, ran, emitted_up_to = 0, [], 0  # batches run, their event times, the mark windows were emitted at
+    runs, emitted_up_to = 0, 0  # batches run, the watermark the windows were emitted up to
+    ran: list[int] = []  # the event times of the batches that ran
     available_now = (
         bool(history.actions) and history.actions[0].args.get(IngestionArg.TRIGGER) == Trigger.AVAILABLE_NOW
     )
