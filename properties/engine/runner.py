@@ -503,10 +503,12 @@ def run_property(run: Run) -> PropertyResult:
     started = time.perf_counter()
     lanes = [screening_lane] if _screens_first(run) else [shrinking_lane, screening_lane]
     lanes = [lane for lane in lanes if lane is shrinking_lane or run.profile.screening_histories > 0]
+    if directed_histories(run):
+        lanes = [directed_lane, *lanes]
     results: list[PropertyResult] = []
     for i, lane in enumerate(lanes):
-        run.tally.total = run.tally.done + _expected(run.profile, lanes[i:])
-        run.tally.lane = "hypothesis" if lane is shrinking_lane else "screening"
+        run.tally.total = run.tally.done + _expected(run, lanes[i:])
+        run.tally.lane = LANE_NAMES[lane]
         run.tick()
         results.append(lane(run))
         if results[-1].failure is not None:
@@ -525,10 +527,57 @@ def run_property(run: Run) -> PropertyResult:
     )
 
 
-def _expected(profile: Profile, lanes: Sequence[Callable[[Run], PropertyResult]]) -> int:
+def _expected(run: Run, lanes: Sequence[Callable[[Run], PropertyResult]]) -> int:
     """Histories `lanes` check at most: a Hypothesis example is a batch of up to `batch_size`."""
+    profile = run.profile
     hypothesis = profile.max_examples * profile.batch_size if shrinking_lane in lanes else 0
-    return hypothesis + (profile.screening_histories if screening_lane in lanes else 0)
+    directed = len(directed_histories(run)) if directed_lane in lanes else 0
+    return directed + hypothesis + (profile.screening_histories if screening_lane in lanes else 0)
+
+
+def directed_histories(run: Run) -> list[History]:
+    """The property's directed histories (`Property.directed`) for the hard cases required in the run's
+    domain, each drawn from a source seeded by the run's seed alone (the same histories every run of a
+    seed), a history directed at two cases checked once.
+
+    >>> from types import SimpleNamespace as Run
+    >>> from frontier_harness.properties.engine.history import Action
+    >>> crash = lambda source, domain: History(domain, (Action("crash", {"at": source.integer(0, 9)}),))
+    >>> prop = Run(directed={"crash": crash, "restart after a crash": crash, "not required": crash})
+    >>> suite = Run(required_in=lambda domains: ("crash", "restart after a crash"))
+    >>> [h.actions[0].args for h in directed_histories(Run(prop=prop, suite=suite, domain="total", seed=0))]
+    [{'at': 6}]
+    """
+    required = set(run.suite.required_in((run.domain,)))
+    drawn: dict[str, History] = {}
+    for event, draw in sorted(run.prop.directed.items()):
+        if event in required:
+            history = draw(RecordingSource(random.Random(run.seed)), run.domain)
+            drawn.setdefault(history.key, history)
+    return list(drawn.values())
+
+
+def directed_lane(run: Run) -> PropertyResult:
+    """The directed histories (`directed_histories`), checked in one call before any drawn at random.
+
+    They were drawn for a hard case, not through the property's generator, so a failure among them
+    shrinks by delta debugging over its actions (`reduced`), not through its choices.
+    """
+    started, histories = time.perf_counter(), directed_histories(run)
+    events = Counter(e for h in histories for e in events_of(run.prop.events, h))
+    outcomes = run.check(histories)
+    checked = [(h, o) for h, o in zip(histories, outcomes) if o is not UNCHECKED]
+    run.report(len(checked))
+    failure = None
+    failing = [(h, o) for h, o in checked if not o.ok and not o.unresolved]
+    if failing:
+        history, outcome = min(failing, key=lambda pair: len(pair[0].actions))
+        run.announce(history, outcome, "directed", FOUND)
+        failure = reduced(run, history, outcome, "directed")
+    seconds, rejected = time.perf_counter() - started, sum(o.rejected for _, o in checked)
+    return PropertyResult(
+        run.suite.name, run.prop.name, run.domain, len(checked), seconds, events, rejected, failure
+    )
 
 
 def _screens_first(run: Run) -> bool:
@@ -685,6 +734,14 @@ def screening_lane(run: Run) -> PropertyResult:
     return PropertyResult(
         run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events, rejected
     )
+
+
+# What a `Tick` calls each lane (the progress display shows it).
+LANE_NAMES: dict[Callable[[Run], PropertyResult], str] = {
+    directed_lane: "directed",
+    shrinking_lane: "hypothesis",
+    screening_lane: "screening",
+}
 
 
 def smallest_failing(choices: Sequence[list[int]], outcomes: Sequence[Outcome]) -> int | None:

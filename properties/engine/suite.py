@@ -186,6 +186,10 @@ class Property:
     # None when it applies to an implementation; else why not (its verdict is then "not applicable",
     # `frontier_harness.properties.engine.verdict`): a window law asked of an update-mode job.
     applies: Callable[[Implementation], str | None] = lambda impl: None
+    # Histories a run checks before any it draws at random, each directed at one required hard case of
+    # the suite (`required_events`): event -> a draw of a small history that reaches it, so a run of a
+    # few histories (`dev`) reaches every hard case by construction (`runner.directed_lane`).
+    directed: Mapping[str, Callable[[Source, str], History]] = attrs.field(factory=dict)
 
     def runs_in(self, profile_name: str) -> bool:
         return not self.profiles or profile_name in self.profiles

@@ -54,6 +54,10 @@ from frontier_harness.properties.checks.ingestion.committed import (
 )
 from frontier_harness.properties.checks.ingestion.strategies.streaming import (
     CRASH_POINTS,
+    RERUN,
+    RESTART_AFTER_COMPACTION,
+    crashed,
+    directed,
     draw_streaming_history,
 )
 from frontier_harness.properties.engine.history import Action, History
@@ -204,9 +208,6 @@ def _durable(obs: Observation, step: int) -> Antichain:
     return as_frontier(offsets[max(done)]) if done else Antichain.of(DOMAIN, [DOMAIN.minimum])
 
 
-RERUN = f"re-run of a batch after {CrashPoint.AFTER_SINK}"
-
-
 def events(history: History) -> list[str]:
     """Hard cases the history reaches: each crash point firing (a live query with new records), a restart
     after the upstream compacted while the query was down, the batch a crash after the sink left
@@ -226,17 +227,17 @@ def events(history: History) -> list[str]:
             compacted = compacted or down
         elif action.name == StreamingAction.TRIGGER and not down:
             if fault and pending:
-                found.add(f"crash {fault}" + (" (SIGKILL)" if action.args.get(IngestionArg.KILL) else ""))
+                found.add(crashed(fault) + (" (SIGKILL)" if action.args.get(IngestionArg.KILL) else ""))
                 after_sink = fault == CrashPoint.AFTER_SINK
             down, pending = bool(fault and pending), False
         elif action.name == StreamingAction.RESTART:
             if down and compacted:
-                found.add("restart after upstream compaction")
+                found.add(RESTART_AFTER_COMPACTION)
             if down and after_sink:
                 found.add(RERUN)
             down = pending = compacted = after_sink = False
     if down and compacted:
-        found.add("restart after upstream compaction")
+        found.add(RESTART_AFTER_COMPACTION)
     if down and after_sink:
         found.add(RERUN)
     return sorted(found)
@@ -278,6 +279,7 @@ def _property(
         events=events,
         profiles=("thorough",) if kill else (),
         reference=reference,
+        directed=directed(kill),  # a run's first trials: one per crash point, a compaction while down
     )
 
 
@@ -314,6 +316,6 @@ SUITE = Suite(
     batched_cost=160.0,
     serial_jobs=True,
     shrink_batch=TRIAL_WAVE,  # a call of 64 trials took 2.5 minutes: the shrink budget overshot by 3x
-    required_events=tuple(f"crash {p}" for p in CRASH_POINTS) + ("restart after upstream compaction", RERUN),
+    required_events=tuple(crashed(p) for p in CRASH_POINTS) + (RESTART_AFTER_COMPACTION, RERUN),
     domains=("partitioned",),
 )

@@ -11,6 +11,10 @@ Actions (plain data; run by `frontier_harness.spark_impl.ingestion.streaming.tri
 - `restart {}`: the query starts again from its checkpoint (the generator restarts a crashed query,
   sometimes after more produces and upstream compactions).
 
+`directed(kill)` draws, for each of the suite's required hard cases, a small history that
+reaches it (a crash at each point then a restart; a compaction while the query is down): a
+run checks those first, so a run of a few trials reaches every hard case.
+
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_streaming_history(RandomSource(3), "partitioned")
 >>> h.actions[0].name, {a.name for a in h.actions[1:]} - (set(StreamingAction) - {StreamingAction.QUERY})
@@ -18,6 +22,8 @@ Actions (plain data; run by `frontier_harness.spark_impl.ingestion.streaming.tri
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from frontier_harness.model.vocabulary.ingestion import (
     CrashPoint,
@@ -33,16 +39,23 @@ from frontier_harness.properties.engine.source import Source, repeat
 CRASH_POINTS = tuple(CrashPoint)
 TRIGGERS = (Trigger.PROCESSING_TIME, Trigger.AVAILABLE_NOW)
 SINKS = (Sink.SHARD, Sink.FILES)
+# The suite's required hard cases besides a crash at each point (`crashed`).
+RESTART_AFTER_COMPACTION = "restart after upstream compaction"
+RERUN = f"re-run of a batch after {CrashPoint.AFTER_SINK}"
+RESTART = Action(StreamingAction.RESTART, {})
+TRIGGER = Action(StreamingAction.TRIGGER, {})
+
+
+def crashed(point: str) -> str:
+    """The hard case of a crash at `point` firing in a live query with new records."""
+    return f"crash {point}"
 
 
 def _trigger(source: Source, state: ProducerState, kill: bool) -> Action:
     if not source.boolean(0.45):
-        return Action(StreamingAction.TRIGGER, {})
+        return TRIGGER
     state.down = True
-    args: dict[str, object] = {IngestionArg.FAULT: source.choice(CRASH_POINTS)}
-    if kill:
-        args[IngestionArg.KILL] = True
-    return Action(StreamingAction.TRIGGER, args)
+    return _crash(source.choice(CRASH_POINTS), kill)
 
 
 def _step(source: Source, state: ProducerState, kill: bool) -> Action:
@@ -57,15 +70,68 @@ def _step(source: Source, state: ProducerState, kill: bool) -> Action:
     return _trigger(source, state, kill)
 
 
+def _query(source: Source) -> Action:
+    """The query's settings: its trigger (`availableNow` 1 in 3) and its sink."""
+    trigger = source.choice(TRIGGERS + TRIGGERS[:1])  # availableNow starts a query per trigger: 1 in 3
+    return Action(
+        StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger, IngestionArg.SINK: source.choice(SINKS)}
+    )
+
+
+def _crash(point: str, kill: bool) -> Action:
+    args: dict[str, object] = {IngestionArg.FAULT: point}
+    if kill:
+        args[IngestionArg.KILL] = True
+    return Action(StreamingAction.TRIGGER, args)
+
+
+Draw = Callable[[Source, str], History]
+
+
+def _crash_then_restart(point: str, kill: bool) -> Draw:
+    """A record, a trigger that crashes at `point`, a restart (the final step then triggers)."""
+
+    def draw(source: Source, domain_name: str) -> History:
+        state = ProducerState(domain_name)
+        actions = (_query(source), produce(source, state), _crash(point, kill), RESTART)
+        return History(domain_name, actions)
+
+    return draw
+
+
+def _compaction_while_down(kill: bool) -> Draw:
+    """Two batches committed, a third crashed, the upstream compacted while the query is down, a restart."""
+
+    def draw(source: Source, domain_name: str) -> History:
+        state = ProducerState(domain_name)
+        query, point = _query(source), source.choice(CRASH_POINTS)
+        first, second, third = (produce(source, state) for _ in range(3))
+        actions = (query, first, TRIGGER, second, TRIGGER, third, _crash(point, kill))
+        return History(domain_name, (*actions, Action(StreamingAction.UPSTREAM_COMPACT, {}), RESTART))
+
+    return draw
+
+
+def directed(kill: bool = False) -> dict[str, Draw]:
+    """For each required hard case, a draw of a small history that reaches it (`Property.directed`).
+
+    >>> from frontier_harness.properties.engine.source import RandomSource
+    >>> [a.name for a in directed()[RERUN](RandomSource(0), "partitioned").actions]
+    ['query', 'produce', 'trigger', 'restart']
+    """
+    crashes = {crashed(p): _crash_then_restart(p, kill) for p in CRASH_POINTS}
+    return {
+        **crashes,
+        RERUN: crashes[crashed(CrashPoint.AFTER_SINK)],
+        RESTART_AFTER_COMPACTION: _compaction_while_down(kill),
+    }
+
+
 def draw_streaming_history(
     source: Source, domain_name: str, max_steps: int = 10, kill: bool = False
 ) -> History:
     """The query's settings, a produce, then up to `max_steps` mixed steps; `kill` crashes by SIGKILL."""
     state = ProducerState(domain_name)
-    trigger = source.choice(TRIGGERS + TRIGGERS[:1])  # availableNow starts a query per trigger: 1 in 3
-    query = Action(
-        StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger, IngestionArg.SINK: source.choice(SINKS)}
-    )
-    actions = [query, produce(source, state)]
+    actions = [_query(source), produce(source, state)]
     actions += repeat(source, lambda: _step(source, state, kill), 0, max_steps, 0.85)
     return History(domain_name, tuple(actions))

@@ -1,0 +1,72 @@
+"""Directed histories (`Property.directed`): a run's first histories reach each required hard case by
+construction, so a run of a few histories reaches them all; a failure among them is found and shrunk."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from frontier_harness.properties.adapters.model import ModelImplementation
+from frontier_harness.properties.checks.ingestion import streaming
+from frontier_harness.properties.checks.ingestion.strategies.streaming import directed
+from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.source import RandomSource
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine.verdict import Verdict
+from tests.helpers import QUICK
+
+RARE = "a read at time 99"  # a hard case the collections generator draws about never
+
+
+def _reads_99(history: History) -> list[str]:
+    return [RARE] if any(a.args.get("time") == 99 for a in history.actions if a.name == "read") else []
+
+
+def _directed_read(source, domain: str) -> History:
+    update = Action("update", {"data": "a", "time": source.integer(0, 3), "diff": 1})
+    return History(domain, (update, Action("read", {"time": 99})))
+
+
+def _suite(check) -> Suite:
+    prop = Property(
+        "p", "", draw_collection_history, check, events=_reads_99, directed={RARE: _directed_read}
+    )
+    return Suite("directed", "", (prop,), "model", required_events=(RARE,), domains=("total",), calls=())
+
+
+def _holds(impl, histories):
+    return [Outcome(ok=True) for _ in histories]
+
+
+def _fails_at_99(impl, histories):
+    return [Outcome(ok=not _reads_99(h), message="read at 99", step=0) for h in histories]
+
+
+def test_a_run_of_one_history_reaches_a_directed_hard_case():
+    one = attrs.evolve(QUICK, max_examples=1, batch_size=1)
+    result = run_suite(_suite(_holds), ModelImplementation(), "model", one, seed=0)
+    assert result.missing_events == () and result.results[0].verdict is Verdict.HELD
+    assert result.results[0].examples == 2  # the directed history, then the one Hypothesis drew
+
+
+def test_a_failing_directed_history_is_reported_and_reduced():
+    result = run_suite(_suite(_fails_at_99), ModelImplementation(), "model", QUICK, seed=0)
+    failure = result.results[0].failure
+    assert failure is not None and failure.lane == "directed"
+    assert [a.name for a in failure.history.actions] == ["read"]  # the update removed by delta debugging
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["crash", "sigkill"])
+@pytest.mark.parametrize("event", streaming.SUITE.required_events)
+def test_each_streaming_directed_history_reaches_its_hard_case(event, kill):
+    for seed in range(30):
+        history = directed(kill)[event](RandomSource(seed), "partitioned")
+        reached = {e.removesuffix(" (SIGKILL)") for e in streaming.events(history)}
+        assert event in reached, (seed, history)
+
+
+def test_every_streaming_property_is_directed_at_every_required_hard_case():
+    for prop in streaming.SUITE.properties:
+        assert set(prop.directed) == set(streaming.SUITE.required_events), prop.name
