@@ -9,6 +9,7 @@ import pytest
 from frontier_harness.properties.checks.ingestion import streaming_job
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample
 from frontier_harness.properties.engine.suite import observations, shared_observations
 from tests.test_suite_streaming import COMPACT, RESTART, history, observed, produce, trigger
@@ -194,3 +195,33 @@ def test_the_pytest_fixture_takes_a_job(spark_session, tmp_path):
 
     with pytest.raises(ImplementationError, match="transform is not row-wise"):
         Harness("ci", 0, tmp_path).check("streaming", job="tests.jobs.bad:aggregating")
+
+
+@pytest.mark.spark
+def test_a_writer_idempotent_only_in_memory_is_caught_after_a_restart(spark_session):
+    """A restart imports the job's modules afresh, as a new driver process would: a writer that skips the
+    batch ids kept in a module-level set writes the batch re-run after `after_sink` a second time."""
+    from frontier_harness.properties.adapters.job import load_job
+
+    rerun = history(produce("r0"), trigger("after_sink"), RESTART)
+    outcome = SUITE.property("exactly_once").check(load_job("tests.jobs.user:skip_seen"), [rerun])[0]
+    assert (
+        not outcome.ok and "doubled [{data='r0', offset=0, partition=0} (batch 0, held 2x" in outcome.message
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_under_ci_the_writer_idempotent_only_in_memory_is_caught_by_the_suites_own_search(
+    spark_session, tmp_path, capsys
+):
+    """`check --suite streaming --job tests.jobs.user:skip_seen --profile ci` exits 1 with a counterexample
+    file: the restart after the crash is a restart, whatever the profile."""
+    code = main(
+        ["check", "--suite", "streaming", "--job", "tests.jobs.user:skip_seen", "--profile", "ci"]
+        + ["--out", str(tmp_path)]
+    )
+    assert code == 1, capsys.readouterr().out
+    [path] = tmp_path.glob("streaming-*.itf.json")
+    cx = counterexample.read(path)
+    assert any(a.args.get("fault") == "after_sink" for a in cx.history.actions) and "doubled" in cx.message

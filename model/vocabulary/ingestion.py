@@ -157,7 +157,8 @@ class StreamingLabel(Word):
     under a user's job `job_rows` (`(row, count)`), and what the checkpoint journaled beside the
     offsets: `offset_metadata` (batch id, `batchWatermarkMs`, `batchTimestampMs`, `conf` as sorted
     `(setting, value)` pairs), `commit_metadata` (batch id, `nextBatchWatermarkMs`), and `runs` (the
-    first batch id each start of the query ran).
+    first batch id each start of the query ran); at a stateful trial's final step, `state` (the last
+    committed batch, an entry's bound in event time or None, how many entries have it).
     """
 
     OFFSETS = "offsets"
@@ -173,6 +174,7 @@ class StreamingLabel(Word):
     OFFSET_METADATA = "offset_metadata"
     COMMIT_METADATA = "commit_metadata"
     RUNS = "runs"
+    STATE = "state"
 
 
 class OutputMode(Word):

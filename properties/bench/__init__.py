@@ -44,6 +44,7 @@ NAMES = (
     "expiration",
     "reclocking",
     "streaming",
+    "stateful",
     "spark_overhead",
 )
 

@@ -279,7 +279,9 @@ def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> lis
         for lane in lanes(suite, args.impl, load_for_suite):
             if wrapped and lane.impl_name != suite.default_impl:
                 continue  # the user's job runs on Spark: no other lane has a job to run
-            lane = attrs.evolve(lane, impl_name=default) if wrapped else lane
+            if wrapped:  # named by the job; a suite that checks a user's job with more trials says so
+                under_job = getattr(suite, "under_job", None)
+                lane = attrs.evolve(lane, impl_name=default, suite=under_job() if under_job else suite)
             reason = suite.unsupported(lane.impl, lane.impl_name)
             if reason is None:
                 runs.append(lane)
@@ -374,10 +376,7 @@ def _report_failures(
             path = files.final(r.failure)
             written[(r.suite, lane.impl, r.property, r.domain)] = path
             out.print(report.counterexample_table(r.failure))
-            out.print(
-                f"counterexample written to {path}; replay with: frontier-harness replay {path}",
-                markup=False,
-            )
+            out.print(report.replay_hint(r.failure, path), markup=False, soft_wrap=True)
 
 
 def _run_lane(

@@ -64,6 +64,12 @@ from frontier_harness.properties.checks.ingestion.strategies.stateful import (
     Tracker,
     draw_stateful_history,
     is_late,
+    scripted,
+)
+from frontier_harness.properties.checks.ingestion.strategies.streaming import (
+    RERUN,
+    RESTART_AFTER_COMPACTION,
+    crashed,
 )
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.runner import UNCHECKED, report_trial
@@ -93,7 +99,36 @@ IDLE = "a partition idle while the watermark moves"
 COMPLETE = "a window complete (emitted, evicted)"
 PROMISE = "a record within the promised lateness, beyond the delay"
 REEMIT = "a batch that emitted a window re-run after after_sink"
-CRASHES = tuple(f"crash {p}" for p in CrashPoint) + ("restart after upstream compaction", streaming.RERUN)
+CRASHES = tuple(crashed(p) for p in CrashPoint) + (RESTART_AFTER_COMPACTION, RERUN)
+# For each hard case, the script of a small history that reaches it (`strategies.stateful.scripted`): a run
+# checks these first (`Property.directed`), so a run of a few trials reaches every hard case by construction.
+SCRIPTS = {
+    **{crashed(p): f"ahead crash:{p} restart" for p in CrashPoint},
+    RERUN: f"ahead crash:{CrashPoint.AFTER_SINK} restart",
+    RESTART_AFTER_COMPACTION: f"ahead trigger ahead crash:{CrashPoint.AFTER_OFFSETS} compact restart",
+    REDELIVERY: "ahead redelivery trigger",
+    LATE: "ahead far trigger boundary late trigger",
+    AT_WATERMARK: "ahead far trigger boundary late trigger",
+    IDLE: "ahead@0 trigger far@1 trigger far@1 trigger",
+    COMPLETE: "ahead far trigger",
+    LATE_AND_KEPT: "ahead far trigger boundary trigger",
+    PROMISE: "ahead far trigger promise trigger",
+}
+
+
+def directed(kill: bool = False) -> dict[str, Callable[[Any, str], History]]:
+    """For each hard case a job may require, a draw of a small history that reaches it (`SCRIPTS`, scaled to
+    the job under test when drawn); a batch that emitted a window re-run after a crash needs `availableNow`."""
+
+    def draw(script: str, trigger: str = Trigger.PROCESSING_TIME) -> Callable[[Any, str], History]:
+        script = script.replace("crash:", "kill:") if kill else script
+        return lambda source, domain: scripted(source, domain, current_plan(), script, trigger)
+
+    reemit = f"ahead far trigger ahead crash:{CrashPoint.AFTER_SINK} restart"
+    return {
+        **{event: draw(script) for event, script in SCRIPTS.items()},
+        REEMIT: draw(reemit, Trigger.AVAILABLE_NOW),
+    }
 
 
 def use_plan(plan: StatefulPlan) -> None:
@@ -380,10 +415,11 @@ def _windows_only(impl: Any) -> str | None:
 
 
 def state_bounded(impl: Any, histories: Sequence[History], observed: Sequence[Observation]) -> list[Outcome]:
-    """The operator's state can be evicted: its key holds event time under a watermark."""
+    """The operator's key holds event time under a watermark, and after the last committed batch N the state
+    (read from the checkpoint) holds no entry whose bound is at or below E(N)."""
     plan: StatefulPlan = impl.plan
     if plan.bound is not Bound.NONE:
-        return [Outcome(ok=True) for _ in histories]
+        return [_evicted(plan, h, obs) for h, obs in zip(histories, observed)]
     keys = ", ".join(plan.keys) or "nothing"
     why = "the job has no watermark" if not plan.delays else f"its key ({keys}) holds no event time"
     message = (
@@ -391,6 +427,27 @@ def state_bounded(impl: Any, histories: Sequence[History], observed: Sequence[Ob
         "(group by a window of event_time, or deduplicate on event_time or within the watermark)"
     )
     return [Outcome(ok=False, message=message, step=_first_batch_step(h)) for h in histories]
+
+
+def _evicted(plan: StatefulPlan, history: History, obs: Observation) -> Outcome:
+    final = len(history.actions)
+    if (final, StreamingLabel.STATE) not in obs:
+        return Outcome(ok=True)  # nothing committed, or the query was down at the end
+    trial = read_step(history, obs, final, plan)
+    if isinstance(trial, Outcome):
+        return trial
+    kept = [(batch, b, n) for batch, b, n in obs[(final, StreamingLabel.STATE)] if b is not None]
+    stale = [(batch, b, n) for batch, b, n in kept if b <= trial.marks.eviction[batch]]
+    if not stale:
+        return Outcome(ok=True)
+    batch = stale[0][0]
+    message = (
+        f"after batch {batch} the state of operator 0 ({plan.operator}) still holds "
+        f"{sum(n for *_, n in stale)} entries bounded by {sorted(b for _, b, _ in stale)} ({plan.bound}), at or "
+        f"below E({batch}) = {trial.marks.eviction[batch]}: nothing that is not late can update them, and "
+        "they were not evicted"
+    )
+    return failed_at(final, message, obs, StreamingLabel.STATE)
 
 
 def _first_batch_step(history: History) -> int:
@@ -425,16 +482,24 @@ def _property(name: str, doc: str, judge: Judge, kill: bool = False, **more: Any
         events=events,
         profiles=("thorough",) if kill else (),
         reference=more.pop("reference", Reference.MODEL),
+        directed=directed(kill),
         **more,
     )
 
 
 @attrs.frozen
 class JobSuite(Suite):
-    """A suite whose hard cases depend on the job under test (`current_plan`)."""
+    """A suite whose hard cases depend on the job under test (`current_plan`), and that checks a user's job
+    (`--job`) with more trials than the default run's example (`under_job`)."""
+
+    job_batched_cost: float = 160.0
 
     def required_in(self, domains: Sequence[str]) -> tuple[str, ...]:
         return required_events(current_plan())
+
+    def under_job(self) -> Suite:
+        """The suite as `--job` runs it: `job_batched_cost` (ci: 62 trials after the directed ones)."""
+        return attrs.evolve(self, batched_cost=self.job_batched_cost)
 
 
 SUITE = JobSuite(
@@ -483,7 +548,9 @@ SUITE = JobSuite(
     ),
     default_impl="stateful-job:frontier_harness.streaming_job_example.windowed_counts:factory",
     required_events=required_events(EXAMPLE_PLAN),
-    batched_cost=160.0,
+    # In the default run, the example job: ci screens 12 trials after the directed ones; under --job, 62.
+    batched_cost=800.0,
+    job_batched_cost=160.0,
     serial_jobs=True,
     shrink_batch=TRIAL_WAVE,
     domains=("partitioned",),

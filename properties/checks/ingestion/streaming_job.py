@@ -118,8 +118,8 @@ def _mismatch(
     return Outcome(
         ok=False,
         message=message,
-        expected={(step, StreamingLabel.JOB_ROWS): frozenset(expected.items())},
-        actual={(step, StreamingLabel.JOB_ROWS): frozenset(actual.items())},
+        expected={(step, StreamingLabel.JOB_ROWS): frozenset(shown_rows(expected))},
+        actual={(step, StreamingLabel.JOB_ROWS): frozenset(shown_rows(actual))},
         step=step,
     )
 
@@ -130,6 +130,15 @@ def _columns_differ(expected: Counter, actual: Counter) -> str:
     if want and got and want != got:
         return f"read(spark) returns columns {sorted(got)}, transform makes {sorted(want)}"
     return ""
+
+
+def shown_rows(rows: Counter) -> list[str]:
+    """Rows as a counterexample shows them: `{column=value, ...}`, with `xN` when held N times.
+
+    >>> shown_rows(Counter({(("data", "a"), ("offset", 0)): 2}))
+    ["{data='a', offset=0} x2"]
+    """
+    return [_show(row) + (f" x{n}" if n != 1 else "") for row, n in rows.items()]
 
 
 def _show(row: Row) -> str:

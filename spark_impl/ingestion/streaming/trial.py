@@ -90,6 +90,7 @@ from frontier_harness.spark_impl.ingestion.streaming.sinks import (
     shard_writer,
 )
 from frontier_harness.spark_impl.ingestion.streaming.source import UpstreamSource
+from frontier_harness.spark_impl.ingestion.streaming.state_bounds import bounds
 from frontier_harness.spark_impl.ingestion.streaming.upstream_log import UpstreamLog
 from frontier_harness.spark_impl.session import spark
 
@@ -425,6 +426,8 @@ def _run_wave(histories: Sequence[HistoryLike], trials: list[Trial]) -> list[dic
                     observed[i].update(trial.observe(step))
             up = [(i, t) for i, t in enumerate(trials) if t in active and t.spec.job and not t.crashed]
             _read_jobs(step, up, observed)  # a step that left the query down is not judged: no read
+        finals = [(i, t, len(h.actions)) for i, (t, h) in enumerate(zip(trials, histories)) if t.stateful]
+        _read_state(finals, observed)
     finally:
         for trial in trials:
             trial.close()
@@ -443,6 +446,22 @@ def _read_jobs(step: int, trials: list[tuple[int, Trial]], observed: list[dict])
             observed[i][error] = observed[i].get(error, frozenset()) | failed
             rows = Counter()
         observed[i][(step, StreamingLabel.JOB_ROWS)] = frozenset(rows.items())
+
+
+def _read_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> None:
+    """At a stateful trial's final step, the bounds of its state after its last committed batch (one Spark
+    job for the wave: `state_bounds.bounds`)."""
+    stores = []
+    for i, trial, final in trials:
+        committed = checkpoint_files.commit_log(trial.spec.checkpoint)
+        if committed:
+            stores.append((i, final, max(committed), trial.spec.checkpoint))
+    if not stores:
+        return
+    found = bounds(spark(), [(checkpoint, batch) for _, _, batch, checkpoint in stores])
+    for (i, final, batch, _), counts in zip(stores, found):
+        rows = frozenset((batch, bound, n) for bound, n in counts.items())
+        observed[i][(final, StreamingLabel.STATE)] = rows
 
 
 def observe_streaming(domain: Any, histories: Sequence[HistoryLike], job: str | None = None) -> list[dict]:

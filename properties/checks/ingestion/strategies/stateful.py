@@ -150,10 +150,14 @@ def _window_ending_at(window: Window, end: int) -> Span:
     return Span(start, start + window.duration)
 
 
-def produce(source: Source, drawing: Drawing, kind: str | None = None) -> Action:
-    """A record to a known partition or the next new one, its event time of a drawn kind (or `kind`)."""
+def produce(
+    source: Source, drawing: Drawing, kind: str | None = None, partition: int | None = None
+) -> Action:
+    """A record to a known partition or the next new one (or `partition`), its event time of a drawn kind
+    (or `kind`)."""
     kind = kind or source.choice(KINDS)
-    partition = source.integer(0, min(drawing.partitions, MAX_PARTITIONS - 1))
+    if partition is None:
+        partition = source.integer(0, min(drawing.partitions, MAX_PARTITIONS - 1))
     drawing.partitions = max(drawing.partitions, partition + 1)
     if kind == "redelivery" and drawing.records:
         earlier = drawing.records[source.integer(0, len(drawing.records) - 1)]
@@ -215,6 +219,40 @@ def draw_stateful_history(
     actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger})]
     for chunk in repeat(source, lambda: _round(source, drawing, kill), 1, max_rounds, 0.8):
         actions += chunk
+    return History(domain_name, tuple(actions))
+
+
+def scripted(
+    source: Source, domain_name: str, plan: StatefulPlan, script: str, trigger: str = Trigger.PROCESSING_TIME
+) -> History:
+    """A small history that follows `script`, words separated by spaces: a record of a kind (`far`,
+    `ahead`, `boundary`, ...; `kind@p` to partition `p`), `trigger`, `crash:POINT` (`kill:POINT` by
+    SIGKILL), `compact`, `restart`.
+
+    >>> from frontier_harness.properties.engine.source import RandomSource
+    >>> from frontier_harness.model.ingestion.event_time import StatefulPlan, Window
+    >>> plan = StatefulPlan("aggregation", (5_000,), Window(10_000), ("key",), "update", 5_000)
+    >>> h = scripted(RandomSource(0), "partitioned", plan, "ahead far@1 trigger")
+    >>> [(a.name, a.args.get("event_time"), a.args.get("partition")) for a in h.actions]
+    [('query', None, None), ('produce', 20000, 0), ('produce', 45000, 1), ('trigger', None, None)]
+    """
+    drawing = Drawing(plan)
+    actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger})]
+    for word in script.split():
+        name, _, point = word.partition(":")
+        kind, _, partition = word.partition("@")
+        if name == "trigger":
+            actions.append(_trigger(drawing, {}))
+        elif name in ("crash", "kill"):
+            actions.append(_trigger(drawing, {IngestionArg.FAULT: point}, kill=name == "kill"))
+        elif name in ("compact", "restart"):
+            actions.append(
+                Action(StreamingAction.UPSTREAM_COMPACT if name == "compact" else StreamingAction.RESTART, {})
+            )
+            drawing.tracker.step(actions[-1])
+        else:
+            actions.append(produce(source, drawing, kind, int(partition) if partition else 0))
+            drawing.partitions = max(drawing.partitions, actions[-1].args[IngestionArg.PARTITION] + 1)
     return History(domain_name, tuple(actions))
 
 
