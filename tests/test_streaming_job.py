@@ -144,7 +144,11 @@ BAD = [
     ("tests.jobs.user:nope", "cannot import 'nope' from 'tests.jobs.user'"),
     ("tests.jobs.bad:no_read", "WriteOnly has no read method"),
     ("tests.jobs.bad:read_returns_list", "read(spark) returned a list: expected a DataFrame or None"),
-    ("tests.jobs.bad:aggregating", "transform is not row-wise: its logical plan has an aggregation"),
+    (
+        "tests.jobs.bad:aggregating",
+        "transform is not row-wise: its logical plan has an aggregation (use select, filter, withColumn; "
+        "a stateful job runs in --suite stateful)",
+    ),
     ("tests.jobs.bad:deduplicating", "transform is not row-wise: its logical plan has a deduplication"),
     ("tests.jobs.bad:joining", "transform is not row-wise: its logical plan has a join"),
 ]

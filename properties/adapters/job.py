@@ -30,6 +30,13 @@ from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Observation
 
 STREAMING, STATEFUL = "job:", "stateful-job:"
+
+
+class WrongKindOfJob(ImplementationError):
+    """The job belongs to the other suite: a stateful transform under `streaming`, a row-wise one under
+    `stateful` (exit 2 when that suite was asked for; otherwise it runs its default lane)."""
+
+
 JOB_SUITES = {"streaming": STREAMING, "stateful": STATEFUL}
 
 
@@ -48,7 +55,7 @@ class JobImplementation(SparkImplementation):
     streaming_job: str
 
     def __init__(self, spec: str):
-        from frontier_harness.spark_impl.ingestion.streaming.job import JobContractError, built
+        from frontier_harness.spark_impl.ingestion.streaming.job import JobContractError, WrongSuite, built
 
         self.streaming_job, self.name = spec, spec_of(spec)
         self._outputs: dict = {}  # record -> its rows under transform (deterministic: computed once)
@@ -57,6 +64,8 @@ class JobImplementation(SparkImplementation):
             self._before_spark(job)
             self.prepare()
             self._validate(job)
+        except WrongSuite as exc:
+            raise WrongKindOfJob(str(exc)) from exc
         except JobContractError as exc:
             raise ImplementationError(str(exc)) from exc
 

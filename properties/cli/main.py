@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -251,7 +251,7 @@ def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> lis
     lanes run the user's job, named by it.
     """
     from frontier_harness.properties.adapters import load_implementation
-    from frontier_harness.properties.adapters.job import JOB_SUITES, spec_of
+    from frontier_harness.properties.adapters.job import JOB_SUITES
 
     job = getattr(args, "job", None)
     if job and not any(s.name in JOB_SUITES for s in suites):
@@ -269,19 +269,7 @@ def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> lis
 
     runs = []
     for suite in suites:
-        wrapped = bool(job) and suite.name in JOB_SUITES
-        default = spec_of(str(job), suite.name == "stateful") if wrapped else suite.default_impl
-        own = suite.default_impl
-
-        def load_for_suite(spec: str, own: str = own, default: str = default) -> Implementation:
-            return load(default if spec == own else spec)
-
-        for lane in lanes(suite, args.impl, load_for_suite):
-            if wrapped and lane.impl_name != suite.default_impl:
-                continue  # the user's job runs on Spark: no other lane has a job to run
-            if wrapped:  # named by the job; a suite that checks a user's job with more trials says so
-                under_job = getattr(suite, "under_job", None)
-                lane = attrs.evolve(lane, impl_name=default, suite=under_job() if under_job else suite)
+        for lane in _suite_lanes(args, out, suite, load):
             reason = suite.unsupported(lane.impl, lane.impl_name)
             if reason is None:
                 runs.append(lane)
@@ -292,6 +280,27 @@ def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> lis
     if not runs:
         raise UnsupportedImplementation(f"no suite can run against --impl {args.impl}")
     return runs
+
+
+def _suite_lanes(args: argparse.Namespace, out: Console, suite: Suite, load: Callable) -> list[Lane]:
+    """The suite's lanes; under `--job` the streaming and stateful suites run the user's job alone, named by
+    it (`job:M:F`, `stateful-job:M:F`), with the suite's trial count for a user's job (`under_job`). A job of
+    the other suite's kind leaves a suite its default lanes, unless that suite was asked for (exit 2)."""
+    from frontier_harness.properties.adapters.job import JOB_SUITES, WrongKindOfJob, spec_of
+
+    job = getattr(args, "job", None)
+    if not job or suite.name not in JOB_SUITES:
+        return lanes(suite, args.impl, load)
+    spec = spec_of(job, stateful=suite.name == "stateful")
+    try:
+        impl = load(spec)
+    except WrongKindOfJob as exc:
+        if getattr(args, "suite", None):
+            raise
+        out.print(f"{suite.name} runs its default lanes: {exc}", markup=False, soft_wrap=True)
+        return lanes(suite, args.impl, load)
+    under_job = getattr(suite, "under_job", None)
+    return [Lane(under_job() if under_job else suite, spec, impl)]
 
 
 def _run_suites(

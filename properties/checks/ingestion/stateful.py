@@ -548,8 +548,8 @@ SUITE = JobSuite(
     ),
     default_impl="stateful-job:frontier_harness.streaming_job_example.windowed_counts:factory",
     required_events=required_events(EXAMPLE_PLAN),
-    # In the default run, the example job: ci screens 12 trials after the directed ones; under --job, 62.
-    batched_cost=800.0,
+    # The default run's example job: ci screens one wave (6 trials) after the directed ones; --job, 62.
+    batched_cost=1667.0,
     job_batched_cost=160.0,
     serial_jobs=True,
     shrink_batch=TRIAL_WAVE,

@@ -16,8 +16,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
-from pyspark.sql.datasource import DataSourceStreamReader
-
 from frontier_harness.spark_impl.ingestion.streaming.source import (
     LogRange,
     UpstreamSource,
@@ -46,12 +44,4 @@ class EventStreamReader(UpstreamStreamReader):
 class EventSource(UpstreamSource):
     """`spark.readStream.format("frontier_upstream_events").option("path", DIR)`: keyed, timed records."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
-
-    def schema(self) -> str:
-        return SCHEMA
-
-    def streamReader(self, schema) -> DataSourceStreamReader:
-        return EventStreamReader(self.options["path"])
+    format_name, row_schema, stream_reader = NAME, SCHEMA, EventStreamReader

@@ -85,6 +85,11 @@ class JobContractError(ValueError):
         super().__init__(f"--job {spec}: {problem}")
 
 
+class WrongSuite(JobContractError):
+    """A job of the other suite's kind: a stateful transform under the streaming suite, a row-wise one under
+    the stateful suite."""
+
+
 def load_factory(spec: str) -> Callable[[str], Any]:
     """`MODULE:FACTORY` imported (from the working directory too), or `JobContractError`."""
     module, _, name = spec.partition(":")
@@ -185,7 +190,7 @@ def _check_transform(spec: str, job: Any, session: Any) -> list[str]:
         raise JobContractError(spec, f"transform returned a {type(out).__name__}: expected a DataFrame")
     found = sorted({NOT_ROW_WISE[op] for op in plan_operators(out) if op in NOT_ROW_WISE})
     if found:
-        raise JobContractError(
+        raise WrongSuite(
             spec,
             f"transform is not row-wise: its logical plan has {', '.join(found)} "
             "(use select, filter, withColumn; a stateful job runs in --suite stateful)",

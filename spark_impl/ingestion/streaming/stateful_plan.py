@@ -32,7 +32,12 @@ from pyspark.sql import functions as F
 
 from frontier_harness.model.vocabulary.ingestion import OutputMode, PlanKey, StatefulOperator
 from frontier_harness.spark_impl.ingestion.streaming.event_source import NAME, SCHEMA, EventSource
-from frontier_harness.spark_impl.ingestion.streaming.job import JobContractError, explained, transformed
+from frontier_harness.spark_impl.ingestion.streaming.job import (
+    JobContractError,
+    WrongSuite,
+    explained,
+    transformed,
+)
 
 RECORD_COLUMNS = tuple(field.split()[0] for field in SCHEMA.split(", "))
 MODES = (OutputMode.APPEND, OutputMode.UPDATE)
@@ -144,7 +149,7 @@ def _refuse_unsupported(spec: str, nodes: Sequence[Node]) -> None:
         names = " over ".join(STATEFUL[n.name] for n in stateful)
         raise JobContractError(spec, f"chained stateful operators are not supported: {names}")
     if not stateful:
-        raise JobContractError(
+        raise WrongSuite(
             spec, "transform has no aggregation or deduplication: a row-wise job runs in --suite streaming"
         )
 
