@@ -78,9 +78,15 @@ def test_exactly_once_is_transform_over_what_the_model_keeps_and_names_doubled_r
     twice = trial_step(1, [(0, 1)], [0], [(0, 0)], [(window_row(10 * S, 1), 2)])
     outcome = stateful.exactly_once(impl, [ONE], [twice])[0]
     assert not outcome.ok and outcome.step == 1
-    assert "doubled [{count=1, key='a', window=[10000, 20000)} (held 2x, expected 1x)]" in outcome.message
+    doubled = (
+        "doubled [{count=1, key='a', window=[10000, 20000)} (window [10000, 20000), counting batches [0];"
+    )
+    assert doubled + " held 2x, expected 1x)]" in outcome.message
     lost = stateful.exactly_once(impl, [ONE], [trial_step(1, [(0, 1)], [0], [(0, 0)], [])])[0]
-    assert "missing [{count=1, key='a', window=[10000, 20000)} (window [10000, 20000))]" in lost.message
+    assert (
+        "missing [{count=1, key='a', window=[10000, 20000)} (window [10000, 20000), counting batches [0])]"
+        in (lost.message)
+    )
 
 
 def test_exactly_once_first_holds_the_journaled_watermarks_to_the_models():
@@ -200,8 +206,9 @@ def test_a_job_that_cannot_be_imported_is_refused_before_spark_starts(capsys):
     assert session.starts() == started
 
 
-# A few real trials a run, screened then shrunk as `check` does (the ci profile's order, smaller counts).
-TRIALS = attrs.evolve(PROFILES["ci"], batched_screening_histories=1_920, shrink_seconds=900)  # 12 trials
+# A few real trials a run, as `check --job` runs them (the ci profile's order: the directed trials, then 12
+# screened; a failure shrunk), with a shrink budget a loaded machine does not cut short.
+TRIALS = attrs.evolve(PROFILES["ci"], batched_screening_histories=1_920, shrink_seconds=900)
 
 
 def _run(job: str, tmp_path):
@@ -210,7 +217,9 @@ def _run(job: str, tmp_path):
 
     impl = load_job(job, stateful=True)
     files = []
-    result = run_suite(SUITE, impl, impl.name, TRIALS, 0, found=lambda cx, event: files.append(cx))
+    result = run_suite(
+        SUITE.under_job(), impl, impl.name, TRIALS, 0, found=lambda cx, event: files.append(cx)
+    )
     return result, impl
 
 

@@ -298,10 +298,14 @@ def _mismatch(
         expected += rows_of(part.picks[0], outputs, window_column)
     doubled = Counter({row: n for row, n in mismatch.extra.items() if row in expected})
     unexpected = mismatch.extra - doubled
+    where = {row: part.what for part in parts for row in rows_of(part.picks[0], outputs, window_column)}
     named = [
         _named("missing", [f"{show_row(row)} ({what})" for row, what in mismatch.missing]),
-        _named("doubled", [f"{show_row(r)} (held {actual[r]}x, expected {expected[r]}x)" for r in doubled]),
-        _named("unexpected", [show_row(r) for r in unexpected]),
+        _named(
+            "doubled",
+            [f"{show_row(r)} ({where[r]}; held {actual[r]}x, expected {expected[r]}x)" for r in doubled],
+        ),
+        _named("unexpected", [show_row(r) + (f" ({where[r]})" if r in where else "") for r in unexpected]),
     ]
     batches = sorted(trial.committed)
     message = (

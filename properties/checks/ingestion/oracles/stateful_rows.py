@@ -140,7 +140,17 @@ def _windows(plan: StatefulPlan, trial: Step) -> list[Part]:
         last = trial.last
         kept = {s: rs for s, rs in kept.items() if last is not None and trial.marks.complete(s.end, last)}
     frames = pack(plan, kept)
-    return [Part((Pick(frames[span], span),), f"window [{span.start}, {span.end})") for span in sorted(kept)]
+    return [Part((Pick(frames[span], span),), window_named(span, trial, kept[span])) for span in sorted(kept)]
+
+
+def window_named(span: Span, trial: Step, records: Sequence[Record]) -> str:
+    """A window as a failure names it: its bounds and the committed batches whose records it counts.
+
+    >>> window_named(Span(0, 10), Step(3, (Batch(0, (Record("k", 5, "d", 0, 0),)),), frozenset({0}), None), [])
+    'window [0, 10), counting batches []'
+    """
+    batches = sorted({b.id for b in trial.done for r in b.records if r in records})
+    return f"window [{span.start}, {span.end}), counting batches {batches}"
 
 
 def pack(plan: StatefulPlan, kept: Mapping[Span, Sequence[Record]]) -> dict[Span, Frame]:
