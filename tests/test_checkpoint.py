@@ -231,7 +231,7 @@ def _planted_suite(monkeypatch, planted) -> list:
     import frontier_harness.properties.checks.ingestion.checkpoint as suite
 
     monkeypatch.setattr(suite, "check_log", planted)
-    quick = attrs.evolve(PROFILES["ci"], max_examples=100, screening_histories=2000, shrink_seconds=3)
+    quick = attrs.evolve(PROFILES["ci"], max_examples=100, screening_histories=2000)  # shrinks by calls
     result = run_suite(
         get_suite("checkpoint"), ModelImplementation(), "model", quick, seed=0, domains=("total",)
     )

@@ -16,7 +16,8 @@ from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.runner import Run, shrinking_lane
 from tests.test_small_counterexamples import COLLECTIONS, PRODUCT, TupleOrder
 
-QUICK = attrs.evolve(PROFILES["dev"], max_examples=100, shrink_seconds=2.0)
+# Shrinking by a count of implementation calls (as `ci` does): the same history on any machine, loaded or not.
+QUICK = attrs.evolve(PROFILES["dev"], max_examples=100, shrink_by_calls=True, shrink_seconds=900.0)
 
 
 class OneUpdateTooMany(TupleOrder):

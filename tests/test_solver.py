@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from contextlib import contextmanager
 
 import attrs
@@ -174,11 +173,10 @@ def test_partitioned_encoding_equals_the_model(a, b):
 # ---------------------------------------------------------------- the obligations
 
 
-def test_every_obligation_is_proved_within_ten_seconds():
-    started = time.perf_counter()
+def test_every_obligation_is_proved():
+    """How long it takes is a figure `frontier-harness prove` prints (its table's title), not an assert."""
     results = check.prove()
     assert {r.obligation.name: r.status for r in results} == {name: "proved" for name in registry.NAMES}
-    assert time.perf_counter() - started <= 10
 
 
 def test_a_case_that_holds_without_any_hypothesis_is_trivial_not_proved():
@@ -193,7 +191,19 @@ def test_a_case_that_holds_without_any_hypothesis_is_trivial_not_proved():
         (check.Verdict(lattice.lattice_cases(FAITHFUL, World())[0], "trivial", 0),),
         0,
     )
-    assert only_trivial.status == "trivial"
+    assert only_trivial.status == "trivial" and not only_trivial.holds  # true, but proves nothing
+    assert solver_cli.exit_code([only_trivial]) == 2
+
+
+def test_an_obligation_with_no_case_is_not_run_never_proved(monkeypatch, capsys):
+    from rich.console import Console
+
+    empty = registry.Obligation("empty", "an obligation whose cases were lost", lambda rules, world: [])
+    monkeypatch.setattr(check, "get", lambda name: empty)
+    [result] = check.prove(["lattice"])
+    assert result.status == "not run" and not result.holds
+    assert solver_cli.run(_args("--obligation", "lattice"), Console(width=200)) == 2
+    assert "not proved: empty: it has no case" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- planted bugs
@@ -316,13 +326,11 @@ def test_planted_bug_is_refuted_with_a_replayable_counterexample(bug, tmp_path):
 
     encoded, _, obligation = PLANTED[bug]
     rules = attrs.evolve(FAITHFUL, **encoded)
-    started = time.perf_counter()
     result = check.prove([obligation], rules)[0]
     assert result.status == "refuted"
     refuted = [v for v in result.verdicts if v.status == "refuted"]
     impl_name = f"tests.test_solver:{bug}"
     realized = next(r for r in (realize(v, rules, _planted_impl(bug), impl_name) for v in refuted) if r)
-    assert time.perf_counter() - started <= 10
     path = counterexample.write(realized.counterexample, tmp_path)
     assert counterexample.read(path).suite == "prove"
     assert main(["replay", str(path)]) == 1  # the file names the planted implementation
@@ -548,3 +556,20 @@ def test_the_prove_suite_holds_on_the_model():
     profile = attrs.evolve(PROFILES["ci"], max_examples=20, screening_histories=100)
     result = run_suite(prove_suite.SUITE, ModelImplementation(), "model", profile, 0)
     assert result.passed and result.missing_events == ()
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_the_prove_suite_catches_each_planted_bug_through_its_own_search_and_shrinking(bug, tmp_path):
+    """No hand-written scenario: the suite draws, finds and shrinks the failure (a count of implementation
+    calls bounds the shrinking, so the size is the same on any machine), and the file replays."""
+    from frontier_harness.properties.cli.main import main
+    from frontier_harness.properties.engine.runner import run_suite
+    from tests.helpers import QUICK
+
+    impl_name = f"tests.test_solver:{bug}"
+    result = run_suite(prove_suite.SUITE, _planted_impl(bug), impl_name, QUICK, 0, fail_fast=True)
+    failure = next(r.failure for r in result.results if r.failure is not None)
+    assert len(failure.history.actions) <= 6, failure.history
+    path = counterexample.write(failure, tmp_path)  # (an argument that is None is left out: ITF has no null)
+    assert main(["replay", str(path)]) == 1
+    assert main(["replay", str(path), "--impl", "model"]) == 0

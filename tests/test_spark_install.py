@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -29,11 +30,32 @@ ONE_TRIAL = History(
 
 
 def _venv(where: Path) -> Path:
-    """A virtualenv over this interpreter's packages (the harness's dependencies); its python."""
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(where)], check=True
-    )
-    return where / "bin" / "python"
+    """A virtualenv over this environment's packages (the harness's dependencies); its python.
+
+    Not `--system-site-packages`: run from inside a virtualenv, that exposes the *base* interpreter's
+    packages, not this environment's (`No module named 'rich'` in a fresh venv). A `.pth` file adds this
+    environment's site directories instead, their own `.pth` files included (`site.addsitedir`)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    python = where / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    lines = [f"import site; site.addsitedir({path!r})" for path in ours]
+    (Path(purelib) / "frontier_harness_test_parent.pth").write_text("\n".join(lines) + "\n")
+    return python
+
+
+def test_the_virtualenv_a_test_builds_sees_this_environments_packages(tmp_path):
+    """From inside a virtualenv too (the README's test command, run as most users run it)."""
+    python = _venv(tmp_path / "venv")
+    code = "import rich, pyspark, hypothesis, frontier_harness; print(frontier_harness.__file__)"
+    ran = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip().startswith(str(ROOT)), ran.stdout
 
 
 def _wrong_python3(where: Path) -> Path:

@@ -33,9 +33,10 @@ def test_planted_model_side_bug_keeping_zero_diffs_is_caught_small(tmp_path):
 
 
 def test_the_model_reaches_every_hard_case_in_every_domain():
+    """The reach only: the suite's one property compares with the model, so the model's verdict on itself
+    says nothing (`passed` is not asserted)."""
     profile = attrs.evolve(QUICK, screening_histories=2000, screening_batch=2000)
     result = run_suite(COLLECTIONS, ModelImplementation(), "model", profile, seed=0)
-    assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
 

@@ -48,11 +48,11 @@ def spark_retracts_at_upper() -> SparkImplementation:
     return Impl()
 
 
-def test_suite_holds_on_the_model_and_reaches_every_hard_case():
+def test_the_model_reaches_every_hard_case():
+    """The reach only: the suite compares with the model, so the model's verdict on itself says nothing."""
     result = run_suite(
         TEMPORAL, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=500), seed=0
     )
-    assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
 

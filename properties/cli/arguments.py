@@ -23,6 +23,20 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1 (a count a verdict rests on: zero would check nothing).
+
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a whole number >= 1, got 0
+    """
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a finite number > 0."""
     try:

@@ -28,6 +28,9 @@ from typing import Any
 
 import attrs
 
+from frontier_harness.properties.engine.errors import HarnessError, InternalError
+from frontier_harness.properties.engine.exit_codes import ExitCode, exit_code_of
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.lanes import MODEL, Lane, LaneResult
 from frontier_harness.properties.engine.profiles import Profile
 from frontier_harness.properties.engine.runner import PropertyResult
@@ -82,6 +85,7 @@ class Background:
         lane_done: Callable[[LaneResult, float], None],
     ):
         context = multiprocessing.get_context("spawn")
+        self.job = job
         self.messages = context.Queue()
         self.process = context.Process(target=_child, args=(job, self.messages), daemon=True)
         self.finished, self.found, self.lane_done = finished, found, lane_done
@@ -99,7 +103,7 @@ class Background:
             # and exited while the queue was being read was taken for dead, its `done` unread.
             alive = self.process.is_alive()
             try:
-                kind, *payload = self.messages.get(timeout=0.5)
+                kind, *payload = pickle.loads(self.messages.get(timeout=0.5))
             except queue.Empty:
                 if not alive:
                     self._died()
@@ -116,14 +120,12 @@ class Background:
             self.lanes[index] = result
             self.lane_done(result, seconds)
         elif kind == "error":
-            self.error = payload[0]
+            self.error = raised_there(*payload)
             self.done.set()
         elif kind == "done":
             self.done.set()
 
     def _died(self) -> None:
-        from frontier_harness.properties.engine.infrastructure import InfrastructureError
-
         if self.done.is_set():
             return
         self.error = InfrastructureError(
@@ -132,12 +134,21 @@ class Background:
         self.done.set()
 
     def results(self) -> list[LaneResult]:
+        """Every lane's result, in the job's order; `InfrastructureError` naming a lane that never came back
+        (a run never pairs the lanes that did come back with the planned ones by position)."""
         self.done.wait()
         self.listener.join()
         self.process.join(timeout=30)
         if self.error is not None:
             raise self.error
-        return [self.lanes[i] for i in sorted(self.lanes)]
+        lost = [
+            f"{spec.suite} against {spec.impl}"
+            for i, spec in enumerate(self.job.lanes)
+            if i not in self.lanes
+        ]
+        if lost:
+            raise InfrastructureError(f"lanes run in the background returned no result: {', '.join(lost)}")
+        return [self.lanes[i] for i in range(len(self.job.lanes))]
 
     def stop(self) -> None:
         """Ends the child at once (this process is failing, or was interrupted)."""
@@ -150,9 +161,45 @@ def _child(job: Job, messages: Any) -> None:
     """The child: each lane in turn, every report sent as it happens, then `done` (or `error`)."""
     try:
         _run(job, messages)
-        messages.put(("done",))
+        send(messages, ("done",))
     except BaseException as exc:  # handed to the parent, which raises it as a sequential run would
-        messages.put(("error", _portable(exc)))
+        send(messages, ("error", *described(exc)))
+
+
+def send(messages: Any, message: tuple) -> None:
+    """Puts `message` pickled here, so one that cannot be pickled reaches the parent as an error (the
+    harness's own: exit 4), where `Queue.put` would drop it in its feeder thread and the lane be lost."""
+    try:
+        data = pickle.dumps(message)
+    except Exception as exc:
+        data = pickle.dumps(("error", *described(exc, f"a {message[0]!r} message could not be sent: ")))
+    messages.put(data)
+
+
+def described(exc: BaseException, context: str = "") -> tuple[int, str, str, str]:
+    """What the parent needs of an exception, whatever it holds: whose fault it is (its exit code), its
+    type's name, its message and its traceback, as plain values (the object may not survive pickling).
+
+    >>> described(KeyError("step"))[:3]
+    (4, 'KeyError', "'step'")
+    """
+    text = "".join(traceback.format_exception(exc))
+    return int(exit_code_of(exc)), type(exc).__name__, context + str(exc), text
+
+
+def raised_there(code: int, kind: str, message: str, trace: str) -> Exception:
+    """The exception to raise here for one the child described (`described`), of the kind that gives the
+    same exit code: a `HarnessError` (2), an `InfrastructureError` (3), or an `InternalError` (4) that
+    carries the child's traceback.
+
+    >>> raised_there(2, "ContractViolation", "contract violation: observe_x must return a list", "")
+    HarnessError('contract violation: observe_x must return a list')
+    """
+    if code == ExitCode.USAGE:
+        return HarnessError(message)
+    if code == ExitCode.INFRASTRUCTURE:
+        return InfrastructureError(message)
+    return InternalError(kind, message, trace)
 
 
 def _run(job: Job, messages: Any) -> None:
@@ -175,23 +222,13 @@ def _run(job: Job, messages: Any) -> None:
             job.profile,
             job.seed,
             job.domains,
-            found=lambda cx, event: messages.put(("found", cx, event)),
+            found=lambda cx, event: send(messages, ("found", cx, event)),
             finished=_sender(messages, lane.impl_name),
         )
         done = LaneResult(lane.impl_name, result, lane.reference_only)
-        messages.put(("lane", index, done, time.perf_counter() - started))
+        send(messages, ("lane", index, done, time.perf_counter() - started))
 
 
 def _sender(messages: Any, impl_name: str) -> Callable[[PropertyResult], None]:
     """The `finished` hook of one lane: each property and domain's result, sent as it ends."""
-    return lambda result: messages.put(("finished", impl_name, result))
-
-
-def _portable(exc: BaseException) -> BaseException:
-    """`exc` if it survives pickling, else a `RuntimeError` carrying its traceback."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-        return exc
-    except Exception:
-        text = "".join(traceback.format_exception(exc))
-        return RuntimeError(f"a lane running in the background raised:\n{text}")
+    return lambda result: send(messages, ("finished", impl_name, result))

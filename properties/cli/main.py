@@ -1,7 +1,10 @@
 """`frontier-harness`: check, verify, replay, prove, validate-checkpoint, mutate, list, bench.
 
-Exit codes: 0 all held; 1 a property failed (or a replayed counterexample still
-fails); 2 usage or bad input; 3 infrastructure (no Java, Spark died).
+Exit codes: 0 all held (over a count of histories that is never zero); 1 a property
+failed (or a replayed counterexample still fails); 2 usage, bad input, a broken
+contract, or a property that checked nothing ("not run"); 3 infrastructure (no Java,
+Spark died, a planned lane that never came back); 4 an internal error of the harness,
+with its traceback, to report.
 """
 
 from __future__ import annotations
@@ -10,23 +13,29 @@ import argparse
 import json
 import sys
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 import attrs
 from rich.console import Console
+from rich.markup import escape
 
-from frontier_harness.model.errors import ModelError
 from frontier_harness.properties.bench import NAMES as BENCH_NAMES
-from frontier_harness.properties.cli.arguments import domain_name, non_negative_int, positive_float
+from frontier_harness.properties.cli.arguments import (
+    domain_name,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
+from frontier_harness.properties.cli.machine import took
 from frontier_harness.properties.cli.progress import lane_display
 from frontier_harness.properties.engine import counterexample, report
 from frontier_harness.properties.engine.config import Config, load_config
-from frontier_harness.properties.engine.errors import HarnessError, UnsupportedImplementation
-from frontier_harness.properties.engine.exit_codes import ExitCode
+from frontier_harness.properties.engine.errors import HarnessError, InternalError, UnsupportedImplementation
+from frontier_harness.properties.engine.exit_codes import ExitCode, exit_code_of
 from frontier_harness.properties.engine.implementation import Implementation
-from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.junit import write_junit
 from frontier_harness.properties.engine.lanes import (
     MODEL,
@@ -123,18 +132,18 @@ def _run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> 
     verb.add_argument("--seed", type=non_negative_int, default=0)
     verb.add_argument(
         "--max-examples",
-        type=non_negative_int,
-        help="Hypothesis examples for suites checked against the model",
+        type=positive_int,
+        help="Hypothesis examples for suites checked against the model (at least 1)",
     )
     verb.add_argument(
         "--batched-examples",
-        type=non_negative_int,
-        help="Hypothesis examples for suites checked against an implementation",
+        type=positive_int,
+        help="Hypothesis examples for suites checked against an implementation (at least 1)",
     )
     verb.add_argument(
         "--screening",
-        type=non_negative_int,
-        help="histories the screening lane checks per property and domain",
+        type=positive_int,
+        help="histories the screening lane checks per property and domain (at least 1)",
     )
     verb.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
     _job_option(verb)
@@ -199,13 +208,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             "bench": _bench,
             "mutate": _mutate,
         }
-        return verbs[args.verb](args, out)
-    except InfrastructureError as exc:
-        out.print(f"[bold]infrastructure:[/] {exc}", markup=True, soft_wrap=True)
-        return ExitCode.INFRASTRUCTURE
-    except (HarnessError, ModelError) as exc:
+        started = time.perf_counter()
+        code = verbs[args.verb](args, out)
+        if args.verb in ("check", "verify"):  # the wall time, with what it was measured on
+            out.print(took(args.verb, time.perf_counter() - started), markup=False)
+        return code
+    except Exception as exc:
+        return report_error(out, exc)
+
+
+def report_error(out: Console, exc: Exception) -> ExitCode:
+    """Whose fault `exc` is (`exit_code_of`), said in one line for bad input (2) and infrastructure (3);
+    anything else is the harness's own bug (4), printed with its traceback to report. Never 1: only a
+    counterexample fails a run."""
+    code = exit_code_of(exc)
+    if code is ExitCode.USAGE:
         out.print(f"error: {exc}", markup=False, soft_wrap=True)
-        return ExitCode.USAGE
+    elif code is ExitCode.INFRASTRUCTURE:
+        out.print(f"[bold]infrastructure:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
+    else:
+        if isinstance(exc, InternalError):  # raised in the background process: its traceback, as text
+            trace, what = exc.traceback, str(exc)
+        else:
+            trace, what = "".join(traceback.format_exception(exc)), f"{type(exc).__name__}: {exc}"
+        out.print(trace.rstrip(), markup=False, highlight=False, soft_wrap=True)
+        out.print(f"internal error: {what}: please report it, with the traceback above", markup=False)
+    return code
 
 
 def _configure_spark(args: argparse.Namespace) -> None:
@@ -322,17 +350,25 @@ def _run_suites(
             if i in there:
                 continue
             if args.fail_fast and not all(r.passed for r in results.values()):
-                break
+                results[i] = _not_run(lane, profile, domains, "--fail-fast: an earlier lane failed")
+                continue
             results[i] = _run_lane(lane, out, profile, args.seed, domains, files, args.fail_fast)
             _report_failures(out, files, results[i], written)
         if background is not None:
-            for i, result in zip(there, background.results()):
+            for i, result in zip(there, background.results(), strict=True):  # one for each, or it raised
                 results[i] = result
                 _report_failures(out, files, result, written)
     finally:
         if background is not None:
             background.stop()
-    return [results[i] for i in sorted(results)], written
+    return [results[i] for i in range(len(planned))], written
+
+
+def _not_run(lane: Lane, profile: Profile, domains: list[str] | None, reason: str) -> LaneResult:
+    """A planned lane the run did not reach: each of its properties and domains "not run", named."""
+    from frontier_harness.properties.engine.runner import not_run
+
+    return LaneResult(lane.impl_name, not_run(lane.suite, domains, profile, reason), lane.reference_only)
 
 
 def _background_lanes(args: argparse.Namespace, planned: list[Lane]) -> list[int]:
@@ -385,6 +421,8 @@ def _report_failures(
             path = files.final(r.failure)
             written[(r.suite, lane.impl, r.property, r.domain)] = path
             out.print(report.counterexample_table(r.failure))
+            if r.failure.stopped:  # the wall clock, not the budget, ended its shrinking: said, never silent
+                out.print(f"{r.suite}.{r.property}[{r.domain}]: {r.failure.stopped}", markup=False)
             out.print(report.replay_hint(r.failure, path), markup=False, soft_wrap=True)
 
 
@@ -451,13 +489,14 @@ def _verify(args: argparse.Namespace, out: Console) -> int:
         write_junit(args.junit, results, written, proofs, corpus)
     if any(c.invalid for c in corpus):
         return ExitCode.USAGE
+    proved = exit_code(proofs) if proofs else ExitCode.HELD
     if (
-        not all(r.passed for r in results)
-        or exit_code(proofs) == ExitCode.FAILED
+        not all(r.passed for r in results)  # a failure, or a property that did not run
+        or proved in (ExitCode.FAILED, ExitCode.USAGE)  # refuted, or proving nothing (no case, or trivial)
         or any(not c.passed for c in corpus)
     ):
         return ExitCode.FAILED
-    return ExitCode.INFRASTRUCTURE if exit_code(proofs) == ExitCode.INFRASTRUCTURE else ExitCode.HELD
+    return ExitCode.INFRASTRUCTURE if proved == ExitCode.INFRASTRUCTURE else ExitCode.HELD
 
 
 def _prove(args: argparse.Namespace, out: Console) -> int:

@@ -1,10 +1,12 @@
 """The `prove` verb: each obligation PROVED (with its time) or REFUTED with a replayable scenario.
 
 A case whose goal holds without any hypothesis is counted `trivial`, not `proved`.
-Exit 0 when every obligation holds; 1 when one is refuted (a counterexample
-file is written under `--out` when the refutation can be realized on the model's
-world); 3 when the solver timed out, hit its resource limit or failed and
-nothing was refuted — never reported as proved.
+Exit 0 when every obligation is proved (at least one case of it needed the rules);
+1 when one is refuted (a counterexample file is written under `--out` when the
+refutation can be realized on the model's world); 3 when the solver timed out, hit
+its resource limit or failed and nothing was refuted — never reported as proved;
+2, with a line naming it, when an obligation had no case ("not run") or only
+trivial ones: nothing about the rules was proved.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from rich.table import Table
 from frontier_harness.properties.cli.arguments import non_negative_int, positive_float
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.exit_codes import ExitCode
-from frontier_harness.properties.solver.check import Result, prove
+from frontier_harness.properties.solver.check import ProofStatus, Result, prove
 from frontier_harness.properties.solver.encoding import FAITHFUL, Rules
 from frontier_harness.properties.solver.registry import NAMES
 
@@ -75,17 +77,31 @@ def run(
         if r.status == "refuted"
     }
     console.print(_table(results, args.skew, time.perf_counter() - started))
+    for line in vacuous(results):
+        console.print(line, markup=False)
     if args.json:
         args.json.write_text(json.dumps(_as_json(results, written, args.skew), indent=1) + "\n")
     return exit_code(results)
 
 
 def exit_code(results: list[Result]) -> int:
-    """1 if any obligation is refuted, else 3 if any is unknown or failed, else 0 (proved or trivial)."""
+    """1 if any obligation is refuted, else 3 if any is unknown or failed, else 2 if one proved nothing
+    (no case, or only trivial ones), else 0: every one proved."""
     statuses = {r.status for r in results}
-    if "refuted" in statuses:
+    if ProofStatus.REFUTED in statuses:
         return ExitCode.FAILED
-    return ExitCode.INFRASTRUCTURE if statuses & {"unknown", "error"} else ExitCode.HELD
+    if statuses & {ProofStatus.UNKNOWN, ProofStatus.ERROR}:
+        return ExitCode.INFRASTRUCTURE
+    return ExitCode.HELD if all(r.holds for r in results) and results else ExitCode.USAGE
+
+
+def vacuous(results: list[Result]) -> list[str]:
+    """A line for each obligation that proved nothing: no case, or only cases true without the rules."""
+    reasons = {
+        ProofStatus.NOT_RUN: "it has no case",
+        ProofStatus.TRIVIAL: "every case holds without any hypothesis",
+    }
+    return [f"not proved: {r.obligation.name}: {reasons[r.status]}" for r in results if r.status in reasons]
 
 
 def _refutation(
@@ -138,7 +154,9 @@ def _verdict(r: Result) -> str:
     if r.status == "proved":
         return f"[green]PROVED[/] ({held})"
     if r.status == "trivial":
-        return f"[yellow]TRIVIAL[/] ({held}): holds without any hypothesis"
+        return f"[yellow]TRIVIAL[/] ({held}): holds without any hypothesis, proves nothing"
+    if r.status == "not run":
+        return "[yellow]NOT RUN[/] (no case): proves nothing"
     if r.status == "refuted":
         return f"[red]REFUTED[/] ({sum(v.status == 'refuted' for v in r.verdicts)} cases)"
     reasons = sorted({v.reason for v in r.verdicts if v.status in ("unknown", "error")})

@@ -67,7 +67,7 @@ def summary_table(
             "proof",
             proof.obligation.name,
             f"{len(proof.verdicts)} cases, {proof.seconds:.2f}s",
-            _verdict(proof.status.holds, proof.status.upper()),
+            _verdict(proof.holds, proof.status.upper()),
         )
     for item in corpus:
         table.add_row("corpus", item.path.name, item.message, _verdict(item.passed))

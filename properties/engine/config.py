@@ -50,7 +50,7 @@ class Config:
             raise HarnessError(f"[tool.frontier-harness.profiles.{name}]: unknown fields {sorted(unknown)}")
         try:
             return attrs.evolve(PROFILES[name], **overrides)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise HarnessError(f"[tool.frontier-harness.profiles.{name}]: {exc}") from exc
 
 

@@ -6,6 +6,12 @@ model and the implementation said and the first divergent step. `itf-py` reads
 and writes the values. Files are named by content, so the same failure found
 twice writes the same file.
 
+A failure only together (histories that interfere in one call:
+`frontier_harness.properties.engine.batch`) is a group file: `#meta.format_version`
+2, `#meta.histories` the number of actions of each history in order (history 0
+carries the failure), and each state's `history` says whose action it is; `replay`
+runs them in one call. A file of one history is format 1, unchanged.
+
 An argument that is None is omitted from its record (ITF has no null).
 """
 
@@ -26,6 +32,7 @@ from frontier_harness.properties.engine.history import History
 
 FORMAT = "frontier-harness/counterexample"
 FORMAT_VERSION = 1
+GROUP_FORMAT_VERSION = 2  # several histories that fail only together, in one call
 REQUIRED_META = ("suite", "property", "domain", "impl")
 
 
@@ -51,10 +58,24 @@ class Counterexample:
     trace: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     # The user's streaming job (`--job MODULE:FACTORY`) the trials ran, so `replay` runs it again.
     job: str | None = None
+    # The histories `history` fails only together with, in one call (they interfere).
+    together: tuple[History, ...] = ()
+    # Why shrinking stopped before its budget ran out (a wall-clock cap); None when it did not.
+    stopped: str | None = None
 
     @builtins.property  # `property` is a field here
     def domain(self) -> str:
         return self.history.domain
+
+    @builtins.property
+    def histories(self) -> tuple[History, ...]:
+        """Every history the failure needs, in the call's order: `history` first."""
+        return (self.history, *self.together)
+
+    @builtins.property
+    def size(self) -> int:
+        """Actions in all its histories: what shrinking makes smaller."""
+        return sum(len(h.actions) for h in self.histories)
 
     @builtins.property
     def disagreement(self) -> bool:
@@ -72,11 +93,14 @@ def render_observation(observation: Any) -> Any:
 
 
 def to_itf(cx: Counterexample) -> dict:
-    """The counterexample as an ITF trace (a JSON-able dict)."""
+    """The counterexample as an ITF trace (a JSON-able dict); a group's histories one after another."""
+    group = bool(cx.together)
     meta = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "description": f"{cx.suite}.{cx.property} fails on {cx.domain}: {cx.message}",
+        "format_version": GROUP_FORMAT_VERSION if group else FORMAT_VERSION,
+        "description": f"{cx.suite}.{cx.property} fails on {cx.domain}"
+        + (f" only with {len(cx.histories)} histories in one call" if group else "")
+        + f": {cx.message}",
         "suite": cx.suite,
         "property": cx.property,
         "domain": cx.domain,
@@ -88,24 +112,31 @@ def to_itf(cx: Counterexample) -> dict:
         "model": render_observation(cx.model_said),
         "implementation": render_observation(cx.impl_said),
     }
+    if group:
+        meta["histories"] = [len(h.actions) for h in cx.histories]
     if cx.trace:
         meta["traceback"] = list(cx.trace)
     if cx.job:
         meta["job"] = cx.job
+    if cx.stopped:
+        meta["shrinking"] = cx.stopped
+    owner = [{"history": k} if group else {} for k, h in enumerate(cx.histories) for _ in h.actions]
+    records = [record for h in cx.histories for record in h.to_json()]
+    steps = [i for h in cx.histories for i in range(len(h.actions))]
     states = [
         State(
             meta={"index": i},
             values={
-                "step": i,
+                **owner[i],
+                "step": steps[i],
                 "action": record["action"],
                 "args": SimpleNamespace(**_without_none(record["args"])),
             },
         )
-        for i, record in enumerate(cx.history.to_json())
+        for i, record in enumerate(records)
     ]
-    return trace_to_json(
-        Trace(meta=meta, params=[], vars=["step", "action", "args"], states=states, loop=None)
-    )
+    names = ["history", "step", "action", "args"] if group else ["step", "action", "args"]
+    return trace_to_json(Trace(meta=meta, params=[], vars=names, states=states, loop=None))
 
 
 def _without_none(args: dict) -> dict:
@@ -114,7 +145,8 @@ def _without_none(args: dict) -> dict:
 
 def file_name(cx: Counterexample) -> str:
     """`suite-property-domain-impl-<content hash>.itf.json`: the model's lane and Spark's never share a file."""
-    digest = hashlib.sha256(json.dumps(cx.history.to_json(), sort_keys=True).encode()).hexdigest()[:10]
+    content = [h.to_json() for h in cx.histories] if cx.together else cx.history.to_json()
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:10]
     domain, impl = (
         "".join(ch if ch.isalnum() else "_" for ch in name).strip("_") for name in (cx.domain, cx.impl)
     )
@@ -150,12 +182,18 @@ def from_itf(raw: Any, path: Any = "<trace>") -> Counterexample:
             path, "states", f"not a valid history: not an ITF trace: {exc}"
         ) from exc
     records = [_record(state, i, path) for i, state in enumerate(trace.states)]
+    lengths = _lengths(meta, trace.states, path)
     try:
-        history = History.from_json(meta["domain"], records)
+        history, *together = (
+            History.from_json(meta["domain"], records[sum(lengths[:k]) : sum(lengths[: k + 1])])
+            for k in range(len(lengths))
+        )
     except (BadHistory, ValueError) as exc:
         raise CounterexampleFormatError(path, "states", f"not a valid history: {exc}") from exc
     step = meta.get("divergence_step")
     return Counterexample(
+        together=tuple(together),
+        stopped=meta["shrinking"] if isinstance(meta.get("shrinking"), str) else None,
         suite=meta["suite"],
         property=meta["property"],
         history=history,
@@ -169,6 +207,34 @@ def from_itf(raw: Any, path: Any = "<trace>") -> Counterexample:
         trace=_trace(meta.get("traceback"), path),
         job=meta["job"] if isinstance(meta.get("job"), str) else None,
     )
+
+
+def _lengths(meta: dict, states: list[State], path: Any) -> list[int]:
+    """The number of actions of each history: all the states, or (a group file) as `#meta.histories`
+    says, each state's `history` naming the one it belongs to."""
+    if meta["format_version"] == FORMAT_VERSION:
+        return [len(states)]
+    lengths = meta.get("histories")
+    if (
+        not isinstance(lengths, list)
+        or len(lengths) < 2
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in lengths)
+        or sum(lengths) != len(states)
+    ):
+        raise CounterexampleFormatError(
+            path,
+            "#meta.histories",
+            f"expected the actions of each of two or more histories, {len(states)} in all; got {lengths!r}",
+        )
+    owners = [k for k, n in enumerate(lengths) for _ in range(n)]
+    for i, (state, owner) in enumerate(zip(states, owners)):
+        if state.values.get("history") != owner:
+            raise CounterexampleFormatError(
+                path,
+                f"states[{i}].history",
+                f"expected {owner} (#meta.histories), got {state.values.get('history')!r}",
+            )
+    return lengths
 
 
 def _trace(value: Any, path: Any) -> tuple[str, ...]:
@@ -189,11 +255,14 @@ def _meta(raw: Any, path: Any) -> dict:
         raise CounterexampleFormatError(
             path, "#meta.format", f"expected {FORMAT!r}, got {meta.get('format')!r}"
         )
-    if meta.get("format_version") != FORMAT_VERSION:
+    if meta.get("format_version") not in (FORMAT_VERSION, GROUP_FORMAT_VERSION) or isinstance(
+        meta.get("format_version"), bool
+    ):
         raise CounterexampleFormatError(
             path,
             "#meta.format_version",
-            f"unsupported version {meta.get('format_version')!r} (this reader knows {FORMAT_VERSION})",
+            f"unsupported version {meta.get('format_version')!r} "
+            f"(this reader knows {FORMAT_VERSION} and {GROUP_FORMAT_VERSION})",
         )
     for field in REQUIRED_META:
         if not isinstance(meta.get(field), str):

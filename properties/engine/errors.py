@@ -1,6 +1,8 @@
 """Errors the harness raises: bad input from users, as typed exceptions naming the value.
 
-The CLI turns every one of these into exit code 2 and a one-line message.
+The CLI turns every `HarnessError` into exit code 2 and a one-line message; an
+`InternalError` (the harness's own bug, raised in another process) into exit code 4
+with the traceback it carries.
 """
 
 from __future__ import annotations
@@ -63,3 +65,12 @@ class ContractViolation(HarnessError):
     def __init__(self, method: str, expected: str, got: str):
         self.method, self.expected, self.got = method, expected, got
         super().__init__(f"contract violation: {method} must return {expected}; it returned {got}")
+
+
+class InternalError(Exception):
+    """An exception the harness never should raise, raised in another process (a background lane): its
+    type, message and the traceback as text, since the object itself may not survive pickling."""
+
+    def __init__(self, kind: str, message: str, traceback: str):
+        self.kind, self.traceback = kind, traceback
+        super().__init__(f"{kind}: {message}")

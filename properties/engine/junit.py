@@ -40,7 +40,7 @@ def write_junit(
             case = ET.SubElement(
                 node, "testcase", classname="prove", name=proof.obligation.name, time=f"{proof.seconds:.3f}"
             )
-            if not proof.status.holds:
+            if not proof.holds:
                 ET.SubElement(case, "failure", message=f"obligation {proof.status}")
     if corpus:
         node = ET.SubElement(root, "testsuite", name="corpus", tests=str(len(corpus)))

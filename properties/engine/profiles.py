@@ -21,7 +21,20 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import attrs
+
+
+def _at_least(least: int) -> Callable[[Any, attrs.Attribute, Any], None]:
+    """An attrs validator: a whole number >= `least` (a count of 0 Hypothesis examples checks nothing)."""
+
+    def check(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise ValueError(f"{attribute.name} must be a whole number >= {least}, got {value!r}")
+
+    return check
 
 
 @attrs.frozen
@@ -32,25 +45,29 @@ class Profile:
     alone runs, and Hypothesis is never called on the implementation; a failure
     shrinks through its recorded choices. `shrink_seconds`: how long shrinking
     one failure with the implementation in the loop may take before the
-    smallest failing history so far is written. `judges_reach`: its counts reach every required hard
+    smallest failing history so far is written. `shrink_by_calls`: shrinking
+    stops after the suite's `shrink_calls` implementation calls instead (`ci`:
+    the same file on any machine, loaded or not), `shrink_seconds` only a cap
+    that, when it stops shrinking first, is said (`frontier_harness.properties.engine.budget`). `judges_reach`: its counts reach every required hard
     case (`ci` and `thorough`, as audited in docs/required-events.md), so one never generated fails the
     run; in a smaller run (`dev`, or counts lowered on the command line) it is named "not shown", and
     does not fail.
     """
 
     name: str
-    max_examples: int
-    batched_examples: int
-    batch_size: int
-    screening_histories: int
-    screening_batch: int
-    derandomize: bool
-    batched_screening_histories: int = 0
+    max_examples: int = attrs.field(validator=_at_least(1))
+    batched_examples: int = attrs.field(validator=_at_least(1))
+    batch_size: int = attrs.field(validator=_at_least(1))
+    screening_histories: int = attrs.field(validator=_at_least(0))  # 0: no screening lane
+    screening_batch: int = attrs.field(validator=_at_least(1))
+    derandomize: bool = attrs.field()
+    batched_screening_histories: int = attrs.field(default=0, validator=_at_least(0))
     seed: int = 0
     database: str | None = None
     screen_first: bool = False
     shrink_seconds: float = 60.0
     judges_reach: bool = True
+    shrink_by_calls: bool = False
 
 
 PROFILES = {
@@ -76,6 +93,8 @@ PROFILES = {
         derandomize=True,
         batched_screening_histories=10_000,
         screen_first=True,
+        shrink_by_calls=True,
+        shrink_seconds=900.0,  # a cap behind the suites' shrink_calls: hit, it is said
     ),
     "thorough": Profile(
         "thorough",

@@ -21,7 +21,6 @@ succeed alone share a round.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 from frontier_harness.properties.engine.history import History
@@ -35,24 +34,24 @@ Removal = frozenset[int] | None
 def reduce_history(
     history: History,
     still_fails: StillFails,
-    deadline: float = float("inf"),
+    stop: Callable[[], bool] = lambda: False,
     improved: Callable[[History], None] | None = None,
     batch: int | None = None,
 ) -> History:
     """A 1-minimal sub-history (removing any one action makes it pass) that still fails.
 
-    At `deadline` (a `time.monotonic()` reading) it stops with the smallest failing one so far;
+    When `stop()` says the budget is spent it stops with the smallest failing one so far;
     `improved` is told each smaller failing one as it is found. With `batch`, a round's candidates
     go in calls of `batch`, largest removals first, and the round ends at the first call that fails.
     """
     together: list[History] = []
-    while len(history.actions) > 1 and time.monotonic() < deadline:
+    while len(history.actions) > 1 and not stop():
         removals = [frozenset(span) for span in spans(len(history.actions))]
         candidates: list[tuple[Removal, History]] = [(None, h) for h in together]
         candidates += [(r, history.without(r)) for r in removals]
-        failing = _first_failing(candidates, still_fails, batch, deadline)
+        failing = _first_failing(candidates, still_fails, batch, stop)
         if not failing:
-            break  # every single action was among the candidates: 1-minimal (or the deadline passed)
+            break  # every single action was among the candidates: 1-minimal (or the budget ran out)
         smaller = min((h for _, h in failing), key=lambda h: len(h.actions))  # the first largest removal
         together = [h for h in _joined(history, failing) if len(h.actions) < len(smaller.actions)]
         history = smaller
@@ -62,14 +61,17 @@ def reduce_history(
 
 
 def _first_failing(
-    candidates: list[tuple[Removal, History]], still_fails: StillFails, batch: int | None, deadline: float
+    candidates: list[tuple[Removal, History]],
+    still_fails: StillFails,
+    batch: int | None,
+    stop: Callable[[], bool],
 ) -> list[tuple[Removal, History]]:
     """The failing candidates of the first call (of `batch`) that has one; empty if none has."""
     size = batch or len(candidates)
     for i in range(0, len(candidates), size):
         call = candidates[i : i + size]
         failing = [c for c, bad in zip(call, still_fails([h for _, h in call])) if bad]
-        if failing or time.monotonic() >= deadline:
+        if failing or stop():
             return failing
     return []
 

@@ -34,7 +34,7 @@ class CounterexampleFiles:
         self.sizes: dict[tuple[str, str, str, str], int] = {}
 
     def announce(self, cx: Counterexample, event: str) -> None:
-        key, size = (cx.suite, cx.property, cx.domain, cx.impl), len(cx.history.actions)
+        key, size = (cx.suite, cx.property, cx.domain, cx.impl), cx.size
         if key in self.paths and size >= self.sizes[key]:
             return
         first = key not in self.paths
@@ -43,15 +43,16 @@ class CounterexampleFiles:
         if self.out is not None:
             said = "found" if first else "shrunk to"
             then = "; shrinking it" if first else ""
+            group = f" in {len(cx.histories)} histories that fail only together" if cx.together else ""
             self.out.print(
-                f"{cx.suite}.{cx.property}[{cx.domain}]: counterexample {said} {size} actions, "
+                f"{cx.suite}.{cx.property}[{cx.domain}]: counterexample {said} {size} actions{group}, "
                 f"{'written to' if first else 'rewritten'} {path}{then}",
                 markup=False,
                 soft_wrap=True,
             )
 
     def final(self, cx: Counterexample) -> Path:
-        self.sizes[(cx.suite, cx.property, cx.domain, cx.impl)] = len(cx.history.actions)
+        self.sizes[(cx.suite, cx.property, cx.domain, cx.impl)] = cx.size
         return self._write(cx)
 
     def _write(self, cx: Counterexample) -> Path:
@@ -138,20 +139,24 @@ def verdict_text(r: PropertyResult) -> str:
 
 
 def reach_texts(result: SuiteResult) -> list[str]:
-    """One line per required hard case not reached: failing, not shown (a small run) or not run.
+    """One line per required hard case not reached, failing or not shown (a small run); one line for all
+    those of a run cut short (not run: noise beside its failure).
 
     >>> from rich.text import Text
-    >>> [Text.from_markup(t).plain for t in reach_texts(SuiteResult("s", (), ("crash [total]",), ("restart [total]",)))]
-    ['never reached: crash [total]', 'not shown in 0 histories: restart [total] (run --profile ci)']
+    >>> cut = SuiteResult("s", (), ("crash [total]",), ("restart [total]",), ("a [total]", "b [total]"))
+    >>> [Text.from_markup(t).plain for t in reach_texts(cut)]
+    ['never reached: crash [total]', 'not shown in 0 histories: restart [total] (run --profile ci)', 'not run: 2 hard cases (the run was cut short)']
     """
-    n = result.histories
+    n, cut = result.histories, len(result.not_run_events)
+    missing = [f"[red]never reached: {escape(e)}[/]" for e in result.missing_events]
+    unshown = [
+        f"[yellow]not shown in {n} histories: {escape(e)} (run --profile ci)[/]"
+        for e in result.not_shown_events
+    ]
     return (
-        [f"[red]never reached: {escape(e)}[/]" for e in result.missing_events]
-        + [
-            f"[yellow]not shown in {n} histories: {escape(e)} (run --profile ci)[/]"
-            for e in result.not_shown_events
-        ]
-        + [f"[yellow]not run: {escape(e)} (the run was cut short)[/]" for e in result.not_run_events]
+        missing
+        + unshown
+        + ([f"[yellow]not run: {cut} hard case{'s' * (cut > 1)} (the run was cut short)[/]"] if cut else [])
     )
 
 
@@ -169,6 +174,9 @@ def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> 
     )
     for column in ("step", "action", "args", "model", "implementation", ""):
         table.add_column(column)
+    for k, other in enumerate(cx.together, 1):  # a group: the histories the first fails only together with
+        for i, record in enumerate(other.to_json()):
+            table.add_row(f"{k}:{i}", record["action"], _args(record["args"]), "", "", f"history {k}")
     records = [_applying(record, cx) for record in cx.history.to_json()]
     for i, record in enumerate(records + [{"action": "(end)", "args": {}}]):
         model_at, impl_at = _at_step(expected, i), _at_step(actual, i)

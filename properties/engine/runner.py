@@ -16,7 +16,8 @@ counterexample. A batch that raises is bisected to the history that raises
 (`check_batch`), which is then blamed on whoever raised (`frontier_harness.properties.engine.diagnostics`).
 A failure is handed to the run's `found` hook the moment it is found and each
 time it shrinks, so the CLI writes the file at once and rewrites it in place;
-shrinking (bisection included) spends one budget per failure, `ShrinkClock`.
+shrinking (bisection included) spends one budget per failure
+(`frontier_harness.properties.engine.budget`: a count of implementation calls under `ci`).
 """
 
 from __future__ import annotations
@@ -37,14 +38,16 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from frontier_harness.model.errors import ModelError
+from frontier_harness.properties.engine.batch import UNCHECKED, check_batch
+from frontier_harness.properties.engine.budget import ShrinkBudget
 from frontier_harness.properties.engine.counterexample import Counterexample
-from frontier_harness.properties.engine.diagnostics import describe, own_frames, raised_by
+from frontier_harness.properties.engine.diagnostics import describe
 from frontier_harness.properties.engine.errors import BadHistory, ContractViolation, InvalidHistory
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation, Speed
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.profiles import Profile
-from frontier_harness.properties.engine.reduce import reduce_history
+from frontier_harness.properties.engine.reduce import reduce_history, spans
 from frontier_harness.properties.engine.shrink import shrink_choices
 from frontier_harness.properties.engine.source import HypothesisSource, RecordingSource, ReplaySource
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite, events_of, shared_observations
@@ -87,26 +90,6 @@ class GeneratorModelDisagreement(AssertionError):
 
 
 @attrs.define
-class ShrinkClock:
-    """The shrink budget of one run: `seconds` from the moment a failure was first seen (or a batch first
-    raised: bisecting it counts), shared by bisection, the lanes' shrinking and delta debugging."""
-
-    seconds: float
-    started: float | None = None
-
-    def start(self) -> None:
-        if self.started is None:
-            self.started = time.monotonic()
-
-    @property
-    def deadline(self) -> float:
-        """When shrinking stops (a `time.monotonic()` reading); starts the clock if it has not started."""
-        self.start()
-        assert self.started is not None
-        return self.started + self.seconds
-
-
-@attrs.define
 class Tally:
     """Histories one run has checked so far, of its expected `total`, and the lane running."""
 
@@ -129,6 +112,13 @@ def report_trial(outcome: Outcome) -> Outcome:
     return outcome
 
 
+def shrink_budget(run: Run) -> ShrinkBudget:
+    """A run's shrink budget: the suite's `shrink_calls` under a profile that shrinks by calls (`ci`),
+    within the profile's wall-clock `shrink_seconds` (its whole budget in the other profiles)."""
+    calls = run.suite.shrink_calls if run.profile.shrink_by_calls else None
+    return ShrinkBudget(run.profile.shrink_seconds, calls)
+
+
 @attrs.frozen
 class Run:
     """One property on one domain against one implementation, with the profile and seed: what a lane takes."""
@@ -141,9 +131,7 @@ class Run:
     profile: Profile
     seed: int
     progress: Progress | None = None
-    clock: ShrinkClock = attrs.field(
-        default=attrs.Factory(lambda run: ShrinkClock(run.profile.shrink_seconds), takes_self=True)
-    )
+    budget: ShrinkBudget = attrs.field(default=attrs.Factory(lambda run: shrink_budget(run), takes_self=True))
     found: Found | None = None
     place: tuple[int, int] = (1, 1)
     tally: Tally = attrs.Factory(Tally)
@@ -164,13 +152,15 @@ class Run:
 
         token = _TRIAL.set(trial)
         try:
-            return check_batch(self.prop, self.impl, histories, self.suite, self.clock.start)
+            return check_batch(
+                self.prop, self.impl, histories, self.suite, self.budget.start, self.budget.spend
+            )
         finally:
             _TRIAL.reset(token)
 
     def _trial(self, number: int, history: History | None, outcome: Outcome) -> None:
         self.tick(0, number, outcome)
-        if history is None or outcome.ok or outcome.unresolved or self.clock.started or self.tally.found:
+        if history is None or outcome.ok or outcome.unresolved or self.budget.started or self.tally.found:
             return
         self.tally.found = True
         self.announce(history, outcome, self.tally.lane, FOUND)
@@ -188,7 +178,7 @@ class Run:
             return
         verdict = None if trial is None else "held" if trial.ok else f"failed: {trial.message}"
         done = number or self.tally.done
-        shrinking = self.clock.started is not None
+        shrinking = self.budget.started is not None
         self.progress(
             Tick(self.suite.name, self.prop.name, self.domain, self.tally.lane, done, self.tally.total, n,
                  self.place, verdict, shrinking)
@@ -215,6 +205,8 @@ class Run:
             impl_said=outcome.actual,
             trace=outcome.trace,
             job=getattr(self.impl, "streaming_job", None),  # the user's `--job`, which `replay` runs again
+            together=outcome.together,
+            stopped=self.budget.stopped,
         )
 
 
@@ -282,115 +274,16 @@ class SuiteResult:
         return max((r.examples for r in self.results), default=0)
 
 
-def check_batch(
-    prop: Property,
-    impl: Implementation,
-    histories: Sequence[History],
-    suite: Suite | None = None,
-    raised: Callable[[], None] | None = None,
-) -> list[Outcome]:
-    """`prop.check`, with an exception blamed on whoever raised it, on the history that raises.
-
-    An infrastructure failure is retried once after `impl.recover()` (a flaky
-    failure passes), then raised as `InfrastructureError`: never an outcome. A
-    `ContractViolation` (an answer of the wrong shape) is raised as it is. A
-    batch that raises anything else is bisected (`_bisect`, about 2*log2(n)
-    calls for one bad history; `raised` is called first, so a lane can count
-    the search against its shrink budget) and the history that raises is
-    blamed (`_raised`).
-    """
-    result = _attempt(prop, impl, histories)
-    if not isinstance(result, BaseException):
-        return result
-    if raised is not None:
-        raised()
-    return _bisect(prop, impl, histories, result, suite)[0]
-
-
-def _bisect(
-    prop: Property, impl: Implementation, histories: Sequence[History], exc: Exception, suite: Suite | None
-) -> tuple[list[Outcome], bool]:
-    """Outcomes for a batch that raised `exc`, and whether a single history that raises was found.
-
-    The batch is split in halves and each checked in one call; only a half that
-    raises is split again, until one history raises alone. Once one is found,
-    the histories after it are not checked (each is an `unresolved` failure:
-    a lane reports the first failure, and shrinking never takes one as a
-    candidate), so one bad history costs at most 2*log2(n) calls. A batch that
-    raises while neither half does raises only as a whole: its first history
-    carries the failure, marked `unresolved` too (it does not fail alone).
-    """
-    if len(histories) == 1:
-        return [_raised(impl, exc, suite)], True
-    mid = len(histories) // 2
-    outcomes: list[Outcome] = []
-    found = False
-    for half in (histories[:mid], histories[mid:]):
-        if found:
-            outcomes += [UNCHECKED] * len(half)
-            continue
-        result = _attempt(prop, impl, half)
-        if isinstance(result, BaseException):
-            searched, found = _bisect(prop, impl, half, result, suite)
-            outcomes += searched
-        else:
-            outcomes += result
-    if not found:
-        together = _raised(impl, exc, suite)
-        note = f" on a batch of {len(histories)} histories, and on neither half of it alone"
-        first = next((i for i, o in enumerate(outcomes) if o.ok), 0)
-        outcomes[first] = attrs.evolve(together, message=together.message + note, unresolved=True)
-    return outcomes, True
-
-
-# A history after the one found to raise in its batch (see `_bisect`), or after a failing trial of a
-# suite that stops there (the streaming suite): not checked.
-UNCHECKED = Outcome(ok=False, unresolved=True, message="not checked: an earlier history of its batch failed")
-
-
-def _attempt(
-    prop: Property, impl: Implementation, histories: Sequence[History], retry: bool = True
-) -> list[Outcome] | Exception:
-    """The outcomes, or the exception the check raised that is not infrastructure (returned, not raised)."""
-    try:
-        return prop.check(impl, histories)
-    except ContractViolation:
-        raise
-    except Exception as exc:
-        reason = impl.infrastructure_failure(exc)
-        if reason is None:
-            return exc
-        if not retry:
-            raise exc if isinstance(exc, InfrastructureError) else InfrastructureError(reason) from exc
-        impl.recover()
-        return _attempt(prop, impl, histories, retry=False)
-
-
-def _raised(impl: Implementation, exc: Exception, suite: Suite | None) -> Outcome:
-    """An exception on one history: the implementation's failure when raised inside one of its methods
-    (or when the suite calls methods whose results it then uses: the laws), else the harness side's
-    (the model could not judge it: a generator/model disagreement)."""
-    if isinstance(exc, BadHistory):  # the suite's own reading of the history: never the implementation's
-        return Outcome.model_raised(exc)
-    if raised_by(exc, impl) or not _judged_by_model(suite):
-        return Outcome.implementation_raised(exc, own_frames(exc, impl))
-    return Outcome.model_raised(exc)
-
-
-def _judged_by_model(suite: Suite | None) -> bool:
-    """Whether the suite only asks the implementation for observations (the model judges them)."""
-    return suite is None or (bool(suite.calls) and all(c.startswith("observe_") for c in suite.calls))
-
-
 def replay(suite: Suite, impl: Implementation, cx: Counterexample) -> Outcome:
-    """The counterexample's history checked again on both sides.
+    """The counterexample's history checked again on both sides (a group's histories in one call).
 
     `InvalidHistory` (exit 2) when the history cannot be run: an action or
     argument the suite does not know, or a history the model rejects though the
     file did not record a generator/model disagreement (one that did replays as
     that disagreement).
     """
-    outcome = check_batch(suite.property(cx.property), impl, [cx.history], suite)[0]
+    outcomes = check_batch(suite.property(cx.property), impl, cx.histories, suite)  # a group in one call
+    outcome = next((o for o in outcomes if not o.ok), outcomes[0])
     if isinstance(outcome.error, BadHistory):
         raise InvalidHistory(str(outcome.error))
     if outcome.disagreement and not cx.disagreement:
@@ -440,6 +333,19 @@ def run_suite(
     return judged_reach(suite, domains, results, profile)
 
 
+def not_run(suite: Suite, domains: Sequence[str] | None, profile: Profile, reason: str) -> SuiteResult:
+    """A suite the run did not reach (`--fail-fast` stopped before it): each property and domain it would
+    have run, "not run" with `reason`, and its hard cases not judged."""
+    domains = tuple(domains or suite.domains)
+    results = [
+        PropertyResult(suite.name, p.name, d, 0, 0.0, Counter(), not_run=reason)
+        for p in suite.properties
+        if p.runs_in(profile.name)
+        for d in domains
+    ]
+    return SuiteResult(suite.name, tuple(results), (), not_run_events=suite.required_in(domains))
+
+
 def _property_result(run: Run, stopped: str | None) -> PropertyResult:
     """`run_property`, unless the property does not apply to the implementation or the run stopped."""
     reason = run.prop.not_applicable(run.impl)
@@ -482,14 +388,25 @@ def unreached(suite: Suite, domains: Sequence[str], results: Sequence[PropertyRe
 
 
 def scaled(profile: Profile, suite: Suite, impl: Implementation) -> Profile:
-    """In-process implementations get the model's example counts; batched ones the engine's."""
+    """In-process implementations get the model's example counts; batched ones the engine's, divided by
+    the suite's cost but never rounded to zero: a lane the profile runs checks at least one history.
+
+    >>> from types import SimpleNamespace as S
+    >>> from frontier_harness.properties.engine.profiles import PROFILES
+    >>> scaled(PROFILES["dev"], S(batched_cost=1000.0), S(speed=Speed.BATCHED)).screening_histories
+    1
+    """
     if impl.speed is Speed.IN_PROCESS:
         return profile
     return attrs.evolve(
         profile,
         max_examples=max(1, round(profile.batched_examples / suite.batched_cost)),
-        screening_histories=round(profile.batched_screening_histories / suite.batched_cost),
+        screening_histories=_divided(profile.batched_screening_histories, suite.batched_cost),
     )
+
+
+def _divided(count: int, cost: float) -> int:
+    return 0 if count == 0 else max(1, round(count / cost))
 
 
 def run_property(run: Run) -> PropertyResult:
@@ -573,7 +490,12 @@ def directed_lane(run: Run) -> PropertyResult:
     if failing:
         history, outcome = min(failing, key=lambda pair: len(pair[0].actions))
         run.announce(history, outcome, "directed", FOUND)
-        failure = reduced(run, history, outcome, "directed")
+        together = outcome.together
+        failure = (
+            shrink_group(run, history, outcome, "directed")
+            if together
+            else reduced(run, history, outcome, "directed")
+        )
     seconds, rejected = time.perf_counter() - started, sum(o.rejected for _, o in checked)
     return PropertyResult(
         run.suite.name, run.prop.name, run.domain, len(checked), seconds, events, rejected, failure
@@ -602,7 +524,7 @@ def shrinking_lane(run: Run) -> PropertyResult:
         if "abort" in found:
             raise found["abort"]
         if "failure" in found:  # Hypothesis replays the failing example once to report it
-            raise AssertionError(found["failure"][1].message)
+            raise AssertionError(found["failure"][2].message)
         histories = [history for history, _ in batch]
         for h in histories:
             for label in run.prop.events(h):
@@ -619,7 +541,7 @@ def shrinking_lane(run: Run) -> PropertyResult:
         bad = smallest_failing([choices for _, choices in batch], outcomes)
         if bad is not None:
             run.announce(histories[bad], outcomes[bad], "shrinking", FOUND)
-            found["failure"] = (batch[bad][1], outcomes[bad])
+            found["failure"] = (histories[bad], batch[bad][1], outcomes[bad])
             if outcomes[bad].rejected:  # a generator/model disagreement, not a wrong answer
                 raise GeneratorModelDisagreement(outcomes[bad].message)
             raise AssertionError(outcomes[bad].message)
@@ -638,8 +560,8 @@ def shrinking_lane(run: Run) -> PropertyResult:
             raise
     failure = None
     if "failure" in found:
-        choices, outcome = found["failure"]
-        failure = shrink_failure(run, choices, outcome, "shrinking")
+        history, choices, outcome = found["failure"]
+        failure = shrink_failure(run, history, choices, outcome, "shrinking")
     return PropertyResult(
         run.suite.name,
         run.prop.name,
@@ -726,7 +648,7 @@ def screening_lane(run: Run) -> PropertyResult:
         bad = smallest_failing([source.choices for source in sources], outcomes)
         if bad is not None:
             run.announce(histories[bad], outcomes[bad], "screening", FOUND)
-            failure = shrink_failure(run, sources[bad].choices, outcomes[bad], "screening")
+            failure = shrink_failure(run, histories[bad], sources[bad].choices, outcomes[bad], "screening")
             return PropertyResult(
                 run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events,
                 rejected, failure,
@@ -746,29 +668,36 @@ LANE_NAMES: dict[Callable[[Run], PropertyResult], str] = {
 
 def smallest_failing(choices: Sequence[list[int]], outcomes: Sequence[Outcome]) -> int | None:
     """The index of the failing outcome whose history was drawn from the fewest choices (shortlex), None
-    if none failed: shrinking starts from the smallest failure a batch found, not from the first.
+    if none failed: shrinking starts from the smallest failure a batch found, not from the first; a failure
+    of one history before one only together with others (`Outcome.together`).
 
     Measured on a planted summary bug (`tests/test_suite_summary.py`, 200 screened histories): from the
     first failure, 28 Spark jobs (50 s) to shrink it to 4 actions; from the smallest, 12 jobs (21 s), to 2.
 
     >>> from types import SimpleNamespace as O
-    >>> ok, bad = O(ok=True, unresolved=False), O(ok=False, unresolved=False)
+    >>> ok, bad = O(ok=True, unresolved=False, together=()), O(ok=False, unresolved=False, together=())
     >>> smallest_failing([[5, 1], [3], [2, 0], [1]], [bad, ok, bad, ok])
     2
     """
     failing = [i for i, o in enumerate(outcomes) if not o.ok and not o.unresolved]
-    return min(failing, key=lambda i: (len(choices[i]), choices[i]), default=None)
+    return min(failing, key=lambda i: (bool(outcomes[i].together), len(choices[i]), choices[i]), default=None)
 
 
-def shrink_failure(run: Run, choices: list[int], outcome: Outcome, lane: str) -> Counterexample:
-    """A failing history made minimal, found in `lane`: its choices shrunk, then its actions delta-debugged.
+def shrink_failure(
+    run: Run, history: History, choices: list[int], outcome: Outcome, lane: str
+) -> Counterexample:
+    """A failing history made minimal, found in `lane`: its choices shrunk, then its actions delta-debugged
+    (a failure only together with other histories: `shrink_group`).
 
     Both work with the implementation in the loop, one batched call per pass, and
-    stop at the run's shrink budget, keeping the smallest failure so far. A
-    candidate counts only if it fails the same way: a wrong answer is never
-    shrunk to a history the model rejects (removing actions can make one).
-    Each smaller failure is announced (`SHRUNK`) as it is found.
+    stop when the run's shrink budget is spent, keeping the smallest failure so far.
+    A candidate counts only if it fails the same way, alone: a wrong answer is never
+    shrunk to a history the model rejects (removing actions can make one). Each
+    smaller failure is announced (`SHRUNK`) as it is found.
     """
+    if outcome.together:
+        return shrink_group(run, history, outcome, lane)
+    run.budget.start()
     judge = _SameFailure(run, outcome, lane)
 
     def choices_fail(candidates: Sequence[list[int]]) -> list[bool]:
@@ -777,9 +706,80 @@ def shrink_failure(run: Run, choices: list[int], outcome: Outcome, lane: str) ->
     def improved(better: list[int]) -> None:
         judge.announce(run.draw(ReplaySource(better)))
 
-    shrunk = shrink_choices(choices, choices_fail, run.clock.deadline, improved, run.suite.shrink_batch)
+    shrunk = shrink_choices(choices, choices_fail, run.budget.exhausted, improved, run.suite.shrink_batch)
     smallest = run.draw(ReplaySource(shrunk))
     return reduced(run, smallest, judge.outcome_of(smallest), lane, judge)
+
+
+def shrink_group(run: Run, history: History, outcome: Outcome, lane: str) -> Counterexample:
+    """A failure only together (`Outcome.together`) made minimal as a group: first the fewest of its
+    histories that still fail together, then each one's actions delta-debugged with the others fixed.
+
+    Each candidate group is checked in a call of its own (two groups in one call could interfere with
+    each other); it still fails when it fails only together again, the same way (`_GroupFails`).
+    """
+    run.budget.start()
+    judge = _GroupFails(run, outcome, lane)
+    group = judge.fewest(history, outcome.together)
+    for i in range(len(group)):
+        smaller = reduce_history(group[i], _member_fails(judge, group, i), run.budget.exhausted, batch=1)
+        group = (*group[:i], smaller, *group[i + 1 :])
+    carrier = judge.outcome_of(group)
+    return run.counterexample(group[0], carrier, lane)
+
+
+def _member_fails(
+    judge: _GroupFails, group: tuple[History, ...], i: int
+) -> Callable[[Sequence[History]], list[bool]]:
+    """Whether each candidate for the group's history `i` still fails together with the others."""
+    return lambda candidates: [judge((*group[:i], c, *group[i + 1 :])) for c in candidates]
+
+
+class _GroupFails:
+    """Which candidate groups fail only together as the original did: one call each, every history of it
+    holding alone but the first, which carries the failure of them all (`batch._together`), of the
+    original's kind. Each is announced (`SHRUNK`: the file is rewritten when it is smaller)."""
+
+    def __init__(self, run: Run, outcome: Outcome, lane: str):
+        self.run, self.outcome, self.lane = run, outcome, lane
+        self.failures: dict[tuple[str, ...], Outcome] = {}
+
+    def __call__(self, group: tuple[History, ...]) -> bool:
+        with shared_observations():  # observed afresh, together: each alone may be remembered as held
+            carrier, *others = self.run.check(list(group))
+        same = (
+            len(carrier.together) == len(group) - 1
+            and all(o.ok for o in others)
+            and _kind(carrier) == _kind(self.outcome)
+        )
+        if same:
+            self.failures[_key(group)] = carrier
+            self.run.announce(group[0], carrier, self.lane, SHRUNK)
+        return same
+
+    def fewest(self, history: History, others: tuple[History, ...]) -> tuple[History, ...]:
+        """The fewest histories of the group (two at least) that still fail together: delta debugging over
+        its members, halves first, then single ones."""
+        group = (history, *others)
+        self.failures[_key(group)] = self.outcome
+        shrunk = True
+        while shrunk and len(group) > 2 and not self.run.budget.exhausted():
+            shrunk = False
+            for span in spans(len(group)):
+                candidate = tuple(h for i, h in enumerate(group) if i not in span)
+                if len(candidate) >= 2 and self(candidate):
+                    group, shrunk = candidate, True
+                    break
+                if self.run.budget.exhausted():
+                    break
+        return group
+
+    def outcome_of(self, group: tuple[History, ...]) -> Outcome:
+        return self.failures.get(_key(group), self.outcome)
+
+
+def _key(group: Sequence[History]) -> tuple[str, ...]:
+    return tuple(h.key for h in group)
 
 
 def reduced(
@@ -787,9 +787,10 @@ def reduced(
 ) -> Counterexample:
     """The failure delta-debugged over its actions (`reduce_history`) within the run's shrink budget;
     every lane's failures end here, so a counterexample is as small in one lane as in another."""
+    run.budget.start()
     judge = judge or _SameFailure(run, outcome, lane)
     judge.failures.setdefault(history.key, outcome)
-    smallest = reduce_history(history, judge, run.clock.deadline, judge.announce, run.suite.shrink_batch)
+    smallest = reduce_history(history, judge, run.budget.exhausted, judge.announce, run.suite.shrink_batch)
     return run.counterexample(smallest, judge.outcome_of(smallest), lane)
 
 
@@ -804,7 +805,7 @@ class _SameFailure:
     def __call__(self, histories: Sequence[History]) -> list[bool]:
         verdicts = []
         for history, o in zip(histories, self.run.check(histories)):
-            same = not o.ok and _kind(o) == _kind(self.outcome) and not o.unresolved
+            same = not o.ok and _kind(o) == _kind(self.outcome) and not o.unresolved and not o.together
             if same:
                 self.failures[history.key] = o
             verdicts.append(same)

@@ -11,8 +11,9 @@ number the least any of them gave it; the first 2, 4, ... and all of them), so
 a history whose numbers lower independently does not take one call per number.
 Passes are checked together, at least `MIN_BATCH` candidates in ONE call to the
 implementation (one Spark job), so each step of a shrink costs one job, not one
-per candidate or per pass. When `deadline` passes, the smallest failing sequence
-so far is the answer: a found failure is never lost to the clock.
+per candidate or per pass. When `stop()` says the budget is spent
+(`frontier_harness.properties.engine.budget`), the smallest failing sequence so far
+is the answer: a found failure is never lost to the budget.
 
 >>> fails = lambda batch: [any(n >= 5 for n in c) for c in batch]
 >>> shrink_choices([3, 9, 0, 4, 1], fails)
@@ -21,7 +22,6 @@ so far is the answer: a found failure is never lost to the clock.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 Choices = list[int]
@@ -36,7 +36,7 @@ PAIRED_LIMIT = 64  # the longest sequence the delete-while-lowering pass tries (
 def shrink_choices(
     choices: Choices,
     still_fails: StillFails,
-    deadline: float = float("inf"),
+    stop: Callable[[], bool] = lambda: False,
     improved: Callable[[Choices], None] | None = None,
     batch: int = MIN_BATCH,
 ) -> Choices:
@@ -49,7 +49,7 @@ def shrink_choices(
     """
     best, together = list(choices), list[Choices]()
     progress = True
-    while progress and time.monotonic() < deadline:
+    while progress and not stop():
         progress = False
         for candidates in _calls(best, batch, together):
             # Smallest first: a batch that raises is searched left to right (`runner.check_batch`).
@@ -61,7 +61,7 @@ def shrink_choices(
                 if improved is not None:
                     improved(best)
                 break
-            if time.monotonic() >= deadline:
+            if stop():
                 break
     return best
 

@@ -33,6 +33,8 @@ from frontier_harness.properties.engine.shrink import MIN_BATCH
 from frontier_harness.properties.engine.source import Source
 
 Check = Callable[[Implementation, Sequence[History]], list["Outcome"]]
+# A suite's `shrink_calls` at a batched cost of 1: the planted-bug tests' shrinks took at most 148 calls.
+SHRINK_CALLS, FEWEST_SHRINK_CALLS = 300, 8
 
 
 @attrs.frozen
@@ -55,8 +57,11 @@ class Outcome:
     disagreement: bool = False
     # The implementation raised: its traceback cut to its own frames (`file:line in function: source`).
     trace: tuple[str, ...] = ()
-    # Failed only as part of a batch that raised, not searched further: it may not fail alone.
+    # Not checked: after a failure in its batch (`batch.UNCHECKED`); never a verdict either way.
     unresolved: bool = False
+    # The other histories it fails only together with, in one call (they interfere: `batch`); its
+    # counterexample holds them all.
+    together: tuple[History, ...] = ()
     # The exception itself (the implementation's, or the model's on a history it cannot read).
     error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
 
@@ -229,6 +234,14 @@ class Suite:
     # Candidates one shrinking call checks (`shrink.MIN_BATCH`): fewer where a history is a slow trial, so
     # the shrink budget is checked often enough to be kept.
     shrink_batch: int = MIN_BATCH
+    # Implementation calls shrinking one failure may make under a profile that shrinks by calls (`ci`,
+    # `frontier_harness.properties.engine.budget`): the same on any machine, so the same file. By default
+    # SHRINK_CALLS divided by `batched_cost` (a call of a costly suite is seconds), never below a few.
+    shrink_calls: int = attrs.field(
+        default=attrs.Factory(
+            lambda suite: max(FEWEST_SHRINK_CALLS, round(SHRINK_CALLS / suite.batched_cost)), takes_self=True
+        )
+    )
     # A call runs Spark jobs or queries one after another (trials, pipeline rounds), not one batched job: in
     # a run of several suites, such a suite runs in the second process (`frontier_harness.properties.cli.background`).
     serial_jobs: bool = False

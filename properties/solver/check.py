@@ -35,10 +35,11 @@ class ProofStatus(enum.StrEnum):
     REFUTED = "refuted"
     UNKNOWN = "unknown"  # the solver gave up (its reason kept)
     ERROR = "error"
+    NOT_RUN = "not run"  # an obligation with no case: nothing was asked of the solver
 
     @property
     def holds(self) -> bool:
-        """Whether the obligation is true: proved, or trivially so."""
+        """Whether a case is true: proved, or trivially so (an obligation needs a proof: `Result.holds`)."""
         return self in (ProofStatus.TRIVIAL, ProofStatus.PROVED)
 
 
@@ -128,7 +129,13 @@ def read_terms(terms: Mapping[str, Any], model: z3.ModelRef) -> dict[str, int | 
 
 @attrs.frozen
 class Result:
-    """An obligation's verdicts: refuted if any case is, else unknown/error if any is, else proved."""
+    """An obligation's verdicts: refuted if any case is, else unknown/error if any is, else proved; with no
+    case at all "not run", and with only trivial ones "trivial": neither holds (`holds`), as neither says
+    anything about the rules.
+
+    >>> Result(get("lattice"), (), 0.0).status, Result(get("lattice"), (), 0.0).holds
+    (<ProofStatus.NOT_RUN: 'not run'>, False)
+    """
 
     obligation: Obligation
     verdicts: tuple[Verdict, ...]
@@ -137,9 +144,16 @@ class Result:
     @property
     def status(self) -> ProofStatus:
         """The worst verdict: refuted, error, unknown; else proved (trivial only when every case is)."""
+        if not self.verdicts:
+            return ProofStatus.NOT_RUN
         statuses = {v.status for v in self.verdicts}
         worst = (ProofStatus.REFUTED, ProofStatus.ERROR, ProofStatus.UNKNOWN, ProofStatus.PROVED)
         return next((s for s in worst if s in statuses), ProofStatus.TRIVIAL)
+
+    @property
+    def holds(self) -> bool:
+        """Proved: at least one case needed the rules, and every case held."""
+        return self.status is ProofStatus.PROVED
 
     def count(self, status: str) -> int:
         return sum(v.status == status for v in self.verdicts)

@@ -1,0 +1,173 @@
+"""Checking a batch of histories in one call, and blaming an exception on the histories that raise it.
+
+A batched implementation computes many histories in one call, so a bug can live between
+them: a join or a dedup that forgets `history_id`, a cache keyed by data instead of by
+history. Such a batch raises while no history of it raises alone. That is a failure,
+"only together": the smallest batch bisection meets that raises while both its halves
+hold, named together (`Outcome.together`), shrunk and replayed as a group
+(`frontier_harness.properties.engine.runner.shrink_group`).
+
+>>> from frontier_harness.properties.engine.history import Action
+>>> from types import SimpleNamespace as Prop
+>>> class Cache(Implementation):  # keyed by data: two histories with one datum collide in one call
+...     name = "cache"
+...     def observe(self, histories):
+...         data = [a.args["data"] for h in histories for a in h.actions]
+...         if len(data) != len(set(data)):
+...             raise KeyError("a datum already cached")
+...         return [Outcome(ok=True) for _ in histories]
+>>> hs = [History("total", (Action("update", {"data": d}),)) for d in "abca"]
+>>> outcomes = check_batch(Prop(check=lambda impl, hs: impl.observe(hs)), Cache(), hs)
+>>> [o.ok for o in outcomes], len(outcomes[0].together)
+([False, True, True, True], 3)
+>>> outcomes[0].message
+"implementation raised KeyError: 'a datum already cached'; it fails only together with histories 1, 2, 3 in one call: they interfere"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from frontier_harness.properties.engine.diagnostics import own_frames, raised_by
+from frontier_harness.properties.engine.errors import BadHistory, ContractViolation
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+
+# A history after the one found to raise in its batch (see `_bisect`), or after a failing trial of a
+# suite that stops there (the streaming suite): not checked.
+UNCHECKED = Outcome(ok=False, unresolved=True, message="not checked: an earlier history of its batch failed")
+
+
+def check_batch(
+    prop: Property,
+    impl: Implementation,
+    histories: Sequence[History],
+    suite: Suite | None = None,
+    raised: Callable[[], None] | None = None,
+    called: Callable[[], None] = lambda: None,
+) -> list[Outcome]:
+    """`prop.check`, with an exception blamed on whoever raised it, on the histories that raise it.
+
+    An infrastructure failure is retried once after `impl.recover()` (a flaky
+    failure passes), then raised as `InfrastructureError`: never an outcome. A
+    `ContractViolation` (an answer of the wrong shape) is raised as it is. A
+    batch that raises anything else is bisected (`_bisect`, about 2*log2(n)
+    calls for one bad history; `raised` is called first, so a lane can count
+    the search against its shrink budget) and the history that raises is
+    blamed (`_raised`), or the histories that raise only together. `called`
+    hears of every implementation call.
+    """
+    result = _attempt(prop, impl, histories, called)
+    if not isinstance(result, BaseException):
+        return result
+    if raised is not None:
+        raised()
+    return _bisect(prop, impl, histories, result, suite, called)[0]
+
+
+def _bisect(
+    prop: Property,
+    impl: Implementation,
+    histories: Sequence[History],
+    exc: Exception,
+    suite: Suite | None,
+    called: Callable[[], None],
+) -> tuple[list[Outcome], bool]:
+    """Outcomes for a batch that raised `exc`, and whether a single history that raises alone was found.
+
+    The batch is split in halves and each checked in one call; the first half that
+    raises is split again. Once one history is found to raise alone, the histories
+    after it are not checked (`UNCHECKED`: a lane reports the first failure), so one
+    bad history costs at most 2*log2(n) calls. A batch that raises while neither half
+    does fails only as a whole (`_together`). After such a failure the other half is
+    still checked, in one call: its histories hold, or it raises too and is not
+    searched (its histories `UNCHECKED`: searching every half that raises could cost
+    a call for every few histories of the batch).
+    """
+    if len(histories) == 1:
+        return [_raised(impl, exc, suite)], True
+    mid = len(histories) // 2
+    outcomes: list[Outcome] = []
+    alone = half_raised = False
+    for half in (histories[:mid], histories[mid:]):
+        if alone:
+            outcomes += [UNCHECKED] * len(half)
+            continue
+        result = _attempt(prop, impl, half, called)
+        if not isinstance(result, BaseException):
+            outcomes += result
+        elif half_raised:  # the first half failed only together: this one raises as well, not searched
+            outcomes += [UNCHECKED] * len(half)
+        else:
+            searched, alone = _bisect(prop, impl, half, result, suite, called)
+            outcomes, half_raised = outcomes + searched, True
+    if not half_raised:
+        outcomes = _together(histories, outcomes, _raised(impl, exc, suite))
+    return outcomes, alone
+
+
+def _together(histories: Sequence[History], outcomes: list[Outcome], raised: Outcome) -> list[Outcome]:
+    """A batch that raised while both its halves held: its first history that held carries the failure,
+    naming the others (numbered as in its counterexample file: it is history 0)."""
+    first = next((i for i, o in enumerate(outcomes) if o.ok), None)
+    if first is None:  # every history already failed alone: those failures are the report
+        return outcomes
+    others = tuple(h for i, h in enumerate(histories) if i != first)
+    note = f"; it fails only together with {numbered(len(others))} in one call: they interfere"
+    failed = [*outcomes]
+    failed[first] = attrs.evolve(raised, message=raised.message + note, together=others)
+    return failed
+
+
+def numbered(others: int) -> str:
+    """The other histories of a group, as its file numbers them.
+
+    >>> numbered(1), numbered(3)
+    ('history 1', 'histories 1, 2, 3')
+    """
+    if others == 1:
+        return "history 1"
+    return "histories " + ", ".join(str(i) for i in range(1, others + 1))
+
+
+def _attempt(
+    prop: Property,
+    impl: Implementation,
+    histories: Sequence[History],
+    called: Callable[[], None],
+    retry: bool = True,
+) -> list[Outcome] | Exception:
+    """The outcomes, or the exception the check raised that is not infrastructure (returned, not raised)."""
+    called()
+    try:
+        return prop.check(impl, histories)
+    except ContractViolation:
+        raise
+    except Exception as exc:
+        reason = impl.infrastructure_failure(exc)
+        if reason is None:
+            return exc
+        if not retry:
+            raise exc if isinstance(exc, InfrastructureError) else InfrastructureError(reason) from exc
+        impl.recover()
+        return _attempt(prop, impl, histories, called, retry=False)
+
+
+def _raised(impl: Implementation, exc: Exception, suite: Suite | None) -> Outcome:
+    """An exception on one history: the implementation's failure when raised inside one of its methods
+    (or when the suite calls methods whose results it then uses: the laws), else the harness side's
+    (the model could not judge it: a generator/model disagreement)."""
+    if isinstance(exc, BadHistory):  # the suite's own reading of the history: never the implementation's
+        return Outcome.model_raised(exc)
+    if raised_by(exc, impl) or not _judged_by_model(suite):
+        return Outcome.implementation_raised(exc, own_frames(exc, impl))
+    return Outcome.model_raised(exc)
+
+
+def _judged_by_model(suite: Suite | None) -> bool:
+    """Whether the suite only asks the implementation for observations (the model judges them)."""
+    return suite is None or (bool(suite.calls) and all(c.startswith("observe_") for c in suite.calls))
