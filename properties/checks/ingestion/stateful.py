@@ -99,11 +99,12 @@ IDLE = "a partition idle while the watermark moves"
 COMPLETE = "a window complete (emitted, evicted)"
 PROMISE = "a record within the promised lateness, beyond the delay"
 REEMIT = "a batch that emitted a window re-run after after_sink"
-CRASHES = tuple(crashed(p) for p in CrashPoint) + (RESTART_AFTER_COMPACTION, RERUN)
+CRASHES = tuple(crashed(p) for p in CrashPoint) + (RESTART_AFTER_COMPACTION, RERUN, *streaming.KILLED)
 # For each hard case, the script of a small history that reaches it (`strategies.stateful.scripted`): a run
 # checks these first (`Property.directed`), so a run of a few trials reaches every hard case by construction.
 SCRIPTS = {
     **{crashed(p): f"ahead crash:{p} restart" for p in CrashPoint},
+    **{f"{crashed(p)} (SIGKILL)": f"ahead kill:{p} restart" for p in CrashPoint},
     RERUN: f"ahead crash:{CrashPoint.AFTER_SINK} restart",
     RESTART_AFTER_COMPACTION: f"ahead trigger ahead crash:{CrashPoint.AFTER_OFFSETS} compact restart",
     REDELIVERY: "ahead redelivery trigger",

@@ -268,6 +268,17 @@ def all_laws_but_exactly_once(history: History, obs: Observation) -> Outcome:
 JOB_JUDGES = {"exactly_once": streaming_job.job_exactly_once, "laws_under_sigkill": _job_all_laws}
 
 
+KILLED = tuple(f"{crashed(p)} (SIGKILL)" for p in CRASH_POINTS)
+
+
+def directed_with_kills(kill: bool) -> dict:
+    """The suite's directed histories (`strategies.streaming.directed`), and in every profile one whose crash
+    SIGKILLs a separate driver process at each point: a restart after it is a new driver process, so nothing
+    the job kept in memory survives (`KILLED`)."""
+    killed = directed(kill=True)
+    return {**directed(kill), **{f"{crashed(p)} (SIGKILL)": killed[crashed(p)] for p in CRASH_POINTS}}
+
+
 def _property(
     name: str, doc: str, judge, kill: bool = False, reference: Reference = Reference.LAWS
 ) -> Property:
@@ -279,7 +290,9 @@ def _property(
         events=events,
         profiles=("thorough",) if kill else (),
         reference=reference,
-        directed=directed(kill),  # a run's first trials: one per crash point, a compaction while down
+        directed=directed_with_kills(
+            kill
+        ),  # a run's first trials: a crash (and a SIGKILL) at each point, ...
     )
 
 
@@ -316,6 +329,6 @@ SUITE = Suite(
     batched_cost=160.0,
     serial_jobs=True,
     shrink_batch=TRIAL_WAVE,  # a call of 64 trials took 2.5 minutes: the shrink budget overshot by 3x
-    required_events=tuple(crashed(p) for p in CRASH_POINTS) + (RESTART_AFTER_COMPACTION, RERUN),
+    required_events=tuple(crashed(p) for p in CRASH_POINTS) + (RESTART_AFTER_COMPACTION, RERUN, *KILLED),
     domains=("partitioned",),
 )
