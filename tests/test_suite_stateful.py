@@ -242,8 +242,9 @@ def test_a_correct_job_holds_and_reaches_every_hard_case(job, spark_session, tmp
         ("upsert_by_window", "exactly_once", "missing", None),
         ("promises_ten_seconds", "lateness_kept", "within the promised lateness", None),
         ("counts_per_key", "state_bounded", "state grows without bound", None),
+        ("skip_seen", "exactly_once", "doubled", 6),
     ],
-    ids=["append_writer", "upsert_by_window", "promises_ten_seconds", "counts_per_key"],
+    ids=["append_writer", "upsert_by_window", "promises_ten_seconds", "counts_per_key", "skip_seen"],
 )
 def test_a_wrong_job_is_caught_small_and_replays(job, prop, found, actions, spark_session, tmp_path):
     result, impl = _run(f"tests.jobs.stateful:{job}", tmp_path)

@@ -131,3 +131,21 @@ class CountsPerKey(WindowedCounts):
 
 def counts_per_key(directory: str) -> CountsPerKey:
     return CountsPerKey(directory)
+
+
+SEEN: set[tuple[str, int]] = set()  # (directory, batch_id): kept in the driver's memory, as a module global
+
+
+class AppendWindowsSkipSeen(AppendWindowsAppendWriter):
+    """Idempotent only in memory: appends a batch's windows unless this process saw its id. A restart after a
+    crash between the write and Spark's commit is a new driver process: the re-run batch is appended again."""
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        if (str(self.directory), batch_id) in SEEN:
+            return
+        super().write(batch, batch_id)
+        SEEN.add((str(self.directory), batch_id))
+
+
+def skip_seen(directory: str) -> AppendWindowsSkipSeen:
+    return AppendWindowsSkipSeen(directory)

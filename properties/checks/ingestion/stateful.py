@@ -18,7 +18,8 @@ restarts as the streaming suite's. After every step that left the query up, judg
 - `complete_windows_emitted` (append mode, a window): once E(N) of a committed batch reaches a window's
   end, that window's rows are in the result. Not applicable to an update-mode job.
 - `state_bounded`: the operator's key holds event time (a window, or the watermarked column of a
-  deduplication key), so the state can be evicted; otherwise the state grows without bound.
+  deduplication key), so the state can be evicted; otherwise the state grows without bound. After the
+  last committed batch N the state read from the checkpoint holds no entry bounded at or below E(N).
 - `offset_log_is_remap` and `bounded_input_reliance`: the streaming suite's, the checkpoint's laws with
   the watermark and batch timestamp of `offsets/N` never going back.
 
