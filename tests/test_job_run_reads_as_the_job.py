@@ -69,3 +69,13 @@ def test_a_job_that_cannot_run_is_refused_before_spark_starts(suite, job, proble
     out = capsys.readouterr().out.strip()
     assert out.startswith(f"error: --job {job}: ") and problem in out and len(out.splitlines()) == 1, out
     assert session.starts() == started
+
+
+def test_complete_mode_is_refused_before_spark_starts(capsys):
+    from frontier_harness.spark_impl import session
+
+    started = session.starts()
+    assert main(["check", "--suite", "stateful", "--job", "tests.jobs.refused:complete_mode"]) == 2
+    out = capsys.readouterr().out.strip()
+    assert "output_mode 'complete' is not supported" in out and len(out.splitlines()) == 1, out
+    assert session.starts() == started
