@@ -4,8 +4,8 @@ Run the suite against it with
 
     frontier-harness check --suite collections --impl pandas_impl:factory
 
-It is a `frontier_harness.properties.engine.implementation.Implementation` (subclassing it gives the
-defaults) whose `observe_collections(domain, histories)` takes a batch of histories of one time
+It is a `frontier_harness.Implementation` (subclassing it gives the defaults), and it imports only
+from `frontier_harness`, as your own code would, whose `observe_collections(domain, histories)` takes a batch of histories of one time
 domain and returns, per history, a dict keyed by `(step, label)`:
 `(i, "read")` -> frozenset of `(data, count)` for the read at action `i`, and
 `(len(actions), "final")` -> frozenset of `(data, time, diff)` for the final
@@ -13,7 +13,7 @@ consolidated collection. Like spark_impl, it has its own encoding of the time
 orders (`orders.py`) and never calls the model.
 """
 
-from frontier_harness.pandas_impl.collection import PandasCollections
+from .collection import PandasCollections
 
 
 def factory() -> PandasCollections:

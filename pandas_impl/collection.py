@@ -7,10 +7,11 @@ from typing import Any
 
 import pandas as pd
 
-from frontier_harness.model.vocabulary import Arg, HistoryLike
-from frontier_harness.model.vocabulary.time import CollectionAction, CollectionLabel
-from frontier_harness.pandas_impl.orders import Order, order
-from frontier_harness.properties.engine.implementation import Implementation, Observation
+from frontier_harness import Arg, HistoryLike, Implementation, Observation, vocabulary
+
+from .orders import Order, order
+
+CollectionAction, CollectionLabel = vocabulary.time.CollectionAction, vocabulary.time.CollectionLabel
 
 
 class PandasCollections(Implementation):

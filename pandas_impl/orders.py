@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.time.partitioned_time import PartitionedTime  # value types
+from frontier_harness import PartitionedTime  # a value type: no algorithm of the model's
 
 
 @attrs.frozen

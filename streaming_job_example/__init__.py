@@ -9,7 +9,7 @@ directory, with the batch id Spark's partition discovery gives back as a `batch_
 (so the harness checks each row's batch too). There is no `transform`: the batch holds the
 records as the harness's source makes them (`data`, `partition`, `offset`).
 
-`factory` is typed with the protocol (`frontier_harness.properties.checks.ingestion.job.StreamingJob`), which mypy checks.
+`factory` is typed with the protocol (`frontier_harness.StreamingJob`), which mypy checks.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from frontier_harness.properties.checks.ingestion.job import JobFactory, StreamingJob
+from frontier_harness import JobFactory, StreamingJob
 
 
 class OverwriteEachBatch:

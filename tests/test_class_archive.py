@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from frontier_harness.spark_impl import class_archive, session
+from frontier_harness.spark_impl import class_archive, class_archive_builder, session
 
 
 @pytest.fixture
@@ -46,7 +46,9 @@ def test_without_an_archive_one_builder_starts_and_the_jvm_starts_without_it(tmp
     archive = tmp_path / "cache" / "spark.jsa"
     assert class_archive.java_options(archive) == []
     assert class_archive.java_options(archive) == []  # a second JVM meanwhile: the lock is held
-    assert started == [[sys.executable, "-m", "frontier_harness.spark_impl.class_archive", str(archive)]]
+    assert started == [
+        [sys.executable, "-m", "frontier_harness.spark_impl.class_archive_builder", str(archive)]
+    ]
 
 
 def test_a_stale_lock_is_taken_over_by_the_next_start(tmp_path, started):
@@ -81,7 +83,7 @@ def test_the_built_archive_is_one_a_jvm_can_map():
     path = class_archive.archive_path()
     lock = path.with_name(path.name + ".lock")
     deadline = time.monotonic() + class_archive.BUILD_TIMEOUT_S
-    while not class_archive.ensure(path) and lock.exists() and time.monotonic() < deadline:
+    while not class_archive_builder.ensure(path) and lock.exists() and time.monotonic() < deadline:
         time.sleep(2)  # a builder another process started is still at it
     assert path.exists()
     env = {**os.environ, "FRONTIER_HARNESS_SPARK_CONF": "spark.driver.extraJavaOptions=-Xshare:on"}

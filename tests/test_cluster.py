@@ -10,8 +10,10 @@ process, as a user's is. Minutes on a 2-core machine: `slow`. docs/cluster.md sa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -93,13 +95,19 @@ def _listening(port: int) -> bool:
 
 
 def _stop(processes: list[subprocess.Popen]) -> None:
+    """Each process's whole group: the Connect script's JVM is a grandchild that outlives its shell."""
     for process in reversed(processes):
-        process.terminate()
+        _signal_group(process, signal.SIGTERM)
     for process in processes:
         try:
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            process.kill()
+            _signal_group(process, signal.SIGKILL)
+
+
+def _signal_group(process: subprocess.Popen, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):  # its own session (`_started`): the group's id is its pid
+        os.killpg(process.pid, signum)
 
 
 @pytest.fixture(scope="module")

@@ -92,8 +92,8 @@ def test_the_pytest_fixture_stops_at_the_first_failure_by_default(tmp_path, monk
     monkeypatch.setattr(
         runner, "run_suite", lambda *a, **k: calls.append(k) or runner.SuiteResult("s", (), ())
     )
-    Harness("dev", 0, tmp_path).check("collections", impl="model")
-    Harness("dev", 0, tmp_path).check("collections", impl="model", fail_fast=False)
+    Harness("dev", 0, tmp_path).check("collections", impl=PLANTED)
+    Harness("dev", 0, tmp_path).check("collections", impl=PLANTED, fail_fast=False)
     assert [k["fail_fast"] for k in calls] == [True, False]
 
 

@@ -1,20 +1,21 @@
-"""No two modules of the solver, the mutation tester or the ingestion checks import each other, directly or
-through others: every import counts, those under `TYPE_CHECKING` and those inside functions included."""
+"""No two modules of the package import each other, directly or through others: every import counts, those
+under `TYPE_CHECKING` and those inside functions included, across every package (model, spark_impl,
+properties, pandas_impl, streaming_job_example and the facade, `frontier_harness/__init__.py`)."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {
-    "frontier_harness.properties.solver": "properties/solver",
-    "frontier_harness.properties.mutate": "properties/mutate",
-    # streaming <-> streaming_job was a circle (issue 41 point 4): what both use is in committed.py
-    "frontier_harness.properties.checks.ingestion": "properties/checks/ingestion",
-}
+PACKAGES = ("model", "spark_impl", "properties", "pandas_impl", "streaming_job_example")
+# A cycle known and due to go, with who removes it: its edges are left out of the graph, and the test below
+# fails once the cycle is gone, so the exception is deleted with it.
+# (streaming <-> streaming_job went with issue 42: what both use is in properties/checks/ingestion/committed.py)
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _modules(package: str, folder: Path) -> dict[str, Path]:
@@ -59,12 +60,28 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("package", sorted(PACKAGES))
-def test_the_package_has_no_import_cycle(package):
-    modules = _modules(package, ROOT / PACKAGES[package])
-    graph = {name: _imports(path, set(modules)) - {name} for name, path in modules.items()}
-    assert len(graph) > 5
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """Every module of the package, and the modules of the package it imports (read once a session)."""
+    modules = {"frontier_harness": ROOT / "frontier_harness" / "__init__.py"}
+    for package in PACKAGES:
+        modules |= _modules(f"frontier_harness.{package}", ROOT / package)
+    return {name: frozenset(_imports(path, set(modules)) - {name}) for name, path in modules.items()}
+
+
+def test_no_module_imports_itself_through_others():
+    known = {edge for pair in KNOWN for edge in (pair, pair[::-1])}
+    graph = {a: {b for b in out if (a, b) not in known} for a, out in import_graph().items()}
+    assert len(graph) > 200
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+@pytest.mark.parametrize("pair", sorted(KNOWN), ids=lambda pair: pair[0].rsplit(".", 1)[-1])
+def test_a_known_cycle_is_still_there(pair):
+    """When this fails the cycle is gone: delete its entry from KNOWN."""
+    graph = import_graph()
+    a, b = pair
+    assert b in graph[a] and a in graph[b], f"{KNOWN[pair]}: done; remove the exception"
 
 
 def test_a_planted_cycle_is_found(tmp_path):

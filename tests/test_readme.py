@@ -8,7 +8,10 @@
 - the README stays at most 2,000 words;
 - the `>>>` examples in docs/ run (doctest);
 - the walkthrough's shell block runs as written, in a copy of the repository,
-  with each command's exit code the one its `# exit N` comment states.
+  with each command's exit code the one its `# exit N` comment states;
+- every `frontier-harness` command in the README's shell blocks is one the CLI
+  accepts, and every one outside the walkthrough runs (`slow`: with small counts,
+  its placeholders filled in) and exits as the README says.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import doctest
 import importlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -167,8 +171,8 @@ def walkthrough() -> list[tuple[str, int]]:
     return commands
 
 
-def copy_of_repository(dest: Path) -> Path:
-    """The tracked files as they are in the work tree (symlinks kept), committed in a fresh git repository."""
+def copy_tracked(dest: Path) -> Path:
+    """The tracked files as they are in the work tree (symlinks kept), copied under `dest`."""
     for name in git_ls_files():
         source, target = ROOT / name, dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -176,6 +180,12 @@ def copy_of_repository(dest: Path) -> Path:
             os.symlink(os.readlink(source), target)
         elif source.is_file():
             shutil.copy2(source, target)
+    return dest
+
+
+def copy_of_repository(dest: Path) -> Path:
+    """`copy_tracked`, committed in a fresh git repository."""
+    copy_tracked(dest)
     git = ["git", "-c", "user.name=walkthrough", "-c", "user.email=walkthrough@example.invalid"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "copy"]):
         subprocess.run([*git, *args], cwd=dest, check=True)
@@ -229,3 +239,78 @@ def test_the_walkthrough_runs_as_written(tmp_path):
         if line.startswith("sed "):
             diff = subprocess.run(["git", "diff", "--quiet", "spark_impl/time/collection.py"], cwd=repo)
             assert diff.returncode == 1, "the walkthrough's bug was not planted"
+
+
+# --- every command of the README -----------------------------------------------------------------
+
+CLI = "frontier-harness "
+PLACEHOLDERS = ("FILE", "CHECKPOINT_DIR", "SINK_DIR")
+# What "small counts" means per verb: the same command, a fraction of the histories, trials and work.
+SMALL = {
+    "check": ["--screening", "320", "--max-examples", "3", "--batched-examples", "1"],
+    "verify": ["--screening", "320", "--max-examples", "3", "--batched-examples", "1"],
+    "bench": ["--scale", "0.001", "--only", "collections"],
+}
+
+
+def readme_commands(outside_the_walkthrough: bool = False) -> list[str]:
+    """The `frontier-harness` lines of the README's shell blocks, their comments cut."""
+    text = README.read_text()
+    if outside_the_walkthrough:
+        walk = text.split("### Walkthrough", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+        text = text.replace(walk, "")
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+    lines = [line.split(" #")[0].strip() for block in blocks for line in block.splitlines()]
+    return [line for line in lines if line.startswith(CLI)]
+
+
+def test_every_readme_command_is_one_the_cli_accepts():
+    from frontier_harness.properties.cli.main import build_parser
+
+    commands = readme_commands()
+    assert len(commands) >= 12, "the README's shell blocks were not found: is the pattern still right?"
+    for command in commands:
+        build_parser().parse_args(shlex.split(command)[1:])  # a bad verb or flag raises HarnessError
+
+
+def filled_in(command: str, where: dict[str, str]) -> list[str]:
+    """The command's words with its placeholders replaced and the verb's small counts added.
+
+    >>> filled_in("frontier-harness bench --json b.json", {})
+    ['frontier-harness', 'bench', '--json', 'b.json', '--scale', '0.001', '--only', 'collections']
+    """
+    words = shlex.split(re.sub("|".join(PLACEHOLDERS), lambda m: where[m[0]], command))
+    return [*words, *SMALL.get(words[1], [])]
+
+
+@pytest.mark.slow  # every verb once, in a copy of the repository: minutes
+@pytest.mark.spark
+def test_every_readme_command_runs_with_small_counts(tmp_path):
+    """Each command outside the walkthrough, in the README's order, in a copy of the repository whose
+    `origin/main` is its HEAD (so `mutate --since origin/main` has nothing to mutate). `check` and
+    `verify` at small counts may miss a hard case (exit 1), never find a counterexample."""
+    from frontier_harness.properties.bench.streaming import write_log
+    from frontier_harness.properties.engine import counterexample
+    from frontier_harness.properties.engine.counterexample import Counterexample
+    from frontier_harness.properties.engine.history import Action, History
+    from frontier_harness.spark_impl import session
+
+    if not session.java_available():
+        pytest.skip("Java is not installed")
+    repo = copy_of_repository(tmp_path / "repo")
+    subprocess.run(["git", "update-ref", "refs/remotes/origin/main", "HEAD"], cwd=repo, check=True)
+    env = runner_env(repo, tmp_path / "bin")
+    files = repo / ".frontier-harness" / "counterexamples"
+    holds = History("total", (Action("update", {"data": "a", "time": 0, "diff": 1}),))
+    written = counterexample.write(
+        Counterexample("collections", "observations_match_model", holds, "spark"), files
+    )
+    written.rename(files / "FILE.itf.json")
+    checkpoint = write_log(tmp_path / "checkpoint", 12)
+    where = {"FILE": "FILE", "CHECKPOINT_DIR": str(checkpoint), "SINK_DIR": str(checkpoint / "sink")}
+    for command in readme_commands(outside_the_walkthrough=True):
+        argv = filled_in(command, where)
+        ran = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=3600)
+        shown = f"{shlex.join(argv)}\nexit {ran.returncode}\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
+        assert sorted(p.name for p in files.iterdir()) == ["FILE.itf.json"], shown
+        assert ran.returncode == 0 or (argv[1] in ("check", "verify") and ran.returncode == 1), shown

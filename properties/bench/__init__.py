@@ -3,7 +3,10 @@
 Each capability contributes a module with `figures(scale) -> list[Figure]`; a
 figure is a measured rate or size and, where it has one, the in-run baseline
 it is compared with, so the printed ratio needs no other run. `scale` is 1.0
-for the issue's sizes and smaller for a quick look (`--scale 0.01`).
+for the issue's sizes and smaller for a quick look (`--scale 0.01`). A new
+benchmark is a module here and one line in `NAMES`; `bench --markdown
+docs/figures.md` then writes its section of the figures page
+(`frontier_harness.properties.cli.bench`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
+# The benchmarks, in print order: each a module of this package (one line registers one).
 NAMES = (
     "collections",
     "screening",
@@ -46,6 +50,8 @@ NAMES = (
     "streaming",
     "stateful",
     "spark_overhead",
+    "spark_start",
+    "check_ci",
 )
 
 

@@ -10,11 +10,10 @@ with its traceback, to report.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -22,7 +21,7 @@ import attrs
 from rich.console import Console
 from rich.markup import escape
 
-from frontier_harness.properties.bench import NAMES as BENCH_NAMES
+from frontier_harness.properties.cli import run
 from frontier_harness.properties.cli.arguments import (
     domain_name,
     non_negative_int,
@@ -33,7 +32,7 @@ from frontier_harness.properties.cli.machine import took
 from frontier_harness.properties.cli.progress import lane_display
 from frontier_harness.properties.engine import counterexample, report
 from frontier_harness.properties.engine.config import Config, load_config
-from frontier_harness.properties.engine.errors import HarnessError, InternalError, UnsupportedImplementation
+from frontier_harness.properties.engine.errors import HarnessError, InternalError
 from frontier_harness.properties.engine.exit_codes import ExitCode, exit_code_of
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.junit import write_junit
@@ -41,7 +40,6 @@ from frontier_harness.properties.engine.lanes import (
     MODEL,
     Lane,
     LaneResult,
-    lanes,
     reference_of,
     runs_against,
 )
@@ -113,12 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     verbs.add_parser("list", help="suites and their properties")
 
-    bench = verbs.add_parser("bench", help="side-by-side throughput figures")
-    bench.add_argument("--json", type=Path, help="also write the figures as JSON")
-    bench.add_argument(
-        "--scale", type=positive_float, default=1.0, help="fraction of the issue-sized workloads"
-    )
-    bench.add_argument("--only", action="append", choices=BENCH_NAMES, help="benchmark to run (repeatable)")
+    from frontier_harness.properties.cli.bench import add_parser as add_bench
+
+    add_bench(verbs)
     return parser
 
 
@@ -172,14 +167,8 @@ def _with_job(
 ) -> Implementation:
     """The streaming and stateful suites under `--job` (or the job a replayed file recorded) run the user's
     job on Spark; other suites are unchanged."""
-    from frontier_harness.properties.adapters.job import JOB_SUITES, load_job
-
     job = getattr(args, "job", None) or (cx.job if cx is not None else None)
-    if not job or suite.name not in JOB_SUITES or getattr(impl, "streaming_job", None) == job:
-        return impl
-    if args.impl not in (None, "spark"):
-        raise HarnessError(f"--job runs on Spark: it cannot be combined with --impl {args.impl}")
-    return load_job(job, stateful=suite.name == "stateful")
+    return run.with_job(suite, impl, job, args.impl)
 
 
 def _profile(args: argparse.Namespace, config: Config) -> Profile:
@@ -271,64 +260,15 @@ def suites_exit_code(out: Console, results: Sequence[LaneResult]) -> ExitCode:
 
 
 def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> list[Lane]:
-    """Each suite's lanes: `--impl` for every suite, else the model (where it is judged) and the suite's default.
-
-    A suite named with `--suite` that cannot run against `--impl`, or a suite that
-    cannot run against its own default, refuses (exit 2); the other lanes that
-    cannot run are listed and not run. Under `--job` the streaming and stateful suites'
-    lanes run the user's job, named by it.
-    """
-    from frontier_harness.properties.adapters import load_implementation
-    from frontier_harness.properties.adapters.job import JOB_SUITES
-
-    job = getattr(args, "job", None)
-    if job and not any(s.name in JOB_SUITES for s in suites):
-        raise HarnessError(
-            "--job applies to the streaming and stateful suites: add --suite streaming or stateful"
-        )
-    if job and args.impl not in (None, "spark"):
-        raise HarnessError(f"--job runs on Spark: it cannot be combined with --impl {args.impl}")
-    loaded: dict[str, Implementation] = {}
-
-    def load(spec: str) -> Implementation:
-        if spec not in loaded:
-            loaded[spec] = load_implementation(spec)
-        return loaded[spec]
-
-    runs = []
-    for suite in suites:
-        for lane in _suite_lanes(args, out, suite, load):
-            reason = suite.unsupported(lane.impl, lane.impl_name)
-            if reason is None:
-                runs.append(lane)
-            elif getattr(args, "suite", None) if args.impl else lane.impl_name == suite.default_impl:
-                raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {lane.impl_name}")
-            else:
-                out.print(f"not run: {reason}", markup=False)
-    if not runs:
-        raise UnsupportedImplementation(f"no suite can run against --impl {args.impl}")
-    return runs
-
-
-def _suite_lanes(args: argparse.Namespace, out: Console, suite: Suite, load: Callable) -> list[Lane]:
-    """The suite's lanes; under `--job` the streaming and stateful suites run the user's job alone, named by
-    it (`job:M:F`, `stateful-job:M:F`), with the suite's trial count for a user's job (`under_job`). A job of
-    the other suite's kind leaves a suite its default lanes, unless that suite was asked for (exit 2)."""
-    from frontier_harness.properties.adapters.job import JOB_SUITES, WrongKindOfJob, spec_of
-
-    job = getattr(args, "job", None)
-    if not job or suite.name not in JOB_SUITES:
-        return lanes(suite, args.impl, load)
-    spec = spec_of(job, stateful=suite.name == "stateful")
-    try:
-        impl = load(spec)
-    except WrongKindOfJob as exc:
-        if getattr(args, "suite", None):
-            raise
-        out.print(f"{suite.name} runs its default lanes: {exc}", markup=False, soft_wrap=True)
-        return lanes(suite, args.impl, load)
-    under_job = getattr(suite, "under_job", None)
-    return [Lane(under_job() if under_job else suite, spec, impl)]
+    """Each suite's lanes (`run.planned`); a lane that cannot run is named, not run."""
+    return run.planned(
+        suites,
+        args.impl,
+        getattr(args, "job", None),
+        bool(getattr(args, "suite", None)),
+        lambda reason: out.print(f"not run: {reason}", markup=False),
+        lambda message: out.print(message, markup=False, soft_wrap=True),
+    )
 
 
 def _run_suites(
@@ -568,25 +508,9 @@ def _list(args: argparse.Namespace, out: Console) -> int:
 
 
 def _bench(args: argparse.Namespace, out: Console) -> int:
-    from rich.table import Table
+    from frontier_harness.properties.cli.bench import run
 
-    from frontier_harness.properties import bench
-
-    figures = [f for module in bench.modules(args.only or bench.NAMES) for f in module.figures(args.scale)]
-    values = {f.name: f.value for f in figures}
-    table = Table(title=f"frontier-harness bench (scale {args.scale})")
-    for column in ("figure", "value", "unit", "ratio", "goal", "note"):
-        table.add_column(column)
-    rows = []
-    for f in figures:
-        ratio = values[f.baseline] and f.value / values[f.baseline] if f.baseline else None
-        ratio_text = f"{ratio:.2f}x {f.baseline}" if ratio is not None else ""
-        table.add_row(f.name, f"{f.value:,.2f}", f.unit, ratio_text, f.goal, f.note)
-        rows.append({**attrs.asdict(f), "ratio": ratio})
-    out.print(table)
-    if args.json:
-        args.json.write_text(json.dumps({"scale": args.scale, "figures": rows}, indent=1) + "\n")
-    return ExitCode.HELD
+    return run(args, out)
 
 
 if __name__ == "__main__":

@@ -2,31 +2,31 @@
 
     def test_my_pipeline(frontier_harness):
         frontier_harness.check("collections", impl="my_pkg.pipeline:factory")
-        frontier_harness.check("streaming", job="my_pkg.job:factory")  # your streaming job (frontier_harness.properties.checks.ingestion.job)
-        frontier_harness.check("stateful", job="my_pkg.counts:factory")  # your stateful, event-time job
+        frontier_harness.check("streaming", job="my_pkg.job:factory")  # your streaming job (StreamingJob)
+        frontier_harness.check("stateful", job="my_pkg.counts:factory")  # your stateful job (StatefulJob)
 
 Options: `--fh-profile` (default ci), `--fh-seed`. Under `pytest -n auto` each
 xdist worker has its own lazily started Spark session; the `thorough` profile's
 example database is a directory database, which tolerates concurrent writers.
 A failure writes the counterexample file the moment it is found (rewritten as it
-shrinks) and fails the test with its table; `check` stops at the first failure
-unless `fail_fast=False`.
+shrinks) and fails the test with one line naming the property, the domain and the
+first divergence (what pytest's summary shows), then its table; `check` stops at
+the first failure unless `fail_fast=False`. It runs `frontier_harness.check`'s
+lanes, so the model is judged only by properties whose reference is not its own
+answer, never against itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 import pytest
 
 from frontier_harness.properties.engine import report
 from frontier_harness.properties.engine.config import load_config
-
-if TYPE_CHECKING:
-    from frontier_harness.properties.engine.implementation import Implementation
+from frontier_harness.properties.engine.counterexample import Counterexample
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,45 +51,42 @@ class Harness:
         fail_fast: bool = True,
         job: str | None = None,
     ) -> None:
-        """Runs the suite; stops at its first failure unless `fail_fast=False` (then every property and
+        """Runs the suite's lanes (`frontier_harness.check`: the model only where something other than its own
+        answer judges it); stops at the first failure unless `fail_fast=False` (then every property and
         domain runs and the test fails with the first counterexample)."""
-        from frontier_harness.properties.adapters import load_implementation
-        from frontier_harness.properties.checks.registry import get_suite
-        from frontier_harness.properties.engine.runner import run_suite
+        from frontier_harness.properties.cli.run import run
 
-        suite = get_suite(suite_name)
-        impl_name = impl or suite.default_impl
         profile = attrs.evolve(load_config().profile(self.profile_name), seed=self.seed)
         files = report.CounterexampleFiles(self.out, None)
-        implementation: Implementation
-        if job is not None:
-            from frontier_harness.properties.adapters.job import load_job
-
-            implementation = load_job(job, stateful=suite_name == "stateful")
-            impl_name = implementation.name
-        else:
-            implementation = load_implementation(impl_name)
-        result = run_suite(
-            suite,
-            implementation,
-            impl_name,
-            profile,
-            self.seed,
-            domains,
-            found=files.announce,
-            fail_fast=fail_fast,
-        )
-        failures = [r.failure for r in result.results if r.failure is not None]
+        results = run(suite_name, impl, job, profile, files, domains, fail_fast)
+        failures = [r.failure for result in results for r in result.results if r.failure is not None]
         if failures:
-            path = files.final(failures[0])
             console = report.console()
             with console.capture() as captured:
                 console.print(report.counterexample_table(failures[0]))
-            pytest.fail(f"{captured.get()}\ncounterexample: {path}", pytrace=False)
-        if result.missing_events:
+            path = files.final(failures[0])
             pytest.fail(
-                f"{suite_name}: the generator never reached {list(result.missing_events)}", pytrace=False
+                f"{summary_line(failures[0])}\n{captured.get()}\ncounterexample: {path}", pytrace=False
             )
+        if missing := [event for result in results for event in result.missing_events]:
+            pytest.fail(f"{suite_name}: the generator never reached {missing}", pytrace=False)
+
+
+def summary_line(cx: Counterexample) -> str:
+    """The failure in one line, what pytest's summary shows: the property, the domain, the first divergence.
+
+    >>> from frontier_harness.properties.engine.history import Action, History
+    >>> h = History("total", (Action("update", {"data": "a", "time": 0, "diff": 1}),))
+    >>> summary_line(Counterexample("collections", "observations_match_model", h, "spark", "final differs", 1))
+    'collections.observations_match_model[total] against spark: first divergence at step 1 (the end): final differs'
+    """
+    at = "" if cx.step is None else f" at step {cx.step} ({_action_at(cx, cx.step)})"
+    said = cx.message.strip().splitlines()[0] if cx.message.strip() else "failed"
+    return f"{cx.suite}.{cx.property}[{cx.domain}] against {cx.impl}: first divergence{at}: {said}"
+
+
+def _action_at(cx: Counterexample, step: int) -> str:
+    return cx.history.actions[step].name if step < len(cx.history.actions) else "the end"
 
 
 @pytest.fixture
