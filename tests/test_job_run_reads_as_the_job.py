@@ -79,3 +79,17 @@ def test_complete_mode_is_refused_before_spark_starts(capsys):
     out = capsys.readouterr().out.strip()
     assert "output_mode 'complete' is not supported" in out and len(out.splitlines()) == 1, out
     assert session.starts() == started
+
+
+def test_frontier_harness_check_plans_a_stateful_job_as_the_cli_does():
+    """`frontier_harness.check` and the pytest fixture plan their lanes with the CLI's `run.planned`."""
+    from frontier_harness.properties.cli.run import check
+    from frontier_harness.properties.engine.errors import HarnessError, ImplementationError
+    from frontier_harness.spark_impl import session
+
+    started = session.starts()
+    with pytest.raises(ImplementationError, match="cannot import 'factory' from 'tests.jobs.nope'"):
+        check("stateful", job="tests.jobs.nope:factory")
+    with pytest.raises(HarnessError, match="--job applies to the streaming and stateful suites"):
+        check("collections", job="tests.jobs.nope:factory")
+    assert session.starts() == started
