@@ -8,18 +8,8 @@ import ast
 import functools
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("model", "spark_impl", "properties", "pandas_impl", "streaming_job_example")
-# A cycle known and due to go, with who removes it: its edges are left out of the graph, and the test below
-# fails once the cycle is gone, so the exception is deleted with it.
-KNOWN = {
-    (
-        "frontier_harness.properties.checks.ingestion.streaming",
-        "frontier_harness.properties.checks.ingestion.streaming_job",
-    ): "issue 42 restructures the streaming suite and its job trials",
-}
 
 
 def _modules(package: str, folder: Path) -> dict[str, Path]:
@@ -74,18 +64,9 @@ def import_graph() -> dict[str, frozenset[str]]:
 
 
 def test_no_module_imports_itself_through_others():
-    known = {edge for pair in KNOWN for edge in (pair, pair[::-1])}
-    graph = {a: {b for b in out if (a, b) not in known} for a, out in import_graph().items()}
+    graph = import_graph()
     assert len(graph) > 200
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
-
-
-@pytest.mark.parametrize("pair", sorted(KNOWN), ids=lambda pair: pair[0].rsplit(".", 1)[-1])
-def test_a_known_cycle_is_still_there(pair):
-    """When this fails the cycle is gone: delete its entry from KNOWN."""
-    graph = import_graph()
-    a, b = pair
-    assert b in graph[a] and a in graph[b], f"{KNOWN[pair]}: done; remove the exception"
 
 
 def test_a_planted_cycle_is_found(tmp_path):

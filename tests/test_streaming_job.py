@@ -9,6 +9,7 @@ import pytest
 from frontier_harness.properties.checks.ingestion import streaming_job
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample
 from frontier_harness.properties.engine.suite import observations, shared_observations
 from tests.test_suite_streaming import COMPACT, RESTART, history, observed, produce, trigger
@@ -142,7 +143,11 @@ BAD = [
     ("tests.jobs.user:nope", "cannot import 'nope' from 'tests.jobs.user'"),
     ("tests.jobs.bad:no_read", "WriteOnly has no read method"),
     ("tests.jobs.bad:read_returns_list", "read(spark) returned a list: expected a DataFrame or None"),
-    ("tests.jobs.bad:aggregating", "transform is not row-wise: its logical plan has an aggregation"),
+    (
+        "tests.jobs.bad:aggregating",
+        "transform is not row-wise: its logical plan has an aggregation (use select, filter, withColumn; "
+        "a stateful job runs in --suite stateful)",
+    ),
     ("tests.jobs.bad:deduplicating", "transform is not row-wise: its logical plan has a deduplication"),
     ("tests.jobs.bad:joining", "transform is not row-wise: its logical plan has a join"),
 ]
@@ -159,7 +164,7 @@ def test_a_bad_job_is_refused_in_one_line(job, problem, spark_session, capsys):
 
 def test_job_applies_to_the_streaming_suite_only(capsys):
     assert main(["check", "--suite", "collections", "--job", "tests.jobs.user:append"]) == 2
-    assert "--job applies to the streaming suite only" in capsys.readouterr().out
+    assert "--job applies to the streaming and stateful suites" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -221,3 +226,33 @@ def test_the_docs_append_writer_is_caught_and_shrunk_by_the_suites_own_search(sp
     cx = counterexample.read(path)
     assert "doubled" in cx.message and len(cx.history.actions) <= 4, cx.history
     assert main(["replay", str(path)]) == 1
+
+
+@pytest.mark.spark
+def test_a_writer_idempotent_only_in_memory_is_caught_after_a_restart(spark_session):
+    """A restart imports the job's modules afresh, as a new driver process would: a writer that skips the
+    batch ids kept in a module-level set writes the batch re-run after `after_sink` a second time."""
+    from frontier_harness.properties.adapters.job import load_job
+
+    rerun = history(produce("r0"), trigger("after_sink"), RESTART)
+    outcome = SUITE.property("exactly_once").check(load_job("tests.jobs.user:skip_seen"), [rerun])[0]
+    assert (
+        not outcome.ok and "doubled [{data='r0', offset=0, partition=0} (batch 0, held 2x" in outcome.message
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_under_ci_the_writer_idempotent_only_in_memory_is_caught_by_the_suites_own_search(
+    spark_session, tmp_path, capsys
+):
+    """`check --suite streaming --job tests.jobs.user:skip_seen --profile ci` exits 1 with a counterexample
+    file: the restart after the crash is a restart, whatever the profile."""
+    code = main(
+        ["check", "--suite", "streaming", "--job", "tests.jobs.user:skip_seen", "--profile", "ci"]
+        + ["--out", str(tmp_path)]
+    )
+    assert code == 1, capsys.readouterr().out
+    [path] = tmp_path.glob("streaming-*.itf.json")
+    cx = counterexample.read(path)
+    assert any(a.args.get("fault") == "after_sink" for a in cx.history.actions) and "doubled" in cx.message

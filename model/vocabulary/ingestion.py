@@ -10,6 +10,11 @@ A *streaming* history drives a Structured Streaming query: `query` (its `trigger
 `sink`), `produce`, `trigger` (a `CrashPoint` `fault`, `kill`), `upstream_compact`,
 `restart`; each trigger and restart is observed under the `StreamingLabel`s.
 
+A *stateful* history is a streaming history whose `produce` also names the record's `key` and
+`event_time` (epoch milliseconds); its trials run a user's stateful job (`OutputMode`) and are
+observed under the `StreamingLabel`s. The job's plan, as spark_impl reads
+it, is a dict keyed by `PlanKey` (its `StatefulOperator`).
+
 A *checkpoint* history is a Structured Streaming checkpoint read as actions
 (`LogAction`, arguments `LogArg`): the reader and the generator write it, the laws and
 the streaming suite read it. The trials and the reader both read Spark's logs
@@ -47,7 +52,8 @@ class IngestionArg(Word):
     `partition` of a `produce`; `tick` of an `ingest`; `fault` of an `ingest`, a
     `checkpoint` or a `trigger` (a `Fault` or a `CrashPoint`); `compact_first` of a
     `checkpoint`; `trigger` and `sink` of a streaming `query` (a `Trigger`, a `Sink`);
-    `kill` of a `trigger` (the crash SIGKILLs a separate driver process).
+    `kill` of a `trigger` (the crash SIGKILLs a separate driver process); `key` and `event_time`
+    of a stateful history's `produce`.
     """
 
     PARTITION = "partition"
@@ -57,6 +63,8 @@ class IngestionArg(Word):
     TRIGGER = "trigger"
     SINK = "sink"
     KILL = "kill"
+    KEY = "key"
+    EVENT_TIME = "event_time"
 
 
 class Fault(Word):
@@ -146,7 +154,11 @@ class StreamingLabel(Word):
     count), `sink_writes` (batch id, writes holding it), `upstream` (`UpstreamRow`s),
     `source_commits` (every `commit(end)`, numbered), `crash` (the point that fired),
     `down` (the query is down: the row `("down",)`), `error` (`(ErrorKind, message)`),
-    and under a user's job `job_rows` (`(row, count)`).
+    under a user's job `job_rows` (`(row, count)`), and what the checkpoint journaled beside the
+    offsets: `offset_metadata` (batch id, `batchWatermarkMs`, `batchTimestampMs`, `conf` as sorted
+    `(setting, value)` pairs), `commit_metadata` (batch id, `nextBatchWatermarkMs`), and `runs` (the
+    first batch id each start of the query ran); at a stateful trial's final step, `state` (the last
+    committed batch, an entry's bound in event time or None, how many entries have it).
     """
 
     OFFSETS = "offsets"
@@ -159,6 +171,45 @@ class StreamingLabel(Word):
     DOWN = "down"
     ERROR = "error"
     JOB_ROWS = "job_rows"
+    OFFSET_METADATA = "offset_metadata"
+    COMMIT_METADATA = "commit_metadata"
+    RUNS = "runs"
+    STATE = "state"
+
+
+class OutputMode(Word):
+    """A stateful job's output mode: append (a window once, when complete), update (each changed group)."""
+
+    APPEND = "append"
+    UPDATE = "update"
+    COMPLETE = "complete"
+
+
+class StatefulOperator(Word):
+    """The one stateful operator a job of the stateful suite may hold."""
+
+    AGGREGATION = "aggregation"
+    DEDUPLICATION = "dropDuplicates"
+    DEDUPLICATION_WITHIN_WATERMARK = "dropDuplicatesWithinWatermark"
+
+
+class PlanKey(Word):
+    """The keys of a stateful job's plan as spark_impl reads it (`stateful_plan`).
+
+    `operator` (a `StatefulOperator`), `delays` (ms, one per `withWatermark`), `window` (`[duration,
+    slide, start]` ms, or None), `window_column` (the output column holding it), `keys` (the record
+    columns a deduplication keys on, or an aggregation groups by besides the window), `output_mode`,
+    `lateness` (ms the job promises to keep), `columns` (transform's output columns).
+    """
+
+    OPERATOR = "operator"
+    DELAYS = "delays"
+    WINDOW = "window"
+    WINDOW_COLUMN = "window_column"
+    KEYS = "keys"
+    OUTPUT_MODE = "output_mode"
+    LATENESS = "lateness"
+    COLUMNS = "columns"
 
 
 class UpstreamRow(Word):

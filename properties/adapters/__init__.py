@@ -1,7 +1,9 @@
 """The implementations the harness ships, and loading one from `--impl`.
 
 `model` is the oracle itself (`frontier_harness.properties.adapters.model`), `spark` the Spark
-pipeline (`frontier_harness.properties.adapters.spark`), and `module:factory` calls `factory()`
+pipeline (`frontier_harness.properties.adapters.spark`), `job:MODULE:FACTORY` and
+`stateful-job:MODULE:FACTORY` Spark running a user's streaming job
+(`frontier_harness.properties.adapters.job`), and `module:factory` calls `factory()`
 from an importable module: a user's own pipeline, which must satisfy
 `frontier_harness.properties.engine.implementation.Implementation` (subclass it for the defaults).
 
@@ -29,6 +31,11 @@ def load_implementation(spec: str) -> Implementation:
         from frontier_harness.properties.adapters.spark import SparkImplementation
 
         return SparkImplementation()
+    from frontier_harness.properties.adapters.job import load_job_spec
+
+    job = load_job_spec(spec)
+    if job is not None:
+        return job
     impl = _factory(spec)()
     if not isinstance(impl, Implementation):
         raise ImplementationError(

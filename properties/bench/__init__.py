@@ -49,6 +49,7 @@ NAMES = (
     "reclocking",
     "streaming",
     "checkpoint",
+    "stateful",
     "spark_overhead",
     "spark_start",
     "check_ci",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from frontier_harness.properties.checks.catalog import expiration, prove, temporal, timelines
-from frontier_harness.properties.checks.ingestion import checkpoint, durable, resumption, streaming
+from frontier_harness.properties.checks.ingestion import checkpoint, durable, resumption, stateful, streaming
 from frontier_harness.properties.checks.reclocking import reclock, remap, restart, summary
 from frontier_harness.properties.checks.time import collections, laws, mutable_antichain
 from frontier_harness.properties.checks.ttl import ttl, ttl_codec, ttl_compaction, ttl_spark_state
@@ -19,6 +19,7 @@ SUITES: dict[str, Suite] = {
         resumption.SUITE,
         durable.SUITE,
         streaming.SUITE,
+        stateful.SUITE,
         checkpoint.SUITE,
         ttl.SUITE,
         ttl_compaction.SUITE,

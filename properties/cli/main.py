@@ -155,7 +155,7 @@ def _job_option(verb: argparse.ArgumentParser) -> None:
     verb.add_argument(
         "--job",
         metavar="MODULE:FACTORY",
-        help="your streaming job (transform, write, read) in the streaming suite's trials (frontier_harness.properties.checks.ingestion.job)",
+        help="your streaming job (transform, write, read) in the streaming or stateful suite's trials (frontier_harness.properties.checks.ingestion.job)",
     )
 
 
@@ -165,8 +165,8 @@ def _with_job(
     impl: Implementation,
     cx: counterexample.Counterexample | None = None,
 ) -> Implementation:
-    """The streaming suite under `--job` (or the job a replayed file recorded) runs the user's job on
-    Spark; other suites are unchanged."""
+    """The streaming and stateful suites under `--job` (or the job a replayed file recorded) run the user's
+    job on Spark; other suites are unchanged."""
     job = getattr(args, "job", None) or (cx.job if cx is not None else None)
     return run.with_job(suite, impl, job, args.impl)
 
@@ -267,6 +267,7 @@ def _against(args: argparse.Namespace, out: Console, suites: list[Suite]) -> lis
         getattr(args, "job", None),
         bool(getattr(args, "suite", None)),
         lambda reason: out.print(f"not run: {reason}", markup=False),
+        lambda message: out.print(message, markup=False, soft_wrap=True),
     )
 
 
@@ -362,10 +363,7 @@ def _report_failures(
             out.print(report.counterexample_table(r.failure))
             if r.failure.stopped:  # the wall clock, not the budget, ended its shrinking: said, never silent
                 out.print(f"{r.suite}.{r.property}[{r.domain}]: {r.failure.stopped}", markup=False)
-            out.print(
-                f"counterexample written to {path}; replay with: frontier-harness replay {path}",
-                markup=False,
-            )
+            out.print(report.replay_hint(r.failure, path), markup=False, soft_wrap=True)
 
 
 def _run_lane(

@@ -3,6 +3,7 @@
     def test_my_pipeline(frontier_harness):
         frontier_harness.check("collections", impl="my_pkg.pipeline:factory")
         frontier_harness.check("streaming", job="my_pkg.job:factory")  # your streaming job (StreamingJob)
+        frontier_harness.check("stateful", job="my_pkg.counts:factory")  # your stateful job (StatefulJob)
 
 Options: `--fh-profile` (default ci), `--fh-seed`. Under `pytest -n auto` each
 xdist worker has its own lazily started Spark session; the `thorough` profile's

@@ -39,8 +39,6 @@ from frontier_harness.properties.engine.profiles import Profile
 from frontier_harness.properties.engine.runner import SuiteResult
 from frontier_harness.properties.engine.suite import Suite
 
-STREAMING = "streaming"  # the one suite a user's `--job` runs in
-
 
 def check(
     suites: str | Sequence[str] | None = None,
@@ -56,7 +54,7 @@ def check(
     """Runs `suites` (a name, names, or every suite) and returns one `SuiteResult` per lane that judged.
 
     `impl` is `model`, `spark` or `module:factory` (default: each suite's lanes);
-    `job` a `module:factory` of a streaming job for the `streaming` suite;
+    `job` a `module:factory` of a streaming job for the `streaming` or `stateful` suite;
     `profile` a profile name (with `[tool.frontier-harness]`'s overrides); `out`
     where counterexample files go (default `[tool.frontier-harness] out`).
     A result `passed` when every property held and every hard case was reached.
@@ -113,18 +111,24 @@ def planned(
     job: str | None,
     named: bool,
     skipped: Callable[[str], object] = lambda reason: None,
+    note: Callable[[str], object] = lambda message: None,
 ) -> list[Lane]:
     """Each suite's lanes: against `impl` for every suite, else the model (where it is judged) and the default.
 
     A suite `named` by the caller that cannot run against `impl`, or a suite that
     cannot run against its own default, refuses (`UnsupportedImplementation`); the
     other lanes that cannot run are handed to `skipped` with the reason and not run.
-    Under `job` the streaming suite's lane runs the user's job, and only that lane.
+    Under `job` the streaming and stateful suites' lanes run the user's job alone (`_job_lanes`).
     """
     from frontier_harness.properties.adapters import load_implementation
+    from frontier_harness.properties.adapters.job import JOB_SUITES
 
-    if job and not any(s.name == STREAMING for s in suites):
-        raise HarnessError("--job applies to the streaming suite only: add --suite streaming")
+    if job and not any(s.name in JOB_SUITES for s in suites):
+        raise HarnessError(
+            "--job applies to the streaming and stateful suites: add --suite streaming or stateful"
+        )
+    if job and impl not in (None, "spark"):
+        raise HarnessError(f"--job runs on Spark: it cannot be combined with --impl {impl}")
     loaded: dict[str, Implementation] = {}
 
     def load(spec: str) -> Implementation:
@@ -134,12 +138,10 @@ def planned(
 
     runs = []
     for suite in suites:
-        for lane in lanes(suite, impl, load):
-            if job and suite.name == STREAMING and lane.impl_name != suite.default_impl:
-                continue  # the user's job runs on Spark: no other lane has a job to run
+        for lane in _job_lanes(suite, impl, job, named, load, note) if job else lanes(suite, impl, load):
             reason = suite.unsupported(lane.impl, lane.impl_name)
             if reason is None:
-                runs.append(attrs.evolve(lane, impl=with_job(suite, lane.impl, job, impl)))
+                runs.append(lane)
             elif named if impl else lane.impl_name == suite.default_impl:
                 raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {lane.impl_name}")
             else:
@@ -149,15 +151,43 @@ def planned(
     return runs
 
 
+def _job_lanes(
+    suite: Suite,
+    impl: str | None,
+    job: str,
+    named: bool,
+    load: Callable[[str], Implementation],
+    note: Callable[[str], object],
+) -> list[Lane]:
+    """Under `job` the streaming and stateful suites run the user's job alone, named by it (`job:M:F`,
+    `stateful-job:M:F`), with the suite's trial count for a user's job (`under_job`); other suites their
+    default lanes. A job of the other suite's kind leaves a suite its default lanes, unless it was `named`
+    (`WrongKindOfJob`: exit 2)."""
+    from frontier_harness.properties.adapters.job import JOB_SUITES, WrongKindOfJob, spec_of
+
+    if suite.name not in JOB_SUITES:
+        return lanes(suite, impl, load)
+    spec = spec_of(job, stateful=suite.name == "stateful")
+    try:
+        implementation = load(spec)
+    except WrongKindOfJob as exc:
+        if named:
+            raise
+        note(f"{suite.name} runs its default lanes: {exc}")
+        return lanes(suite, impl, load)
+    under_job = getattr(suite, "under_job", None)
+    return [Lane(under_job() if under_job else suite, spec, implementation)]
+
+
 def with_job(suite: Suite, impl: Implementation, job: str | None, impl_spec: str | None) -> Implementation:
-    """The streaming suite under a `job` runs the user's job on Spark; other suites keep `impl`."""
-    if not job or suite.name != STREAMING:
+    """The streaming and stateful suites under a `job` run the user's job on Spark; other suites keep `impl`."""
+    from frontier_harness.properties.adapters.job import JOB_SUITES, load_job
+
+    if not job or suite.name not in JOB_SUITES or getattr(impl, "streaming_job", None) == job:
         return impl
     if impl_spec not in (None, "spark"):
         raise HarnessError(f"--job runs on Spark: it cannot be combined with --impl {impl_spec}")
-    from frontier_harness.properties.adapters.job import load_job
-
-    return load_job(job)
+    return load_job(job, stateful=suite.name == "stateful")
 
 
 def model_observation(suite: str, history: History) -> Observation:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,23 @@ class CounterexampleFiles:
         else:
             self.paths[key].write_text(json.dumps(counterexample.to_itf(cx), indent=1) + "\n")
         return self.paths[key]
+
+
+def replay_hint(cx: Counterexample, path: Path) -> str:
+    """Where the file is and the command that replays it; for a user's job, a command that works in a new
+    shell: from the directory the job was imported from, naming the module that must be importable there.
+
+    >>> from frontier_harness.properties.engine.history import History
+    >>> replay_hint(Counterexample("s", "p", History("total", ()), "spark"), Path("cx.json"))
+    'counterexample written to cx.json; replay with: frontier-harness replay cx.json'
+    """
+    if not cx.job:
+        return f"counterexample written to {path}; replay with: frontier-harness replay {path}"
+    module = cx.job.split(":", 1)[0]
+    return (
+        f"counterexample written to {path}; replay with: cd {os.getcwd()} && frontier-harness replay "
+        f"{path.resolve()} (the job's module {module} must be importable there)"
+    )
 
 
 def results_table(results: Sequence[LaneResult]) -> Table:
@@ -159,7 +177,7 @@ def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> 
     for k, other in enumerate(cx.together, 1):  # a group: the histories the first fails only together with
         for i, record in enumerate(other.to_json()):
             table.add_row(f"{k}:{i}", record["action"], _args(record["args"]), "", "", f"history {k}")
-    records = cx.history.to_json()
+    records = [_applying(record, cx) for record in cx.history.to_json()]
     for i, record in enumerate(records + [{"action": "(end)", "args": {}}]):
         model_at, impl_at = _at_step(expected, i), _at_step(actual, i)
         mark = "[bold red]<- first divergence[/]" if i == step else ""
@@ -170,6 +188,17 @@ def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> 
             impl_at = f"raised at {where(trace[-1])}"
         table.add_row(str(i), record["action"], _args(record["args"]), model_at, impl_at, mark, style=style)
     return table
+
+
+# Arguments that do not apply under a user's job (`--job`): the history's choice of our own sinks.
+NOT_UNDER_A_JOB = ("sink",)
+
+
+def _applying(record: dict, cx: Counterexample) -> dict:
+    """A step as the table shows it: without the arguments that do not apply to the run."""
+    if not cx.job:
+        return record
+    return {**record, "args": {k: v for k, v in record["args"].items() if k not in NOT_UNDER_A_JOB}}
 
 
 def where(frame: str) -> str:

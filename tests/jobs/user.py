@@ -76,3 +76,21 @@ class DropsPartitionOne(OverwriteEachBatch):
 
 def drops_partition(directory: str) -> DropsPartitionOne:
     return DropsPartitionOne(directory)
+
+
+SEEN: set[tuple[str, int]] = set()  # (directory, batch_id): kept in the driver's memory, as a module global
+
+
+class SkipSeenBatches(AppendEachBatch):
+    """Idempotent only in memory: appends a batch unless this process saw its id. A crash after the write
+    and a restart in a new driver process forget what was seen: the re-run batch is appended again."""
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        if (str(self.directory), batch_id) in SEEN:
+            return
+        super().write(batch, batch_id)
+        SEEN.add((str(self.directory), batch_id))
+
+
+def skip_seen(directory: str) -> SkipSeenBatches:
+    return SkipSeenBatches(directory)

@@ -22,13 +22,22 @@ trials cannot run is refused before any trial, in one line, exit 2
 (`frontier_harness.properties.adapters.job.load_job`); an exception
 inside `write` that is not an injected crash fails the job, with its traceback.
 
-`streaming_job_example/` is a worked example, checked against this protocol by mypy.
+A stateful job (`check --suite stateful --job MODULE:FACTORY`) is a `StatefulJob`: the same
+`write` and `read`, a `transform` over keyed, timed records (`key` string, `event_time` timestamp,
+`data`, `partition`, `offset`) that may use `withWatermark`, a tumbling or sliding `window`
+aggregation, `dropDuplicates` or `dropDuplicatesWithinWatermark` (one stateful operator), its
+`output_mode` (`"append"`, the default, or `"update"`) and the `lateness` it promises to keep (a Spark
+interval; by default the delay of its only `withWatermark`). `read(spark)` returns the job's current
+result: in update mode one row per group (the latest written), in append mode every row written; a
+`batch_id` column is dropped before comparing. The oracle is `frontier_harness.properties.checks.ingestion.stateful`.
+
+`streaming_job_example/` holds a worked example of each, checked against these protocols by mypy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -53,3 +62,17 @@ class TransformingJob(StreamingJob, Protocol):
 
 
 JobFactory = Callable[[str], StreamingJob]
+
+
+class StatefulJob(StreamingJob, Protocol):
+    """A job whose transform holds one stateful operator over event time (the stateful suite's)."""
+
+    output_mode: Literal["append", "update"]
+    lateness: str | None
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        """`withWatermark`, then one window aggregation or deduplication over `key`, `event_time`, `data`,
+        `partition`, `offset`; row-wise steps before or after it."""
+
+
+StatefulJobFactory = Callable[[str], StatefulJob]

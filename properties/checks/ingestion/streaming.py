@@ -25,17 +25,10 @@ crashes SIGKILL a separate driver process (a JVM start per crash, so not in `ci`
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from frontier_harness.model.errors import ModelError
-from frontier_harness.model.reclocking.reclock import reclock
-from frontier_harness.model.reclocking.remap import Remap
 from frontier_harness.model.time.antichain import Antichain
-from frontier_harness.model.time.collection import Update
-from frontier_harness.model.time.domains import Partitioned, PartitionedTime
-from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.ingestion import (
     CrashPoint,
     ErrorKind,
@@ -48,7 +41,17 @@ from frontier_harness.model.vocabulary.ingestion import (
     Trigger,
     UpstreamRow,
 )
+from frontier_harness.properties.checks.ingestion import streaming_job
 from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
+from frontier_harness.properties.checks.ingestion.committed import (
+    DOMAIN,
+    as_frontier,
+    committed_batches,
+    failed_at,
+    observed_steps,
+    show,
+    up_steps,
+)
 from frontier_harness.properties.checks.ingestion.strategies.streaming import (
     CRASH_POINTS,
     RERUN,
@@ -68,30 +71,7 @@ from frontier_harness.properties.engine.suite import (
     observations,
 )
 
-DOMAIN = Partitioned()
 TRIAL_WAVE = 6  # trials run (and reported, `report_trial`) this many at a time: Spark's concurrent queries
-
-
-def _steps(obs: Observation) -> list[int]:
-    return sorted(step for step, label in obs if label == StreamingLabel.OFFSETS)
-
-
-def _frontier(elements: Any) -> Antichain:
-    return Antichain.of(DOMAIN, [PartitionedTime(*e) for e in elements])
-
-
-def _records(history: History, before: int, whole: bool = False) -> list[Update]:
-    """The records produced before `before`, at their FromTime (partition, offset); `whole` keeps each
-    record's `(data, partition, offset)` as its data."""
-    offsets: Counter[int] = Counter()  # partition -> next offset
-    found = []
-    for action in history.actions[:before]:
-        if action.name == StreamingAction.PRODUCE:
-            p, data = action.args[IngestionArg.PARTITION], action.args[Arg.DATA]
-            record = (data, p, offsets[p]) if whole else data
-            found.append(Update(record, PartitionedTime.point(p, offsets[p]), 1))
-            offsets[p] += 1
-    return found
 
 
 def _property_check(judge: Callable[[History, Observation], Outcome], job_judge: Any = None):
@@ -111,57 +91,10 @@ def _property_check(judge: Callable[[History, Observation], Outcome], job_judge:
         observed = observations(impl, "observe_streaming", histories)  # the properties share them
         if job_judge is None or getattr(impl, "streaming_job", None) is None:
             return [judge(h, obs) for h, obs in zip(histories, observed)]
-        from frontier_harness.properties.checks.ingestion import streaming_job
-
         outputs = streaming_job.batch_outputs(impl, histories, observed)
         return [job_judge(h, obs, outputs) for h, obs in zip(histories, observed)]
 
     return check
-
-
-def committed_batches(
-    history: History, obs: Observation, step: int, uncommitted: bool = False
-) -> dict[int, list] | Outcome:
-    """Batch id -> its records `(data, partition, offset)`, for the batches committed at `step` (with
-    `uncommitted`, every batch logged): the model's reclocked collection through the remap the offset
-    log is (batch `N` at IntoTime `N + 1`). A failing outcome when the query failed, the offset log is
-    no remap, or (at the final step) a record was never processed."""
-    if (step, StreamingLabel.ERROR) in obs:
-        error = obs[(step, StreamingLabel.ERROR)]
-        return _fail(step, f"the query failed: {_show(error)}", obs, StreamingLabel.ERROR)
-    try:
-        remap = Remap.minted(
-            DOMAIN, [(_frontier(f), b + 1) for b, f in sorted(obs[(step, StreamingLabel.OFFSETS)])]
-        )
-    except ModelError as exc:
-        return _fail(
-            step,
-            f"the offset log is not a remap, nothing to reclock through: {exc}",
-            obs,
-            StreamingLabel.OFFSETS,
-        )
-    reclocked = reclock(remap, _records(history, step, whole=True))
-    committed = obs[(step, StreamingLabel.COMMITS)]
-    if step == len(history.actions):
-        unbound = sorted(u.data[0] for u in reclocked.pending)
-        never = sorted(f"{u.data[0]}@{u.time - 1}" for u in reclocked.updates if u.time - 1 not in committed)
-        if unbound or never:
-            message = f"records never processed: unbound {unbound}, in batches never committed {never}"
-            return _fail(step, message, obs, StreamingLabel.COMMITS)
-    batches: dict[int, list] = {}
-    for u in reclocked.updates:
-        if uncommitted or u.time - 1 in committed:
-            batches.setdefault(u.time - 1, []).extend([u.data] * u.diff)
-    return batches
-
-
-def up_steps(obs: Observation) -> list[int]:
-    """The observed steps, but those after which the query was down (the oracle skips them)."""
-    return [
-        step
-        for step in _steps(obs)
-        if (step, StreamingLabel.DOWN) not in obs or (step, StreamingLabel.ERROR) in obs
-    ]
 
 
 def exactly_once(history: History, obs: Observation) -> Outcome:
@@ -197,7 +130,7 @@ def _mismatch(
 def offset_log_is_remap(history: History, obs: Observation) -> Outcome:
     """The checkpoint's laws at every step, and each batch bound to one range for good."""
     bound: dict[int, tuple[Any, int]] = {}
-    for step in _steps(obs):
+    for step in observed_steps(obs):
         for batch, frontier in sorted(obs[(step, StreamingLabel.OFFSETS)]):
             if bound.setdefault(batch, (frontier, step))[0] != frontier:
                 first, at = bound[batch]
@@ -205,17 +138,21 @@ def offset_log_is_remap(history: History, obs: Observation) -> Outcome:
                     f"batch {batch} was bound to {list(first)} at step {at} and to {list(frontier)} now: "
                     "a re-run batch must read the range it logged"
                 )
-                return _fail(step, message, obs, StreamingLabel.OFFSETS)
+                return failed_at(step, message, obs, StreamingLabel.OFFSETS)
         broken = check_log(checkpoint_history(obs, step))
         if broken:
-            return _fail(step, f"{broken[0].law}: {broken[0].message}", obs, StreamingLabel.OFFSETS)
+            return failed_at(step, f"{broken[0].law}: {broken[0].message}", obs, StreamingLabel.OFFSETS)
     return Outcome(ok=True)
 
 
 def checkpoint_history(obs: Observation, step: int) -> History:
-    """The checkpoint a trial observed at `step`, as the history `frontier_harness.properties.checks.ingestion.checkpoint_log` reads from files."""
+    """The checkpoint a trial observed at `step`, as the history `frontier_harness.properties.checks.ingestion.checkpoint_log`
+    reads from files: offsets with their watermark, batch timestamp and settings, commits with the
+    watermark they hand on, the sink's writes."""
     offsets = dict(obs[(step, StreamingLabel.OFFSETS)])
     writes = dict(obs[(step, StreamingLabel.SINK_WRITES)])
+    metadata = {b: row for b, *row in obs.get((step, StreamingLabel.OFFSET_METADATA), ())}
+    handed_on = dict(obs.get((step, StreamingLabel.COMMIT_METADATA), ()))
     job = any(label == StreamingLabel.JOB_ROWS for _, label in obs)  # a user's sink: no sink log to check
     actions = [] if job else [Action(LogAction.FILE_SINK, {})]
     for batch in sorted(set(offsets) | set(writes) | set(obs[(step, StreamingLabel.COMMITS)])):
@@ -227,20 +164,30 @@ def checkpoint_history(obs: Observation, step: int) -> History:
                 LogArg.DOMAIN: DOMAIN.name,
                 LogArg.OFFSETS: frontier,
             }
+            if batch in metadata:
+                watermark, timestamp, conf = metadata[batch]
+                args |= {
+                    LogArg.WATERMARK_MS: watermark,
+                    LogArg.TIMESTAMP_MS: timestamp,
+                    LogArg.CONF: dict(conf),
+                }
             actions.append(Action(LogAction.OFFSETS, args))
         actions += [Action(LogAction.SINK, {LogArg.BATCH: batch, LogArg.FILES: 1})] * writes.get(batch, 0)
         if batch in obs[(step, StreamingLabel.COMMITS)]:
-            actions.append(Action(LogAction.COMMIT, {LogArg.BATCH: batch}))
+            handed: dict[str, Any] = (
+                {LogArg.NEXT_WATERMARK_MS: handed_on[batch]} if batch in handed_on else {}
+            )
+            actions.append(Action(LogAction.COMMIT, {LogArg.BATCH: batch, **handed}))
     return History(DOMAIN.name, tuple(actions))
 
 
 def bounded_input_reliance(history: History, obs: Observation) -> Outcome:
     """Nothing committed upstream beyond what Spark made durable; no step fails on a compacted read."""
-    for step in _steps(obs):
+    for step in observed_steps(obs):
         error = obs.get((step, StreamingLabel.ERROR), frozenset())
         if any(kind == ErrorKind.COMPACTED_READ for kind, _ in error):
-            message = f"the query needs records the upstream compacted: {_show(error)}"
-            return _fail(step, message, obs, StreamingLabel.ERROR)
+            message = f"the query needs records the upstream compacted: {show(error)}"
+            return failed_at(step, message, obs, StreamingLabel.ERROR)
         durable = _durable(obs, step)
         held = [
             ("the upstream's committed offsets", row[1])
@@ -249,29 +196,16 @@ def bounded_input_reliance(history: History, obs: Observation) -> Outcome:
         ]
         calls = [(f"commit(end) call #{i}", f) for i, f in sorted(obs[(step, StreamingLabel.SOURCE_COMMITS)])]
         for what, frontier in held + calls:
-            if not _frontier(frontier).le(durable):
+            if not as_frontier(frontier).le(durable):
                 message = f"{what} {list(frontier)} is beyond the durable frontier {durable!r} (last commit)"
-                return _fail(step, message, obs, StreamingLabel.UPSTREAM)
+                return failed_at(step, message, obs, StreamingLabel.UPSTREAM)
     return Outcome(ok=True)
 
 
 def _durable(obs: Observation, step: int) -> Antichain:
     offsets = dict(obs[(step, StreamingLabel.OFFSETS)])
     done = [b for b in obs[(step, StreamingLabel.COMMITS)] if b in offsets]
-    return _frontier(offsets[max(done)]) if done else Antichain.of(DOMAIN, [DOMAIN.minimum])
-
-
-def _fail(step: int, message: str, obs: Observation, label: str) -> Outcome:
-    shown = {
-        key: value
-        for key, value in obs.items()
-        if key[0] <= step and key[1] in (label, StreamingLabel.CRASH, StreamingLabel.ERROR)
-    }
-    return Outcome(ok=False, message=message, expected=None, actual=shown, step=step)
-
-
-def _show(rows: frozenset[tuple[Any, ...]]) -> str:
-    return "; ".join(" ".join(map(str, row)) for row in sorted(rows))
+    return as_frontier(offsets[max(done)]) if done else Antichain.of(DOMAIN, [DOMAIN.minimum])
 
 
 def events(history: History) -> list[str]:
@@ -318,14 +252,8 @@ def all_laws(history: History, obs: Observation) -> Outcome:
     return Outcome(ok=True)
 
 
-def _job_exactly_once(history: History, obs: Observation, outputs: Any) -> Outcome:
-    from frontier_harness.properties.checks.ingestion.streaming_job import job_exactly_once
-
-    return job_exactly_once(history, obs, outputs)
-
-
 def _job_all_laws(history: History, obs: Observation, outputs: Any) -> Outcome:
-    outcome = _job_exactly_once(history, obs, outputs)
+    outcome = streaming_job.job_exactly_once(history, obs, outputs)
     return outcome if not outcome.ok else all_laws_but_exactly_once(history, obs)
 
 
@@ -337,7 +265,18 @@ def all_laws_but_exactly_once(history: History, obs: Observation) -> Outcome:
     return Outcome(ok=True)
 
 
-JOB_JUDGES = {"exactly_once": _job_exactly_once, "laws_under_sigkill": _job_all_laws}
+JOB_JUDGES = {"exactly_once": streaming_job.job_exactly_once, "laws_under_sigkill": _job_all_laws}
+
+
+KILLED = tuple(f"{crashed(p)} (SIGKILL)" for p in CRASH_POINTS)
+
+
+def directed_with_kills(kill: bool) -> dict:
+    """The suite's directed histories (`strategies.streaming.directed`), and in every profile one whose crash
+    SIGKILLs a separate driver process at each point: a restart after it is a new driver process, so nothing
+    the job kept in memory survives (`KILLED`)."""
+    killed = directed(kill=True)
+    return {**directed(kill), **{f"{crashed(p)} (SIGKILL)": killed[crashed(p)] for p in CRASH_POINTS}}
 
 
 def _property(
@@ -351,7 +290,9 @@ def _property(
         events=events,
         profiles=("thorough",) if kill else (),
         reference=reference,
-        directed=directed(kill),  # a run's first trials: one per crash point, a compaction while down
+        directed=directed_with_kills(
+            kill
+        ),  # a run's first trials: a crash (and a SIGKILL) at each point, ...
     )
 
 
@@ -388,6 +329,6 @@ SUITE = Suite(
     batched_cost=160.0,
     serial_jobs=True,
     shrink_batch=TRIAL_WAVE,  # a call of 64 trials took 2.5 minutes: the shrink budget overshot by 3x
-    required_events=tuple(crashed(p) for p in CRASH_POINTS) + (RESTART_AFTER_COMPACTION, RERUN),
+    required_events=tuple(crashed(p) for p in CRASH_POINTS) + (RESTART_AFTER_COMPACTION, RERUN, *KILLED),
     domains=("partitioned",),
 )

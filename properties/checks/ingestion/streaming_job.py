@@ -6,7 +6,7 @@ reports, after every step, what the job's `read(spark)` returned (`job_rows`: ro
 step that left the query up, those rows equal, as a multiset, the job's `transform`
 applied as a batch job to the records of the committed batches (which records those are
 comes from the model's reclocked collection through the remap the offset log is:
-`streaming.committed_batches`); at the end, to every record produced. When `read`
+`committed.committed_batches`); at the end, to every record produced. When `read`
 returns a `batch_id` column that `transform` does not make, the batch id is compared too.
 
 The batch job runs once per distinct batch of records across a whole check
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from frontier_harness.model.vocabulary.ingestion import StreamingLabel
-from frontier_harness.properties.checks.ingestion.streaming import committed_batches, up_steps
+from frontier_harness.properties.checks.ingestion.committed import committed_batches, up_steps
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Observation
 from frontier_harness.properties.engine.suite import Outcome
@@ -118,8 +118,8 @@ def _mismatch(
     return Outcome(
         ok=False,
         message=message,
-        expected={(step, StreamingLabel.JOB_ROWS): frozenset(expected.items())},
-        actual={(step, StreamingLabel.JOB_ROWS): frozenset(actual.items())},
+        expected={(step, StreamingLabel.JOB_ROWS): frozenset(shown_rows(expected))},
+        actual={(step, StreamingLabel.JOB_ROWS): frozenset(shown_rows(actual))},
         step=step,
     )
 
@@ -130,6 +130,15 @@ def _columns_differ(expected: Counter, actual: Counter) -> str:
     if want and got and want != got:
         return f"read(spark) returns columns {sorted(got)}, transform makes {sorted(want)}"
     return ""
+
+
+def shown_rows(rows: Counter) -> list[str]:
+    """Rows as a counterexample shows them: `{column=value, ...}`, with `xN` when held N times.
+
+    >>> shown_rows(Counter({(("data", "a"), ("offset", 0)): 2}))
+    ["{data='a', offset=0} x2"]
+    """
+    return [_show(row) + (f" x{n}" if n != 1 else "") for row, n in rows.items()]
 
 
 def _show(row: Row) -> str:

@@ -29,6 +29,22 @@ def offset_log(checkpoint: Path) -> dict[int, list]:
     }
 
 
+def offset_metadata(checkpoint: Path) -> dict[int, dict]:
+    """Batch id -> the metadata line of `offsets/N`: `batchWatermarkMs`, `batchTimestampMs`, `conf`."""
+    return {
+        int(f.name): json.loads(f.read_text().splitlines()[1])
+        for f in _batches(checkpoint / CheckpointLog.OFFSETS)
+    }
+
+
+def commit_metadata(checkpoint: Path) -> dict[int, dict]:
+    """Batch id -> the metadata line of `commits/N` (`nextBatchWatermarkMs`)."""
+    return {
+        int(f.name): json.loads(f.read_text().splitlines()[1])
+        for f in _batches(checkpoint / CheckpointLog.COMMITS)
+    }
+
+
 def commit_log(checkpoint: Path) -> list[int]:
     """The batch ids Spark committed."""
     return [int(f.name) for f in _batches(checkpoint / CheckpointLog.COMMITS)]

@@ -11,12 +11,17 @@ A job is named `MODULE:FACTORY`; `FACTORY(directory)` returns an object with an 
   `after_sink` crash point (a crash after `write` returned, before Spark commits);
 - `read_rows(jobs)`: every trial's `read(spark)` of a wave in one Spark job per schema;
 - `batch_outputs(spec, record_sets)`: the oracle's side, `transform` as a batch job over each
-  set of records, many sets per Spark job;
-- `validate(spec, directory)`: a job that cannot be run is refused with `JobContractError`
-  (one line naming what is wrong), before any trial.
+  set of records, many sets per Spark job; `frame_outputs` the same for a stateful job, each set
+  (a frame) transformed whole;
+- `built(spec, directory)` refuses, before Spark starts, a job that cannot be imported or lacks
+  `write` or `read`; `validate(spec, session)` then refuses a job the trials cannot run (a `read` of
+  the wrong type, a `transform` that is not row-wise): `JobContractError`, one line naming what is
+  wrong, before any trial;
+- `fresh_modules(spec)`: the job's own modules imported afresh, as a new driver process would.
 
 A row is a tuple of `(column, value)` pairs sorted by column name, values as Python values
-(lists and maps made hashable), so rows compare by name whatever the column order.
+(lists and maps made hashable, timestamps as epoch milliseconds), so rows compare by name whatever
+the column order.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ import io
 import os
 import re
 import sys
+import sysconfig
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +45,8 @@ from pyspark.sql import functions as F
 
 from frontier_harness.model.vocabulary.ingestion import CrashPoint
 from frontier_harness.spark_impl.ingestion.streaming import faults
+from frontier_harness.spark_impl.ingestion.streaming.event_source import SCHEMA as EVENT_SCHEMA
+from frontier_harness.spark_impl.ingestion.streaming.event_source import instant
 from frontier_harness.spark_impl.ingestion.streaming.source import SCHEMA
 
 TRIAL, SET = "_fh_trial", "_fh_set"
@@ -59,9 +68,12 @@ NOT_ROW_WISE = {
     "Except": "a set operation",
     "Union": "a union",
 }
-_OPERATOR = re.compile(r"^[\s:+\-|]*([A-Z][A-Za-z]*)")
+_OPERATOR = re.compile(r"^[\s:+\-|]*~?([A-Z][A-Za-z]*)")
+BATCH_ID = "batch_id"
 
 Rows = Counter  # row -> how many times it is held
+# The modules each job brought into the process when it was first imported (`fresh_modules`).
+_OWN_MODULES: dict[str, set[str]] = {}
 
 
 class JobContractError(ValueError):
@@ -73,6 +85,11 @@ class JobContractError(ValueError):
         super().__init__(f"--job {spec}: {problem}")
 
 
+class WrongSuite(JobContractError):
+    """A job of the other suite's kind: a stateful transform under the streaming suite, a row-wise one under
+    the stateful suite."""
+
+
 def load_factory(spec: str) -> Callable[[str], Any]:
     """`MODULE:FACTORY` imported (from the working directory too), or `JobContractError`."""
     module, _, name = spec.partition(":")
@@ -80,13 +97,30 @@ def load_factory(spec: str) -> Callable[[str], Any]:
         raise JobContractError(spec, "expected MODULE:FACTORY")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    before = set(sys.modules)
     try:
         factory = getattr(importlib.import_module(module), name)
     except Exception as exc:  # an import that fails for any reason is the job's, named in one line
         raise JobContractError(spec, f"cannot import {name!r} from {module!r}: {_one_line(exc)}") from exc
+    _OWN_MODULES.setdefault(spec, {module} | {m for m in set(sys.modules) - before if _own(m)})
     if not callable(factory):
         raise JobContractError(spec, f"{module}.{name} is a {type(factory).__name__}, not a factory")
     return factory
+
+
+def _own(module: str) -> bool:
+    """A module of the user's code: not the harness's, and not from the interpreter's library directories."""
+    path = getattr(sys.modules.get(module), "__file__", None) or ""
+    libraries = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return bool(path) and not module.startswith("frontier_harness") and not path.startswith(tuple(libraries))
+
+
+def fresh_modules(spec: str) -> None:
+    """Forgets the job's own modules (its module and what importing it brought in from outside the
+    interpreter's libraries), so the next `make_job` imports them afresh: module-level state is lost, as
+    in a new driver process. Objects made before keep the modules they were made from."""
+    for module in _OWN_MODULES.get(spec, ()):
+        sys.modules.pop(module, None)
 
 
 def make_job(spec: str, directory: os.PathLike | str) -> Any:
@@ -111,8 +145,9 @@ def job_writer(job: Any, fault_dir: str) -> Callable[[DataFrame, int], None]:
     return write
 
 
-def validate(spec: str, session: Any, directory: os.PathLike | str | None = None) -> list[str]:
-    """Refuses a job the trials cannot run (`JobContractError`); returns `transform`'s output columns."""
+def built(spec: str, directory: os.PathLike | str | None = None) -> Any:
+    """The job `FACTORY(directory)` makes, with `write` and `read` (and `transform`, if any) callable;
+    `JobContractError` otherwise. Needs no Spark: a job that cannot run is refused before it starts."""
     directory = directory or tempfile.mkdtemp(prefix="frontier-harness-job-check-")
     try:
         job = make_job(spec, directory)
@@ -126,11 +161,16 @@ def validate(spec: str, session: Any, directory: os.PathLike | str | None = None
     transform = getattr(job, "transform", None)
     if transform is not None and not callable(transform):
         raise JobContractError(spec, f"its transform is a {type(transform).__name__}, not a function")
-    _check_read(spec, job.read, session)
+    return job
+
+
+def validate(spec: str, session: Any, job: Any) -> list[str]:
+    """Refuses a row-wise job the trials cannot run (`JobContractError`); returns `transform`'s columns."""
+    check_read(spec, job.read, session)
     return _check_transform(spec, job, session)
 
 
-def _check_read(spec: str, read: Callable[[Any], Any], session: Any) -> None:
+def check_read(spec: str, read: Callable[[Any], Any], session: Any) -> None:
     try:
         before = read(session)
     except Exception as exc:
@@ -150,26 +190,33 @@ def _check_transform(spec: str, job: Any, session: Any) -> list[str]:
         raise JobContractError(spec, f"transform returned a {type(out).__name__}: expected a DataFrame")
     found = sorted({NOT_ROW_WISE[op] for op in plan_operators(out) if op in NOT_ROW_WISE})
     if found:
-        raise JobContractError(
+        raise WrongSuite(
             spec,
             f"transform is not row-wise: its logical plan has {', '.join(found)} "
-            "(use select, filter, withColumn; stateful jobs are not supported yet)",
+            "(use select, filter, withColumn; a stateful job runs in --suite stateful)",
         )
     return list(out.columns)
 
 
-def plan_operators(frame: DataFrame) -> list[str]:
-    """The operator names of `frame`'s analyzed logical plan (as `explain` prints it, classic or Connect)."""
+def explained(frame: DataFrame) -> str:
+    """What `frame.explain(mode="extended")` prints (classic or Connect): its parsed, analyzed, optimized
+    and physical plans."""
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
         frame.explain(mode="extended")
-    plan = text.getvalue().split("== Analyzed Logical Plan ==", 1)[-1]
+    return text.getvalue()
+
+
+def plan_operators(frame: DataFrame) -> list[str]:
+    """The operator names of `frame`'s analyzed logical plan (as `explain` prints it, classic or Connect)."""
+    plan = explained(frame).split("== Analyzed Logical Plan ==", 1)[-1]
     plan = plan.split("== Optimized Logical Plan ==", 1)[0]
     return [m.group(1) for line in plan.splitlines() if (m := _OPERATOR.match(line))]
 
 
-def read_rows(session: Any, jobs: Sequence[Any]) -> list[Rows | str]:
-    """Each job's `read(spark)` as a multiset of rows, or the one-line reason it could not be read.
+def read_rows(session: Any, jobs: Sequence[Any], drop: Sequence[str] = ()) -> list[Rows | str]:
+    """Each job's `read(spark)` as a multiset of rows (without the columns `drop` names), or the one-line
+    reason it could not be read.
 
     Frames with the same columns are unioned and collected together: one Spark job per schema.
     """
@@ -186,7 +233,7 @@ def read_rows(session: Any, jobs: Sequence[Any]) -> list[Rows | str]:
         if not isinstance(frame, DataFrame):
             results[i] = f"read(spark) returned a {type(frame).__name__}, not a DataFrame or None"
             continue
-        columns = sorted(frame.columns)
+        columns = sorted(c for c in frame.columns if c not in drop)
         tagged = frame.select(*[F.col(f"`{c}`") for c in columns]).withColumn(TRIAL, F.lit(i))
         groups.setdefault(tagged.schema.simpleString(), []).append(tagged)
     for frames in groups.values():
@@ -234,6 +281,40 @@ def record_outputs(job: Any, session: Any, records: Sequence[tuple]) -> dict[tup
     return found
 
 
+def frame_outputs(spec: str, session: Any, frames: Sequence[Sequence[tuple]]) -> list[Rows]:
+    """A stateful job's `transform` as a batch job over each frame, a set of `(key, event_time_ms, data,
+    partition, offset)` records, whole: one Spark job for every frame (each filtered from one frame of
+    records, transformed, tagged, unioned). `withWatermark` does nothing in a batch job, and
+    `dropDuplicatesWithinWatermark`, which Spark refuses there, runs as `dropDuplicates`. A `batch_id`
+    column is dropped, as from the job's own rows."""
+    rows = [
+        (i, key, instant(ms), data, p, o) for i, frame in enumerate(frames) for key, ms, data, p, o in frame
+    ]
+    if not rows:
+        return [Rows() for _ in frames]
+    job = make_job(spec, tempfile.mkdtemp(prefix="frontier-harness-job-oracle-"))
+    records = session.createDataFrame(rows, f"{SET} int, {EVENT_SCHEMA}")
+    found: dict[int, Rows] = {}
+    with _within_watermark_as_plain(type(records)):
+        outs = [
+            transformed(job, records.where(F.col(SET) == i).drop(SET)).withColumn(SET, F.lit(i))
+            for i, frame in enumerate(frames)
+            if frame
+        ]
+        found = _collect_tagged(outs, SET, drop=(BATCH_ID,))
+    return [found.get(i, Rows()) for i in range(len(frames))]
+
+
+@contextlib.contextmanager
+def _within_watermark_as_plain(frame_type: type) -> Iterator[None]:
+    original = frame_type.dropDuplicatesWithinWatermark  # type: ignore[attr-defined]
+    frame_type.dropDuplicatesWithinWatermark = frame_type.dropDuplicates  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        frame_type.dropDuplicatesWithinWatermark = original  # type: ignore[attr-defined]
+
+
 def _one_per_partition(session: Any, records: Sequence[tuple]) -> DataFrame:
     """The records as a DataFrame of the source's schema, record `i` alone in partition `i`."""
     literal = F.array(
@@ -251,7 +332,7 @@ def _one_per_partition(session: Any, records: Sequence[tuple]) -> DataFrame:
     return picked.select("r.data", "r.partition", "r.offset")
 
 
-def _collect_tagged(frames: list[DataFrame], tag: str) -> dict[int, Rows]:
+def _collect_tagged(frames: list[DataFrame], tag: str, drop: Sequence[str] = ()) -> dict[int, Rows]:
     union = frames[0]
     for frame in frames[1:]:
         union = union.unionByName(frame)
@@ -259,6 +340,8 @@ def _collect_tagged(frames: list[DataFrame], tag: str) -> dict[int, Rows]:
     for row in union.collect():
         values = row.asDict(recursive=False)
         key = values.pop(tag)
+        for column in drop:
+            values.pop(column, None)
         found.setdefault(key, Rows())[row_key(values)] += 1
     return found
 
@@ -277,6 +360,8 @@ def _frozen(value: Any) -> Any:
         return tuple(_frozen(v) for v in value)
     if isinstance(value, bytearray):
         return bytes(value)
+    if isinstance(value, datetime):  # naive in the driver's zone, or aware: the same instant either way
+        return round(value.timestamp() * 1000)
     return value
 
 

@@ -69,14 +69,17 @@ def start_query(
 ):
     """Starts the query and waits until its source is initialized (Spark allows 10 s for a Python
     source's process to connect back, so queries are started one at a time). With a user's `job`
-    (built by the caller for this start), the stream is its `transform` into its wrapped `write`."""
+    (built by the caller for this start), the stream is its `transform` into its wrapped `write`, in the
+    job's `output_mode` (append unless it says)."""
     _checkpoints_without_processes(session)
     stream = session.readStream.format(source_name).option("path", str(spec.log)).load()
     if job is not None:
         stream = transformed(job, stream)
     out = stream.writeStream.option("checkpointLocation", str(spec.checkpoint))
     if job is not None:
-        out = out.foreachBatch(job_writer(job, str(spec.log)))
+        out = out.foreachBatch(job_writer(job, str(spec.log))).outputMode(
+            getattr(job, "output_mode", "append")
+        )
     elif spec.sink == Sink.SHARD:
         out = out.foreachBatch(writer(str(spec.sink_dir), str(spec.log)))
     else:

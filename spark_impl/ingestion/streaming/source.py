@@ -86,14 +86,17 @@ class UpstreamStreamReader(DataSourceStreamReader):
 
 
 class UpstreamSource(DataSource):
-    """`spark.readStream.format("frontier_upstream").option("path", DIR)`: the log at DIR as a stream."""
+    """`spark.readStream.format("frontier_upstream").option("path", DIR)`: the log at DIR as a stream
+    (a subclass names another format, row schema and reader)."""
+
+    format_name, row_schema, stream_reader = NAME, SCHEMA, UpstreamStreamReader
 
     @classmethod
     def name(cls) -> str:
-        return NAME
+        return cls.format_name
 
     def schema(self) -> str:
-        return SCHEMA
+        return self.row_schema
 
     def streamReader(self, schema) -> DataSourceStreamReader:
-        return UpstreamStreamReader(self.options["path"])
+        return self.stream_reader(self.options["path"])

@@ -1,0 +1,57 @@
+"""Stateful trials per minute: the worked example's windowed count under the stateful suite's trials.
+
+- `stateful_trials_per_minute`: generated histories of the stateful suite
+  (`frontier_harness.properties.checks.ingestion.strategies.stateful`, each a real query over keyed, timed
+  records with its crashes and restarts) with the example job
+  (`frontier_harness.streaming_job_example.windowed_counts:factory`), judged by `exactly_once` (the
+  trials, the job's reads and the oracle's batch job), after one warm-up trial; against
+  `stateful_row_wise_trials_per_minute`, the same number of histories of the streaming suite with its
+  row-wise example job, so the ratio is what state, watermarks and the oracle's windows cost. Wall-clock,
+  so on a shared machine it moves with the load.
+"""
+
+from __future__ import annotations
+
+from frontier_harness.properties.bench import Figure, timed
+from frontier_harness.properties.engine.source import RandomSource
+
+EXAMPLE = "frontier_harness.streaming_job_example.windowed_counts:factory"
+ROW_WISE = "frontier_harness.streaming_job_example:factory"
+SEEDS = 20_000  # histories drawn from seeds SEEDS, SEEDS + 1, ...
+
+
+def trials_per_minute(suite_name: str, job: str, histories: int) -> tuple[float, float]:
+    """Histories of `suite_name` with `job`, judged by `exactly_once`, per minute (and the seconds taken)."""
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.checks.registry import get_suite
+
+    impl = load_job(job, stateful=suite_name == "stateful")
+    prop = get_suite(suite_name).property("exactly_once")
+    prop.check(impl, [prop.draw(RandomSource(SEEDS - 1), "partitioned")])  # warm
+    drawn = [prop.draw(RandomSource(SEEDS + i), "partitioned") for i in range(histories)]
+    outcomes: list = []
+    seconds = timed(lambda: outcomes.extend(prop.check(impl, drawn)))
+    assert all(o.ok for o in outcomes), [o.message for o in outcomes if not o.ok][:1]
+    return histories / (seconds / 60), seconds
+
+
+def figures(scale: float) -> list[Figure]:
+    histories = max(6, int(12 * scale))
+    rate, seconds = trials_per_minute("stateful", EXAMPLE, histories)
+    base, base_seconds = trials_per_minute("streaming", ROW_WISE, histories)
+    return [
+        Figure(
+            "stateful_row_wise_trials_per_minute",
+            base,
+            "trials/min",
+            f"{histories} streaming histories with --job {ROW_WISE} in {base_seconds:.0f} s, judged",
+        ),
+        Figure(
+            "stateful_trials_per_minute",
+            rate,
+            "trials/min",
+            f"{histories} stateful histories with --job {EXAMPLE} in {seconds:.0f} s, judged (reads, oracle)",
+            baseline="stateful_row_wise_trials_per_minute",
+            goal=">= 15 (check --suite stateful --profile ci: 60 trials in 4 min)",
+        ),
+    ]
