@@ -190,8 +190,13 @@ def test_a_suite_whose_only_reference_is_the_model_shows_it_as_the_reference():
 
 def test_every_suite_the_model_can_run_has_a_model_lane_and_impl_narrows_to_one():
     default = {(s, impl) for s, impl, _, _ in lanes_of([])}
-    # the model has no observe_streaming, nor a Spark engine for observe_ttl_spark_state
-    assert {s for s, impl in default if impl == MODEL} == set(SUITES) - {"streaming", "ttl_spark_state"}
+    # the model has no observe_streaming nor observe_stateful (a user's job), nor a Spark engine for
+    # observe_ttl_spark_state
+    assert {s for s, impl in default if impl == MODEL} == set(SUITES) - {
+        "streaming",
+        "stateful",
+        "ttl_spark_state",
+    }
     assert {s for s, impl in default if impl == "spark"} == {
         s.name for s in SUITES.values() if s.default_impl == "spark"
     }
@@ -207,6 +212,7 @@ INDEPENDENT = {
     "resumption": "laws",
     "durable_resumption": None,
     "streaming": "laws",
+    "stateful": "laws",
     "checkpoint": "laws",
     "ttl": "oracle",
     "ttl_compaction": None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from frontier_harness.properties.checks.ingestion import streaming_job
+from frontier_harness.properties.checks.ingestion import streaming, streaming_job
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
@@ -83,7 +83,8 @@ def test_the_idempotent_example_holds_at_every_crash_point(spark_session):
             failed = [o.message for o in prop.check(impl, COVERING) if not o.ok]
             assert not failed, (prop.name, failed)
     reached = {e for h in COVERING for e in SUITE.properties[0].events(h)}
-    assert set(SUITE.required_events) <= reached
+    # a SIGKILL needs a driver of its own: the slow SIGKILL test below reaches those cases
+    assert set(SUITE.required_events) - set(streaming.KILLED) <= reached
 
 
 @pytest.mark.spark

@@ -147,7 +147,8 @@ def test_the_suite_holds_on_spark_at_every_crash_point(spark_session):
             failed = [o.message for o in prop.check(impl, COVERING) if not o.ok]
             assert not failed, (prop.name, failed)
     reached = {e for h in COVERING for e in streaming.events(h)}
-    assert set(SUITE.required_events) <= reached
+    # a SIGKILL needs a driver of its own: the slow test below reaches those cases
+    assert set(SUITE.required_events) - set(streaming.KILLED) <= reached
 
 
 PLANTED = [
