@@ -12,6 +12,7 @@ from frontier_harness.properties.cli.main import main
 from frontier_harness.spark_impl.arrow import to_frame
 
 
+@pytest.mark.slow  # a bench run over every Spark suite: the bench's plumbing, not a law (nightly)
 @pytest.mark.spark
 def test_spark_overhead_reaches_bench_json_per_suite_and_over_suites(spark_session, tmp_path, monkeypatch):
     monkeypatch.setattr(spark_overhead, "SUITES", ("mutable_antichain", "collections"))
@@ -32,6 +33,7 @@ def test_the_tiny_history_is_drawn_by_the_suite_and_reproducible():
     assert first == again and first.domain == "total"
 
 
+@pytest.mark.slow  # 10M-update workloads scaled down still take a Spark minute (nightly)
 @pytest.mark.spark
 def test_reclocking_is_measured_against_sparks_own_consolidation(spark_session, monkeypatch):
     monkeypatch.setattr(reclocking, "MEDIAN_OF", 1)

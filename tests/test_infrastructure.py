@@ -43,6 +43,7 @@ def test_killed_jvm_is_infrastructure_and_writes_no_counterexample(tmp_path):
     assert not list(tmp_path.glob("*.itf.json"))
 
 
+@pytest.mark.slow  # two JVM starts; a killed JVM's exit 3 stays in the default run (nightly)
 def test_a_flaky_jvm_death_is_retried_once(tmp_path):
     proc = _check("tests.planted:spark_jvm_killed_once", tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -53,6 +53,7 @@ def test_less_equal_and_advance_by(spark_session, domain, time, frontier, beyond
     assert {tc.from_row(x) for x in row["minimal"]} == expected_minimal
 
 
+@pytest.mark.slow  # a Connect server of its own; tests/test_cluster.py runs one over a cluster (nightly)
 @pytest.mark.connect
 def test_collections_suite_passes_on_spark_connect(tmp_path):
     """`SparkSession.builder.remote("local[2]")`: the same pipeline through Spark Connect."""

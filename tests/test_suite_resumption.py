@@ -144,7 +144,11 @@ def test_spark_equals_the_model_and_obeys_the_laws(domain):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("domain", resumption.DOMAINS)
+@pytest.mark.parametrize(
+    # the partitioned domain in every run (it holds the total order's cases), the total one nightly
+    "domain",
+    [pytest.param(d, marks=pytest.mark.slow) if d == "total" else d for d in resumption.DOMAINS],
+)
 def test_durable_pipeline_equals_the_model_and_obeys_the_laws(domain, tmp_path):
     """The round-by-round pipeline over Parquet shards, on short histories with both checkpoint orders."""
     from frontier_harness.spark_impl.ingestion.durable_ingestion import observe_durable

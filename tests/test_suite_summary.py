@@ -124,6 +124,7 @@ def test_spark_equals_model_on_hand_written_histories(spark_session):
         assert observe_summary(parse_domain(history.domain), [history]) == [observe(history)]
 
 
+@pytest.mark.slow  # the heaviest Spark suite's full screen (nightly); hand-written histories above run always
 @pytest.mark.spark
 def test_spark_equals_model_on_every_domain(spark_session):
     from frontier_harness.properties.adapters.spark import SparkImplementation
@@ -134,7 +135,14 @@ def test_spark_equals_model_on_every_domain(spark_session):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("bug", ["spark_ordered_ignores_earlier", "spark_complete_one_record_short"])
+@pytest.mark.parametrize(
+    "bug",
+    # one planted bug in every run, the longer search nightly
+    [
+        pytest.param("spark_ordered_ignores_earlier", marks=pytest.mark.slow),
+        "spark_complete_one_record_short",
+    ],
+)
 def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path, bug):
     impl_name = f"tests.test_suite_summary:{bug}"
     # The screening lane: one Spark job finds it, delta debugging (one job per round) reduces it.
