@@ -173,7 +173,8 @@ def _state(source: Source, engine: _Engine, retain: int, purged: bool) -> list[A
             LogArg.ROWS: source.integer(0, 3),
         }
         if rows[LogArg.ROWS] and source.boolean(0.8):
-            rows[LogArg.OLDEST_BOUND_MS] = engine.watermarks[batch] + source.integer(1, 2000)
+            above = 1 if source.boolean(0.5) else source.integer(2, 2000)  # a millisecond above: the boundary
+            rows[LogArg.OLDEST_BOUND_MS] = engine.watermarks[batch] + above
         actions.append(Action(LogAction.STATE_ROWS, rows))
     return actions
 
@@ -447,7 +448,8 @@ def _kept_past_watermark(source: Source, actions: list[Action]) -> list[Action] 
     if not found:
         return None
     i = source.choice(found)
-    late = watermarks[actions[i].args[LogArg.BATCH]] - source.integer(0, 1000)
+    below = 0 if source.boolean(0.5) else source.integer(1, 1000)  # at the watermark: the boundary
+    late = watermarks[actions[i].args[LogArg.BATCH]] - below
     return _with_args(actions, i, rows=max(1, actions[i].args[LogArg.ROWS]), oldest_bound_ms=late)
 
 
@@ -466,6 +468,11 @@ def _sink_purged_early(source: Source, actions: list[Action]) -> list[Action] | 
     found = _at(actions, LogAction.SINK)
     if len(found) < 2 or actions[found[0]].args[LogArg.BATCH] != 0:
         return None
+    retain = actions[_at(actions, LogAction.RETAIN)[0]].args[LogArg.BATCHES]
+    entries = [actions[i].args for i in found]
+    newest = max(e[LogArg.BATCH] for e in entries)
+    if any(e[LogArg.COMPACT] and 1 <= e[LogArg.BATCH] <= newest - retain for e in entries):
+        return None  # a compaction old enough: Spark may delete the entries below it, so this is lawful
     return _without(actions, [found[0]])
 
 
