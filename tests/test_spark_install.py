@@ -121,6 +121,17 @@ def test_verbose_adds_the_console_appender(tmp_path, monkeypatch):
     assert f"fileName = {tmp_path / '.frontier-harness' / 'spark.log'}" in quiet
 
 
+def test_only_a_short_lived_jvm_compiles_with_c1_alone(tmp_path, monkeypatch):
+    """A killable trial driver's JVM runs one query and dies (`SHORT_LIVED_JVM`); the harness's runs for minutes."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(session._settings, "short_lived", False)
+    harness = session._java_options({}).split()
+    monkeypatch.setitem(session._settings, "short_lived", True)
+    killable = session._java_options({"spark.driver.extraJavaOptions": "-Xss4m"}).split()
+    assert not set(session.SHORT_LIVED_JVM) & set(harness)
+    assert set(session.SHORT_LIVED_JVM) <= set(killable) and killable[-1] == "-Xss4m"  # the user's still last
+
+
 def test_cli_verbose_flag_reaches_the_session(monkeypatch):
     from frontier_harness.properties.cli import main as cli
 

@@ -92,8 +92,9 @@ def launch(spec: QuerySpec, source: type, writer: Any, fault: str | None) -> Lau
 
 
 def main(spec_file: str) -> None:
-    from frontier_harness.spark_impl.session import spark
+    from frontier_harness.spark_impl.session import configure, spark
 
+    configure(short_lived=True)  # this JVM runs one query and is killed
     spec = json.loads(Path(spec_file).read_text())
     query_spec = QuerySpec(Path(spec["root"]), spec["trigger"], spec["sink"], spec.get("job"))
     source = _load(spec["source"])
