@@ -6,7 +6,9 @@
   (`frontier_harness.streaming_job_example.windowed_counts:factory`), judged by `exactly_once` (the
   trials, the job's reads and the oracle's batch job), after one warm-up trial; against
   `stateful_row_wise_trials_per_minute`, the same number of histories of the streaming suite with its
-  row-wise example job, so the ratio is what state, watermarks and the oracle's windows cost. Wall-clock,
+  row-wise example job, so the ratio is what state, watermarks and the oracle's windows cost; and against
+  `stateful_trials_per_minute.cold_runners`, the same histories with Spark's source runners started as Spark
+  starts them, not forked warm (`frontier_harness.spark_impl.ingestion.streaming.warm_runner`). Wall-clock,
   so on a shared machine it moves with the load.
 """
 
@@ -36,8 +38,12 @@ def trials_per_minute(suite_name: str, job: str, histories: int) -> tuple[float,
 
 
 def figures(scale: float) -> list[Figure]:
+    from frontier_harness.spark_impl.ingestion.streaming import warm_runner
+
     histories = max(6, int(12 * scale))
     rate, seconds = trials_per_minute("stateful", EXAMPLE, histories)
+    with warm_runner.cold():
+        cold, cold_seconds = trials_per_minute("stateful", EXAMPLE, histories)
     base, base_seconds = trials_per_minute("streaming", ROW_WISE, histories)
     return [
         Figure(
@@ -53,5 +59,13 @@ def figures(scale: float) -> list[Figure]:
             f"{histories} stateful histories with --job {EXAMPLE} in {seconds:.0f} s, judged (reads, oracle)",
             baseline="stateful_row_wise_trials_per_minute",
             goal=">= 15 (check --suite stateful --profile ci: 60 trials in 4 min)",
+        ),
+        Figure(
+            "stateful_trials_per_minute.cold_runners",
+            cold,
+            "trials/min",
+            f"the same {histories} histories in {cold_seconds:.0f} s, each query start's source runner started "
+            "cold by Spark, not forked warm",
+            baseline="stateful_trials_per_minute",
         ),
     ]

@@ -30,7 +30,8 @@ record's `key` and `event_time`, and the job runs in its `output_mode`.
 
 After the last action an implicit final step restarts a crashed query, or triggers a
 running one, so everything produced is processed. Several histories run at once, each
-with its own log, checkpoint and sink, in waves of `WAVE` concurrent queries.
+with its own log, checkpoint and sink, in waves of `WAVE` concurrent queries. Each start of a query
+forks its source runner from a warm process (`frontier_harness.spark_impl.ingestion.streaming.warm_runner`).
 
 The observation after each `trigger`/`restart` and the final step, keyed `(step, label)`:
 `offsets` (batch id, end frontier), `commits` (batch ids), `sink` (data, batch id,
@@ -73,7 +74,7 @@ from frontier_harness.model.vocabulary.ingestion import (
     UpstreamRow,
 )
 from frontier_harness.spark_impl.errors import InjectedCrash, SparkUnavailable
-from frontier_harness.spark_impl.ingestion.streaming import checkpoint_files, faults, killable
+from frontier_harness.spark_impl.ingestion.streaming import checkpoint_files, faults, killable, warm_runner
 from frontier_harness.spark_impl.ingestion.streaming.event_source import EventSource
 from frontier_harness.spark_impl.ingestion.streaming.job import (
     BATCH_ID,
@@ -363,7 +364,7 @@ def run_trials(
     records (`EventSource`). With `keep`, history `i`'s query directory (`checkpoint/`, `sink/`,
     `upstream/`) is `keep/i` and is left there afterwards."""
     source = source or (EventSource if stateful else UpstreamSource)
-    spark().dataSource.register(source)
+    _register(spark(), source)
     root = keep or Path(tempfile.mkdtemp(prefix="frontier-harness-streaming-"))
     try:
         with _expected_failures_unlogged():
@@ -378,6 +379,16 @@ def run_trials(
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _register(session: Any, source: type[DataSource]) -> None:
+    """Registers `source`; on a classic session its runners are forked warm (`warm_runner`), while a Spark
+    Connect server starts its own."""
+    if type(session).__module__.startswith("pyspark.sql.connect"):
+        session.dataSource.register(source)
+        return
+    with warm_runner.registered(session):
+        session.dataSource.register(source)
 
 
 # Spark logs every failed query, and the task that failed, at ERROR with the whole trace; a trial's

@@ -1,0 +1,123 @@
+"""Spark's source runner forked from a warm process (`spark_impl.ingestion.streaming.warm_runner`): the
+forked run is the one Spark would have started (environment, directory, streams, exit code), it dies with
+its launcher, and anything else the launcher is asked to run is the real interpreter. The trials run
+through it (every streaming and stateful suite test); `test_streaming_job` compares with a cold start."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from frontier_harness.spark_impl.ingestion.streaming import warm_runner
+
+MODULE = "tests.warm_echo"
+
+
+def _launcher() -> str:
+    path = warm_runner.launcher(MODULE)
+    assert path is not None, "the launcher cannot run here"
+    return str(path)
+
+
+def _launch(tmp_path, **env):
+    return subprocess.Popen(
+        [_launcher(), "-m", MODULE],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.getcwd(), **env},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_forked_run_has_the_launchers_environment_directory_streams_and_exit_code(tmp_path):
+    launched = _launch(tmp_path, ECHO="from spark", CODE="3")
+    out, _ = launched.communicate("a line on stdin\n", timeout=30)
+    pid, cwd, echo, line = out.strip().split("|")
+    assert int(pid) != launched.pid  # forked by the warm process, not started by the launcher
+    assert (cwd, echo, line) == (str(tmp_path), "from spark", "a line on stdin")
+    assert launched.returncode == 3
+
+
+def test_a_forked_run_dies_with_its_launcher(tmp_path):
+    launched = _launch(tmp_path, SLEEP="60")
+    launched.stdin.write("\n")
+    launched.stdin.flush()
+    pid = int(launched.stdout.readline().split("|")[0])
+    launched.send_signal(signal.SIGKILL)
+    launched.wait(timeout=10)
+    assert _gone(pid), "the forked run outlived its SIGKILLed launcher"
+
+
+def test_sigterm_to_the_launcher_reaches_the_forked_run(tmp_path):
+    launched = _launch(tmp_path, SLEEP="60")
+    launched.stdin.write("\n")
+    launched.stdin.flush()
+    pid = int(launched.stdout.readline().split("|")[0])
+    launched.terminate()  # as Spark stops its worker
+    assert launched.wait(timeout=10) == 128 + signal.SIGTERM
+    assert _gone(pid)
+
+
+@pytest.mark.parametrize("argv", [["-c", "import sys; print(sys.executable); sys.exit(4)"]])
+def test_any_other_command_is_the_real_interpreter(argv):
+    done = subprocess.run(
+        [str(warm_runner.launcher(MODULE)), *argv], capture_output=True, text=True, timeout=30
+    )
+    assert (done.stdout.strip(), done.returncode) == (sys.executable, 4)
+
+
+def test_a_launcher_that_cannot_run_means_cold_runners(monkeypatch, tmp_path):
+    """Where the temporary directory is mounted noexec, Spark starts its runners itself: slower, not broken."""
+    monkeypatch.setattr(warm_runner.tempfile, "mkdtemp", lambda prefix: str(tmp_path))
+    monkeypatch.setattr(
+        warm_runner, "_write_launcher", lambda path, socket, module: tmp_path / "not-executable"
+    )
+    (tmp_path / "not-executable").write_text("")
+    assert warm_runner.launcher("tests.never_started") is None
+
+
+def test_the_warm_process_exits_with_its_parent(tmp_path):
+    script = (
+        "from frontier_harness.spark_impl.ingestion.streaming import warm_runner as w; "
+        f"w.launcher({MODULE!r}); print(w._warm[{MODULE!r}][0].pid, flush=True); import os; os._exit(0)"
+    )
+    parent = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert _gone(int(parent.stdout.split()[0])), "the warm process outlived the harness that started it"
+
+
+@pytest.mark.spark
+def test_a_trial_observes_the_same_with_warm_and_cold_runners(spark_session):
+    """The queries Spark starts with forked runners read, crash and recover as with the runners it starts
+    itself: the same offsets, commits, sink and crash (batch timestamps aside), and the warm process ran."""
+    from frontier_harness.spark_impl.ingestion.streaming.trial import run_trials
+    from tests.test_suite_streaming import RESTART, history, produce, trigger
+
+    crashed = history(
+        ("query", {"sink": "shard", "trigger": "processingTime"}),
+        *(produce("r0"), produce("r1", 1), trigger()),
+        *(produce("r2"), trigger("after_offsets"), RESTART),
+    )
+    [warm] = run_trials([crashed])
+    assert warm_runner.RUNNER in warm_runner._warm
+    with warm_runner.cold():
+        [cold] = run_trials([crashed])
+    durable = ("offsets", "commits", "sink", "crash", "down", "error", "upstream")
+    assert {k: v for k, v in warm.items() if k[1] in durable} == {
+        k: v for k, v in cold.items() if k[1] in durable
+    }
+    assert any(label == "crash" for _, label in warm)
