@@ -91,6 +91,20 @@ def test_a_launcher_that_cannot_run_means_cold_runners(monkeypatch, tmp_path):
     assert warm_runner.launcher("tests.never_started") is None
 
 
+def test_a_harness_that_exits_stops_its_warm_process_and_counts_its_cpu(tmp_path):
+    """At exit the harness stops the warm process and waits for it: its imports' CPU (most of a second) is
+    then counted among the harness's children's, as `bench --only check_ci` counts a run's CPU."""
+    script = (
+        "import atexit, resource; from frontier_harness.spark_impl.ingestion.streaming import warm_runner as w; "
+        f"w.launcher({MODULE!r}); warm = w._warm[{MODULE!r}][0].pid; atexit._run_exitfuncs(); "
+        "print(warm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime, flush=True)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    warm, children_cpu = done.stdout.split()
+    assert _gone(int(warm), within=0.5)
+    assert float(children_cpu) > 0.4, "the warm process was not waited for: its CPU is not counted"
+
+
 def test_the_warm_process_exits_with_its_parent(tmp_path):
     script = (
         "from frontier_harness.spark_impl.ingestion.streaming import warm_runner as w; "

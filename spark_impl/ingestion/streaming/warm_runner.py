@@ -86,9 +86,18 @@ def launcher(module: str = RUNNER) -> Path | None:
             raise SparkInfrastructureError(
                 f"the warm process for {module} did not start (exit {process.poll()})"
             )
-        atexit.register(process.kill)
+        atexit.register(_stop, process)
         _warm[module] = process, path
     return _warm[module][1]
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Stops a warm process and waits for it, so its runners' CPU is counted as this process's children's."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
 
 
 def _write_launcher(path: Path, socket_path: Path, module: str) -> Path:
@@ -131,7 +140,9 @@ def serve(socket_path: str, module: str) -> None:
     children: dict[int, socket.socket] = {}  # runner pid -> its launcher's connection
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
-    while os.getppid() == parent:
+    stopping: list[int] = []  # SIGTERM: the harness is exiting (`_stop`)
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
+    while os.getppid() == parent and not stopping:
         for key, _ in selector.select(timeout=0.05):
             if key.fileobj is listener:
                 _accept(listener, selector, children, module)
@@ -141,6 +152,8 @@ def serve(socket_path: str, module: str) -> None:
     for pid in children:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
 
 
 def _accept(listener: socket.socket, selector: selectors.BaseSelector, children: dict, module: str) -> None:
@@ -165,6 +178,7 @@ def _run(module: str, request: dict, fds: list[int], close: list[socket.socket])
     """In the forked child: become the runner Spark started (its environment, directory, streams)."""
     code = 1
     try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the runner dies of SIGTERM, as Spark started it
         for sock in close:  # the warm process's, not the runner's
             sock.close()
         for target, fd in enumerate(fds):
