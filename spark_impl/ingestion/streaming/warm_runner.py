@@ -158,11 +158,12 @@ def serve(socket_path: str, module: str) -> None:
 
 def _accept(listener: socket.socket, selector: selectors.BaseSelector, children: dict, module: str) -> None:
     conn, _ = listener.accept()
-    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-    size = int.from_bytes(data[:8], "big")
-    while len(data) - 8 < size:
-        data += conn.recv(1 << 16)
-    request = json.loads(data[8:])
+    request, fds = _request(conn)
+    if request is None:  # a launcher that died before it asked: nothing to fork
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        return
     pid = os.fork()
     if pid == 0:
         selector.close()
@@ -172,6 +173,21 @@ def _accept(listener: socket.socket, selector: selectors.BaseSelector, children:
     conn.sendall(f"{pid}\n".encode())
     children[pid] = conn
     selector.register(conn, selectors.EVENT_READ)
+
+
+def _request(conn: socket.socket) -> tuple[dict | None, list[int]]:
+    """A launcher's request (environment, directory) and its standard streams; None if it closed first."""
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    except OSError:
+        return None, []
+    size = int.from_bytes(data[:8], "big")
+    while data and len(data) - 8 < size:
+        more = conn.recv(1 << 16)
+        if not more:
+            return None, fds
+        data += more
+    return (json.loads(data[8:]) if data and len(fds) == 3 else None), fds
 
 
 def _run(module: str, request: dict, fds: list[int], close: list[socket.socket]) -> None:
