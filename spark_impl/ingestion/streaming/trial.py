@@ -382,11 +382,7 @@ def run_trials(
 
 
 def _register(session: Any, source: type[DataSource]) -> None:
-    """Registers `source`; on a classic session its runners are forked warm (`warm_runner`), while a Spark
-    Connect server starts its own."""
-    if type(session).__module__.startswith("pyspark.sql.connect"):
-        session.dataSource.register(source)
-        return
+    """Registers `source`, its runners forked warm (`warm_runner.registered`)."""
     with warm_runner.registered(session):
         session.dataSource.register(source)
 

@@ -35,6 +35,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,17 +113,18 @@ def _write_launcher(path: Path, socket_path: Path, module: str) -> Path:
 @contextlib.contextmanager
 def registered(session: Any) -> Iterator[None]:
     """Within it, a data source registered on a classic `session` has its runners started by `launcher()`
-    (when `available()`)."""
-    warm = launcher() if available() else None
+    (when `available()`); a Spark Connect server starts its own."""
+    classic = getattr(session, "_jvm", None) is not None
+    warm = launcher() if classic and available() else None
     if warm is None:
         yield
         return
     context = session.sparkContext
-    cold, context.pythonExec = context.pythonExec, str(warm)
+    plain, context.pythonExec = context.pythonExec, str(warm)
     try:
         yield
     finally:
-        context.pythonExec = cold
+        context.pythonExec = plain
 
 
 def serve(socket_path: str, module: str) -> None:
@@ -170,7 +172,8 @@ def _accept(listener: socket.socket, selector: selectors.BaseSelector, children:
         _run(module, request, fds, [listener, conn, *children.values()])
     for fd in fds:
         os.close(fd)
-    conn.sendall(f"{pid}\n".encode())
+    with contextlib.suppress(OSError):  # a launcher gone meanwhile: its closed connection kills the runner
+        conn.sendall(f"{pid}\n".encode())
     children[pid] = conn
     selector.register(conn, selectors.EVENT_READ)
 
@@ -210,6 +213,8 @@ def _run(module: str, request: dict, fds: list[int], close: list[socket.socket])
         code = 0
     except SystemExit as exit:
         code = exit.code if isinstance(exit.code, int) else 1
+    except BaseException:  # the runner never started: say why on the stream Spark reads
+        traceback.print_exc()
     finally:
         with contextlib.suppress(Exception):
             sys.stdout.flush()
@@ -219,8 +224,9 @@ def _run(module: str, request: dict, fds: list[int], close: list[socket.socket])
 
 def _launcher_gone(conn: socket.socket, selector: selectors.BaseSelector, children: dict) -> None:
     """A launcher's connection closed (it was killed): its runner goes too."""
-    if conn.recv(1):
-        return
+    with contextlib.suppress(OSError):
+        if conn.recv(1):
+            return
     selector.unregister(conn)
     for pid, child in list(children.items()):
         if child is conn:
