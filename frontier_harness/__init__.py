@@ -30,9 +30,9 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and read
     from frontier_harness.model.vocabulary import ActionLike as ActionLike
     from frontier_harness.model.vocabulary import Arg as Arg
     from frontier_harness.model.vocabulary import HistoryLike as HistoryLike
-    from frontier_harness.properties.checks.ingestion.job import JobFactory as JobFactory
-    from frontier_harness.properties.checks.ingestion.job import StreamingJob as StreamingJob
-    from frontier_harness.properties.checks.ingestion.job import TransformingJob as TransformingJob
+    from frontier_harness.properties.checks.streaming.job import JobFactory as JobFactory
+    from frontier_harness.properties.checks.streaming.job import StreamingJob as StreamingJob
+    from frontier_harness.properties.checks.streaming.job import TransformingJob as TransformingJob
     from frontier_harness.properties.cli.run import check as check
     from frontier_harness.properties.cli.run import model_observation as model_observation
     from frontier_harness.properties.engine.counterexample import Counterexample as Counterexample
@@ -70,9 +70,9 @@ _HOMES = {
     "HarnessError": "frontier_harness.properties.engine.errors",
     "ContractViolation": "frontier_harness.properties.engine.errors",
     # a streaming job (`--job`)
-    "StreamingJob": "frontier_harness.properties.checks.ingestion.job",
-    "TransformingJob": "frontier_harness.properties.checks.ingestion.job",
-    "JobFactory": "frontier_harness.properties.checks.ingestion.job",
+    "StreamingJob": "frontier_harness.properties.checks.streaming.job",
+    "TransformingJob": "frontier_harness.properties.checks.streaming.job",
+    "JobFactory": "frontier_harness.properties.checks.streaming.job",
     # running the suites from Python, and what a run returns
     "check": "frontier_harness.properties.cli.run",
     "model_observation": "frontier_harness.properties.cli.run",

@@ -31,7 +31,7 @@ _settings: dict = {
     "verbose": False,
     "short_lived": False,
 }
-# A JVM that runs one query and dies (a killable trial driver, `spark_impl.ingestion.streaming.killable`)
+# A JVM that runs one query and dies (a killable trial driver, `spark_impl.streaming.killable`)
 # compiles with C1 alone: C2 spent a third of its CPU on code it never ran again. Measured on 2 cores, the
 # stateful suite's three SIGKILL trials, run together: 146 -> 97 JVM CPU seconds, 68 -> 51 s. The harness's
 # own JVM, which runs for minutes, gains nothing from it.

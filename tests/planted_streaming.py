@@ -14,11 +14,11 @@ from pyspark.sql import functions as F
 
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.spark_impl.ingestion.durable_shard import DurableShard
-from frontier_harness.spark_impl.ingestion.streaming import faults
-from frontier_harness.spark_impl.ingestion.streaming.sinks import KIND, SCHEMA, SOURCE, BatchWriter
-from frontier_harness.spark_impl.ingestion.streaming.source import UpstreamSource, UpstreamStreamReader
-from frontier_harness.spark_impl.ingestion.streaming.trial import run_trials
-from frontier_harness.spark_impl.ingestion.streaming.upstream_log import frontier_of
+from frontier_harness.spark_impl.streaming import faults
+from frontier_harness.spark_impl.streaming.sinks import KIND, SCHEMA, SOURCE, BatchWriter
+from frontier_harness.spark_impl.streaming.source import UpstreamSource, UpstreamStreamReader
+from frontier_harness.spark_impl.streaming.trial import run_trials
+from frontier_harness.spark_impl.streaming.upstream_log import frontier_of
 
 
 class CountingReader(UpstreamStreamReader):

@@ -58,7 +58,7 @@ def test_kafka_offsets_of_two_topics_and_a_purged_log_hold(tmp_path):
 
 
 def test_v2_offset_logs_name_their_sources(tmp_path):
-    from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
+    from frontier_harness.properties.checks.streaming.checkpoint_log.reader import read_checkpoint
 
     root = write_checkpoint(tmp_path / "ck", {}, commits=[0])
     (root / "offsets" / "0").write_text("\n".join(["v2", META, json.dumps({"clicks": '{"logOffset":3}'})]))
@@ -158,10 +158,10 @@ def test_validate_checkpoint_of_a_rate_query_and_of_one_edited_to_go_back(spark_
 
 @pytest.mark.spark
 def test_validate_checkpoint_of_a_query_over_our_source(spark_session, tmp_path):
-    from frontier_harness.spark_impl.ingestion.streaming.query import QuerySpec, start_query
-    from frontier_harness.spark_impl.ingestion.streaming.sinks import shard_writer
-    from frontier_harness.spark_impl.ingestion.streaming.source import NAME, UpstreamSource
-    from frontier_harness.spark_impl.ingestion.streaming.upstream_log import UpstreamLog
+    from frontier_harness.spark_impl.streaming.query import QuerySpec, start_query
+    from frontier_harness.spark_impl.streaming.sinks import shard_writer
+    from frontier_harness.spark_impl.streaming.source import NAME, UpstreamSource
+    from frontier_harness.spark_impl.streaming.upstream_log import UpstreamLog
 
     spark_session.dataSource.register(UpstreamSource)
     spec = QuerySpec(tmp_path, "processingTime", "files")
@@ -228,7 +228,7 @@ def test_a_sink_log_purged_below_an_old_enough_compaction_holds(tmp_path):
 
 
 def _planted_suite(monkeypatch, planted) -> list:
-    import frontier_harness.properties.checks.ingestion.checkpoint as suite
+    import frontier_harness.properties.checks.streaming.checkpoint as suite
 
     monkeypatch.setattr(suite, "check_log", planted)
     quick = attrs.evolve(PROFILES["ci"], max_examples=100, screening_histories=2000)  # shrinks by calls
@@ -239,7 +239,7 @@ def _planted_suite(monkeypatch, planted) -> list:
 
 
 def test_planted_laws_that_check_the_sink_by_batch_only_fail_the_suite_small(monkeypatch):
-    from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
+    from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log
 
     by_batch = lambda h: [b for b in check_log(h) if b.law not in ("file once", "compaction complete")]  # noqa: E731
     [failure] = _planted_suite(monkeypatch, by_batch)
@@ -248,7 +248,7 @@ def test_planted_laws_that_check_the_sink_by_batch_only_fail_the_suite_small(mon
 
 
 def test_planted_laws_that_forget_a_compaction_carries_files_fail_the_suite_small(monkeypatch):
-    from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import Broken, check_log
+    from frontier_harness.properties.checks.streaming.checkpoint_log.laws import Broken, check_log
 
     def no_carry(history):
         seen, found = set(), list(check_log(history))

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
-from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
+from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log
+from frontier_harness.properties.checks.streaming.checkpoint_log.reader import read_checkpoint
 from tests.test_checkpoint import validate
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
-from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
+from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log
+from frontier_harness.properties.checks.streaming.checkpoint_log.reader import read_checkpoint
 from frontier_harness.properties.cli.main import main as cli
 from frontier_harness.properties.engine import counterexample
 

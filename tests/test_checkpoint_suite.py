@@ -1,6 +1,6 @@
 """The `checkpoint` suite can fail for every law `validate-checkpoint` names, through its own search and shrinking.
 
-The suite holds `check_log` to the laws' restatement (`properties/checks/ingestion/oracles/checkpoint_laws.py`)
+The suite holds `check_log` to the laws' restatement (`properties/checks/streaming/oracles/checkpoint_laws.py`)
 on every log it draws, and its generator damages logs to break each law. A one-line change to
 `checkpoint_log/laws.py` that tolerates a second uncommitted batch passed `check --suite checkpoint
 --profile ci` before (issue 44): planted here as that line, it fails the suite small.
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from frontier_harness.properties.adapters.model import ModelImplementation
-from frontier_harness.properties.checks.ingestion.checkpoint_log import laws
-from frontier_harness.properties.checks.ingestion.checkpoint_log.coverage import LAWS
-from frontier_harness.properties.checks.ingestion.strategies.checkpoints import DAMAGES, LOG_DAMAGES
 from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.streaming.checkpoint_log import laws
+from frontier_harness.properties.checks.streaming.checkpoint_log.coverage import LAWS
+from frontier_harness.properties.checks.streaming.strategies.checkpoints import DAMAGES, LOG_DAMAGES
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.runner import run_suite
 
@@ -34,7 +34,7 @@ def _planted(old: str, new: str):
 
 
 def _failures(monkeypatch, check_log) -> list:
-    import frontier_harness.properties.checks.ingestion.checkpoint as suite
+    import frontier_harness.properties.checks.streaming.checkpoint as suite
 
     monkeypatch.setattr(suite, "check_log", check_log)
     result = run_suite(
@@ -69,7 +69,7 @@ def test_a_law_of_the_frontier_or_the_state_weakened_fails_the_suite(name, old, 
     """The new laws' modules, mutated in place for the run: `check_log` reaches them through `laws`."""
     import importlib
 
-    target = importlib.import_module(f"frontier_harness.properties.checks.ingestion.checkpoint_log.{module}")
+    target = importlib.import_module(f"frontier_harness.properties.checks.streaming.checkpoint_log.{module}")
     source = Path(target.__file__).read_text()
     assert source.count(old) == 1, old
     mutant = types.ModuleType(f"planted_{module}")

@@ -26,7 +26,8 @@ from frontier_harness.model.errors import TimelineError
 from frontier_harness.model.ingestion import ingestion
 from frontier_harness.model.reclocking import remap, summary
 from frontier_harness.model.time import antichain
-from frontier_harness.model.ttl import codec, lsm
+from frontier_harness.model.ttl import codec
+from frontier_harness.model.ttl import store as model_store
 from frontier_harness.properties.checks.registry import SUITES, get_suite
 from frontier_harness.properties.cli import main as cli
 from frontier_harness.properties.cli.main import main
@@ -76,8 +77,8 @@ def failed(result: LaneResult) -> list[str]:
 # ------------------------------------------------------------------ the planted bugs, one per module
 
 
-def crash_loses_the_open_wal_segment(self: lsm.TtlStore) -> lsm.Durable:
-    return lsm.Durable(self.manifest, self.wal[:-1], self.clock.floor)  # bug: was self.wal
+def crash_loses_the_open_wal_segment(self: model_store.TtlStore) -> model_store.Durable:
+    return model_store.Durable(self.manifest, self.wal[:-1], self.clock.floor)  # bug: was self.wal
 
 
 def frontier_keeps_negative_counts(self: antichain.MutableAntichain) -> antichain.Antichain:
@@ -120,7 +121,7 @@ ORIGINAL_READ_ATTRIBUTES = codec._read_attributes
 
 PLANTED = [
     # (suite, module, function, broken, domains)
-    ("ttl", lsm.TtlStore, "crash", crash_loses_the_open_wal_segment, ["total"]),
+    ("ttl", model_store.TtlStore, "crash", crash_loses_the_open_wal_segment, ["total"]),
     (
         "mutable_antichain",
         antichain.MutableAntichain,

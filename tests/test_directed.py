@@ -7,7 +7,7 @@ import attrs
 import pytest
 
 from frontier_harness.properties.adapters.model import ModelImplementation
-from frontier_harness.properties.checks.ingestion import streaming
+from frontier_harness.properties.checks.streaming import streaming
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.runner import run_suite

@@ -68,14 +68,14 @@ def clean_tree(tmp_path_factory) -> Path:
             "import frontier_harness.properties.adapters.model",
             "properties by role",
         ),
-        ("model/ttl/lsm.py", "import frontier_harness.model.catalog.plan", "capabilities"),
+        ("model/ttl/store.py", "import frontier_harness.model.catalog.plan", "capabilities"),
         (
             "spark_impl/time/collection.py",
             "import frontier_harness.spark_impl.reclocking.remap",
             "capabilities",
         ),
         (
-            "properties/checks/ttl/ttl.py",
+            "properties/checks/ttl/store.py",
             "import frontier_harness.properties.checks.ingestion.resumption",
             "capabilities",
         ),

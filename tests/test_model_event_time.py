@@ -1,4 +1,4 @@
-"""The model's micro-batch event-time contract (`model/ingestion/event_time.py`) against the rules restated
+"""The model's micro-batch event-time contract (`model/event_time/stateful.py`) against the rules restated
 here, small and obvious, and against the cases `tests/test_spark_event_time.py` pins on real queries."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontier_harness.model.ingestion.event_time import (
+from frontier_harness.model.event_time.stateful import (
     Batch,
     Bound,
     Policy,

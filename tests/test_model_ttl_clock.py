@@ -1,7 +1,7 @@
 """The TTL store's clock: readings never go back, and a reopened store is seeded from the
 manifest, every replayed WAL segment and the clock's durable high-water mark.
 
-What the documentation (`frontier_harness.model.ttl.lsm`) promises across crashes, tested here: a row that
+What the documentation (`frontier_harness.model.ttl.store`) promises across crashes, tested here: a row that
 a read or a compaction saw expired never becomes readable again; the reopened store
 refuses every operation until the user clock is back at the mark."""
 
@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frontier_harness.model.errors import ClockRegression, InvalidTime
-from frontier_harness.model.ttl import lsm
+from frontier_harness.model.ttl import store as model_store
 from frontier_harness.model.ttl.clock import ManualClock, MonotonicClock, advance_floor, seed_floor
-from frontier_harness.model.ttl.lsm import Durable, Manifest, TtlStore, WalSegment
 from frontier_harness.model.ttl.row import I64_MAX, I64_MIN, Row
+from frontier_harness.model.ttl.store import Durable, Manifest, TtlStore, WalSegment
 
 
 def test_equal_readings_are_fine_and_a_regression_names_both_readings():
@@ -76,8 +76,8 @@ def test_seed_is_the_largest_of_the_manifest_and_every_wal_segment():
         return WalSegment(i, tuple(Row.value_row(b"k", b"", i * 10 + n, t) for n, t in enumerate(stamps)))
 
     durable = Durable(Manifest(timestamp=50), (seg(0, 70, 90), seg(1, 60), WalSegment(2)))
-    assert lsm.seed_sources(durable) == (50, 90, 60)
-    assert seed_floor(lsm.seed_sources(durable)) == 90
+    assert model_store.seed_sources(durable) == (50, 90, 60)
+    assert seed_floor(model_store.seed_sources(durable)) == 90
     assert TtlStore.open(ManualClock(0), durable=durable).clock.floor == 90
     assert TtlStore.open(ManualClock(0), durable=attrs.evolve(durable, clock_mark=95)).clock.floor == 95
     assert TtlStore.open(ManualClock(0)).clock.floor is None
@@ -112,7 +112,7 @@ def test_manifest_only_seeding_goes_back_in_time_after_a_crash(monkeypatch):
     source = ManualClock(10)
     durable = _expired_then_crash(source)
     source.set(90)  # the user clock restarted behind the last write
-    monkeypatch.setattr(lsm, "seed_sources", lambda d: (d.manifest.timestamp,))
+    monkeypatch.setattr(model_store, "seed_sources", lambda d: (d.manifest.timestamp,))
     store = TtlStore.open(source, durable=durable)
     assert store.get(b"k") == b"v"  # an expired row is readable again
     store.put(b"j", b"w")
@@ -158,13 +158,13 @@ def test_the_seeds_weaker_rule_would_show_it_again(monkeypatch):
     source = ManualClock(0)
     durable = _read_expired_then_crash(source)
     source.set(3)
-    monkeypatch.setattr(lsm, "seed_sources", lambda d: (d.manifest.timestamp,))
+    monkeypatch.setattr(model_store, "seed_sources", lambda d: (d.manifest.timestamp,))
     assert TtlStore.open(source, durable=durable).get(b"k") == b"v"
 
 
 def test_a_compactions_reading_is_durable_too():
     source = ManualClock(0)
-    store = TtlStore.open(source, lsm.StoreOptions(periodic_compaction_interval=10))
+    store = TtlStore.open(source, model_store.StoreOptions(periodic_compaction_interval=10))
     store.put(b"k", b"v", ttl=5)
     store.flush()
     source.set(1000)

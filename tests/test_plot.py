@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from frontier_harness.model.time.partitioned_time import PARTITION_MAX, PartitionedTime  # noqa: E402
-from frontier_harness.properties.checks.ingestion.checkpoint import judge  # noqa: E402
+from frontier_harness.properties.checks.streaming.checkpoint import judge  # noqa: E402
 from frontier_harness.properties.cli.main import main  # noqa: E402
 from frontier_harness.properties.cli.plot import figure, no_plot_message, plot  # noqa: E402
 from frontier_harness.properties.cli.plot.times import DIVERGENCE_GID  # noqa: E402

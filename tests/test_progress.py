@@ -10,8 +10,8 @@ from typing import Any
 import attrs
 from rich.console import Console
 
-from frontier_harness.properties.checks.ingestion import streaming
 from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.streaming import streaming
 from frontier_harness.properties.cli import main as cli
 from frontier_harness.properties.cli.progress import lane_display
 from frontier_harness.properties.engine.implementation import Implementation

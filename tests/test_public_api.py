@@ -90,7 +90,7 @@ def _loaded_by(statement: str) -> set[str]:
 
 
 def test_a_spark_worker_importing_the_streaming_source_loads_no_hypothesis_rich_or_z3():
-    loaded = _loaded_by("import frontier_harness.spark_impl.ingestion.streaming.source")
+    loaded = _loaded_by("import frontier_harness.spark_impl.streaming.source")
     assert "pyspark" in loaded  # the import ran
     assert not loaded & {"hypothesis", "rich", "z3"}
 

@@ -1,4 +1,4 @@
-"""Each rule of the model's event-time contract (`model/ingestion/event_time.py`), pinned at its boundary
+"""Each rule of the model's event-time contract (`model/event_time/stateful.py`), pinned at its boundary
 against a real query on the PySpark we run (4.3): the stateful suite's source, a `processingTime` trigger,
 records fed batch by batch (`Query.feed`: one batch with data, and the batch without data Spark runs after
 the watermark moved), what each batch wrote and the watermark each `offsets/N` journaled. Each test also
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from frontier_harness.model.ingestion.event_time import (
+from frontier_harness.model.event_time.stateful import (
     Batch,
     Bound,
     Policy,
@@ -32,9 +32,9 @@ class Query:
     """A streaming query over the stateful source (one log per input), its output collected per batch."""
 
     def __init__(self, session: Any, root: Path, transform: Any, inputs: int = 1, mode: str = "append"):
-        from frontier_harness.spark_impl.ingestion.streaming.event_source import NAME, EventSource
-        from frontier_harness.spark_impl.ingestion.streaming.query import _checkpoints_without_processes
-        from frontier_harness.spark_impl.ingestion.streaming.upstream_log import UpstreamLog
+        from frontier_harness.spark_impl.streaming.event_source import NAME, EventSource
+        from frontier_harness.spark_impl.streaming.query import _checkpoints_without_processes
+        from frontier_harness.spark_impl.streaming.upstream_log import UpstreamLog
 
         _checkpoints_without_processes(session)
         session.dataSource.register(EventSource)

@@ -1,4 +1,4 @@
-"""The state reader (`spark_impl/ingestion/streaming/state_store.py`) on real checkpoints of PySpark 4.3.
+"""The state reader (`spark_impl/event_time/state_store.py`) on real checkpoints of PySpark 4.3.
 
 Pins what Spark's own state data source returns: the operators `state-metadata` lists, the
 columns `statestore` gives a windowed aggregation and `dropDuplicatesWithinWatermark`,
@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from frontier_harness.spark_impl.errors import StateUnreadable
-from frontier_harness.spark_impl.ingestion.streaming.state_store import (
+from frontier_harness.spark_impl.event_time.state_store import (
     OperatorState,
     operators,
     read_or_raise,

@@ -27,7 +27,7 @@ from frontier_harness.model.ttl import codec as model_codec
 from frontier_harness.model.ttl.row import Row
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.registry import get_suite
-from frontier_harness.properties.checks.ttl import ttl
+from frontier_harness.properties.checks.ttl import store as ttl
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.runner import run_suite
 from frontier_harness.properties.engine.suite import compare

@@ -1,6 +1,6 @@
 """What Spark's Python workers, its memory pages and a trial's checkpoint cost: no PySpark compiled afresh per
 worker, no 64 MB page per task that holds a row, no process started per checkpoint file (`spark_impl/session.py`,
-`spark_impl/ingestion/streaming/query.py`); and the user's settings a Connect server cannot take. No Spark here."""
+`spark_impl/streaming/query.py`); and the user's settings a Connect server cannot take. No Spark here."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from frontier_harness.spark_impl import class_archive, session
 from frontier_harness.spark_impl.errors import SparkConfError
-from frontier_harness.spark_impl.ingestion.streaming import query
+from frontier_harness.spark_impl.streaming import query
 
 
 def test_workers_get_a_spark_home_without_the_uncompiled_pyspark_zip(tmp_path, monkeypatch):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from frontier_harness.properties.checks.ingestion import streaming, streaming_job
 from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.streaming import streaming, streaming_job
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample

@@ -6,8 +6,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from frontier_harness.model.ingestion.event_time import StatefulPlan, Window
-from frontier_harness.properties.checks.ingestion import stateful
+from frontier_harness.model.event_time.stateful import StatefulPlan, Window
+from frontier_harness.properties.checks.event_time import stateful
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from frontier_harness.properties.checks.ingestion import streaming
 from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.streaming import streaming
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.suite import shared_observations
 from tests.helpers import write_and_replay
@@ -113,7 +113,7 @@ def test_trials_stop_after_the_first_failing_wave():
 
 
 def test_crash_points_are_the_trials():
-    from frontier_harness.spark_impl.ingestion.streaming.faults import POINTS
+    from frontier_harness.spark_impl.streaming.faults import POINTS
 
     assert streaming.CRASH_POINTS == POINTS
 
@@ -194,7 +194,7 @@ def test_sigkill_of_the_driver_at_every_crash_point_loses_and_duplicates_nothing
     the query in its own session from what was durable. Three JVM starts: minutes on a loaded machine.
     Spark's own file sink is written: the checkpoint and sink log the kills left validate (exit 0)."""
     from frontier_harness.properties.cli.main import main as cli
-    from frontier_harness.spark_impl.ingestion.streaming.trial import run_trials
+    from frontier_harness.spark_impl.streaming.trial import run_trials
 
     killed = history(
         ("query", {"sink": "files", "trigger": "processingTime"}),

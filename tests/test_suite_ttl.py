@@ -2,7 +2,7 @@
 
 Each planted factory is importable as `--impl tests.test_suite_ttl:NAME`: the model
 store with one `frontier_harness.model.ttl` rule replaced. The reference the suite compares with
-restates the seed's rules (`frontier_harness.properties.checks.ttl.oracles.ttl`), so no planted rule reaches it:
+restates the seed's rules (`frontier_harness.properties.checks.ttl.oracles.store`), so no planted rule reaches it:
 `strict_boundary` flips the model's one expiry predicate, which reads and the
 compaction filter share, and is caught although the two agree with each other.
 """
@@ -15,10 +15,11 @@ import attrs
 import pytest
 
 from frontier_harness.model.errors import InvalidTtl
-from frontier_harness.model.ttl import lsm, row
+from frontier_harness.model.ttl import row
+from frontier_harness.model.ttl import store as model_store
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.registry import get_suite
-from frontier_harness.properties.checks.ttl import ttl
+from frontier_harness.properties.checks.ttl import store as store_suite
 from frontier_harness.properties.engine.runner import run_suite
 from tests.helpers import QUICK, write_and_replay
 
@@ -27,7 +28,7 @@ PROFILE = attrs.evolve(QUICK, max_examples=200, batch_size=4)
 
 
 @contextmanager
-def patched(name, rule, module=lsm):
+def patched(name, rule, module=model_store):
     original = getattr(module, name)
     setattr(module, name, rule)
     try:
@@ -36,11 +37,11 @@ def patched(name, rule, module=lsm):
         setattr(module, name, original)
 
 
-def _store_with(name, rule, module=lsm):
+def _store_with(name, rule, module=model_store):
     class Impl(ModelImplementation):
         def observe_ttl(self, domain, histories):
             with patched(name, rule, module):
-                return [ttl.observe_store(h) for h in histories]
+                return [store_suite.observe_store(h) for h in histories]
 
     return Impl()
 
@@ -52,7 +53,7 @@ def _strict(expire_ts, now):
 @contextmanager
 def strict_everywhere():
     """The model's expiry predicate strict (`<`) wherever the model uses it."""
-    with patched("is_expired", _strict, row), patched("is_expired", _strict, lsm):
+    with patched("is_expired", _strict, row), patched("is_expired", _strict, model_store):
         yield
 
 
@@ -62,7 +63,7 @@ def strict_boundary():
     class Impl(ModelImplementation):
         def observe_ttl(self, domain, histories):
             with strict_everywhere():
-                return [ttl.observe_store(h) for h in histories]
+                return [store_suite.observe_store(h) for h in histories]
 
     return Impl()
 
@@ -80,7 +81,8 @@ def lt_in_reads():
 def expired_dropped():
     """Bug: the TTL filter drops expired values instead of tombstoning them."""
     return _store_with(
-        "ttl_filter", lambda rows, now: tuple(r for r in rows if not lsm.expired_for_compaction(r, now))
+        "ttl_filter",
+        lambda rows, now: tuple(r for r in rows if not model_store.expired_for_compaction(r, now)),
     )
 
 
@@ -105,7 +107,7 @@ def default_over_explicit():
 
 def no_clock_mark():
     """Bug: the clock reseeded from written timestamps only (the seed's rule), not the durable mark."""
-    seed = lsm.seed_sources
+    seed = model_store.seed_sources
     return _store_with("seed_sources", lambda d: seed(attrs.evolve(d, clock_mark=None)))
 
 
@@ -164,7 +166,9 @@ def test_planted_bug_is_caught_small_and_replays(bug, tmp_path):
 
 def test_both_sides_flipped_at_once_is_caught_even_with_the_model_patched_everywhere(tmp_path):
     """A reference that imported the model's `is_expired` flipped with it: 0 of 500 histories differed."""
-    assert not {"is_expired", "expire_ts_for"} & set(vars(ttl))  # the suite's reference never imports them
+    assert not {"is_expired", "expire_ts_for"} & set(
+        vars(store_suite)
+    )  # the suite's reference never imports them
     with strict_everywhere():
         result = run_suite(
             TTL, ModelImplementation(), "tests.test_suite_ttl:strict_boundary", PROFILE, seed=0
@@ -175,10 +179,10 @@ def test_both_sides_flipped_at_once_is_caught_even_with_the_model_patched_everyw
 
 
 def test_compaction_names_take_every_older_l0_sst():
-    assert ttl.compaction_names(("a", "b", "c", "d"), 2, 1, 0) == ("b",)
-    assert ttl.compaction_names(("a", "b", "c", "d"), 3, 0, 0) == ("a", "b", "c")
-    assert ttl.compaction_names(("a", "b", "c", "d"), 1, 2, 9) == ("c", "d")
-    assert ttl.compaction_names((), 0, 5, 5) == ()
+    assert store_suite.compaction_names(("a", "b", "c", "d"), 2, 1, 0) == ("b",)
+    assert store_suite.compaction_names(("a", "b", "c", "d"), 3, 0, 0) == ("a", "b", "c")
+    assert store_suite.compaction_names(("a", "b", "c", "d"), 1, 2, 9) == ("c", "d")
+    assert store_suite.compaction_names((), 0, 5, 5) == ()
 
 
 def test_boundary_row_is_hidden_exactly_at_expire_ts():

@@ -1,4 +1,4 @@
-"""Spark's source runner forked from a warm process (`spark_impl.ingestion.streaming.warm_runner`): the
+"""Spark's source runner forked from a warm process (`spark_impl.streaming.warm_runner`): the
 forked run is the one Spark would have started (environment, directory, streams, exit code), it dies with
 its launcher, and anything else the launcher is asked to run is the real interpreter. The trials run
 through it (every streaming and stateful suite test); `test_streaming_job` compares with a cold start."""
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from frontier_harness.spark_impl.ingestion.streaming import warm_runner
+from frontier_harness.spark_impl.streaming import warm_runner
 
 MODULE = "tests.warm_echo"
 
@@ -116,7 +116,7 @@ def test_a_harness_that_exits_stops_its_warm_process_and_counts_its_cpu(tmp_path
     the harness's children's (as `bench --only check_ci` counts a run's CPU); a process killed and never
     waited for adds nothing."""
     script = (
-        "import atexit, resource; from frontier_harness.spark_impl.ingestion.streaming import warm_runner as w; "
+        "import atexit, resource; from frontier_harness.spark_impl.streaming import warm_runner as w; "
         "cpu = lambda: sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2]); "
         f"w.launcher({MODULE!r}); warm = w._warm[{MODULE!r}][0].pid; before = cpu(); atexit._run_exitfuncs(); "
         "print(warm, cpu() - before, flush=True)"
@@ -129,7 +129,7 @@ def test_a_harness_that_exits_stops_its_warm_process_and_counts_its_cpu(tmp_path
 
 def test_the_warm_process_exits_with_its_parent(tmp_path):
     script = (
-        "from frontier_harness.spark_impl.ingestion.streaming import warm_runner as w; "
+        "from frontier_harness.spark_impl.streaming import warm_runner as w; "
         f"w.launcher({MODULE!r}); print(w._warm[{MODULE!r}][0].pid, flush=True); import os; os._exit(0)"
     )
     parent = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
@@ -140,7 +140,7 @@ def test_the_warm_process_exits_with_its_parent(tmp_path):
 def test_a_trial_observes_the_same_with_warm_and_cold_runners(spark_session):
     """The queries Spark starts with forked runners read, crash and recover as with the runners it starts
     itself: the same offsets, commits, sink and crash (batch timestamps aside), and the warm process ran."""
-    from frontier_harness.spark_impl.ingestion.streaming.trial import run_trials
+    from frontier_harness.spark_impl.streaming.trial import run_trials
     from tests.test_suite_streaming import RESTART, history, produce, trigger
 
     crashed = history(

@@ -5,7 +5,7 @@ reads it only through `MonotonicClock`, which raises `ClockRegression` (naming
 both readings) on a reading below the previous one and never hands it out.
 Equal readings are fine. On reopen the floor is seeded from persisted
 timestamps (`seed_floor`); which timestamps count is the store's rule
-(`frontier_harness.model.ttl.lsm.seed_sources`: the manifest, every replayed WAL segment and the
+(`frontier_harness.model.ttl.store.seed_sources`: the manifest, every replayed WAL segment and the
 clock's durable high-water mark).
 
 >>> source = ManualClock(5)

@@ -231,7 +231,7 @@ class ErrorKind(Word):
 
 class LogAction(Word):
     """A step of a checkpoint history, in the order Spark writes a batch's files (see
-    `frontier_harness.properties.checks.ingestion.checkpoint_log`)."""
+    `frontier_harness.properties.checks.streaming.checkpoint_log`)."""
 
     RETAIN = "retain"
     FILE_SINK = "file_sink"

@@ -1,14 +1,14 @@
 """The Spark implementation with a user's streaming job in its trials (`--job`).
 
 `load_job(spec)` checks the job before Spark starts (it imports, its factory builds an object with
-`write` and `read`), then with Spark (`frontier_harness.spark_impl.ingestion.streaming.job.validate`):
+`write` and `read`), then with Spark (`frontier_harness.spark_impl.streaming.job.validate`):
 a job the trials cannot run is an `ImplementationError` (exit 2, one line). Its `observe_streaming`
 runs the streaming suite's trials with the job; `job_outputs` is that oracle's batch job
-(`frontier_harness.properties.checks.ingestion.streaming_job`): the job's `transform` over each set of
+(`frontier_harness.properties.checks.streaming.streaming_job`): the job's `transform` over each set of
 records, many sets per Spark job.
 
 `load_job(spec, stateful=True)` is the stateful suite's: the job's plan is read and refused or
-described (`frontier_harness.spark_impl.ingestion.streaming.stateful_plan`) as the model's
+described (`frontier_harness.spark_impl.event_time.stateful_plan`) as the model's
 `StatefulPlan`, its `observe_stateful` runs the stateful trials, and `stateful_outputs` is that
 oracle's batch job (`transform` over each frame of records, whole).
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from frontier_harness.model.ingestion.event_time import StatefulPlan, Window
+from frontier_harness.model.event_time.stateful import StatefulPlan, Window
 from frontier_harness.model.time.domains import Domain
 from frontier_harness.model.vocabulary.ingestion import PlanKey
 from frontier_harness.properties.adapters.spark import SparkImplementation
@@ -55,7 +55,7 @@ class JobImplementation(SparkImplementation):
     streaming_job: str
 
     def __init__(self, spec: str):
-        from frontier_harness.spark_impl.ingestion.streaming.job import JobContractError, WrongSuite, built
+        from frontier_harness.spark_impl.streaming.job import JobContractError, WrongSuite, built
 
         self.streaming_job, self.name = spec, spec_of(spec)
         self._outputs: dict = {}  # record -> its rows under transform (deterministic: computed once)
@@ -73,20 +73,20 @@ class JobImplementation(SparkImplementation):
         """What can be refused before Spark starts, beyond `built`'s checks."""
 
     def _validate(self, job: Any) -> None:
-        from frontier_harness.spark_impl.ingestion.streaming.job import validate
         from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.streaming.job import validate
 
         self.columns = validate(self.streaming_job, spark(), job)
 
     def observe_streaming(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
-        from frontier_harness.spark_impl.ingestion.streaming.trial import observe_streaming
+        from frontier_harness.spark_impl.streaming.trial import observe_streaming
 
         return observe_streaming(domain, histories, job=self.streaming_job)
 
     def job_outputs(self, record_sets: Sequence[Sequence[tuple]]) -> list[Any]:
         """`transform` as a batch job over each set of `(data, partition, offset)` records: rows -> count."""
-        from frontier_harness.spark_impl.ingestion.streaming.job import batch_outputs
         from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.streaming.job import batch_outputs
 
         return batch_outputs(self.streaming_job, spark(), record_sets, self._outputs)
 
@@ -106,19 +106,19 @@ class StatefulJobImplementation(JobImplementation):
         """Spark started, and the suite's histories scaled to this job's plan (`stateful.use_plan`)."""
         super().prepare()
         if hasattr(self, "plan"):
-            from frontier_harness.properties.checks.ingestion.stateful import use_plan
+            from frontier_harness.properties.checks.event_time.stateful import use_plan
 
             use_plan(self.plan)
 
     def _before_spark(self, job: Any) -> None:
-        from frontier_harness.spark_impl.ingestion.streaming.stateful_plan import output_mode
+        from frontier_harness.spark_impl.event_time.stateful_plan import output_mode
 
         output_mode(self.streaming_job, job)
 
     def _validate(self, job: Any) -> None:
-        from frontier_harness.spark_impl.ingestion.streaming.job import check_read
-        from frontier_harness.spark_impl.ingestion.streaming.stateful_plan import stateful_plan
+        from frontier_harness.spark_impl.event_time.stateful_plan import stateful_plan
         from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.streaming.job import check_read
 
         check_read(self.streaming_job, job.read, spark())
         described = stateful_plan(self.streaming_job, spark(), job)
@@ -136,15 +136,15 @@ class StatefulJobImplementation(JobImplementation):
         self.prepare()
 
     def observe_stateful(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
-        from frontier_harness.spark_impl.ingestion.streaming.trial import observe_stateful
+        from frontier_harness.spark_impl.streaming.trial import observe_stateful
 
         return observe_stateful(domain, histories, job=self.streaming_job)
 
     def stateful_outputs(self, frames: Sequence[Sequence[tuple]]) -> list[Any]:
         """`transform` as a batch job over each frame of `(key, event_time, data, partition, offset)`
         records, whole: rows -> count, one Spark job for the frames not computed before."""
-        from frontier_harness.spark_impl.ingestion.streaming.job import frame_outputs
         from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.streaming.job import frame_outputs
 
         todo = sorted({tuple(sorted(frame)) for frame in frames} - set(self._outputs))
         if todo:

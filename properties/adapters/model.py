@@ -21,7 +21,7 @@ from frontier_harness.properties.checks.catalog import expiration, prove, tempor
 from frontier_harness.properties.checks.ingestion import resumption
 from frontier_harness.properties.checks.reclocking import reclock, summary
 from frontier_harness.properties.checks.time import collections, mutable_antichain
-from frontier_harness.properties.checks.ttl import ttl, ttl_codec, ttl_compaction
+from frontier_harness.properties.checks.ttl import codec, compaction, store
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation, Observation
 
@@ -58,6 +58,6 @@ class ModelImplementation(Implementation):
     observe_timelines = _each(timelines.observe)
     observe_reclock = _each(reclock.observe)
     observe_summary = _each(summary.observe)
-    observe_ttl = _each(ttl.observe_store)
-    observe_ttl_compaction = _each(ttl_compaction.observe)
-    observe_ttl_codec = _each(ttl_codec.observe)
+    observe_ttl = _each(store.observe_store)
+    observe_ttl_compaction = _each(compaction.observe)
+    observe_ttl_codec = _each(codec.observe)

@@ -134,7 +134,7 @@ class SparkImplementation(Implementation):
     observe_reclock = _delegate("frontier_harness.spark_impl.reclocking.reclock", "observe_reclock")
     observe_summary = _delegate("frontier_harness.spark_impl.reclocking.summary", "observe_summary")
     observe_streaming = _delegate(
-        "frontier_harness.spark_impl.ingestion.streaming.trial", "observe_streaming", sized=False
+        "frontier_harness.spark_impl.streaming.trial", "observe_streaming", sized=False
     )
     observe_ttl = _delegate("frontier_harness.spark_impl.ttl.store_observer", "observe_ttl")
     observe_ttl_compaction = _delegate(

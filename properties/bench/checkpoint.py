@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from frontier_harness.properties.bench import Figure, timed
-from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
-from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
+from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log
+from frontier_harness.properties.checks.streaming.checkpoint_log.reader import read_checkpoint
 
 HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 CONF = {"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.providerClass": HDFS}

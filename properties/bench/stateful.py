@@ -1,14 +1,14 @@
 """Stateful trials per minute: the worked example's windowed count under the stateful suite's trials.
 
 - `stateful_trials_per_minute`: generated histories of the stateful suite
-  (`frontier_harness.properties.checks.ingestion.strategies.stateful`, each a real query over keyed, timed
+  (`frontier_harness.properties.checks.event_time.strategies.stateful`, each a real query over keyed, timed
   records with its crashes and restarts) with the example job
   (`frontier_harness.streaming_job_example.windowed_counts:factory`), judged by `exactly_once` (the
   trials, the job's reads and the oracle's batch job), after one warm-up trial; against
   `stateful_row_wise_trials_per_minute`, the same number of histories of the streaming suite with its
   row-wise example job, so the ratio is what state, watermarks and the oracle's windows cost; and against
   `stateful_trials_per_minute.cold_runners`, the same histories with Spark's source runners started as Spark
-  starts them, not forked warm (`frontier_harness.spark_impl.ingestion.streaming.warm_runner`). Wall-clock,
+  starts them, not forked warm (`frontier_harness.spark_impl.streaming.warm_runner`). Wall-clock,
   so on a shared machine it moves with the load.
 """
 
@@ -38,7 +38,7 @@ def trials_per_minute(suite_name: str, job: str, histories: int) -> tuple[float,
 
 
 def figures(scale: float) -> list[Figure]:
-    from frontier_harness.spark_impl.ingestion.streaming import warm_runner
+    from frontier_harness.spark_impl.streaming import warm_runner
 
     histories = max(6, int(12 * scale))
     rate, seconds = trials_per_minute("stateful", EXAMPLE, histories)

@@ -1,7 +1,7 @@
 """Structured Streaming figures: real streaming trials per minute, and what validating a checkpoint costs.
 
-- `streaming_trials_per_minute`: generated histories (`frontier_harness.properties.checks.ingestion.strategies.streaming`, each a
-  real query with its crashes and restarts) run by `frontier_harness.spark_impl.ingestion.streaming.trial` in one session,
+- `streaming_trials_per_minute`: generated histories (`frontier_harness.properties.checks.streaming.strategies.streaming`, each a
+  real query with its crashes and restarts) run by `frontier_harness.spark_impl.streaming.trial` in one session,
   after one warm-up trial; wall-clock, so on a shared machine it moves with the load.
 - `streaming_job_trials_per_minute`: the same, with the worked example job
   (`frontier_harness.streaming_job_example:factory`, `--job`) in place of our sink, judged by `exactly_once`:
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from frontier_harness.properties.bench import Figure, timed
-from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log
-from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import read_checkpoint
-from frontier_harness.properties.checks.ingestion.strategies.streaming import draw_streaming_history
+from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log
+from frontier_harness.properties.checks.streaming.checkpoint_log.reader import read_checkpoint
+from frontier_harness.properties.checks.streaming.strategies.streaming import draw_streaming_history
 from frontier_harness.properties.engine.source import RandomSource
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
@@ -43,7 +43,7 @@ def write_log(root: Path, batches: int) -> Path:
 
 
 def trials_per_minute(histories: int) -> tuple[float, float]:
-    from frontier_harness.spark_impl.ingestion.streaming.trial import run_trials
+    from frontier_harness.spark_impl.streaming.trial import run_trials
 
     run_trials([draw_streaming_history(RandomSource(10_000), "partitioned", max_steps=2)])  # warm
     drawn = [draw_streaming_history(RandomSource(seed), "partitioned") for seed in range(histories)]

@@ -75,7 +75,7 @@ def _compaction_figures(scale: float) -> list[Figure]:
 
 
 def _store_figures(scale: float) -> list[Figure]:
-    from frontier_harness.properties.checks.ttl.strategies.ttl import draw_ttl_history
+    from frontier_harness.properties.checks.ttl.strategies.store import draw_ttl_history
     from frontier_harness.properties.engine.source import RandomSource
     from frontier_harness.spark_impl.ttl.store_observer import observe_ttl
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from frontier_harness.properties.checks.catalog import expiration, prove, temporal, timelines
-from frontier_harness.properties.checks.ingestion import checkpoint, durable, resumption, stateful, streaming
+from frontier_harness.properties.checks.event_time import stateful
+from frontier_harness.properties.checks.ingestion import durable, resumption
 from frontier_harness.properties.checks.reclocking import reclock, remap, restart, summary
+from frontier_harness.properties.checks.streaming import checkpoint, streaming
 from frontier_harness.properties.checks.time import collections, laws, mutable_antichain
-from frontier_harness.properties.checks.ttl import ttl, ttl_codec, ttl_compaction, ttl_spark_state
+from frontier_harness.properties.checks.ttl import codec, compaction, spark_state, store
 from frontier_harness.properties.engine.errors import UnknownSuite
 from frontier_harness.properties.engine.suite import Suite
 
@@ -21,10 +23,10 @@ SUITES: dict[str, Suite] = {
         streaming.SUITE,
         stateful.SUITE,
         checkpoint.SUITE,
-        ttl.SUITE,
-        ttl_compaction.SUITE,
-        ttl_codec.SUITE,
-        ttl_spark_state.SUITE,
+        store.SUITE,
+        compaction.SUITE,
+        codec.SUITE,
+        spark_state.SUITE,
         reclock.SUITE,
         remap.SUITE,
         restart.SUITE,

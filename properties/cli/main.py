@@ -155,7 +155,7 @@ def _job_option(verb: argparse.ArgumentParser) -> None:
     verb.add_argument(
         "--job",
         metavar="MODULE:FACTORY",
-        help="your streaming job (transform, write, read) in the streaming or stateful suite's trials (frontier_harness.properties.checks.ingestion.job)",
+        help="your streaming job (transform, write, read) in the streaming or stateful suite's trials (frontier_harness.properties.checks.streaming.job)",
     )
 
 

@@ -3,7 +3,7 @@
 For every stateful operator `state-metadata` lists, and each of its stores, the rows the store
 held after each committed batch among the newest `minBatchesToRetain` (those whose state Spark
 keeps), counted with their oldest window end or expiry in one Spark job per store
-(`frontier_harness.spark_impl.ingestion.streaming.state_store.summaries`). A store Spark cannot
+(`frontier_harness.spark_impl.event_time.state_store.summaries`). A store Spark cannot
 load (a truncated or missing file) is bad input: exit 2 naming the file when Spark does.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
-from frontier_harness.properties.checks.ingestion.checkpoint_log.state_laws import retained
+from frontier_harness.properties.checks.streaming.checkpoint_log.state_laws import retained
 from frontier_harness.properties.engine.errors import CheckpointFormatError
 from frontier_harness.properties.engine.history import Action, History
 
@@ -21,7 +21,7 @@ from frontier_harness.properties.engine.history import Action, History
 def with_state_rows(history: History, checkpoint: Path) -> History:
     """`history` followed by a `state_rows` action per operator, store and retained committed batch."""
     from frontier_harness.spark_impl.errors import StateUnreadable
-    from frontier_harness.spark_impl.ingestion.streaming.state_store import operators, summaries
+    from frontier_harness.spark_impl.event_time.state_store import operators, summaries
     from frontier_harness.spark_impl.session import spark
 
     committed = sorted(a.args[LogArg.BATCH] for a in history.actions if a.name == LogAction.COMMIT)

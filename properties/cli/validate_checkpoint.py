@@ -1,10 +1,10 @@
 """`frontier-harness validate-checkpoint DIR [--sink DIR] [--state]`: the model's laws on a checkpoint you have.
 
-Reads the checkpoint (`frontier_harness.properties.checks.ingestion.checkpoint_log.reader`: its
+Reads the checkpoint (`frontier_harness.properties.checks.streaming.checkpoint_log.reader`: its
 offset and commit logs, each batch's watermark, clock and pinned settings, the state store's
 files, and with `--sink` a file sink's log) into a history and judges it with the `checkpoint`
 suite; with `--state` it also starts Spark and reads the state's rows through Spark's own state
-data source (`frontier_harness.spark_impl.ingestion.streaming.state_store`). It prints every law
+data source (`frontier_harness.spark_impl.event_time.state_store`). It prints every law
 with its verdict and the count it rests on: `held` over a count that is never zero, `broken`,
 or `not applicable` (nothing in this checkpoint for it to look at: no sink, no watermark, no
 state), and notes that are no violation (a setting first present later, state of a provider
@@ -27,11 +27,11 @@ from typing import Any
 from rich.table import Table
 
 from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
-from frontier_harness.properties.checks.ingestion.checkpoint import PROPERTY, SUITE_NAME, judge
-from frontier_harness.properties.checks.ingestion.checkpoint_log.broken import Broken
-from frontier_harness.properties.checks.ingestion.checkpoint_log.coverage import rests_on
-from frontier_harness.properties.checks.ingestion.checkpoint_log.laws import check_log, judge_log
-from frontier_harness.properties.checks.ingestion.checkpoint_log.reader import (
+from frontier_harness.properties.checks.streaming.checkpoint import PROPERTY, SUITE_NAME, judge
+from frontier_harness.properties.checks.streaming.checkpoint_log.broken import Broken
+from frontier_harness.properties.checks.streaming.checkpoint_log.coverage import rests_on
+from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log, judge_log
+from frontier_harness.properties.checks.streaming.checkpoint_log.reader import (
     MIN_BATCHES_TO_RETAIN,
     read_checkpoint,
 )

@@ -1,1 +1,1 @@
-"""Ingestion on Spark: the pipeline, durable shards, and Structured Streaming trials."""
+"""Ingestion on Spark: the bounded-input-reliance pipeline and its durable shards."""

@@ -1,7 +1,7 @@
 """spark_impl's own writer and reader of the TTL store's binary SST form (v0 and v1).
 
 Written independently of `frontier_harness.model.ttl.codec` and tested against it in both
-directions (`frontier_harness.properties.checks.ttl.ttl_codec`): the same bytes out, the same rows
+directions (`frontier_harness.properties.checks.ttl.codec`): the same bytes out, the same rows
 back, a typed error on every corruption. A row here is the plain tuple the
 Parquet SSTs of `frontier_harness.spark_impl.ttl.store` hold, `(key, value, seq, create_ts,
 expire_ts)`: `value is None` is a tombstone, `create_ts is None` a v0 row.
@@ -178,7 +178,7 @@ def _read_row(cur: _Cursor, meta: dict, previous: bytes | None) -> Row:
 
 
 def observe_ttl_codec(domain: object, histories: Sequence[HistoryLike]) -> list[dict]:
-    """Observations of codec histories (see `frontier_harness.properties.checks.ttl.ttl_codec`) with this codec (no Spark)."""
+    """Observations of codec histories (see `frontier_harness.properties.checks.ttl.codec`) with this codec (no Spark)."""
     return [_observe(h) for h in histories]
 
 

@@ -6,7 +6,7 @@ WAL), all sharing one directory of segments. The histories run in lockstep
 reached share one segment file and the compactions one Spark job, so a batch
 costs as many jobs as its busiest history has compactions, whatever its size.
 Every step's reads, and the audits, are snapshots read together in one last job.
-Observations are those of `frontier_harness.properties.checks.ttl.ttl`: after every step each key's
+Observations are those of `frontier_harness.properties.checks.ttl.store`: after every step each key's
 `get`, the `scan`, the step's typed error, and the audits' findings.
 """
 

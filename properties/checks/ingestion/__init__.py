@@ -1,2 +1,1 @@
-"""Bounded input reliance: `resumption`, Structured Streaming trials (`streaming`) and
-checkpoints (`checkpoint`, with `checkpoint_log`, the reader and laws of a checkpoint's logs)."""
+"""Bounded input reliance: `resumption` (the pipeline against the model) and `durable` (over durable shards)."""

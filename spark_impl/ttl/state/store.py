@@ -35,8 +35,8 @@ from pyspark.sql import functions as F
 from frontier_harness.model.vocabulary import HistoryLike
 from frontier_harness.model.vocabulary.ingestion import CrashPoint
 from frontier_harness.model.vocabulary.ttl import StateAction, StateArg, StateLabel
-from frontier_harness.spark_impl.ingestion.streaming import faults
 from frontier_harness.spark_impl.session import spark
+from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.ttl.state.processor import ANSWERS, REQUESTS, TtlProcessor
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"

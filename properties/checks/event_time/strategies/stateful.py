@@ -1,0 +1,265 @@
+"""Histories of a stateful job's query: keyed, timed records in order, out of order, late, at the
+watermark and redelivered, with crashes and restarts.
+
+Actions as the streaming suite's (`frontier_harness.properties.checks.streaming.strategies.streaming`):
+`query {trigger}` first, then `produce {partition, key, event_time, data}`, `trigger {fault?, kill?}`,
+`upstream_compact {}`, `restart {}`. Keys are a few letters (groups collide), `data` is unique per
+history but for a redelivery, which repeats an earlier record's key, data and event time at a new
+offset (the at-least-once upstream deduplication exists for).
+
+Event times are scaled to the job's plan (`frontier_harness.model.event_time.stateful.StatefulPlan`):
+its delay, its window and the lateness it promises, on a grid (`unit`) that every one of them is a
+multiple of, so every boundary can be hit exactly. The generator follows the watermark the query will
+have (`Tracker`: the newest event time triggered so far minus the delay, the records of a batch that
+crashed counting only once it ran again) and draws each event time as one of: ahead of the newest
+(the watermark moves), far ahead (every window so far completes), within the delay, exactly on the watermark's boundary (a deduplication: the
+watermark itself; a window: a time in the window that ends at it), beyond the delay but within the
+promised lateness, well behind it (late), or a redelivery. A partition may stay idle while others
+move the watermark.
+
+>>> from frontier_harness.properties.engine.source import RandomSource
+>>> from frontier_harness.model.event_time.stateful import StatefulPlan, Window
+>>> plan = StatefulPlan("aggregation", (10_000,), Window(10_000), ("key",), "update", 10_000)
+>>> h = draw_stateful_history(RandomSource(3), "partitioned", plan)
+>>> h.actions[1].name, sorted(h.actions[1].args)
+('produce', ['data', 'event_time', 'key', 'partition'])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from frontier_harness.model.event_time.stateful import Bound, Span, StatefulPlan, Window
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.ingestion import (
+    CrashPoint,
+    IngestionArg,
+    OutputMode,
+    StreamingAction,
+    Trigger,
+)
+from frontier_harness.properties.checks.streaming.strategies.streaming import CRASH_POINTS, TRIGGERS
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
+
+KEYS = ("a", "b", "c")
+MAX_PARTITIONS = 3
+DEFAULT_UNIT = 1_000  # ms, for a job with no delay and no window
+# How an event time is drawn (`_event_time`), each as often as it is listed.
+KINDS = ("ahead", "ahead", "far", "within", "within", "boundary", "boundary", "promise", "late", "redelivery")
+
+
+def unit(plan: StatefulPlan) -> int:
+    """The grid event times are drawn on: the largest step every delay, window length, slide, window
+    start and the promised lateness are multiples of.
+
+    >>> from frontier_harness.model.event_time.stateful import StatefulPlan, Window
+    >>> unit(StatefulPlan("aggregation", (1_500,), Window(10_000, 5_000), ("key",)))
+    500
+    """
+    parts = [*plan.delays, plan.lateness or 0]
+    if plan.window is not None:
+        parts += [plan.window.duration, plan.window.slide, plan.window.start]
+    return math.gcd(*parts) or DEFAULT_UNIT
+
+
+def span(plan: StatefulPlan) -> int:
+    """The event-time distance the generator moves in: the largest of the delay, the window and the
+    promise (one unit when none is set)."""
+    window = plan.window.duration if plan.window is not None else 0
+    return max(plan.delay, window, plan.lateness or 0, unit(plan))
+
+
+class Tracker:
+    """The watermark the query will have, as the generator and `events` follow a history: `newest` is the
+    newest event time of the batches that ran, `mark` the watermark after them (`newest - delay`, never
+    lower than before), `pending` the records not yet in a batch that ran."""
+
+    def __init__(self, plan: StatefulPlan):
+        self.plan = plan
+        self.newest: int | None = None
+        self.mark = 0
+        self.pending: list[int] = []
+        self.down = False
+
+    def run(self) -> None:
+        """The pending records ran in a batch: the newest and the watermark move."""
+        if self.pending:
+            self.newest = max([*self.pending, *([self.newest] if self.newest is not None else [])])
+            if self.plan.delays:
+                self.mark = max(self.mark, self.newest - self.plan.delay)
+        self.pending = []
+
+    def step(self, action: Action) -> None:
+        """Follows one action (a crashed batch runs, and moves the watermark, at the restart)."""
+        if action.name == StreamingAction.PRODUCE:
+            self.pending.append(action.args[IngestionArg.EVENT_TIME])
+        elif action.name == StreamingAction.TRIGGER and not self.down:
+            if action.args.get(IngestionArg.FAULT) and self.pending:
+                self.down = True
+            else:
+                self.run()
+        elif action.name == StreamingAction.RESTART:
+            self.down = False
+            self.run()
+
+
+class Drawing:
+    """What the generator knows while it draws: the plan, the tracker, the records and partitions so far."""
+
+    def __init__(self, plan: StatefulPlan):
+        self.plan, self.tracker = plan, Tracker(plan)
+        self.unit, self.span = unit(plan), span(plan)
+        self.records: list[dict[str, Any]] = []
+        self.partitions = 0
+        self.down = False
+        # In append mode a re-run batch writes again the windows it emitted: `after_sink` twice as often.
+        self.append = plan.output_mode == OutputMode.APPEND and plan.window is not None
+        self.crash_points = (*CRASH_POINTS, CrashPoint.AFTER_SINK) if self.append else CRASH_POINTS
+
+    @property
+    def newest(self) -> int:
+        times = [*self.tracker.pending, *([self.tracker.newest] if self.tracker.newest is not None else [])]
+        return max(times, default=self.span)
+
+
+def _event_time(source: Source, drawing: Drawing, kind: str) -> int:
+    plan, u, newest, mark = drawing.plan, drawing.unit, drawing.newest, drawing.tracker.mark
+    steps = max(1, drawing.span // u)
+    if kind == "ahead":
+        return newest + u * source.integer(1, steps)
+    if kind == "far":  # the next batch's watermark passes every window so far, landing on a window's end
+        ahead = newest + drawing.span + u * source.integer(0, steps)
+        return (_window_ending_at(plan.window, ahead).end if plan.window else ahead) + plan.delay
+    if kind == "within":
+        return newest - u * source.integer(0, max(0, plan.delay // u - 1))
+    if kind == "boundary":
+        if plan.window is None:
+            return max(u, mark)
+        return max(u, _window_ending_at(plan.window, mark).end - 1) if mark > 0 else newest
+    if kind == "promise" and plan.lateness:
+        return max(u, newest - u * source.integer(plan.delay // u, max(plan.delay, plan.lateness) // u))
+    return max(u, mark - u * source.integer(1, 2 * steps))
+
+
+def _window_ending_at(window: Window, end: int) -> Span:
+    """The window whose end is the first on the window grid at or after `end`."""
+    start = end - window.duration
+    start += (window.start - start) % window.slide
+    return Span(start, start + window.duration)
+
+
+def produce(
+    source: Source, drawing: Drawing, kind: str | None = None, partition: int | None = None
+) -> Action:
+    """A record to a known partition or the next new one (or `partition`), its event time of a drawn kind
+    (or `kind`)."""
+    kind = kind or source.choice(KINDS)
+    if partition is None:
+        partition = source.integer(0, min(drawing.partitions, MAX_PARTITIONS - 1))
+    drawing.partitions = max(drawing.partitions, partition + 1)
+    if kind == "redelivery" and drawing.records:
+        earlier = drawing.records[source.integer(0, len(drawing.records) - 1)]
+        args = {**earlier, IngestionArg.PARTITION: partition}
+    else:
+        args = {
+            IngestionArg.PARTITION: partition,
+            IngestionArg.KEY: source.choice(KEYS),
+            IngestionArg.EVENT_TIME: _event_time(source, drawing, kind),
+            Arg.DATA: f"r{len(drawing.records)}",
+        }
+        drawing.records.append(args)
+    action = Action(StreamingAction.PRODUCE, args)
+    drawing.tracker.step(action)
+    return action
+
+
+def _round(source: Source, drawing: Drawing, kill: bool) -> list[Action]:
+    """One to three records, then a trigger (a crash now and then); a query that is down restarts instead,
+    now and then after the upstream compacted (the hard case). For an append-mode window job, now and then
+    a record far ahead, a trigger, and a batch that crashes after writing the windows it completed."""
+    if drawing.append and not drawing.down and source.boolean(0.15):
+        completing = [produce(source, drawing, "far"), _trigger(drawing, {}), produce(source, drawing)]
+        return completing + [_trigger(drawing, {IngestionArg.FAULT: CrashPoint.AFTER_SINK}, kill)]
+    actions = repeat(source, lambda: produce(source, drawing), 1, 3, 0.4)
+    if source.boolean(0.15) or drawing.down and source.boolean(0.3):
+        actions.append(Action(StreamingAction.UPSTREAM_COMPACT, {}))  # the tracker needs no step for it
+    if drawing.down:
+        drawing.down = False
+        actions.append(Action(StreamingAction.RESTART, {}))
+        drawing.tracker.step(actions[-1])
+    elif source.boolean(0.3):
+        actions.append(_trigger(drawing, {IngestionArg.FAULT: source.choice(drawing.crash_points)}, kill))
+    else:
+        actions.append(_trigger(drawing, {}))
+    return actions
+
+
+def _trigger(drawing: Drawing, args: dict[str, Any], kill: bool = False) -> Action:
+    """A trigger, crashing at `args`' fault if any (by SIGKILL when `kill`), followed by the tracker."""
+    if IngestionArg.FAULT in args:
+        drawing.down = True
+        args = {**args, **({IngestionArg.KILL: True} if kill else {})}
+    action = Action(StreamingAction.TRIGGER, args)
+    drawing.tracker.step(action)
+    return action
+
+
+def draw_stateful_history(
+    source: Source, domain_name: str, plan: StatefulPlan, max_rounds: int = 5, kill: bool = False
+) -> History:
+    """The query's trigger, then one to `max_rounds` rounds of records and a trigger or restart; `kill`
+    crashes by SIGKILL."""
+    drawing = Drawing(plan)
+    # availableNow starts a query per trigger and runs no batch without data: a window completes in the next
+    # data batch, where a crash after the write re-runs its emission. 1 in 3, 1 in 2 for an append-mode job.
+    append = plan.output_mode == OutputMode.APPEND and plan.window is not None
+    trigger = source.choice(TRIGGERS if append else (*TRIGGERS, Trigger.PROCESSING_TIME))
+    actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger})]
+    for chunk in repeat(source, lambda: _round(source, drawing, kill), 1, max_rounds, 0.8):
+        actions += chunk
+    return History(domain_name, tuple(actions))
+
+
+def scripted(
+    source: Source, domain_name: str, plan: StatefulPlan, script: str, trigger: str = Trigger.PROCESSING_TIME
+) -> History:
+    """A small history that follows `script`, words separated by spaces: a record of a kind (`far`,
+    `ahead`, `boundary`, ...; `kind@p` to partition `p`), `trigger`, `crash:POINT` (`kill:POINT` by
+    SIGKILL), `compact`, `restart`.
+
+    >>> from frontier_harness.properties.engine.source import RandomSource
+    >>> from frontier_harness.model.event_time.stateful import StatefulPlan, Window
+    >>> plan = StatefulPlan("aggregation", (5_000,), Window(10_000), ("key",), "update", 5_000)
+    >>> h = scripted(RandomSource(0), "partitioned", plan, "ahead far@1 trigger")
+    >>> [(a.name, a.args.get("event_time"), a.args.get("partition")) for a in h.actions]
+    [('query', None, None), ('produce', 20000, 0), ('produce', 45000, 1), ('trigger', None, None)]
+    """
+    drawing = Drawing(plan)
+    actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger})]
+    for word in script.split():
+        name, _, point = word.partition(":")
+        kind, _, partition = word.partition("@")
+        if name == "trigger":
+            actions.append(_trigger(drawing, {}))
+        elif name in ("crash", "kill"):
+            actions.append(_trigger(drawing, {IngestionArg.FAULT: point}, kill=name == "kill"))
+        elif name in ("compact", "restart"):
+            actions.append(
+                Action(StreamingAction.UPSTREAM_COMPACT if name == "compact" else StreamingAction.RESTART, {})
+            )
+            drawing.tracker.step(actions[-1])
+        else:
+            actions.append(produce(source, drawing, kind, int(partition) if partition else 0))
+            drawing.partitions = max(drawing.partitions, actions[-1].args[IngestionArg.PARTITION] + 1)
+    return History(domain_name, tuple(actions))
+
+
+def is_late(plan: StatefulPlan, event_time: int, mark: int) -> list[bool]:
+    """Per window of the record (one entry when the job has no window), whether it is late at `mark`."""
+    if not plan.delays or plan.bound is Bound.NONE and plan.operator == "aggregation":
+        return [False]
+    if plan.window is None:
+        return [event_time <= mark]
+    return [s.end <= mark for s in plan.window.containing(event_time)]

@@ -1,0 +1,1 @@
+"""The Structured Streaming suites: crash trials of a query or a user's job, and checkpoint logs."""

@@ -1,0 +1,137 @@
+"""Histories of a Structured Streaming query over the upstream log: produce, trigger, crash, compact, restart.
+
+Actions (plain data; run by `frontier_harness.spark_impl.streaming.trial`, judged by `frontier_harness.properties.checks.streaming.streaming`):
+
+- `query {trigger, sink}` first: `processingTime` or `availableNow`; the `shard` or `files` sink;
+- `produce {partition, data}`: the upstream appends a record (as in `frontier_harness.properties.checks.ingestion.strategies.ingestion`,
+  whose producer this reuses: new partitions appear, `data` unique per history);
+- `trigger {fault?, kill?}`: the query processes what the upstream offers; a `fault` names the crash
+  point (`CRASH_POINTS`), `kill` crashes a separate driver process with SIGKILL there;
+- `upstream_compact {}`: the upstream deletes everything before its committed offsets;
+- `restart {}`: the query starts again from its checkpoint (the generator restarts a crashed query,
+  sometimes after more produces and upstream compactions).
+
+`directed(kill)` draws, for each of the suite's required hard cases, a small history that
+reaches it (a crash at each point then a restart; a compaction while the query is down): a
+run checks those first, so a run of a few trials reaches every hard case.
+
+>>> from frontier_harness.properties.engine.source import RandomSource
+>>> h = draw_streaming_history(RandomSource(3), "partitioned")
+>>> h.actions[0].name, {a.name for a in h.actions[1:]} - (set(StreamingAction) - {StreamingAction.QUERY})
+('query', set())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from frontier_harness.model.vocabulary.ingestion import (
+    CrashPoint,
+    IngestionArg,
+    Sink,
+    StreamingAction,
+    Trigger,
+)
+from frontier_harness.properties.checks.ingestion.strategies.ingestion import ProducerState, produce
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import Source, repeat
+
+CRASH_POINTS = tuple(CrashPoint)
+TRIGGERS = (Trigger.PROCESSING_TIME, Trigger.AVAILABLE_NOW)
+SINKS = (Sink.SHARD, Sink.FILES)
+# The suite's required hard cases besides a crash at each point (`crashed`).
+RESTART_AFTER_COMPACTION = "restart after upstream compaction"
+RERUN = f"re-run of a batch after {CrashPoint.AFTER_SINK}"
+RESTART = Action(StreamingAction.RESTART, {})
+TRIGGER = Action(StreamingAction.TRIGGER, {})
+
+
+def crashed(point: str) -> str:
+    """The hard case of a crash at `point` firing in a live query with new records."""
+    return f"crash {point}"
+
+
+def _trigger(source: Source, state: ProducerState, kill: bool) -> Action:
+    if not source.boolean(0.45):
+        return TRIGGER
+    state.down = True
+    return _crash(source.choice(CRASH_POINTS), kill)
+
+
+def _step(source: Source, state: ProducerState, kill: bool) -> Action:
+    kind = source.integer(0, 9)
+    if kind < 4:
+        return produce(source, state)
+    if kind == 9 or (kind == 8 and state.down):  # compaction while the query is down is the hard case
+        return Action(StreamingAction.UPSTREAM_COMPACT, {})
+    if state.down:
+        state.down = False
+        return Action(StreamingAction.RESTART, {})
+    return _trigger(source, state, kill)
+
+
+def _query(source: Source) -> Action:
+    """The query's settings: its trigger (`availableNow` 1 in 3) and its sink."""
+    trigger = source.choice(TRIGGERS + TRIGGERS[:1])  # availableNow starts a query per trigger: 1 in 3
+    return Action(
+        StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger, IngestionArg.SINK: source.choice(SINKS)}
+    )
+
+
+def _crash(point: str, kill: bool) -> Action:
+    args: dict[str, object] = {IngestionArg.FAULT: point}
+    if kill:
+        args[IngestionArg.KILL] = True
+    return Action(StreamingAction.TRIGGER, args)
+
+
+Draw = Callable[[Source, str], History]
+
+
+def _crash_then_restart(point: str, kill: bool) -> Draw:
+    """A record, a trigger that crashes at `point`, a restart (the final step then triggers)."""
+
+    def draw(source: Source, domain_name: str) -> History:
+        state = ProducerState(domain_name)
+        actions = (_query(source), produce(source, state), _crash(point, kill), RESTART)
+        return History(domain_name, actions)
+
+    return draw
+
+
+def _compaction_while_down(kill: bool) -> Draw:
+    """Two batches committed, a third crashed, the upstream compacted while the query is down, a restart."""
+
+    def draw(source: Source, domain_name: str) -> History:
+        state = ProducerState(domain_name)
+        query, point = _query(source), source.choice(CRASH_POINTS)
+        first, second, third = (produce(source, state) for _ in range(3))
+        actions = (query, first, TRIGGER, second, TRIGGER, third, _crash(point, kill))
+        return History(domain_name, (*actions, Action(StreamingAction.UPSTREAM_COMPACT, {}), RESTART))
+
+    return draw
+
+
+def directed(kill: bool = False) -> dict[str, Draw]:
+    """For each required hard case, a draw of a small history that reaches it (`Property.directed`).
+
+    >>> from frontier_harness.properties.engine.source import RandomSource
+    >>> [a.name for a in directed()[RERUN](RandomSource(0), "partitioned").actions]
+    ['query', 'produce', 'trigger', 'restart']
+    """
+    crashes = {crashed(p): _crash_then_restart(p, kill) for p in CRASH_POINTS}
+    return {
+        **crashes,
+        RERUN: crashes[crashed(CrashPoint.AFTER_SINK)],
+        RESTART_AFTER_COMPACTION: _compaction_while_down(kill),
+    }
+
+
+def draw_streaming_history(
+    source: Source, domain_name: str, max_steps: int = 10, kill: bool = False
+) -> History:
+    """The query's settings, a produce, then up to `max_steps` mixed steps; `kill` crashes by SIGKILL."""
+    state = ProducerState(domain_name)
+    actions = [_query(source), produce(source, state)]
+    actions += repeat(source, lambda: _step(source, state, kill), 0, max_steps, 0.85)
+    return History(domain_name, tuple(actions))

@@ -1,0 +1,56 @@
+"""What a trial's query made durable in its checkpoint: the offset log and the commit log.
+
+Spark writes `offsets/N` (a version line, a metadata line, then one line per source:
+its end offsets as JSON) when it plans batch `N`, and `commits/N` once the batch's
+output is durable. A trial's query has one source, ours, so its offsets are the third
+line's `frontier`. The harness judges these with its own reader
+(`frontier_harness.properties.checks.streaming.checkpoint_log`); this is only the trial reporting what it sees.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from frontier_harness.model.vocabulary.ingestion import CheckpointLog, SourceOffsets
+
+
+def _batches(directory: Path) -> list[Path]:
+    if not directory.exists():
+        return []
+    return sorted((f for f in directory.iterdir() if f.name.isdigit()), key=lambda f: int(f.name))
+
+
+def offset_log(checkpoint: Path) -> dict[int, list]:
+    """Batch id -> the source's end offset frontier, as written."""
+    return {
+        int(f.name): json.loads(f.read_text().splitlines()[2])[SourceOffsets.FRONTIER]
+        for f in _batches(checkpoint / CheckpointLog.OFFSETS)
+    }
+
+
+def offset_metadata(checkpoint: Path) -> dict[int, dict]:
+    """Batch id -> the metadata line of `offsets/N`: `batchWatermarkMs`, `batchTimestampMs`, `conf`."""
+    return {
+        int(f.name): json.loads(f.read_text().splitlines()[1])
+        for f in _batches(checkpoint / CheckpointLog.OFFSETS)
+    }
+
+
+def commit_metadata(checkpoint: Path) -> dict[int, dict]:
+    """Batch id -> the metadata line of `commits/N` (`nextBatchWatermarkMs`)."""
+    return {
+        int(f.name): json.loads(f.read_text().splitlines()[1])
+        for f in _batches(checkpoint / CheckpointLog.COMMITS)
+    }
+
+
+def commit_log(checkpoint: Path) -> list[int]:
+    """The batch ids Spark committed."""
+    return [int(f.name) for f in _batches(checkpoint / CheckpointLog.COMMITS)]
+
+
+def uncommit(checkpoint: Path, batch: int) -> None:
+    """Deletes `commits/batch` (and its checksum): the state a crash between sink and commit leaves."""
+    for name in (str(batch), f".{batch}.crc"):
+        (checkpoint / CheckpointLog.COMMITS / name).unlink(missing_ok=True)
