@@ -31,9 +31,15 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and read
     from frontier_harness.model.vocabulary import Arg as Arg
     from frontier_harness.model.vocabulary import HistoryLike as HistoryLike
     from frontier_harness.properties.checks.streaming.job import JobFactory as JobFactory
+    from frontier_harness.properties.checks.streaming.job import StatefulJob as StatefulJob
+    from frontier_harness.properties.checks.streaming.job import StatefulJobFactory as StatefulJobFactory
+    from frontier_harness.properties.checks.streaming.job import StatefulJoinJob as StatefulJoinJob
+    from frontier_harness.properties.checks.streaming.job import (
+        StatefulJoinJobFactory as StatefulJoinJobFactory,
+    )
     from frontier_harness.properties.checks.streaming.job import StreamingJob as StreamingJob
     from frontier_harness.properties.checks.streaming.job import TransformingJob as TransformingJob
-    from frontier_harness.properties.cli.run import check as check
+    from frontier_harness.properties.cli.check import check as check
     from frontier_harness.properties.cli.run import model_observation as model_observation
     from frontier_harness.properties.engine.counterexample import Counterexample as Counterexample
     from frontier_harness.properties.engine.errors import ContractViolation as ContractViolation
@@ -44,8 +50,8 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and read
     from frontier_harness.properties.engine.implementation import Observation as Observation
     from frontier_harness.properties.engine.implementation import Speed as Speed
     from frontier_harness.properties.engine.infrastructure import InfrastructureError as InfrastructureError
-    from frontier_harness.properties.engine.runner import PropertyResult as PropertyResult
-    from frontier_harness.properties.engine.runner import SuiteResult as SuiteResult
+    from frontier_harness.properties.engine.results import PropertyResult as PropertyResult
+    from frontier_harness.properties.engine.results import SuiteResult as SuiteResult
 
 # Each public name and the module that defines it.
 _HOMES = {
@@ -69,18 +75,31 @@ _HOMES = {
     "ModelError": "frontier_harness.model.errors",
     "HarnessError": "frontier_harness.properties.engine.errors",
     "ContractViolation": "frontier_harness.properties.engine.errors",
-    # a streaming job (`--job`)
+    # a streaming job (`--job`), stateless or stateful
     "StreamingJob": "frontier_harness.properties.checks.streaming.job",
     "TransformingJob": "frontier_harness.properties.checks.streaming.job",
     "JobFactory": "frontier_harness.properties.checks.streaming.job",
+    "StatefulJob": "frontier_harness.properties.checks.streaming.job",
+    "StatefulJobFactory": "frontier_harness.properties.checks.streaming.job",
+    "StatefulJoinJob": "frontier_harness.properties.checks.streaming.job",
+    "StatefulJoinJobFactory": "frontier_harness.properties.checks.streaming.job",
     # running the suites from Python, and what a run returns
-    "check": "frontier_harness.properties.cli.run",
+    "check": "frontier_harness.properties.cli.check",
     "model_observation": "frontier_harness.properties.cli.run",
-    "SuiteResult": "frontier_harness.properties.engine.runner",
-    "PropertyResult": "frontier_harness.properties.engine.runner",
+    "SuiteResult": "frontier_harness.properties.engine.results",
+    "PropertyResult": "frontier_harness.properties.engine.results",
     "Counterexample": "frontier_harness.properties.engine.counterexample",
 }
-_CAPABILITIES = ("time", "reclocking", "ingestion", "catalog", "ttl")  # `vocabulary.<capability>`
+_CAPABILITIES = (
+    "time",
+    "reclocking",
+    "ingestion",
+    "streaming",
+    "event_time",
+    "catalog",
+    "ttl",
+    "upgrade",
+)  # `vocabulary.<capability>`
 
 __all__ = list(_HOMES)
 

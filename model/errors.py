@@ -309,3 +309,50 @@ class UnknownFault(ModelError):
     def __init__(self, fault: object, allowed: object):
         self.fault, self.allowed = fault, allowed
         super().__init__(f"unknown fault point {fault!r}: expected one of {allowed!r}")
+
+
+class InvalidOperatorDag(ModelError):
+    """A DAG of stateful operators Spark refuses, or one the model cannot state (a node of the wrong shape)."""
+
+    def __init__(self, node: object, reason: str):
+        self.node, self.reason = node, reason
+        super().__init__(f"invalid operator DAG at {node!r}: {reason}")
+
+
+class UndecidedChoice(ModelError):
+    """An operator's output handed on to the next one where Spark's choice among candidates decides it."""
+
+    def __init__(self, group: object, candidates: object):
+        self.group, self.candidates = group, candidates
+        super().__init__(
+            f"group {group!r} passes on one of {candidates!r}, which differ: "
+            "the next operator's input depends on Spark's choice"
+        )
+
+
+class InvalidWrite(ModelError):
+    """A CDC write the source table cannot take: an insert of a key it holds, an update or delete of one it
+    does not (`frontier_harness.model.cdc.replication`); names the transaction, the write and the key."""
+
+    def __init__(self, transaction: object, write: object, key: object, reason: str):
+        self.transaction, self.write, self.key = transaction, write, key
+        super().__init__(f"transaction {transaction}: {write!r} at key {key}: {reason}")
+
+
+class InvalidCdcStep(ModelError):
+    """A step of a CDC history its sessions cannot take (a write or commit with no transaction open, a
+    second begin, a key another open transaction holds, a PostgreSQL restart under an open transaction);
+    names the step and why."""
+
+    def __init__(self, step: int, action: object, reason: str):
+        self.step, self.action = step, action
+        super().__init__(f"step {step} ({action}): {reason}")
+
+
+class CannotJudge(ModelError):
+    """A change to a running job the upgrade model has no rule for, or inputs that do not describe one job:
+    named, with why (exit 2, never a verdict)."""
+
+    def __init__(self, what: str, why: str):
+        self.what, self.why = what, why
+        super().__init__(f"cannot judge {what}: {why}")

@@ -7,11 +7,17 @@ from typing import Any
 
 import pandas as pd
 
-from frontier_harness import Arg, HistoryLike, Implementation, Observation, vocabulary
+from frontier_harness import HistoryLike, Implementation, Observation, vocabulary
 
 from .orders import Order, order
 
-CollectionAction, CollectionLabel = vocabulary.time.CollectionAction, vocabulary.time.CollectionLabel
+# The one reading of a collections history that every observer shares, and its steps.
+steps_of, CollectionLabel = vocabulary.time.collection_steps, vocabulary.time.CollectionLabel
+Update, Read, Compact = (
+    vocabulary.time.CollectionUpdate,
+    vocabulary.time.CollectionRead,
+    vocabulary.time.CollectionCompact,
+)
 
 
 class PandasCollections(Implementation):
@@ -29,19 +35,18 @@ def _observe(ord_: Order, history: HistoryLike) -> Observation:
         {"data": pd.Series(dtype=object), "time": pd.Series(dtype=object), "diff": pd.Series(dtype="int64")}
     )
     observed: Observation = {}
-    for step, action in enumerate(history.actions):
-        args = action.args
-        if action.name == CollectionAction.UPDATE:
-            frame.loc[len(frame)] = [args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF]]
-        elif action.name == CollectionAction.READ:
-            mask = pd.Series(
-                [ord_.le(t, args[Arg.TIME]) for t in frame["time"]], index=frame.index, dtype=bool
-            )
-            visible = frame[mask]
-            sums = visible.groupby("data")["diff"].sum()
-            observed[(step, CollectionLabel.READ)] = frozenset((d, int(n)) for d, n in sums.items() if n != 0)
-        elif action.name == CollectionAction.COMPACT:
-            frame["time"] = [_advance(ord_, t, args[Arg.SINCE]) for t in frame["time"]]
+    for step in steps_of(history):
+        match step:
+            case Update(data=data, time=time, diff=diff):
+                frame.loc[len(frame)] = [data, time, diff]
+            case Read(step=at, time=time):
+                mask = pd.Series([ord_.le(t, time) for t in frame["time"]], index=frame.index, dtype=bool)
+                sums = frame[mask].groupby("data")["diff"].sum()
+                observed[(at, CollectionLabel.READ)] = frozenset(
+                    (d, int(n)) for d, n in sums.items() if n != 0
+                )
+            case Compact(since=since):
+                frame["time"] = [_advance(ord_, t, since) for t in frame["time"]]
     totals = dict(frame.groupby(["data", "time"], sort=False)["diff"].sum()) if len(frame) else {}
     observed[(len(history.actions), CollectionLabel.FINAL)] = frozenset(
         (d, t, int(n)) for (d, t), n in totals.items() if n != 0

@@ -73,6 +73,20 @@ class InjectedCrash(RuntimeError):
         super().__init__(f"{self.MARKER} at {point}")
 
 
+class QueryStartFailed(RuntimeError):
+    """A start of a trial's query that raised in its driver process (the job's factory or transform, say):
+    the message is that process's traceback."""
+
+
+class CrashPointNotReached(SparkInfrastructureError):
+    """A killable driver that exited without reaching the crash point it was armed with: the trial meant to
+    crash there and did not, so nothing it would show was seen (infrastructure, exit 3)."""
+
+    def __init__(self, point: str, how: str):
+        self.point = point
+        super().__init__(f"the killable driver armed at {point} {how} without reaching it")
+
+
 class StateUnreadable(ValueError):
     """A stateful query's state store that Spark cannot load (bad input: a file of the checkpoint is
     missing or truncated); names the checkpoint, the file when Spark names it, and Spark's reason."""
@@ -81,3 +95,51 @@ class StateUnreadable(ValueError):
         self.checkpoint, self.file, self.reason = str(checkpoint), file, reason
         where = f"{file}" if file else f"the state of {self.checkpoint}"
         super().__init__(f"{where}: Spark cannot load the state store: {reason}")
+
+
+class PostgresUnavailable(SparkInfrastructureError):
+    """The PostgreSQL server a CDC trial needs could not be started, reached or restarted: infrastructure,
+    never an answer (`frontier_harness.spark_impl.cdc.postgres`)."""
+
+
+class PostgresMissing(PostgresUnavailable):
+    """No PostgreSQL server binaries (`initdb`, `pg_ctl`) where `pg_config --bindir` or Debian's layout puts
+    them; the message names the fix."""
+
+    def __init__(self, searched: object):
+        super().__init__(
+            f"PostgreSQL not found (no initdb and pg_ctl in {searched}): run ci/install-postgres.sh "
+            "(as root: apt-get install -y postgresql), or set FRONTIER_HARNESS_POSTGRES to a server of yours"
+        )
+
+
+class CdcSourceError(RuntimeError):
+    """The CDC source cannot go on without losing or inventing changes (a slot missing, a slot ahead of
+    where the stream resumes, a slot whose WAL was released); the message names the slot and the LSNs."""
+
+    MARKER = "frontier-harness cdc source"
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(f"{self.MARKER}: {problem}")
+
+
+class PlanNotReadable(ValueError):
+    """A plan whose objects this session cannot give (a Spark Connect client holds none): bad input, named
+    in one line with what would give them."""
+
+
+class NotACheckpoint(ValueError):
+    """A directory that is not a Structured Streaming checkpoint (no `metadata` file): bad input."""
+
+    def __init__(self, directory: object):
+        self.directory = str(directory)
+        super().__init__(f"{self.directory}: not a Structured Streaming checkpoint (no metadata file)")
+
+
+class CheckpointUnreadable(ValueError):
+    """A checkpoint file that cannot be parsed: bad input, naming the file and why."""
+
+    def __init__(self, path: object, reason: str):
+        self.path, self.reason = str(path), reason
+        super().__init__(f"{self.path}: {reason}")

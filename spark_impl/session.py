@@ -15,6 +15,7 @@ not to the terminal; `configure(verbose=True)` (the CLI's `--verbose`) shows the
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import shutil
@@ -287,13 +288,16 @@ def _workers_import_compiled_pyspark() -> None:
     PySpark afresh, 0.94 s of CPU to import what a source runner imports against 0.37 s compiled (measured
     here). With pip's PySpark and no `SPARK_HOME` of the user's, the JVM gets a `SPARK_HOME` of links to
     PySpark's own directories, `python/` left out: the workers import the installed, compiled PySpark.
-    OpenBLAS's threads, which spin in each worker that imports numpy, are one."""
+    OpenBLAS's threads, which spin in each worker that imports numpy, are one. The links live in a directory
+    named for the PySpark they point to: a virtualenv made again (another path) gets its own, never the
+    dangling links of the one deleted."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if os.environ.get("SPARK_HOME"):
         return
     from pyspark.find_spark_home import _find_spark_home
 
-    real, home = Path(_find_spark_home()), (LOG.parent / "spark-home").absolute()
+    real = Path(_find_spark_home()).resolve()
+    home = (LOG.parent / "spark-home" / hashlib.sha256(str(real).encode()).hexdigest()[:12]).absolute()
     home.mkdir(parents=True, exist_ok=True)
     for entry in real.iterdir():
         link = home / entry.name

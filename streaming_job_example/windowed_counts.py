@@ -8,7 +8,7 @@ watermark. The writer is an idempotent upsert, merged on read: batch `N` overwri
 its first run wrote; `read`, what a downstream reader sees, keeps for each key and window the row of the
 newest batch that wrote it (one row per group). There is no separate merge step to crash between.
 
-`factory` is typed with the protocol (`frontier_harness.properties.checks.streaming.job.StatefulJob`),
+`factory` is typed with the protocol (`frontier_harness.StatefulJob`),
 which mypy checks.
 """
 
@@ -20,7 +20,7 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from frontier_harness.properties.checks.streaming.job import StatefulJob, StatefulJobFactory
+from frontier_harness import StatefulJob, StatefulJobFactory
 
 GROUP = ("key", "window")
 

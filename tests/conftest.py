@@ -1,9 +1,10 @@
 """Shared fixtures: one Spark session per process (per xdist worker), started lazily.
 
 Tests marked `slow` (minutes each: SIGKILL trials, a fresh JVM, a cluster) are skipped unless
-`--run-slow` (or a `-m` expression that chooses them) is given. A run that skipped Spark tests
-(no Java) or slow ones says so in its last line: a green run that never started Spark is not
-mistaken for one that did.
+`--run-slow` (or a `-m` expression that chooses them) is given. A run that skipped any test says so
+in its last line, with why (no Java, slow, or the test's own reason, such as not being in a git
+checkout): a green run that never started Spark, or skipped a test for any reason, is not mistaken
+for one that ran everything.
 """
 
 from __future__ import annotations
@@ -44,22 +45,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.skipped and isinstance(report.longrepr, tuple):
-        reason = str(report.longrepr[2])
-        for why in (NO_JAVA, SLOW):
-            _skipped[why] += why in reason
+        reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+        _skipped[next((why for why in (NO_JAVA, SLOW) if why in reason), reason)] += 1
+
+
+def not_run_line(skipped: Counter[str]) -> str | None:
+    """The run's last line, naming every test it skipped by why; None when it skipped none.
+
+    >>> not_run_line(Counter({SLOW: 3, "not a git checkout": 1}))
+    'NOT RUN: 3 slow tests skipped (run with --run-slow); 1 test skipped: not a git checkout'
+    """
+    said = []
+    if skipped[NO_JAVA]:
+        said.append(f"{skipped[NO_JAVA]} Spark tests skipped: Java 17 not found, Spark never started")
+    if skipped[SLOW]:
+        said.append(f"{skipped[SLOW]} slow tests skipped (run with --run-slow)")
+    for why, n in sorted(skipped.items()):
+        if why not in (NO_JAVA, SLOW) and n:
+            said.append(f"{n} test{'s' * (n > 1)} skipped: {why}")
+    return "NOT RUN: " + "; ".join(said) if said else None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The run's last line, when it skipped Spark tests or slow ones (the controller only, under xdist)."""
+    """The run's last line, when it skipped any test (the controller only, under xdist)."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if hasattr(config, "workerinput") or reporter is None or not +_skipped:
+    line = not_run_line(_skipped)
+    if hasattr(config, "workerinput") or reporter is None or line is None:
         return
-    said = []
-    if _skipped[NO_JAVA]:
-        said.append(f"{_skipped[NO_JAVA]} Spark tests skipped: Java 17 not found, Spark never started")
-    if _skipped[SLOW]:
-        said.append(f"{_skipped[SLOW]} slow tests skipped (run with --run-slow)")
-    reporter.write_line("NOT RUN: " + "; ".join(said), yellow=True, bold=True)
+    reporter.write_line(line, yellow=True, bold=True)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,8 @@ A windowed count (2 s windows, a 2 s watermark) over Spark's own `rate-micro-bat
 the first three runs plan one batch each, the later ones a data batch and then a no-data
 batch that advances the watermark, so `RUNS = 4` leaves batches 0-4, all committed, and
 two state partitions (`spark.sql.shuffle.partitions` 2). The same with the RocksDB provider,
-and a `dropDuplicatesWithinWatermark` query, each on its own session (`spark.newSession()`).
+a `dropDuplicatesWithinWatermark` query, and a `dropDuplicates` keyed on the watermarked event-time
+column (`dedup_on_event_time`), each on its own session (`spark.newSession()`).
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ def _stream(session: Any) -> Any:
     )
 
 
-def run_query(spark: Any, checkpoint: Path, provider: str | None = None, dedup: bool = False) -> None:
-    """`RUNS` availableNow runs of the windowed count (or the deduplication) into `checkpoint`."""
+def run_query(
+    spark: Any, checkpoint: Path, provider: str | None = None, kind: str = "hdfs", runs: int = RUNS
+) -> None:
+    """`runs` availableNow runs of the windowed count (or the deduplication `kind` names) into `checkpoint`."""
     session = spark.newSession()
     session.conf.set("spark.sql.shuffle.partitions", str(PARTITIONS))
     if provider:
@@ -45,10 +48,12 @@ def run_query(spark: Any, checkpoint: Path, provider: str | None = None, dedup: 
     stream = _stream(session)
     stateful = (
         stream.dropDuplicatesWithinWatermark(["value"])
-        if dedup
+        if kind == "dedup"
+        else stream.dropDuplicates(["value", "timestamp"])
+        if kind == "dedup_on_event_time"
         else stream.groupBy(F.window("timestamp", "2 seconds")).count()
     )
-    for _ in range(RUNS):
+    for _ in range(runs):
         query = (
             stateful.writeStream.outputMode("append")
             .format("parquet")
@@ -62,9 +67,10 @@ def run_query(spark: Any, checkpoint: Path, provider: str | None = None, dedup: 
 
 @functools.cache
 def written(spark: Any, kind: str) -> Path:
-    """The checkpoint of `kind` (`hdfs`, `rocksdb`, `dedup`), written once in this process."""
+    """The checkpoint of `kind` (`hdfs`, `rocksdb`, `dedup`, `dedup_on_event_time`), written once in this
+    process."""
     root = Path(tempfile.mkdtemp(prefix=f"fh-stateful-{kind}-")) / "ck"
-    run_query(spark, root, ROCKSDB if kind == "rocksdb" else None, dedup=kind == "dedup")
+    run_query(spark, root, ROCKSDB if kind == "rocksdb" else None, kind)
     return root
 
 

@@ -13,9 +13,10 @@ import time
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.checks.time import collections
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
+from frontier_harness.properties.engine.batch import check_batch
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import check_batch, run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.properties.engine.source import RecordingSource
 from frontier_harness.properties.engine.suite import Property, Suite, differential
 from tests.raising_impl import FiveReads
@@ -45,7 +46,9 @@ def test_one_raising_history_in_10000_is_found_in_about_2_log2_n_calls():
 def test_ci_screens_bisects_and_shrinks_the_raising_history():
     started = time.perf_counter()
     impl = FiveReads()
-    result = run_suite(COLLECTIONS, impl, "tests.raising_impl:five_reads", PROFILES["ci"], 0, ["total"])
+    result = run_suite(
+        SuiteRequest(COLLECTIONS, impl, "tests.raising_impl:five_reads", PROFILES["ci"], 0, ["total"])
+    )
     failure = result.results[0].failure
     assert failure is not None and failure.lane == "screening"
     assert failure.message.startswith("implementation raised ValueError"), failure.message

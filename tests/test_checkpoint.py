@@ -14,7 +14,7 @@ from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main as cli
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 
 META = '{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}'
 
@@ -43,7 +43,7 @@ def kafka(**partitions: dict) -> str:
 
 
 def validate(root: Path, tmp_path: Path, sink: bool = False, *more: str) -> int:
-    args = ["validate-checkpoint", str(root), "--out", str(tmp_path / "cx"), *more]
+    args = ["validate-checkpoint", str(root), "--out", str(tmp_path / "cx"), "--verbose", *more]
     return cli(args + (["--sink", str(root / "sink")] if sink else []))
 
 
@@ -121,7 +121,7 @@ def test_a_directory_that_is_no_checkpoint_is_exit_2(tmp_path, capsys):
 
 def test_the_checkpoint_suite_holds_on_the_engines_logs():
     quick = attrs.evolve(PROFILES["ci"], max_examples=100, screening_histories=2000)
-    result = run_suite(get_suite("checkpoint"), ModelImplementation(), "model", quick, seed=0)
+    result = run_suite(SuiteRequest(get_suite("checkpoint"), ModelImplementation(), "model", quick, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
 
 
@@ -233,7 +233,9 @@ def _planted_suite(monkeypatch, planted) -> list:
     monkeypatch.setattr(suite, "check_log", planted)
     quick = attrs.evolve(PROFILES["ci"], max_examples=100, screening_histories=2000)  # shrinks by calls
     result = run_suite(
-        get_suite("checkpoint"), ModelImplementation(), "model", quick, seed=0, domains=("total",)
+        SuiteRequest(
+            get_suite("checkpoint"), ModelImplementation(), "model", quick, seed=0, domains=("total",)
+        )
     )
     return [r.failure for r in result.results if r.failure]
 

@@ -84,7 +84,7 @@ def _copy(made: dict, tmp_path: Path, which: str = "files") -> Path:
 
 
 def _validate(root: Path, capsys, *more: str) -> tuple[int, str]:
-    args = ["validate-checkpoint", str(root / "ck"), "--sink", str(root / "sink"), *more]
+    args = ["validate-checkpoint", str(root / "ck"), "--sink", str(root / "sink"), "--verbose", *more]
     code = cli([*args, "--out", str(root / "cx")])
     return code, " ".join(capsys.readouterr().out.split())
 

@@ -19,7 +19,7 @@ from frontier_harness.properties.checks.streaming.checkpoint_log import laws
 from frontier_harness.properties.checks.streaming.checkpoint_log.coverage import LAWS
 from frontier_harness.properties.checks.streaming.strategies.checkpoints import DAMAGES, LOG_DAMAGES
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 
 LAW_LINE = "if batch != last and batch not in committed:"
 
@@ -38,7 +38,14 @@ def _failures(monkeypatch, check_log) -> list:
 
     monkeypatch.setattr(suite, "check_log", check_log)
     result = run_suite(
-        get_suite("checkpoint"), ModelImplementation(), "model", PROFILES["ci"], seed=0, domains=("total",)
+        SuiteRequest(
+            get_suite("checkpoint"),
+            ModelImplementation(),
+            "model",
+            PROFILES["ci"],
+            seed=0,
+            domains=("total",),
+        )
     )
     return [r.failure for r in result.results if r.failure]
 
@@ -53,20 +60,60 @@ def test_every_law_has_a_damage_and_a_required_event():
 def test_laws_that_tolerate_a_second_uncommitted_batch_fail_the_suite_small(monkeypatch):
     planted = _planted(LAW_LINE, "if batch < last - 1 and batch not in committed:")
     [failure] = _failures(monkeypatch, planted)
-    assert "they miss one uncommitted batch" in failure.message or "one uncommitted batch" in failure.message
+    assert failure.message == "the laws disagree with their restatement: they miss one uncommitted batch"
     assert len(failure.history.actions) <= 8, failure.history.actions
 
 
 MUTANTS = [
     # the watermark and clock laws share one rule: a reading 1 ms back no longer counts as gone back
-    ("went_back", "and ms < newest[1] else None", "and ms < newest[1] - 1 else None", "batch_metadata"),
-    ("state", "if batch + 1 not in versions:", "if batch + 2 not in versions and False:", "state_laws"),
+    (
+        "went_back",
+        "and ms < newest[1] else None",
+        "and ms < newest[1] - 1 else None",
+        "batch_metadata",
+        ("watermark monotone", "timestamp monotone"),
+    ),
+    # the state half, one law each: a version a committed batch made may be missing
+    (
+        "state_version_made",
+        "if batch + 1 not in versions:",
+        "if batch + 2 not in versions and False:",
+        "state_laws",
+        ("state version made",),
+    ),
+    # a delta missing below the version, with no snapshot under it, is taken for rebuildable
+    (
+        "state_rebuildable",
+        'return missing, f"{missing} is missing (and no {base} at or below version {at} follows)"',
+        "return None",
+        "state_laws",
+        ("state rebuildable",),
+    ),
+    # the partitions the state has are never compared with the pinned ones or the metadata's
+    (
+        "state_partitions",
+        "if partitions == list(range(count)):",
+        "if True:",
+        "state_laws",
+        ("state partitions",),
+    ),
+    # an entry exactly at the batch's watermark no longer counts as kept past it
+    (
+        "state_evicted",
+        "if bound is None or watermark is None or bound > watermark:",
+        "if bound is None or watermark is None or bound >= watermark:",
+        "state_laws",
+        ("state evicted",),
+    ),
 ]
 
 
-@pytest.mark.parametrize("name,old,new,module", MUTANTS, ids=[m[0] for m in MUTANTS])
-def test_a_law_of_the_frontier_or_the_state_weakened_fails_the_suite(name, old, new, module, monkeypatch):
-    """The new laws' modules, mutated in place for the run: `check_log` reaches them through `laws`."""
+@pytest.mark.parametrize("name,old,new,module,named", MUTANTS, ids=[m[0] for m in MUTANTS])
+def test_a_law_of_the_frontier_or_the_state_weakened_fails_the_suite_small_naming_it(
+    name, old, new, module, named, monkeypatch
+):
+    """Each law of the frontier and of the state half, weakened in its module for the run (`check_log`
+    reaches them through `laws`): the suite's own search finds a log the law misses, shrunk small."""
     import importlib
 
     target = importlib.import_module(f"frontier_harness.properties.checks.streaming.checkpoint_log.{module}")
@@ -74,7 +121,11 @@ def test_a_law_of_the_frontier_or_the_state_weakened_fails_the_suite(name, old, 
     assert source.count(old) == 1, old
     mutant = types.ModuleType(f"planted_{module}")
     exec(compile(source.replace(old, new), f"planted_{module}.py", "exec"), mutant.__dict__)
-    for attr in ("BatchMetadata", "state_laws"):
+    for attr in ("BatchMetadata", "state_laws", "partition_laws", "eviction_law"):
         if hasattr(mutant, attr):
             monkeypatch.setattr(laws, attr, getattr(mutant, attr))
-    assert _failures(monkeypatch, laws.check_log)
+    failures = _failures(monkeypatch, laws.check_log)
+    assert failures, f"{name}: the weakened law passed the suite"
+    for failure in failures:
+        assert any(law in failure.message for law in named), failure.message
+        assert len(failure.history.actions) <= 12, (name, failure.history.actions)

@@ -35,6 +35,15 @@ def test_round_trip_through_a_file(tmp_path):
     assert path.name.endswith(".itf.json") and counterexample.write(cx, tmp_path) == path
 
 
+def test_a_file_whose_lane_is_the_hypothesis_lanes_old_name_reads_as_that_lane():
+    """Files written before "lane" meant one thing named the Hypothesis lane "shrinking"."""
+    raw = to_itf(_example())
+    raw["#meta"]["lane"] = "shrinking"
+    assert from_itf(raw).lane == "hypothesis"
+    raw["#meta"]["lane"] = "screening"
+    assert from_itf(raw).lane == "screening"
+
+
 def test_the_file_is_itf():
     raw = to_itf(_example())
     assert raw["vars"] == ["step", "action", "args"]

@@ -110,13 +110,13 @@ def test_states_that_do_not_parse_are_not_a_valid_history_exit_2(written, tmp_pa
 
 
 def test_verify_exits_2_on_a_corpus_file_that_is_not_a_valid_history(written, tmp_path, monkeypatch, capsys):
-    from frontier_harness.properties.cli import main as cli
+    from frontier_harness.properties.cli import run as runs
     from frontier_harness.properties.solver import check as obligations
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     _edited(written, corpus, lambda raw: raw["states"][0].update(action="upsert"))
-    monkeypatch.setattr(cli, "_run_suites", lambda *args: ([], {}))  # the corpus alone (no Spark)
+    monkeypatch.setattr(runs, "run_suites", lambda *args: ([], {}))  # the corpus alone (no Spark)
     monkeypatch.setattr(obligations, "prove", lambda *args: [])
     assert main(["verify", "--corpus", str(corpus)]) == 2
     assert "not a valid history" in capsys.readouterr().out
@@ -127,9 +127,11 @@ def test_a_recorded_disagreement_replays_as_that_disagreement_and_any_other_file
 ):
     with patched(resumption, "restart", restart_from_the_minimum):
         from frontier_harness.properties.adapters.model import ModelImplementation
-        from frontier_harness.properties.engine.runner import run_suite
+        from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 
-        result = run_suite(RESUMPTION, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
+        result = run_suite(
+            SuiteRequest(RESUMPTION, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
+        )
         cx = next(r.failure for r in result.results if r.failure is not None)
         assert cx.disagreement
         recorded = counterexample.write(cx, tmp_path / "a")

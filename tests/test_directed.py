@@ -10,7 +10,7 @@ from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.streaming import streaming
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
 from frontier_harness.properties.engine.history import Action, History
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.properties.engine.source import RandomSource
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 from frontier_harness.properties.engine.verdict import Verdict
@@ -45,13 +45,13 @@ def _fails_at_99(impl, histories):
 
 def test_a_run_of_one_history_reaches_a_directed_hard_case():
     one = attrs.evolve(QUICK, max_examples=1, batch_size=1)
-    result = run_suite(_suite(_holds), ModelImplementation(), "model", one, seed=0)
+    result = run_suite(SuiteRequest(_suite(_holds), ModelImplementation(), "model", one, seed=0))
     assert result.missing_events == () and result.results[0].verdict is Verdict.HELD
     assert result.results[0].examples == 2  # the directed history, then the one Hypothesis drew
 
 
 def test_a_failing_directed_history_is_reported_and_reduced():
-    result = run_suite(_suite(_fails_at_99), ModelImplementation(), "model", QUICK, seed=0)
+    result = run_suite(SuiteRequest(_suite(_fails_at_99), ModelImplementation(), "model", QUICK, seed=0))
     failure = result.results[0].failure
     assert failure is not None and failure.lane == "directed"
     assert [a.name for a in failure.history.actions] == ["read"]  # the update removed by delta debugging
@@ -62,7 +62,7 @@ def test_a_failing_directed_history_is_reported_and_reduced():
 def test_each_streaming_directed_history_reaches_its_hard_case(event, kill):
     for seed in range(30):
         history = streaming.directed_with_kills(kill)[event](RandomSource(seed), "partitioned")
-        found = set(streaming.events(history))
+        found = set(streaming.aimed_at(history))
         assert event in found | {e.removesuffix(" (SIGKILL)") for e in found}, (seed, history)
 
 

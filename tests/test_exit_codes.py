@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from frontier_harness.properties.cli import list_suites
 from frontier_harness.properties.cli import main as cli
 
 
@@ -26,7 +27,7 @@ def test_an_unexpected_exception_is_exit_4_with_its_traceback(monkeypatch, capsy
     def broken(args, out):
         return {}["a key the harness forgot"]
 
-    monkeypatch.setattr(cli, "_list", broken)
+    monkeypatch.setattr(list_suites, "run", broken)
     assert cli.main(["list"]) == 4
     out = capsys.readouterr().out
     assert "Traceback" in out and "in broken" in out

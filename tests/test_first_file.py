@@ -14,14 +14,9 @@ from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.report import CounterexampleFiles
-from frontier_harness.properties.engine.runner import (
-    FOUND,
-    SHRUNK,
-    Run,
-    run_suite,
-    screening_lane,
-    shrinking_lane,
-)
+from frontier_harness.properties.engine.run import FOUND, SHRUNK, Run
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+from frontier_harness.properties.engine.search import hypothesis_lane, screening_lane
 from frontier_harness.properties.engine.verdict import Verdict
 from tests import planted
 from tests.helpers import QUICK
@@ -47,7 +42,7 @@ def test_the_file_is_written_when_found_and_rewritten_in_place_as_it_shrinks(tmp
 
     impl = planted.model_keeps_zero_diffs()
     run = Run(COLLECTIONS, COLLECTIONS.properties[0], impl, PLANTED, "total", profile, 3, found=found)
-    final = (screening_lane if screen else shrinking_lane)(run).failure
+    final = (screening_lane if screen else hypothesis_lane)(run).failure
     assert final is not None and seen[0][0] == FOUND and seen[0][2]
     assert any(event == SHRUNK for event, _, _ in seen), seen
     shrunk = seen[0][1] > len(final.history.actions)
@@ -63,9 +58,9 @@ def test_the_file_is_written_when_found_and_rewritten_in_place_as_it_shrinks(tmp
 def test_a_failing_property_does_not_stop_the_others_unless_fail_fast():
     impl, domains = planted.model_keeps_zero_diffs(), ["total", "partitioned"]
     profile = attrs.evolve(QUICK, screening_histories=500)
-    everything = run_suite(COLLECTIONS, impl, PLANTED, profile, 0, domains)
+    everything = run_suite(SuiteRequest(COLLECTIONS, impl, PLANTED, profile, 0, domains))
     assert [r.domain for r in everything.results if not r.passed] == domains
-    first = run_suite(COLLECTIONS, impl, PLANTED, profile, 0, domains, fail_fast=True)
+    first = run_suite(SuiteRequest(COLLECTIONS, impl, PLANTED, profile, 0, domains, fail_fast=True))
     assert [(r.domain, r.verdict) for r in first.results] == [
         ("total", Verdict.FAILED),
         ("partitioned", Verdict.NOT_RUN),  # named, never held: the stop cut it short
@@ -87,48 +82,50 @@ def test_check_runs_every_suite_after_a_failure_and_fail_fast_stops_at_it(tmp_pa
 def test_the_pytest_fixture_stops_at_the_first_failure_by_default(tmp_path, monkeypatch):
     from frontier_harness.properties.cli.pytest_plugin import Harness
     from frontier_harness.properties.engine import runner
+    from frontier_harness.properties.engine.results import SuiteResult
 
     calls = []
     monkeypatch.setattr(
-        runner, "run_suite", lambda *a, **k: calls.append(k) or runner.SuiteResult("s", (), ())
+        runner, "run_suite", lambda request: calls.append(request) or SuiteResult("s", (), ())
     )
     Harness("dev", 0, tmp_path).check("collections", impl=PLANTED)
     Harness("dev", 0, tmp_path).check("collections", impl=PLANTED, fail_fast=False)
-    assert [k["fail_fast"] for k in calls] == [True, False]
+    assert [request.fail_fast for request in calls] == [True, False]
 
 
 def test_verify_fail_fast_runs_no_proof_and_no_corpus_after_a_failing_suite(monkeypatch, capsys):
     from collections import Counter
 
-    from frontier_harness.properties.cli import main as cli
-    from frontier_harness.properties.engine.lanes import LaneResult
-    from frontier_harness.properties.engine.runner import PropertyResult, SuiteResult
+    from frontier_harness.properties.cli import run as runs
+    from frontier_harness.properties.engine.pairings import PairingResult
+    from frontier_harness.properties.engine.results import PropertyResult, SuiteResult
     from frontier_harness.properties.solver import check as obligations
 
-    failed = LaneResult(
+    failed = PairingResult(
         "model", SuiteResult("s", (PropertyResult("s", "p", "total", 1, 0.1, Counter()),), ("never reached",))
     )
-    monkeypatch.setattr(cli, "_run_suites", lambda *args: ([failed], {}))
+    monkeypatch.setattr(runs, "run_suites", lambda *args: ([failed], {}))
     monkeypatch.setattr(obligations, "prove", lambda *args: pytest.fail("a proof ran after --fail-fast"))
     assert main(["verify", "--fail-fast"]) == 1
     assert "--fail-fast stopped at the first failure" in capsys.readouterr().out
 
 
 def test_a_failing_trial_is_announced_before_the_rest_of_its_batch_is_checked():
-    """A suite that reports its histories one by one (`report_trial`, the streaming suite's real queries):
+    """A suite that hands its histories over one by one (`Trials`, the streaming suite's real queries):
     the first failing trial's file is written at once, not when the batch's last trial ends."""
     from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
-    from frontier_harness.properties.engine.runner import report_trial
     from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+    from frontier_harness.properties.engine.trials import Trials
 
     log: list[str] = []
 
     def trials(impl, histories):
-        outcomes = []
-        for i, _ in enumerate(histories):
-            log.append(f"trial {i}")
-            outcomes.append(report_trial(Outcome(ok=i != 1, message="" if i != 1 else "trial 1 failed")))
-        return outcomes
+        def one_by_one():
+            for i, _ in enumerate(histories):
+                log.append(f"trial {i}")
+                yield Outcome(ok=i != 1, message="" if i != 1 else "trial 1 failed")
+
+        return Trials(one_by_one())
 
     prop = Property("p", "", draw_collection_history, trials)
     suite = Suite("trials", "", (prop,), "model", domains=("total",))
@@ -137,3 +134,26 @@ def test_a_failing_trial_is_announced_before_the_rest_of_its_batch_is_checked():
     run = Run(suite, prop, planted.model_keeps_zero_diffs(), "model", "total", profile, 0, found=found)
     assert screening_lane(run).failure is not None
     assert log[:4] == ["trial 0", "trial 1", f"{FOUND} trial 1 failed", "trial 2"], log
+
+
+def test_verbose_shows_each_shrink_pass_with_the_candidates_it_kept_of_those_it_tried(tmp_path):
+    """Shrink passes are named and counted as Hypothesis's shrinker counts its own (`shrink.Tally`); the
+    counts reach the CLI's output under `--verbose` only, and never the file."""
+    from frontier_harness.properties.cli.run import report_failures
+    from frontier_harness.properties.engine.pairings import PairingResult
+
+    impl, profile = planted.model_keeps_zero_diffs(), attrs.evolve(QUICK, screening_histories=500)
+    result = run_suite(SuiteRequest(COLLECTIONS, impl, PLANTED, profile, 3, ["total"]))
+    failure = result.results[0].failure
+    assert failure is not None and failure.shrink_passes, failure
+    counts = [line.rsplit(": ", 1)[1].split() for line in failure.shrink_passes]  # ['1', 'of', '12', 'kept']
+    assert all(int(kept) <= int(tried) for kept, _, tried, _ in counts)
+    assert sum(int(kept) for kept, *_ in counts) >= 1  # the shrink made the failure smaller at least once
+    shown = {}
+    for verbose in (False, True):
+        out = Console(file=io.StringIO(), width=400)
+        files = CounterexampleFiles(tmp_path / str(verbose), None)
+        report_failures(out, files, PairingResult(PLANTED, result), {}, verbose)
+        shown[verbose] = out.file.getvalue()  # type: ignore[attr-defined]
+    assert "shrink passes: " in shown[True] and "shrink passes" not in shown[False]
+    assert "shrink passes" not in next((tmp_path / "True").glob("*.itf.json")).read_text()

@@ -4,7 +4,7 @@ Hypothesis keys its database by the test function and, derandomized, seeds from 
 source text; the lane's function (`one_batch`) is one for every property. So a lane
 without a database seeds with the run's seed, as the screening lane does, and a
 profile that keeps one (`thorough`) keeps each property's examples under a directory
-of its own (`runner.example_database`). Before, `hypothesis.seed` dropped the database
+of its own (`search.example_database`). Before, `hypothesis.seed` dropped the database
 (nothing was ever kept) and a derandomized profile given one raised `InvalidArgument`.
 """
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 import attrs
 
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import Run, shrinking_lane
+from frontier_harness.properties.engine.run import Run
+from frontier_harness.properties.engine.search import hypothesis_lane
 from tests.test_small_counterexamples import COLLECTIONS, PRODUCT, TupleOrder
 
 # Shrinking by a count of implementation calls (as `ci` does): the same history on any machine, loaded or not.
@@ -39,7 +40,7 @@ def run_with(profile, impl=None) -> Run:
 
 def test_a_failure_is_kept_under_its_own_propertys_directory(tmp_path):
     run = run_with(attrs.evolve(QUICK, database=str(tmp_path)), OneUpdateTooMany())
-    assert shrinking_lane(run).failure is not None
+    assert hypothesis_lane(run).failure is not None
     assert [p.name for p in tmp_path.iterdir()] == [run.label]
     assert any(p.is_file() for p in (tmp_path / run.label).rglob("*"))
 
@@ -47,11 +48,11 @@ def test_a_failure_is_kept_under_its_own_propertys_directory(tmp_path):
 def test_a_derandomized_lane_runs_fixed_and_keeps_nothing(tmp_path):
     """Hypothesis's own `derandomize` refuses a database (`InvalidArgument`); the lane's seed needs none."""
     run = run_with(attrs.evolve(QUICK, database=str(tmp_path), derandomize=True))
-    assert shrinking_lane(run).failure is not None
+    assert hypothesis_lane(run).failure is not None
     assert not any(p.is_file() for p in tmp_path.rglob("*"))
 
 
 def test_the_same_seed_draws_the_same_histories():
-    first, again = (shrinking_lane(run_with(QUICK)) for _ in range(2))
+    first, again = (hypothesis_lane(run_with(QUICK)) for _ in range(2))
     assert first.failure is not None and first.examples == again.examples
     assert first.failure.history == again.failure.history

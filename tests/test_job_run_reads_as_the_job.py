@@ -82,14 +82,14 @@ def test_complete_mode_is_refused_before_spark_starts(capsys):
 
 
 def test_frontier_harness_check_plans_a_stateful_job_as_the_cli_does():
-    """`frontier_harness.check` and the pytest fixture plan their lanes with the CLI's `run.planned`."""
-    from frontier_harness.properties.cli.run import check
+    """`frontier_harness.check` and the pytest fixture plan their pairings with the CLI's `run.planned`."""
+    from frontier_harness.properties.cli.check import check
     from frontier_harness.properties.engine.errors import HarnessError, ImplementationError
     from frontier_harness.spark_impl import session
 
     started = session.starts()
     with pytest.raises(ImplementationError, match="cannot import 'factory' from 'tests.jobs.nope'"):
         check("stateful", job="tests.jobs.nope:factory")
-    with pytest.raises(HarnessError, match="--job applies to the streaming and stateful suites"):
+    with pytest.raises(HarnessError, match="--job applies to the streaming, stateful and cdc suites"):
         check("collections", job="tests.jobs.nope:factory")
     assert session.starts() == started

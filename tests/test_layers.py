@@ -89,3 +89,28 @@ def test_a_forbidden_import_breaks_its_contract(clean_tree, tmp_path, module, fo
     result = _lint_imports(tree)
     assert result.returncode == 1, result.stdout
     assert f"{contract}" in result.stdout and "BROKEN" in result.stdout
+
+
+FLOORS = ("model", "spark_impl", "properties/checks")  # each holds one folder per capability
+
+
+def _lines(paths: list[Path]) -> int:
+    return sum(len(path.read_text().splitlines()) for path in paths)
+
+
+def floor_shares(floor: Path) -> dict[str, float]:
+    """Each capability folder's share of its floor's lines of Python (files at the floor's root count in
+    the floor, in no folder)."""
+    total = _lines(list(floor.rglob("*.py")))
+    folders = [d for d in floor.iterdir() if d.is_dir() and (d / "__init__.py").exists()]
+    return {d.name: _lines(list(d.rglob("*.py"))) / total for d in folders}
+
+
+@pytest.mark.parametrize("floor", FLOORS)
+def test_no_capability_folder_holds_over_a_third_of_its_floor(floor):
+    """The house as docs/architecture.md draws it: no room holds more than a third of its floor, so a
+    folder that grows past it is split by capability (as `ingestion/` was into `streaming/` and
+    `event_time/`)."""
+    shares = floor_shares(ROOT / floor)
+    assert len(shares) >= 5, shares
+    assert max(shares.values()) <= 1 / 3, {k: f"{v:.0%}" for k, v in sorted(shares.items())}

@@ -197,3 +197,26 @@ def test_at_keeps_only_the_mutants_on_the_named_lines(capsys):
 def test_at_needs_a_line_number(capsys):
     assert main(["mutate", "--target", "tests.mutate_fixture.tiny", "--at", "tiny.py", "--list"]) == 2
     assert "expected FILE:LINE" in capsys.readouterr().out
+
+
+def test_a_probe_that_fails_unmutated_is_named_before_its_unreached_mutants(capsys):
+    """A suite that fails on the code as it is judges no mutant: the run says so, naming the probe."""
+    broken = [*TINY[:-4], "--impl", "tests.mutate_fixture.impl:off_by_one", "--profile", "ci"]
+    assert main(broken) == 1
+    printed = capsys.readouterr().out
+    assert "failed unmutated, so it judges no mutant: tiny.latest_matches_rule[total]" in printed
+    assert "unreached (12):" in printed  # every mutant of tiny.py
+
+
+def test_a_module_that_cannot_be_found_is_named_by_its_flag(capsys):
+    assert main([*TINY[:5], "--impl", "nowhere.impl:factory", "--list"]) == 2
+    assert "error: --impl 'nowhere.impl': cannot be found" in capsys.readouterr().out
+
+
+def test_a_users_module_is_found_from_where_the_command_runs(tmp_path, monkeypatch, capsys):
+    """As `--impl` and `--job` are: the console script does not put the working directory on sys.path."""
+    (tmp_path / "users_rule.py").write_text("def bound(t, b):\n    return t if t <= b else None\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    assert main(["mutate", "--target", "users_rule", "--list"]) == 0
+    assert "users_rule.py:2" in capsys.readouterr().out

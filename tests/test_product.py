@@ -16,18 +16,20 @@ from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.config import load_config
 from frontier_harness.properties.engine.errors import HarnessError
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from tests import planted
 from tests.helpers import QUICK
 
 
 def test_the_worked_example_holds(tmp_path):
     result = run_suite(
-        get_suite("collections"),
-        load_implementation("pandas_impl:factory"),
-        "pandas_impl:factory",
-        attrs.evolve(QUICK, screening_histories=500),
-        seed=0,
+        SuiteRequest(
+            get_suite("collections"),
+            load_implementation("pandas_impl:factory"),
+            "pandas_impl:factory",
+            attrs.evolve(QUICK, screening_histories=500),
+            seed=0,
+        )
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
 
@@ -52,18 +54,26 @@ def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
         load_config(tmp_path).profile("ci")
 
 
-def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def planted_failure():
+    """The counterexample the collections suite finds in the planted zero-diff bug (seed 3)."""
+    result = run_suite(
+        SuiteRequest(
+            get_suite("collections"),
+            planted.model_keeps_zero_diffs(),
+            "tests.planted:model_keeps_zero_diffs",
+            attrs.evolve(QUICK, screening_histories=500),
+            seed=3,
+            domains=["total"],
+        )
+    )
+    return result.results[0].failure
+
+
+def test_regression_corpus_fails_while_a_file_reproduces(planted_failure, tmp_path):
     from frontier_harness.properties.cli.verify import replay_corpus
 
-    result = run_suite(
-        get_suite("collections"),
-        planted.model_keeps_zero_diffs(),
-        "tests.planted:model_keeps_zero_diffs",
-        attrs.evolve(QUICK, screening_histories=500),
-        seed=3,
-        domains=["total"],
-    )
-    path = counterexample.write(result.results[0].failure, tmp_path)
+    path = counterexample.write(planted_failure, tmp_path)
     assert [c.passed for c in replay_corpus(tmp_path)] == [False]
     raw = json.loads(path.read_text())
     raw["#meta"]["impl"] = "model"  # "the fix": the same file against a correct implementation
@@ -73,16 +83,8 @@ def test_regression_corpus_fails_while_a_file_reproduces(tmp_path, monkeypatch):
     assert "unreadable" in replay_corpus(tmp_path)[0].message
 
 
-def test_replay_plot_draws_a_png(tmp_path):
-    result = run_suite(
-        get_suite("collections"),
-        planted.model_keeps_zero_diffs(),
-        "tests.planted:model_keeps_zero_diffs",
-        attrs.evolve(QUICK, screening_histories=500),
-        seed=3,
-        domains=["total"],
-    )
-    path = counterexample.write(result.results[0].failure, tmp_path)
+def test_replay_plot_draws_a_png(planted_failure, tmp_path):
+    path = counterexample.write(planted_failure, tmp_path)
     png = tmp_path / "cx.png"
     assert main(["replay", str(path), "--plot", str(png)]) == 1
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

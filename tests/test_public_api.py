@@ -124,21 +124,26 @@ def test_installed_from_a_wheel_beside_a_project_with_its_own_model_and_properti
     """A regular (non-editable) install: the wheel built from the tracked files, in a fresh virtualenv whose
     dependencies are this environment's (read through a .pth, so this environment's own install of the
     harness, editable or not, is never imported)."""
+    # A Spark session started earlier in this process put the checkout on PYTHONPATH (for its workers):
+    # through it pip would find this checkout's frontier-harness "already installed" and skip the wheel.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     source = copy_tracked(tmp_path / "source")
     pip = [sys.executable, "-m", "pip"]
     subprocess.run(
         [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", tmp_path / "dist", source],
         check=True,
+        env=env,
     )
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     python = venv / "bin" / "python"
     wheel = next((tmp_path / "dist").glob("frontier_harness-*.whl"))
-    subprocess.run([*pip, "--python", python, "install", "-q", "--no-deps", wheel], check=True)
+    subprocess.run([*pip, "--python", python, "install", "-q", "--no-deps", wheel], check=True, env=env)
     site = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
         text=True,
+        env=env,
     ).stdout.strip()
     ours = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
     Path(site, "dependencies.pth").write_text("\n".join(sorted(ours)) + "\n")
@@ -146,7 +151,6 @@ def test_installed_from_a_wheel_beside_a_project_with_its_own_model_and_properti
     for name, text in USER_PROJECT.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     ran = subprocess.run(
         [python, "use_it.py"], cwd=project, env=env, capture_output=True, text=True, timeout=600
     )

@@ -1,4 +1,4 @@
-"""The pytest fixture, `frontier_harness`: it runs `check`'s lanes (the model never judged against itself), and
+"""The pytest fixture, `frontier_harness`: it runs `check`'s pairings (the model never judged against itself), and
 a failing test's summary line names the property, the domain and the first divergence."""
 
 from __future__ import annotations
@@ -14,17 +14,18 @@ from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.pytest_plugin import Harness
 from frontier_harness.properties.engine import runner
 from frontier_harness.properties.engine.errors import HarnessError
-from frontier_harness.properties.engine.lanes import reference_of
+from frontier_harness.properties.engine.pairings import reference_of
+from frontier_harness.properties.engine.results import SuiteResult
 
 
 @pytest.fixture
 def lanes_run(monkeypatch) -> list[tuple[str, tuple[str, ...]]]:
-    """Each lane the fixture runs, as (implementation, properties judged); nothing runs for real."""
+    """Each pairing the fixture runs, as (implementation, properties judged); nothing runs for real."""
     ran: list = []
 
-    def run_suite(suite, impl, impl_name, *args, **kwargs):
-        ran.append((impl_name, tuple(p.name for p in suite.properties)))
-        return runner.SuiteResult(suite.name, (), ())
+    def run_suite(request):
+        ran.append((request.impl_name, tuple(p.name for p in request.suite.properties)))
+        return SuiteResult(request.suite.name, (), ())
 
     monkeypatch.setattr(runner, "run_suite", run_suite)
     return ran

@@ -285,10 +285,15 @@ def filled_in(command: str, where: dict[str, str]) -> list[str]:
 
 @pytest.mark.slow  # every verb once, in a copy of the repository: minutes
 @pytest.mark.spark
-def test_every_readme_command_runs_with_small_counts(tmp_path):
-    """Each command outside the walkthrough, in the README's order, in a copy of the repository whose
-    `origin/main` is its HEAD (so `mutate --since origin/main` has nothing to mutate). `check` and
-    `verify` at small counts may miss a hard case (exit 1), never find a counterexample."""
+@pytest.mark.parametrize(
+    "command",
+    readme_commands(outside_the_walkthrough=True),
+    ids=lambda command: command.removeprefix(CLI),
+)
+def test_every_readme_command_runs_with_small_counts(command, tmp_path):
+    """Each command outside the walkthrough (one test each: the workers share them out), in a copy of the
+    repository whose `origin/main` is its HEAD (so `mutate --since origin/main` has nothing to mutate).
+    `check` and `verify` at small counts may miss a hard case (exit 1), never find a counterexample."""
     from frontier_harness.properties.bench.streaming import write_log
     from frontier_harness.properties.engine import counterexample
     from frontier_harness.properties.engine.counterexample import Counterexample
@@ -308,9 +313,8 @@ def test_every_readme_command_runs_with_small_counts(tmp_path):
     written.rename(files / "FILE.itf.json")
     checkpoint = write_log(tmp_path / "checkpoint", 12)
     where = {"FILE": "FILE", "CHECKPOINT_DIR": str(checkpoint), "SINK_DIR": str(checkpoint / "sink")}
-    for command in readme_commands(outside_the_walkthrough=True):
-        argv = filled_in(command, where)
-        ran = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=3600)
-        shown = f"{shlex.join(argv)}\nexit {ran.returncode}\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
-        assert sorted(p.name for p in files.iterdir()) == ["FILE.itf.json"], shown
-        assert ran.returncode == 0 or (argv[1] in ("check", "verify") and ran.returncode == 1), shown
+    argv = filled_in(command, where)
+    ran = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=3600)
+    shown = f"{shlex.join(argv)}\nexit {ran.returncode}\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
+    assert sorted(p.name for p in files.iterdir()) == ["FILE.itf.json"], shown
+    assert ran.returncode == 0 or (argv[1] in ("check", "verify") and ran.returncode == 1), shown

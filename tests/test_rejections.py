@@ -20,7 +20,7 @@ from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.junit import write_junit
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.properties.engine.source import Source
 from frontier_harness.properties.engine.suite import Property, Suite, differential
 from tests.helpers import QUICK, patched
@@ -43,7 +43,9 @@ def test_a_model_that_raises_on_valid_resumption_histories_fails_the_run(tmp_pat
     (Re-reading from the minimum re-appends records at times the data shard already covers.)
     """
     with patched(resumption, "restart", restart_from_the_minimum):
-        result = run_suite(RESUMPTION, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
+        result = run_suite(
+            SuiteRequest(RESUMPTION, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
+        )
     failures = [r.failure for r in result.results if r.failure is not None]
     assert failures, "a model raising CompactedRead on valid histories passed"
     cx = failures[0]
@@ -55,7 +57,9 @@ def test_a_model_that_raises_on_valid_resumption_histories_fails_the_run(tmp_pat
 
 def test_rejected_counts_are_in_the_junit_file(tmp_path):
     result = run_suite(
-        get_suite("collections"), ModelImplementation(), "model", QUICK, seed=0, domains=["total"]
+        SuiteRequest(
+            get_suite("collections"), ModelImplementation(), "model", QUICK, seed=0, domains=["total"]
+        )
     )
     path = tmp_path / "junit.xml"
     write_junit(path, [result], {})
@@ -97,16 +101,16 @@ def _suite(draws_invalid: bool) -> Suite:
 
 
 def test_bad_input_drawn_on_purpose_holds_only_when_the_implementation_rejects_it_the_same_way():
-    held = run_suite(_suite(True), _Reads(refuses=True), "toy", QUICK, seed=0)
+    held = run_suite(SuiteRequest(_suite(True), _Reads(refuses=True), "toy", QUICK, seed=0))
     assert held.passed and held.results[0].rejected == held.results[0].examples
-    accepted = run_suite(_suite(True), _Reads(refuses=False), "toy", QUICK, seed=0)
+    accepted = run_suite(SuiteRequest(_suite(True), _Reads(refuses=False), "toy", QUICK, seed=0))
     failure = accepted.results[0].failure
     assert failure is not None and "the implementation accepted it" in failure.message
     assert len(failure.history.actions) == 1
 
 
 def test_bad_input_not_declared_is_a_generator_model_disagreement():
-    result = run_suite(_suite(False), _Reads(refuses=True), "toy", QUICK, seed=0)
+    result = run_suite(SuiteRequest(_suite(False), _Reads(refuses=True), "toy", QUICK, seed=0))
     failure = result.results[0].failure
     assert failure is not None and failure.message.startswith("generator/model disagreement")
 
@@ -121,6 +125,8 @@ def test_an_implementation_rejecting_a_valid_history_fails():
         def observe_collections(self, domain, histories):
             return observe_refusing(histories)
 
-    result = run_suite(get_suite("collections"), Refuses(), "toy", QUICK, seed=0, domains=["total"])
+    result = run_suite(
+        SuiteRequest(get_suite("collections"), Refuses(), "toy", QUICK, seed=0, domains=["total"])
+    )
     failure = result.results[0].failure
     assert failure is not None and "InvalidTime" in failure.message

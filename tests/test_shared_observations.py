@@ -6,7 +6,7 @@ from __future__ import annotations
 from frontier_harness.properties.checks.time import collections
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.properties.engine.suite import Property, Suite, differential
 from tests.raising_impl import FiveReads
 
@@ -35,7 +35,7 @@ def test_two_properties_that_draw_the_same_histories_observe_each_once():
         differential(collections.observe, "observe_collections"),
         differential(collections.observe, "observe_collections"),
     )
-    result = run_suite(suite, impl, "counting", PROFILES["ci"], 0)
+    result = run_suite(SuiteRequest(suite, impl, "counting", PROFILES["ci"], 0))
     assert result.passed
     histories = result.results[0].examples
     assert result.results[1].examples == histories

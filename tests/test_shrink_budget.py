@@ -10,7 +10,7 @@ import attrs
 
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from tests import planted
 from tests.helpers import QUICK
 
@@ -46,7 +46,9 @@ def test_a_wall_clock_cap_that_stops_shrinking_is_said_in_the_file_and_the_outpu
 ):
     capped = attrs.evolve(QUICK, screening_histories=500, shrink_seconds=0.0)
     result = run_suite(
-        get_suite("collections"), planted.model_keeps_zero_diffs(), PLANTED, capped, 3, ["total"]
+        SuiteRequest(
+            get_suite("collections"), planted.model_keeps_zero_diffs(), PLANTED, capped, 3, ["total"]
+        )
     )
     failure = result.results[0].failure
     assert failure is not None and failure.stopped is not None

@@ -18,7 +18,9 @@ from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation, Speed
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import Run, run_suite, shrinking_lane
+from frontier_harness.properties.engine.run import Run
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+from frontier_harness.properties.engine.search import hypothesis_lane
 from tests.planted import LexicographicProduct
 
 COLLECTIONS = get_suite("collections")
@@ -59,15 +61,15 @@ def _observe(domain, history: History) -> dict:
     "impl", [TupleOrder(), BatchedTupleOrder()], ids=["hypothesis first", "screen first"]
 )
 def test_the_tuple_order_bug_under_ci_is_at_most_3_steps(impl):
-    result = run_suite(COLLECTIONS, impl, "tuple-order", PROFILES["ci"], 0, [PRODUCT])
+    result = run_suite(SuiteRequest(COLLECTIONS, impl, "tuple-order", PROFILES["ci"], 0, [PRODUCT]))
     failure = result.results[0].failure
     assert failure is not None
-    assert failure.lane == ("shrinking" if impl.speed is Speed.IN_PROCESS else "screening")
+    assert failure.lane == ("hypothesis" if impl.speed is Speed.IN_PROCESS else "screening")
     assert len(failure.history.actions) <= 3, failure.history
 
 
 def test_through_the_hypothesis_lane_alone_it_is_at_most_3_steps():
     profile = attrs.evolve(PROFILES["ci"], max_examples=100)
     run = Run(COLLECTIONS, COLLECTIONS.properties[0], TupleOrder(), "tuple-order", PRODUCT, profile, 0)
-    failure = shrinking_lane(run).failure
+    failure = hypothesis_lane(run).failure
     assert failure is not None and len(failure.history.actions) <= 3, failure.history

@@ -551,10 +551,10 @@ def test_a_planted_bug_through_the_verb_writes_a_counterexample(tmp_path):
 
 def test_the_prove_suite_holds_on_the_model():
     from frontier_harness.properties.engine.profiles import PROFILES
-    from frontier_harness.properties.engine.runner import run_suite
+    from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 
     profile = attrs.evolve(PROFILES["ci"], max_examples=20, screening_histories=100)
-    result = run_suite(prove_suite.SUITE, ModelImplementation(), "model", profile, 0)
+    result = run_suite(SuiteRequest(prove_suite.SUITE, ModelImplementation(), "model", profile, 0))
     assert result.passed and result.missing_events == ()
 
 
@@ -563,11 +563,13 @@ def test_the_prove_suite_catches_each_planted_bug_through_its_own_search_and_shr
     """No hand-written scenario: the suite draws, finds and shrinks the failure (a count of implementation
     calls bounds the shrinking, so the size is the same on any machine), and the file replays."""
     from frontier_harness.properties.cli.main import main
-    from frontier_harness.properties.engine.runner import run_suite
+    from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
     from tests.helpers import QUICK
 
     impl_name = f"tests.test_solver:{bug}"
-    result = run_suite(prove_suite.SUITE, _planted_impl(bug), impl_name, QUICK, 0, fail_fast=True)
+    result = run_suite(
+        SuiteRequest(prove_suite.SUITE, _planted_impl(bug), impl_name, QUICK, 0, fail_fast=True)
+    )
     failure = next(r.failure for r in result.results if r.failure is not None)
     assert len(failure.history.actions) <= 6, failure.history
     path = counterexample.write(failure, tmp_path)  # (an argument that is None is left out: ITF has no null)

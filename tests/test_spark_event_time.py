@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import functions as F
 
 from frontier_harness.model.event_time.stateful import (
@@ -26,6 +27,7 @@ from frontier_harness.model.event_time.stateful import (
 
 pytestmark = pytest.mark.spark
 S = 1_000
+PLANTED_CRASH = "crash after the write, before the commit"
 
 
 class Query:
@@ -54,7 +56,7 @@ class Query:
             self.written[batch_id] = sorted(tuple(r) for r in batch.collect())
             if self.crash_next:
                 self.crash_next = False
-                raise RuntimeError("crash after the write, before the commit")
+                raise RuntimeError(PLANTED_CRASH)
 
         out = self.transform(*streams).writeStream.outputMode(self.mode).foreachBatch(write)
         out = out.option("checkpointLocation", str(self.root / "checkpoint"))
@@ -71,7 +73,11 @@ class Query:
         self.logs[log].append([(0, [key, t, data]) for key, t, data in records])
         try:
             self.query.processAllAvailable()
-        except Exception:  # a planted crash: the query is down until `start`
+        except (
+            StreamingQueryException
+        ) as exc:  # the planted crash, and only it: the query is down until `start`
+            if PLANTED_CRASH not in str(exc):
+                raise
             self.query = None
 
     def wait(self) -> None:

@@ -29,7 +29,7 @@ from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.checks.ttl import store as ttl
 from frontier_harness.properties.engine.history import Action, History
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.properties.engine.suite import compare
 from frontier_harness.spark_impl.ttl import codec as ttl_codec
 from frontier_harness.spark_impl.ttl import compaction, manifest, store_observer
@@ -126,11 +126,13 @@ def test_codec_errors_are_typed_and_name_sst_and_offset():
 
 def test_the_codec_suite_holds_for_the_spark_impl_codec():
     result = run_suite(
-        get_suite("ttl_codec"),
-        SparkImplementation(),
-        "spark",
-        attrs.evolve(QUICK, batched_examples=40, batched_screening_histories=1000),
-        seed=0,
+        SuiteRequest(
+            get_suite("ttl_codec"),
+            SparkImplementation(),
+            "spark",
+            attrs.evolve(QUICK, batched_examples=40, batched_screening_histories=1000),
+            seed=0,
+        )
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
 
@@ -284,11 +286,13 @@ def test_the_spark_store_equals_the_reference_on_the_hard_scenarios(spark_sessio
 @pytest.mark.spark
 def test_the_ttl_suite_holds_on_spark_and_reaches_its_hard_cases(spark_session):
     result = run_suite(
-        get_suite("ttl"),
-        SparkImplementation(),
-        "spark",
-        attrs.evolve(QUICK, screen_first=True, batched_screening_histories=1200),  # 400: batched_cost 3
-        seed=0,
+        SuiteRequest(
+            get_suite("ttl"),
+            SparkImplementation(),
+            "spark",
+            attrs.evolve(QUICK, screen_first=True, batched_screening_histories=1200),  # 400: batched_cost 3
+            seed=0,
+        )
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
@@ -297,11 +301,13 @@ def test_the_ttl_suite_holds_on_spark_and_reaches_its_hard_cases(spark_session):
 @pytest.mark.spark
 def test_spark_compaction_equals_the_model(spark_session):
     result = run_suite(
-        get_suite("ttl_compaction"),
-        SparkImplementation(),
-        "spark",
-        attrs.evolve(QUICK, batched_examples=4, batched_screening_histories=1000, screening_batch=1000),
-        seed=0,
+        SuiteRequest(
+            get_suite("ttl_compaction"),
+            SparkImplementation(),
+            "spark",
+            attrs.evolve(QUICK, batched_examples=4, batched_screening_histories=1000, screening_batch=1000),
+            seed=0,
+        )
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
@@ -326,7 +332,9 @@ def test_planted_spark_bug_is_caught_small_and_replays(spark_session, tmp_path, 
     # Screening only, as ci runs Spark: a failure shrinks with one batched call per pass, where
     # Hypothesis's shrinker pays a Spark job per candidate (tried: 5 min, still 14 actions).
     profile = attrs.evolve(QUICK, screen_first=True, batched_screening_histories=900)
-    result = run_suite(get_suite(suite), globals()[bug](), impl_name, profile, seed=0, fail_fast=True)
+    result = run_suite(
+        SuiteRequest(get_suite(suite), globals()[bug](), impl_name, profile, seed=0, fail_fast=True)
+    )
     failure = result.results[0].failure
     assert failure is not None, f"{bug} was not caught"
     assert len(failure.history.actions) <= max_actions, failure.history

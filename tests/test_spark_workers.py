@@ -5,6 +5,7 @@ worker, no 64 MB page per task that holds a row, no process started per checkpoi
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -29,6 +30,22 @@ def test_workers_get_a_spark_home_without_the_uncompiled_pyspark_zip(tmp_path, m
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
     session._workers_import_compiled_pyspark()  # a second process (the background lanes') finds it made
     assert os.environ["SPARK_HOME"] == str(home)
+
+
+def test_a_pyspark_installed_elsewhere_gets_links_of_its_own(tmp_path, monkeypatch):
+    """A virtualenv deleted and made again: its PySpark is at another path, and the links made for the
+    deleted one dangle (every Spark start failed: no `bin/spark-submit`)."""
+    monkeypatch.setattr(session, "LOG", tmp_path / "spark.log")
+    for where in ("old", "new"):
+        monkeypatch.delenv("SPARK_HOME", raising=False)
+        (tmp_path / where / "bin").mkdir(parents=True)
+        (tmp_path / where / "bin" / "spark-submit").touch()
+        monkeypatch.setattr(
+            "pyspark.find_spark_home._find_spark_home", lambda where=where: str(tmp_path / where)
+        )
+        session._workers_import_compiled_pyspark()
+        shutil.rmtree(tmp_path / "old", ignore_errors=True)
+    assert (Path(os.environ["SPARK_HOME"]) / "bin" / "spark-submit").exists()
 
 
 def test_a_spark_home_of_the_users_own_is_kept(tmp_path, monkeypatch):

@@ -78,11 +78,13 @@ def test_the_idempotent_example_holds_at_every_crash_point(spark_session):
     from frontier_harness.properties.adapters.job import load_job
 
     impl = load_job("frontier_harness.streaming_job_example:factory")
+    reached: set[str] = set()
     with shared_observations():  # one trial a history, judged by the three properties, as `check` runs them
         for prop in SUITE.properties[:3]:
-            failed = [o.message for o in prop.check(impl, COVERING) if not o.ok]
+            outcomes = prop.check(impl, COVERING)
+            failed = [o.message for o in outcomes if not o.ok]
             assert not failed, (prop.name, failed)
-    reached = {e for h in COVERING for e in SUITE.properties[0].events(h)}
+            reached |= {e for o in outcomes for e in o.reached or ()}  # what the trials showed
     # a SIGKILL needs a driver of its own: the slow SIGKILL test below reaches those cases
     assert set(SUITE.required_events) - set(streaming.KILLED) <= reached
 
@@ -165,7 +167,7 @@ def test_a_bad_job_is_refused_in_one_line(job, problem, spark_session, capsys):
 
 def test_job_applies_to_the_streaming_suite_only(capsys):
     assert main(["check", "--suite", "collections", "--job", "tests.jobs.user:append"]) == 2
-    assert "--job applies to the streaming and stateful suites" in capsys.readouterr().out
+    assert "--job applies to the streaming, stateful and cdc suites" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -215,31 +217,46 @@ def test_an_idempotent_job_with_a_row_wise_transform_holds_under_the_default_pro
     assert "never reached" not in out and "not shown" not in out, out
 
 
-@pytest.mark.slow
 @pytest.mark.spark
-def test_the_docs_append_writer_is_caught_and_shrunk_by_the_suites_own_search(spark_session, tmp_path):
-    """No hand-written history: the suite's run finds the doubled batch and shrinks it, and the file replays."""
+def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_every_kill_is_observed(
+    spark_session, tmp_path
+):
+    """No hand-written history: the suite's run (`ci`, its directed trials first: a crash at each point, and
+    a driver of its own SIGKILLed at each) finds the doubled batch and shrinks it to four actions, the file
+    replays, and each directed SIGKILL is counted only as the trial saw it (the driver's marker at the
+    point, then its death by SIGKILL)."""
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.checks.streaming import streaming
     from frontier_harness.properties.engine import counterexample
+    from frontier_harness.properties.engine.profiles import PROFILES
+    from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 
-    argv = ["check", "--suite", "streaming", "--job", "tests.jobs.user:append", "--out", str(tmp_path)]
-    assert main([*argv, "--fail-fast"]) == 1
-    [path] = tmp_path.glob("streaming-*.itf.json")
-    cx = counterexample.read(path)
-    assert "doubled" in cx.message and len(cx.history.actions) <= 4, cx.history
+    impl = load_job("tests.jobs.user:append")
+    suite = attrs.evolve(SUITE, properties=(SUITE.property("exactly_once"),))
+    result = run_suite(
+        SuiteRequest(suite, impl, impl.name, attrs.evolve(PROFILES["ci"], shrink_seconds=900), 0)
+    )
+    [run] = result.results
+    assert run.failure is not None and "doubled" in run.failure.message, run
+    assert len(run.failure.history.actions) <= 4, run.failure.history
+    assert set(streaming.KILLED) <= set(run.events), run.events
+    path = counterexample.write(run.failure, tmp_path)
     assert main(["replay", str(path)]) == 1
 
 
 @pytest.mark.spark
-def test_a_writer_idempotent_only_in_memory_is_caught_after_a_restart(spark_session):
-    """A restart imports the job's modules afresh, as a new driver process would: a writer that skips the
-    batch ids kept in a module-level set writes the batch re-run after `after_sink` a second time."""
+@pytest.mark.parametrize("job", ["skip_seen", "skip_seen_lazily"])
+def test_a_writer_idempotent_only_in_memory_is_caught_after_a_plain_restart(job, spark_session):
+    """A restart runs the query in a Python process that never ran the job: a writer that skips the batch
+    ids kept in a module-level set, its own or a helper's it imports inside `write`, writes the batch
+    re-run after `after_sink` (an exception, not a SIGKILL) a second time."""
     from frontier_harness.properties.adapters.job import load_job
 
     rerun = history(produce("r0"), trigger("after_sink"), RESTART)
-    outcome = SUITE.property("exactly_once").check(load_job("tests.jobs.user:skip_seen"), [rerun])[0]
+    outcome = SUITE.property("exactly_once").check(load_job(f"tests.jobs.user:{job}"), [rerun])[0]
     assert (
         not outcome.ok and "doubled [{data='r0', offset=0, partition=0} (batch 0, held 2x" in outcome.message
-    )
+    ), outcome.message
 
 
 @pytest.mark.slow

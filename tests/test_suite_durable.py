@@ -7,7 +7,7 @@ import pytest
 
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from tests.helpers import patched, write_and_replay
 
 DURABLE = get_suite("durable_resumption")
@@ -32,7 +32,9 @@ def compacts_past_data_upper():
 def test_a_planted_durable_bug_is_caught_small_and_replays(spark_session, tmp_path):
     """That the pipeline holds is `test_suite_resumption`'s durable test (the suite's one property is the
     same comparison with the model); here, that the suite catches a bug in it small."""
-    broken = run_suite(DURABLE, compacts_past_data_upper(), "spark", SMALL, seed=0, domains=["total"])
+    broken = run_suite(
+        SuiteRequest(DURABLE, compacts_past_data_upper(), "spark", SMALL, seed=0, domains=["total"])
+    )
     failures = [r.failure for r in broken.results if r.failure]
     assert failures, "compacting past the data shard's upper was not caught"
     smallest = min(failures, key=lambda f: len(f.history.actions))

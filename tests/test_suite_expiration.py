@@ -15,7 +15,7 @@ from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.catalog import expiration as suite
 from frontier_harness.properties.checks.catalog.strategies.expiration import draw_expiration_history
 from frontier_harness.properties.checks.registry import get_suite
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.properties.engine.source import RandomSource
 from tests.helpers import QUICK, patched, write_and_replay
 
@@ -70,7 +70,9 @@ def without_the_frontier_check() -> ModelImplementation:
 
 def test_suite_holds_on_the_model_and_reaches_every_hard_case():
     result = run_suite(
-        EXPIRATION, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0
+        SuiteRequest(
+            EXPIRATION, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0
+        )
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
@@ -86,7 +88,7 @@ def _caught(factory: str, prop: str, max_actions: int, tmp_path) -> None:
     impl = globals()[factory]()
     name = f"tests.test_suite_expiration:{factory}"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property(prop),))
-    failure = run_suite(only, impl, name, PROFILE, seed=0, fail_fast=True).results[0].failure
+    failure = run_suite(SuiteRequest(only, impl, name, PROFILE, seed=0, fail_fast=True)).results[0].failure
     assert failure is not None, f"{factory} not caught by {prop}"
     assert len(failure.history.actions) <= max_actions, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1
@@ -123,7 +125,9 @@ def test_planted_never_expires_fails_the_suite(tmp_path):
     reads = attrs.evolve(
         EXPIRATION, properties=(EXPIRATION.property("reads_identical_with_and_without_expiration"),)
     )
-    assert run_suite(reads, never_expires(), "never", PROFILE, seed=0).results[0].failure is None
+    assert (
+        run_suite(SuiteRequest(reads, never_expires(), "never", PROFILE, seed=0)).results[0].failure is None
+    )
 
 
 def test_planted_without_the_frontier_check_serves_wrong_data(tmp_path):
@@ -193,7 +197,11 @@ def test_planted_spark_expiration_rules_are_caught_small(spark_session, tmp_path
     name = f"tests.test_suite_expiration:{factory}"
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property(prop),))
     profile = attrs.evolve(QUICK, batched_examples=1, batched_screening_histories=600, screening_batch=600)
-    failure = run_suite(only, globals()[factory](), name, profile, seed=0, fail_fast=True).results[0].failure
+    failure = (
+        run_suite(SuiteRequest(only, globals()[factory](), name, profile, seed=0, fail_fast=True))
+        .results[0]
+        .failure
+    )
     assert failure is not None, f"{factory} not caught by {prop}"
     assert len(failure.history.actions) <= max_actions, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1
@@ -205,7 +213,7 @@ def test_spark_equals_model(spark_session):
     """The differential property (the intrinsic ones follow from it and the model's own run above)."""
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
     profile = attrs.evolve(QUICK, batched_examples=3, batched_screening_histories=900, screening_batch=900)
-    result = run_suite(only, SparkImplementation(), "spark", profile, seed=0)
+    result = run_suite(SuiteRequest(only, SparkImplementation(), "spark", profile, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -216,7 +224,11 @@ def test_planted_spark_bug_is_caught_small(spark_session, tmp_path):
     only = attrs.evolve(EXPIRATION, properties=(EXPIRATION.property("observations_match_model"),))
     profile = attrs.evolve(QUICK, batched_examples=1, batched_screening_histories=150, screening_batch=150)
     failure = (
-        run_suite(only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0, fail_fast=True)
+        run_suite(
+            SuiteRequest(
+                only, spark_keeps_updates_past_the_last_refresh(), name, profile, seed=0, fail_fast=True
+            )
+        )
         .results[0]
         .failure
     )

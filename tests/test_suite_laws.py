@@ -7,7 +7,7 @@ import pytest
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 
@@ -15,7 +15,7 @@ LAWS = get_suite("laws")
 
 
 def test_laws_hold_on_the_model_and_reach_every_hard_case():
-    result = run_suite(LAWS, ModelImplementation(), "model", PROFILES["ci"], seed=0)
+    result = run_suite(SuiteRequest(LAWS, ModelImplementation(), "model", PROFILES["ci"], seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -30,7 +30,9 @@ def test_laws_hold_on_the_model_and_reach_every_hard_case():
 )
 def test_planted_bug_is_caught_small_and_replays(factory, domain, caught_by, tmp_path):
     impl_name = f"tests.planted:{factory}"
-    result = run_suite(LAWS, getattr(planted, factory)(), impl_name, QUICK, seed=1, domains=[domain])
+    result = run_suite(
+        SuiteRequest(LAWS, getattr(planted, factory)(), impl_name, QUICK, seed=1, domains=[domain])
+    )
     failed = {r.property: r.failure for r in result.results if r.failure}
     assert caught_by in failed, f"{factory} not caught by {caught_by}; caught by {sorted(failed)}"
     cx = failed[caught_by]

@@ -12,7 +12,9 @@ from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.checks.time.mutable_antichain import observe, reference
 from frontier_harness.properties.engine.history import Action, History
-from frontier_harness.properties.engine.runner import Run, run_property, run_suite, screening_lane
+from frontier_harness.properties.engine.run import Run
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+from frontier_harness.properties.engine.search import run_property, screening_lane
 from tests import planted
 from tests.helpers import QUICK, write_and_replay
 
@@ -45,7 +47,7 @@ def test_reference_and_model_agree_on_a_retraction_exposing_a_later_time():
 
 def test_model_holds_and_reaches_every_hard_case():
     profile = attrs.evolve(QUICK, screening_histories=1000, screening_batch=1000)
-    result = run_suite(SUITE, ModelImplementation(), "model", profile, seed=0)
+    result = run_suite(SuiteRequest(SUITE, ModelImplementation(), "model", profile, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
     assert sum(r.rejected for r in result.results) == 0
@@ -58,7 +60,9 @@ def test_model_holds_and_reaches_every_hard_case():
 def test_planted_model_bug_is_caught_small_and_replays(name, most_actions, tmp_path):
     impl_name = f"tests.planted:{name}"
     profile = attrs.evolve(QUICK, max_examples=100)
-    result = run_suite(SUITE, getattr(planted, name)(), impl_name, profile, seed=0, domains=["total"])
+    result = run_suite(
+        SuiteRequest(SUITE, getattr(planted, name)(), impl_name, profile, seed=0, domains=["total"])
+    )
     failure = result.results[0].failure
     assert failure is not None and failure.property == REFERENCE.name
     assert len(failure.history.actions) <= most_actions, failure.history
@@ -110,7 +114,7 @@ def test_spark_of_positive_counts(spark_session, domain, updates, expected):
 @pytest.mark.spark
 def test_spark_holds_on_every_domain_and_reaches_every_hard_case(spark_session):
     profile = attrs.evolve(QUICK, batched_screening_histories=1000, screening_batch=1000)
-    result = run_suite(SUITE, SparkImplementation(), "spark", profile, seed=0)
+    result = run_suite(SuiteRequest(SUITE, SparkImplementation(), "spark", profile, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 

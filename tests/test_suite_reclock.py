@@ -9,7 +9,9 @@ import frontier_harness.model.reclocking.reclock as reclock_module
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.reclocking.reclock import observe
 from frontier_harness.properties.checks.registry import get_suite
-from frontier_harness.properties.engine.runner import Run, run_suite, screening_lane
+from frontier_harness.properties.engine.run import Run
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+from frontier_harness.properties.engine.search import screening_lane
 from tests.helpers import QUICK, patched, write_and_replay
 
 RECLOCK = get_suite("reclock")
@@ -48,7 +50,7 @@ def spark_mint_without_retraction():
 
 def test_planted_model_side_assignment_bug_is_caught_small_and_replays(tmp_path):
     impl_name = "tests.test_suite_reclock:model_off_by_one"
-    result = run_suite(RECLOCK, model_off_by_one(), impl_name, QUICK, seed=0, domains=["total"])
+    result = run_suite(SuiteRequest(RECLOCK, model_off_by_one(), impl_name, QUICK, seed=0, domains=["total"]))
     failure = result.results[0].failure
     assert failure is not None
     assert len(failure.history.actions) <= 3, failure.history
@@ -61,7 +63,7 @@ def test_spark_equals_model_on_every_domain(spark_session):
 
     # 500 screened histories a domain (batched_cost 5): enough to reach every boundary case in each
     profile = attrs.evolve(SPARK_QUICK, batched_screening_histories=2500, screening_batch=2500)
-    result = run_suite(RECLOCK, SparkImplementation(), "spark", profile, seed=0)
+    result = run_suite(SuiteRequest(RECLOCK, SparkImplementation(), "spark", profile, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 

@@ -10,7 +10,7 @@ import frontier_harness.model.reclocking.remap as remap_module
 from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.registry import get_suite
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from tests.helpers import QUICK, write_and_replay
 
 REMAP = get_suite("remap")
@@ -18,14 +18,14 @@ REMAP = get_suite("remap")
 
 def test_laws_hold_on_every_domain_and_reach_the_hard_cases():
     profile = attrs.evolve(QUICK, screening_histories=1000, screening_batch=1000)
-    result = run_suite(REMAP, ModelImplementation(), "model", profile, seed=0)
+    result = run_suite(SuiteRequest(REMAP, ModelImplementation(), "model", profile, seed=0))
     assert result.missing_events == ()
     assert result.passed, [r.failure.message for r in result.results if r.failure]
 
 
 def _caught(prop: str, domain: str, max_actions: int, tmp_path) -> None:
     suite = REMAP
-    result = run_suite(suite, ModelImplementation(), "model", QUICK, seed=1, domains=[domain])
+    result = run_suite(SuiteRequest(suite, ModelImplementation(), "model", QUICK, seed=1, domains=[domain]))
     failure = next(r.failure for r in result.results if r.property == prop)
     assert failure is not None, f"{prop} did not catch the planted bug"
     assert len(failure.history.actions) <= max_actions, failure.history

@@ -15,7 +15,7 @@ from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main as cli
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from tests.helpers import patched
 
 SUITE = get_suite("resumption")
@@ -54,7 +54,7 @@ def compacts_past_data_upper() -> ModelImplementation:
 
 
 def test_suite_holds_on_the_model():
-    result = run_suite(SUITE, ModelImplementation(), "model", QUICK, seed=0)
+    result = run_suite(SuiteRequest(SUITE, ModelImplementation(), "model", QUICK, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -66,7 +66,7 @@ PLANTED = [("commits_r_of_t", 8), ("join_of_uppers", 8), ("compacts_past_data_up
 @pytest.mark.parametrize("domain", resumption.DOMAINS)
 def test_planted_bug_is_caught_small(factory, max_actions, domain, tmp_path):
     impl = globals()[factory]()
-    result = run_suite(SUITE, impl, "model", QUICK, seed=0, domains=[domain])
+    result = run_suite(SuiteRequest(SUITE, impl, "model", QUICK, seed=0, domains=[domain]))
     failures = [r.failure for r in result.results if r.failure]
     assert failures, f"{factory} was not caught on {domain}"
     smallest = min(failures, key=lambda f: len(f.history.actions))

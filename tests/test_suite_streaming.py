@@ -6,6 +6,7 @@ import pytest
 
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.checks.streaming import streaming
+from frontier_harness.properties.engine.counterexample import write
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.suite import shared_observations
 from tests.helpers import write_and_replay
@@ -80,15 +81,46 @@ def test_bounded_input_reliance_names_a_commit_beyond_the_durable_frontier():
     assert "compacted" in streaming.bounded_input_reliance(ONE, refused).message
 
 
-def test_events_count_only_crashes_that_fire():
-    assert "crash after_sink" not in streaming.events(history(trigger("after_sink")))
+def test_a_history_aims_only_at_crashes_that_can_fire():
+    assert "crash after_sink" not in streaming.aimed_at(history(trigger("after_sink")))
     h = history(produce("r0"), trigger("after_offsets"), COMPACT, RESTART)
-    assert {"crash after_offsets", "restart after upstream compaction"} <= set(streaming.events(h))
+    assert {"crash after_offsets", "restart after upstream compaction"} <= set(streaming.aimed_at(h))
+
+
+def _up(step: int, starts=((0, 0),), **more) -> dict:
+    upstream = {("committed", ((0, 2147483647, 0),))} | {("start", p, s) for p, s in starts}
+    return observed(step, **more) | {(step, "upstream"): frozenset(upstream)}
+
+
+def _down(step: int, point: str, starts=((0, 0),), killed: bool = False, **more) -> dict:
+    rows = {"crash": [(point,)], "down": [("down",)], **({"killed": [(point,)]} if killed else {})}
+    return _up(step, starts, **more) | {(step, label): frozenset(r) for label, r in rows.items()}
+
+
+def test_the_suite_counts_the_hard_cases_a_trial_observed_not_those_it_meant():
+    """A crash counts when Spark failed with it, a kill when the driver was seen killed there (`killed`), a
+    restart after compaction when the upstream's first offsets moved while the query was down, a re-run
+    when the batch `after_sink` left uncommitted was committed by a later start."""
+    h = history(produce("r0"), trigger("after_sink", kill=True), COMPACT, RESTART)
+    armed_only = _up(1) | _up(3)  # the point was armed: nothing shows it fired
+    assert streaming.reached(h, armed_only) == ["processingTime trigger, shard sink"]
+    crash = _down(1, "after_sink", offsets=[(0, P0)]) | _up(3, offsets=[(0, P0)], commits=[0])
+    assert set(streaming.reached(h, crash)) - {"processingTime trigger, shard sink"} == {
+        "crash after_sink",
+        streaming.RERUN,
+    }
+    killed = _down(1, "after_sink", killed=True, offsets=[(0, P0)]) | _up(
+        3, starts=((0, 1),), offsets=[(0, P0)]
+    )
+    assert {"crash after_sink (SIGKILL)", streaming.RESTART_AFTER_COMPACTION} <= set(
+        streaming.reached(h, killed)
+    )
+    assert streaming.RERUN not in streaming.reached(h, killed)  # batch 0 never committed
 
 
 def test_trials_stop_after_the_first_failing_wave():
     """The trials after a failing wave are not run (each is a real query): unchecked, never passed."""
-    from frontier_harness.properties.engine.runner import UNCHECKED
+    from frontier_harness.properties.engine.trials import UNCHECKED
 
     wave = streaming.TRIAL_WAVE
     histories = [history(produce(f"r{i}"), trigger()) for i in range(3 * wave)]
@@ -106,7 +138,7 @@ def test_trials_stop_after_the_first_failing_wave():
             return observed(1, offsets=[(0, P0)], commits=[0], sink=sink, writes=[(0, 1)])
 
     impl = Trials()
-    outcomes = SUITE.property("exactly_once").check(impl, histories)
+    outcomes = list(SUITE.property("exactly_once").check(impl, histories))  # handed over as they come
     assert len(impl.ran) == 2 * wave
     assert [i for i, o in enumerate(outcomes) if not o.ok and not o.unresolved] == [bad]
     assert outcomes[2 * wave :] == [UNCHECKED] * wave
@@ -142,13 +174,14 @@ def test_the_suite_holds_on_spark_at_every_crash_point(spark_session):
     from frontier_harness.properties.adapters.spark import SparkImplementation
 
     impl = SparkImplementation()
+    reached: set[str] = set()
     with shared_observations():  # one trial a history, judged by the three properties, as `check` runs them
         for prop in SUITE.properties[:3]:
-            failed = [o.message for o in prop.check(impl, COVERING) if not o.ok]
-            assert not failed, (prop.name, failed)
-    reached = {e for h in COVERING for e in streaming.events(h)}
-    # a SIGKILL needs a driver of its own: the slow test below reaches those cases
-    assert set(SUITE.required_events) - set(streaming.KILLED) <= reached
+            outcomes = prop.check(impl, COVERING)
+            assert not [o.message for o in outcomes if not o.ok], prop.name
+            reached |= {e for o in outcomes for e in o.reached}
+    # a SIGKILL needs a driver of its own: the tests below reach those cases
+    assert set(SUITE.required_events) - set(streaming.KILLED) <= reached, reached
 
 
 PLANTED = [
@@ -211,3 +244,45 @@ def test_sigkill_of_the_driver_at_every_crash_point_loses_and_duplicates_nothing
     query = tmp_path / "0"
     code = cli(["validate-checkpoint", str(query / "checkpoint"), "--sink", str(query / "sink")])
     assert code == 0, capsys.readouterr().out
+
+
+def test_a_kill_counts_only_when_the_marker_and_the_death_by_sigkill_are_both_seen(tmp_path):
+    """`driver_process.killed`, which every killable driver's kill goes through (the streaming and stateful
+    trials', ttl_spark_state's): a driver that exits 0 without reaching its point is `CrashPointNotReached`
+    (infrastructure, exit 3), naming the point; one killed by SIGKILL without the point's marker, or with
+    another point's, is infrastructure too; both seen, the point is returned."""
+    import subprocess
+    import sys
+
+    from frontier_harness.spark_impl.driver_process import killed
+    from frontier_harness.spark_impl.errors import CrashPointNotReached, SparkInfrastructureError
+
+    log = tmp_path / "driver.log"
+    suicide = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    exited = subprocess.Popen([sys.executable, "-c", "pass"])
+    with pytest.raises(CrashPointNotReached, match="armed at after_sink exited 0 without reaching it"):
+        killed(exited, lambda: None, "after_sink", log)
+    for marker in (None, "before_offsets"):
+        with pytest.raises(SparkInfrastructureError, match="killed by SIGKILL"):
+            killed(subprocess.Popen([sys.executable, "-c", suicide]), lambda m=marker: m, "after_sink", log)
+    assert killed(
+        subprocess.Popen([sys.executable, "-c", suicide]), lambda: "after_sink", "after_sink", log
+    ) == ("after_sink")
+
+
+@pytest.mark.spark
+def test_a_killable_driver_whose_kill_never_fires_is_exit_3_naming_the_point(spark_session, tmp_path, capsys):
+    """A source whose crash points never fire (`tests.planted_streaming:kill_never_fires`, injected): the
+    driver armed at `before_offsets` runs its batch and exits 0. The run stops with exit 3 naming the point;
+    no trial is observed, so no hard case is counted as reached."""
+    from frontier_harness.properties.cli.main import main
+    from frontier_harness.properties.engine.counterexample import Counterexample
+
+    armed = history(produce("r0"), trigger("before_offsets", kill=True))
+    impl = "tests.planted_streaming:kill_never_fires"
+    path = write(
+        Counterexample("streaming", "exactly_once", armed, impl, "a kill at before_offsets"), tmp_path
+    )
+    assert main(["replay", str(path)]) == 3
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the killable driver armed at before_offsets exited 0 without reaching it" in out, out

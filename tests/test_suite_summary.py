@@ -11,7 +11,9 @@ from frontier_harness.properties.checks.reclocking.oracles import summary as fol
 from frontier_harness.properties.checks.reclocking.summary import observe
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.history import Action, History
-from frontier_harness.properties.engine.runner import Run, run_suite, screening_lane
+from frontier_harness.properties.engine.run import Run
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+from frontier_harness.properties.engine.search import screening_lane
 from tests import planted
 from tests.helpers import QUICK, patched, write_and_replay
 
@@ -22,7 +24,7 @@ SPARK_QUICK = attrs.evolve(
 
 
 def test_the_model_agrees_with_itself_and_reaches_every_hard_case():
-    result = run_suite(SUMMARY, ModelImplementation(), "model", QUICK, seed=0)
+    result = run_suite(SuiteRequest(SUMMARY, ModelImplementation(), "model", QUICK, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -50,7 +52,9 @@ def test_planted_model_summary_bug_is_caught_by_the_fold_small_and_replays(tmp_p
     from frontier_harness.model.reclocking import summary
 
     with patched(summary, "complete_txns", planted.complete_one_record_short):
-        result = run_suite(SUMMARY, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
+        result = run_suite(
+            SuiteRequest(SUMMARY, ModelImplementation(), "model", QUICK, seed=0, domains=["total"])
+        )
     failures = [r.failure for r in result.results if r.failure]
     assert [f.property for f in failures] == ["unordered_summary_is_a_fold"]
     # mint, a transaction of two records, its first record, crash: emitted one record short
@@ -129,7 +133,7 @@ def test_spark_equals_model_on_hand_written_histories(spark_session):
 def test_spark_equals_model_on_every_domain(spark_session):
     from frontier_harness.properties.adapters.spark import SparkImplementation
 
-    result = run_suite(SUMMARY, SparkImplementation(), "spark", SPARK_QUICK, seed=0)
+    result = run_suite(SuiteRequest(SUMMARY, SparkImplementation(), "spark", SPARK_QUICK, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -137,10 +141,10 @@ def test_spark_equals_model_on_every_domain(spark_session):
 @pytest.mark.spark
 @pytest.mark.parametrize(
     "bug",
-    # one planted bug in every run, the longer search nightly
+    # each a Spark job per round of shrinking: minutes (the model-side planted bug above runs in every run)
     [
         pytest.param("spark_ordered_ignores_earlier", marks=pytest.mark.slow),
-        "spark_complete_one_record_short",
+        pytest.param("spark_complete_one_record_short", marks=pytest.mark.slow),
     ],
 )
 def test_planted_spark_side_bug_is_caught_small_and_replays(spark_session, tmp_path, bug):

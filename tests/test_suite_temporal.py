@@ -10,7 +10,7 @@ from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.catalog import temporal as suite
 from frontier_harness.properties.checks.registry import get_suite
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.spark_impl.catalog import plan as spark_plan
 from tests.helpers import QUICK, write_and_replay
 
@@ -51,7 +51,9 @@ def spark_retracts_at_upper() -> SparkImplementation:
 def test_the_model_reaches_every_hard_case():
     """The reach only: the suite compares with the model, so the model's verdict on itself says nothing."""
     result = run_suite(
-        TEMPORAL, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=500), seed=0
+        SuiteRequest(
+            TEMPORAL, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=500), seed=0
+        )
     )
     assert result.missing_events == ()
 
@@ -59,7 +61,7 @@ def test_the_model_reaches_every_hard_case():
 def test_planted_model_side_retraction_at_upper_is_caught_small(tmp_path):
     name = "tests.test_suite_temporal:model_retracts_at_upper"
     failure = (
-        run_suite(TEMPORAL, model_retracts_at_upper(), name, MODEL_SIDE, seed=0, fail_fast=True)
+        run_suite(SuiteRequest(TEMPORAL, model_retracts_at_upper(), name, MODEL_SIDE, seed=0, fail_fast=True))
         .results[0]
         .failure
     )
@@ -71,7 +73,7 @@ def test_planted_model_side_retraction_at_upper_is_caught_small(tmp_path):
 @pytest.mark.spark
 def test_spark_equals_model(spark_session):
     profile = attrs.evolve(QUICK, batched_examples=6, batched_screening_histories=400, screening_batch=400)
-    result = run_suite(TEMPORAL, SparkImplementation(), "spark", profile, seed=0)
+    result = run_suite(SuiteRequest(TEMPORAL, SparkImplementation(), "spark", profile, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 

@@ -10,7 +10,7 @@ from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.checks.catalog import timelines as suite
 from frontier_harness.properties.checks.registry import get_suite
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from tests.helpers import QUICK, write_and_replay
 
 TIMELINES = get_suite("timelines")
@@ -57,7 +57,9 @@ def confuses_external_and_user() -> ModelImplementation:
 
 def test_suite_holds_on_the_model_and_reaches_every_hard_case():
     result = run_suite(
-        TIMELINES, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0
+        SuiteRequest(
+            TIMELINES, ModelImplementation(), "model", attrs.evolve(QUICK, screening_histories=1000), seed=0
+        )
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
@@ -77,7 +79,11 @@ def test_planted_missing_timeline_check_is_caught_small(tmp_path):
     name = "tests.test_suite_timelines:accepts_everything"
     only = attrs.evolve(TIMELINES, properties=(TIMELINES.property("multi_timeline_rejected_single_runs"),))
     profile = attrs.evolve(QUICK, max_examples=30, batch_size=2, screening_histories=1000)
-    failure = run_suite(only, accepts_everything(), name, profile, seed=0, fail_fast=True).results[0].failure
+    failure = (
+        run_suite(SuiteRequest(only, accepts_everything(), name, profile, seed=0, fail_fast=True))
+        .results[0]
+        .failure
+    )
     assert failure is not None
     assert len(failure.history.actions) <= 5, failure.history
     assert write_and_replay(failure, tmp_path, name) == 1
@@ -86,7 +92,7 @@ def test_planted_missing_timeline_check_is_caught_small(tmp_path):
 @pytest.mark.spark
 def test_spark_equals_model(spark_session):
     profile = attrs.evolve(QUICK, batched_examples=6, batched_screening_histories=400, screening_batch=400)
-    result = run_suite(TIMELINES, SparkImplementation(), "spark", profile, seed=0)
+    result = run_suite(SuiteRequest(TIMELINES, SparkImplementation(), "spark", profile, seed=0))
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
 
@@ -97,7 +103,7 @@ def test_planted_external_and_user_of_one_name_confused_is_caught_small(tmp_path
     only = attrs.evolve(TIMELINES, properties=(TIMELINES.property("multi_timeline_rejected_single_runs"),))
     profile = attrs.evolve(QUICK, max_examples=30, batch_size=2, screening_histories=2000)
     failure = (
-        run_suite(only, confuses_external_and_user(), name, profile, seed=0, fail_fast=True)
+        run_suite(SuiteRequest(only, confuses_external_and_user(), name, profile, seed=0, fail_fast=True))
         .results[0]
         .failure
     )

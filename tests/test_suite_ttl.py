@@ -17,10 +17,11 @@ import pytest
 from frontier_harness.model.errors import InvalidTtl
 from frontier_harness.model.ttl import row
 from frontier_harness.model.ttl import store as model_store
+from frontier_harness.model.vocabulary.ttl import StoreAction, StoreStep
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.checks.ttl import store as store_suite
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from tests.helpers import QUICK, write_and_replay
 
 TTL = get_suite("ttl")
@@ -131,7 +132,9 @@ def expire_at_in_the_past_refused():
 
 def test_the_ttl_suite_holds_on_the_model_and_reaches_its_hard_cases():
     result = run_suite(
-        TTL, ModelImplementation(), "model", attrs.evolve(PROFILE, screening_histories=2000), seed=0
+        SuiteRequest(
+            TTL, ModelImplementation(), "model", attrs.evolve(PROFILE, screening_histories=2000), seed=0
+        )
     )
     assert result.passed, [r.failure.message for r in result.results if r.failure]
     assert result.missing_events == ()
@@ -155,7 +158,7 @@ PLANTED = {
 def test_planted_bug_is_caught_small_and_replays(bug, tmp_path):
     impl_name = f"tests.test_suite_ttl:{bug}"
     label, max_actions = PLANTED[bug]
-    result = run_suite(TTL, globals()[bug](), impl_name, PROFILE, seed=0)
+    result = run_suite(SuiteRequest(TTL, globals()[bug](), impl_name, PROFILE, seed=0))
     failure = result.results[0].failure
     assert failure is not None, f"{bug} was not caught"
     assert len(failure.history.actions) <= max_actions, failure.history
@@ -166,12 +169,11 @@ def test_planted_bug_is_caught_small_and_replays(bug, tmp_path):
 
 def test_both_sides_flipped_at_once_is_caught_even_with_the_model_patched_everywhere(tmp_path):
     """A reference that imported the model's `is_expired` flipped with it: 0 of 500 histories differed."""
-    assert not {"is_expired", "expire_ts_for"} & set(
-        vars(store_suite)
-    )  # the suite's reference never imports them
+    # the suite's reference never imports them
+    assert not {"is_expired", "expire_ts_for"} & set(vars(store_suite))
     with strict_everywhere():
         result = run_suite(
-            TTL, ModelImplementation(), "tests.test_suite_ttl:strict_boundary", PROFILE, seed=0
+            SuiteRequest(TTL, ModelImplementation(), "tests.test_suite_ttl:strict_boundary", PROFILE, seed=0)
         )
     failure = result.results[0].failure
     assert failure is not None and len(failure.history.actions) <= 10, failure
@@ -179,10 +181,13 @@ def test_both_sides_flipped_at_once_is_caught_even_with_the_model_patched_everyw
 
 
 def test_compaction_names_take_every_older_l0_sst():
-    assert store_suite.compaction_names(("a", "b", "c", "d"), 2, 1, 0) == ("b",)
-    assert store_suite.compaction_names(("a", "b", "c", "d"), 3, 0, 0) == ("a", "b", "c")
-    assert store_suite.compaction_names(("a", "b", "c", "d"), 1, 2, 9) == ("c", "d")
-    assert store_suite.compaction_names((), 0, 5, 5) == ()
+    def span(names: tuple[str, ...], n_l0: int, start: int, length: int) -> tuple[str, ...]:
+        return StoreStep(0, StoreAction.COMPACT, start=start, length=length).span(names, n_l0)
+
+    assert span(("a", "b", "c", "d"), 2, 1, 0) == ("b",)
+    assert span(("a", "b", "c", "d"), 3, 0, 0) == ("a", "b", "c")
+    assert span(("a", "b", "c", "d"), 1, 2, 9) == ("c", "d")
+    assert span((), 0, 5, 5) == ()
 
 
 def test_boundary_row_is_hidden_exactly_at_expire_ts():

@@ -10,10 +10,10 @@ from rich.console import Console
 
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
-from frontier_harness.properties.cli.main import suites_exit_code
+from frontier_harness.properties.cli.run import suites_exit_code
 from frontier_harness.properties.engine.implementation import Speed
-from frontier_harness.properties.engine.lanes import LaneResult
-from frontier_harness.properties.engine.runner import run_suite
+from frontier_harness.properties.engine.pairings import PairingResult
+from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 from frontier_harness.properties.engine.verdict import Verdict
 from tests.helpers import QUICK
@@ -38,7 +38,7 @@ def _prop(name: str, check=_holds, **kw) -> Property:
 
 
 def _exit(result) -> int:
-    return suites_exit_code(Console(file=open("/dev/null", "w")), [LaneResult("model", result)])
+    return suites_exit_code(Console(file=open("/dev/null", "w")), [PairingResult("model", result)])
 
 
 def test_a_property_that_checked_zero_histories_is_not_run_never_held():
@@ -47,7 +47,7 @@ def test_a_property_that_checked_zero_histories_is_not_run_never_held():
 
     # Screening first against a batched implementation, with no screening: no lane runs at all.
     nothing = attrs.evolve(SMALL, screen_first=True, batched_screening_histories=0)
-    result = run_suite(_suite(_prop("p")), Batched(), "batched", nothing, seed=0)
+    result = run_suite(SuiteRequest(_suite(_prop("p")), Batched(), "batched", nothing, seed=0))
     [r] = result.results
     assert (r.examples, r.verdict) == (0, Verdict.NOT_RUN)
     assert not r.passed and not result.passed
@@ -56,7 +56,9 @@ def test_a_property_that_checked_zero_histories_is_not_run_never_held():
 
 def test_a_property_that_does_not_apply_is_named_and_neither_fails_nor_holds():
     windows = _prop("complete_windows", applies=lambda impl: "update mode: no window is ever final")
-    result = run_suite(_suite(_prop("p"), windows), ModelImplementation(), "model", SMALL, seed=0)
+    result = run_suite(
+        SuiteRequest(_suite(_prop("p"), windows), ModelImplementation(), "model", SMALL, seed=0)
+    )
     ran, skipped = result.results
     assert ran.verdict is Verdict.HELD and ran.examples > 0
     assert skipped.verdict is Verdict.NOT_APPLICABLE and skipped.examples == 0
@@ -66,7 +68,7 @@ def test_a_property_that_does_not_apply_is_named_and_neither_fails_nor_holds():
 
 def test_fail_fast_leaves_later_properties_not_run_and_their_hard_cases_unjudged():
     suite = _suite(_prop("first", _fails), _prop("second"), required=("never drawn",))
-    result = run_suite(suite, ModelImplementation(), "model", SMALL, seed=0, fail_fast=True)
+    result = run_suite(SuiteRequest(suite, ModelImplementation(), "model", SMALL, seed=0, fail_fast=True))
     first, second = result.results
     assert first.verdict is Verdict.FAILED
     assert second.verdict is Verdict.NOT_RUN and "--fail-fast" in second.reason
@@ -76,9 +78,9 @@ def test_fail_fast_leaves_later_properties_not_run_and_their_hard_cases_unjudged
 
 def test_an_unreached_case_fails_an_audited_profile_and_is_only_named_in_a_small_one():
     suite = _suite(_prop("p"), required=("never drawn",))
-    audited = run_suite(suite, ModelImplementation(), "model", SMALL, seed=0)
+    audited = run_suite(SuiteRequest(suite, ModelImplementation(), "model", SMALL, seed=0))
     assert audited.missing_events == ("never drawn [total]",) and _exit(audited) == 1
     small = attrs.evolve(SMALL, judges_reach=False)
-    quick = run_suite(suite, ModelImplementation(), "model", small, seed=0)
+    quick = run_suite(SuiteRequest(suite, ModelImplementation(), "model", small, seed=0))
     assert quick.missing_events == () and quick.not_shown_events == ("never drawn [total]",)
     assert _exit(quick) == 0

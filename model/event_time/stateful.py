@@ -46,7 +46,7 @@ from typing import Any
 import attrs
 
 from frontier_harness.model.time.domains import Total
-from frontier_harness.model.vocabulary.ingestion import OutputMode, StatefulOperator
+from frontier_harness.model.vocabulary.event_time import OutputMode, StatefulOperator
 
 EVENT_TIME = Total()  # event time is a total order: a watermark is a one-element frontier of it
 
@@ -62,6 +62,7 @@ class Bound(enum.StrEnum):
     """What bounds a state entry in event time: the entry is dropped once E(N) reaches the bound."""
 
     WINDOW_END = "window.end"  # a window aggregation's group
+    SESSION_END = "session_window.end"  # a session window's session (`session.sessionize`)
     EVENT_TIME = "event_time"  # a deduplication whose key holds the watermarked column
     FIRST_PLUS_DELAY = "event_time + delay"  # dropDuplicatesWithinWatermark: its first row's time + delay
     NONE = "none"  # a key without event time: kept forever, the state grows without bound
@@ -143,10 +144,34 @@ class Window:
 
 
 @attrs.frozen
+class Deduplication:
+    """A deduplication an aggregation reads from (a chain, `chain.passed_on`): `dropDuplicates` or
+    `dropDuplicatesWithinWatermark` (`operator`) on the record columns `keys`.
+
+    >>> Deduplication(StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK, ("data",)).bound((5_000,))
+    <Bound.FIRST_PLUS_DELAY: 'event_time + delay'>
+    """
+
+    operator: str
+    keys: tuple[str, ...]
+
+    def bound(self, delays: Sequence[int]) -> Bound:
+        """What bounds its state entries in event time under watermarks of `delays`."""
+        if not delays:
+            return Bound.NONE
+        if self.operator == StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK:
+            return Bound.FIRST_PLUS_DELAY
+        return Bound.EVENT_TIME if "event_time" in self.keys else Bound.NONE
+
+
+@attrs.frozen
 class StatefulPlan:
-    """A stateful job as the model needs it: its one stateful operator (`StatefulOperator`), the delay of
+    """A stateful job as the model needs it: its last stateful operator (`StatefulOperator`), the delay of
     each `withWatermark` on the records' event time, the window it groups by (an aggregation), the record
-    columns it keys on besides the window, its output mode and the lateness it promises to keep.
+    columns it keys on besides the window, its output mode, the lateness it promises to keep, the
+    deduplication an aggregation reads from (`deduplication`: a chain of two operators, each with the
+    query's watermarks, `dag.per_operator`), and the gap of the session windows it groups by (`gap`, ms;
+    `frontier_harness.model.event_time.session`).
 
     >>> StatefulPlan(StatefulOperator.AGGREGATION, (10_000,), Window(10_000), ("key",)).bound
     <Bound.WINDOW_END: 'window.end'>
@@ -160,17 +185,46 @@ class StatefulPlan:
     keys: tuple[str, ...] = ()
     output_mode: str = OutputMode.APPEND
     lateness: int | None = None
+    deduplication: Deduplication | None = None
+    gap: int | None = None
+    time_mode: str | None = (
+        None  # a user's processor's (`StatefulOperator.PROCESSOR`): what its timers fire by
+    )
 
     @property
     def bound(self) -> Bound:
-        """What bounds the operator's state entries in event time (`Bound.NONE`: nothing evicts them)."""
+        """What bounds the last operator's state entries in event time (`Bound.NONE`: nothing evicts them, or,
+        for a user's processor, nothing the model knows of: the processor clears its own state)."""
+        if self.operator == StatefulOperator.PROCESSOR:
+            return Bound.NONE
+        if self.operator != StatefulOperator.AGGREGATION:
+            return Deduplication(self.operator, self.keys).bound(self.delays)
         if not self.delays:
             return Bound.NONE
-        if self.operator == StatefulOperator.AGGREGATION:
-            return Bound.WINDOW_END if self.window is not None else Bound.NONE
-        if self.operator == StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK:
-            return Bound.FIRST_PLUS_DELAY
-        return Bound.EVENT_TIME if "event_time" in self.keys else Bound.NONE
+        if self.gap is not None:
+            return Bound.SESSION_END
+        return Bound.WINDOW_END if self.window is not None else Bound.NONE
+
+    @property
+    def within_watermark(self) -> bool:
+        """Whether a `dropDuplicatesWithinWatermark` is among its operators (its duplicates may differ in
+        event time).
+
+        >>> StatefulPlan(StatefulOperator.AGGREGATION, (5_000,), Window(10_000), (), "append", None,
+        ...     Deduplication(StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK, ("data",))).within_watermark
+        True
+        """
+        within = StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK
+        return self.operator == within or (
+            self.deduplication is not None and self.deduplication.operator == within
+        )
+
+    @property
+    def deduplicated_on(self) -> tuple[str, ...] | None:
+        """The record columns its deduplication keys on (the last operator's or the chain's first), if any."""
+        if self.deduplication is not None:
+            return self.deduplication.keys
+        return None if self.operator == StatefulOperator.AGGREGATION else self.keys
 
     @property
     def delay(self) -> int:

@@ -4,7 +4,7 @@ A history is plain data, a domain name and a list of actions, each a name and it
 arguments; an implementation answers it with observations keyed by labels. The
 harness (properties/) writes these words and every implementation (spark_impl/,
 pandas_impl/, a user's) reads them, so each is named once, here, in the lowest
-layer, one module per capability (`time`, `reclocking`, `ingestion`, `catalog`,
+layer, one module per capability (`time`, `reclocking`, `ingestion`, `streaming`, `event_time`, `catalog`,
 `ttl`). Each word is a `StrEnum` member: it equals and hashes as its string, so a
 history read back from an ITF file (plain strings) matches it.
 
@@ -21,9 +21,23 @@ and `actions` of `name` and `args` (the harness's `History` is one).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+
+class MalformedHistory(ValueError):
+    """A history whose actions the capability's words do not name, or that lack an argument: names the
+    history kind, the step and the action. Raised by a capability's decoding, on either side of the
+    boundary, it is the history's fault, never an implementation's (the harness reports it as bad input).
+
+    >>> str(MalformedHistory("reclock", 3, "dance"))
+    "reclock history: unknown action 'dance' at step 3"
+    """
+
+    def __init__(self, kind: str, step: int, action: str, problem: str = "unknown action"):
+        self.kind, self.step, self.action = kind, step, action
+        super().__init__(f"{kind} history: {problem} {action!r} at step {step}")
 
 
 class Word(StrEnum):
@@ -71,3 +85,35 @@ class HistoryLike(Protocol):
 
     @property
     def actions(self) -> Sequence[ActionLike]: ...
+
+
+Step = TypeVar("Step")
+Decoder = Callable[[int, Mapping[str, Any]], Step]
+
+
+def decoded(kind: str, history: HistoryLike, decoders: Mapping[str, Decoder[Step]]) -> tuple[Step, ...]:
+    """Each action of `history` as the value its name's decoder makes of `(step, args)`: a capability's
+    one reading of its histories, which its model and its implementations share (so an action is added
+    in one place). `MalformedHistory` names an action no decoder knows, or an argument one needs.
+
+    >>> from types import SimpleNamespace as A
+    >>> history = A(domain="total", actions=[A(name="tick", args={"at": 3})])
+    >>> decoded("clock", history, {"tick": lambda step, args: (step, args["at"])})
+    ((0, 3),)
+    >>> try:
+    ...     decoded("clock", history, {"tick": lambda step, args: args["ms"]})
+    ... except MalformedHistory as bad:
+    ...     print(bad)
+    clock history: missing argument 'ms' of 'tick' at step 0
+    """
+    steps = []
+    for step, action in enumerate(history.actions):
+        decode = decoders.get(action.name)
+        if decode is None:
+            raise MalformedHistory(kind, step, action.name)
+        try:
+            steps.append(decode(step, action.args))
+        except KeyError as missing:
+            problem = f"missing argument {missing.args[0]!r} of"
+            raise MalformedHistory(kind, step, action.name, problem) from None
+    return tuple(steps)

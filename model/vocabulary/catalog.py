@@ -26,7 +26,9 @@ True
 
 from __future__ import annotations
 
-from frontier_harness.model.vocabulary import Word
+import attrs
+
+from frontier_harness.model.vocabulary import Arg, HistoryLike, Word
 
 
 class CatalogAction(Word):
@@ -237,3 +239,45 @@ def dataflow_of(label: Word, key: str) -> str | None:
     """The dataflow a `per_dataflow(label, name)` key names; None if `key` is not one of `label`'s."""
     prefix = f"{label} "
     return key[len(prefix) :] if key.startswith(prefix) else None
+
+
+@attrs.frozen
+class CatalogFeed:
+    """What a catalog history feeds the world besides its objects, in the history's order: each `insert`
+    as `(table, row, time, diff)`, each source's `tick`s as `(wall, reached)` and each object's `skew`s
+    as `(wall, by)` by name, the expiration offset (the last `set_offset`; 0 without one) and the walls
+    at which the replica (re)starts (its `restart`s). Every observer of a catalog history reads it here.
+
+    >>> from types import SimpleNamespace as A
+    >>> feed = catalog_feed(A(domain="total", actions=[
+    ...     A(name="insert", args={"table": "t", "row": [1], "time": 2, "diff": 1}),
+    ...     A(name="tick", args={"source": "g", "wall": 0, "reached": 5}),
+    ...     A(name="restart", args={"wall": 7})]))
+    >>> feed.inserts, feed.ticks, feed.starts
+    ((('t', (1,), 2, 1),), {'g': ((0, 5),)}, (7,))
+    """
+
+    inserts: tuple[tuple[str, tuple, int, int], ...] = ()
+    ticks: dict[str, tuple[tuple[int, int], ...]] = attrs.field(factory=dict)
+    skews: dict[str, tuple[tuple[int, int], ...]] = attrs.field(factory=dict)
+    offset: int = 0
+    starts: tuple[int, ...] = ()
+
+
+def catalog_feed(history: HistoryLike) -> CatalogFeed:
+    """The history's `CatalogFeed` (the other actions create objects or read: each suite reads those)."""
+    inserts, ticks, skews, offset, starts = [], dict[str, list](), dict[str, list](), 0, []
+    for action in history.actions:
+        a = action.args
+        if action.name == CatalogAction.INSERT:
+            inserts.append((a[CatalogArg.TABLE], tuple(a[CatalogArg.ROW]), a[Arg.TIME], a[Arg.DIFF]))
+        elif action.name == CatalogAction.TICK:
+            ticks.setdefault(a[CatalogArg.SOURCE], []).append((a[CatalogArg.WALL], a[CatalogArg.REACHED]))
+        elif action.name == CatalogAction.SKEW:
+            skews.setdefault(a[CatalogArg.NAME], []).append((a[CatalogArg.WALL], a[CatalogArg.BY]))
+        elif action.name == CatalogAction.SET_OFFSET:
+            offset = a[CatalogArg.OFFSET]
+        elif action.name == CatalogAction.RESTART:
+            starts.append(a[CatalogArg.WALL])
+    frozen = {k: tuple(v) for k, v in ticks.items()}, {k: tuple(v) for k, v in skews.items()}
+    return CatalogFeed(tuple(inserts), *frozen, offset, tuple(starts))

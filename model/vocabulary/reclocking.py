@@ -26,7 +26,12 @@ True
 
 from __future__ import annotations
 
-from frontier_harness.model.vocabulary import Word
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from frontier_harness.model.vocabulary import Arg, Decoder, HistoryLike, Word, decoded
 
 
 class ReclockAction(Word):
@@ -124,3 +129,149 @@ def summary_label(run: str, summarizer: str, part: str) -> SummaryLabel:
     """The label of `run`'s (`SummaryRun`) `summarizer`'s `part`; `ValueError` names a word that is none."""
     prefix = "" if SummaryRun(run) == SummaryRun.RUN else f"{SummaryRun.RESTARTED} "
     return SummaryLabel(f"{prefix}{Summarizer(summarizer)} {SummaryPart(part)}")
+
+
+@attrs.frozen
+class Mint:
+    """`mint(upper, tick)`: the source's upper (a frontier of FromTimes) observed at IntoTime `tick`."""
+
+    step: int
+    upper: tuple
+    tick: int
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> Mint:
+        return cls(step, tuple(args[Arg.UPPER]), args[ReclockArg.TICK])
+
+
+@attrs.frozen
+class SourceUpdate:
+    """`update(data, time, diff)`: an update of the source collection, at a FromTime."""
+
+    step: int
+    data: Any
+    time: Any
+    diff: int
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> SourceUpdate:
+        return cls(step, args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF])
+
+
+@attrs.frozen
+class Compact:
+    """`compact(to)`: the remap's since advanced to IntoTime `to`."""
+
+    step: int
+    to: int
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> Compact:
+        return cls(step, args[ReclockArg.TO])
+
+
+@attrs.frozen
+class Observe:
+    """An observing action (`OBSERVING`): `read(tick)`, `invert(tick | closed)` or `reclock()`."""
+
+    step: int
+    kind: ReclockAction
+    tick: int | None = None
+    closed: bool = False
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any], kind: ReclockAction) -> Observe:
+        """A `read` names its tick, an `invert` its tick unless `closed`; a `reclock` names neither."""
+        closed = bool(args.get(ReclockArg.CLOSED, False))
+        if kind is ReclockAction.RECLOCK or closed:
+            return cls(step, kind, args.get(ReclockArg.TICK), closed)
+        return cls(step, kind, args[ReclockArg.TICK])
+
+
+ReclockStep = Mint | SourceUpdate | Compact | Observe
+
+
+def reclock_steps(history: HistoryLike) -> tuple[ReclockStep, ...]:
+    """A reclock history's actions, decoded (`MalformedHistory` for one it does not name).
+
+    >>> from types import SimpleNamespace as A
+    >>> reclock_steps(A(domain="total", actions=[A(name="mint", args={"upper": [2], "tick": 1}),
+    ...                                          A(name="invert", args={"closed": True})]))
+    (Mint(step=0, upper=(2,), tick=1), Observe(step=1, kind='invert', tick=None, closed=True))
+    """
+    return decoded("reclock", history, RECLOCK_DECODERS)
+
+
+def _observe(kind: ReclockAction) -> Decoder[ReclockStep]:
+    return lambda step, args: Observe.of(step, args, kind)
+
+
+RECLOCK_DECODERS: dict[str, Decoder[ReclockStep]] = {
+    ReclockAction.MINT: Mint.of,
+    ReclockAction.UPDATE: SourceUpdate.of,
+    ReclockAction.COMPACT: Compact.of,
+    **{kind: _observe(kind) for kind in OBSERVING},
+}
+
+
+@attrs.frozen
+class TxnData:
+    """`data(txn, payload, time)`: a transaction's data record, at its (data, metadata) FromTime pair."""
+
+    step: int
+    txn: str
+    payload: Any
+    time: Any
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> TxnData:
+        return cls(step, args[ReclockArg.TXN], args[ReclockArg.PAYLOAD], args[Arg.TIME])
+
+
+@attrs.frozen
+class TxnMetadata:
+    """`txn(txn, size, time)`: a transaction's metadata record: how many data records it has."""
+
+    step: int
+    txn: str
+    size: int
+    time: Any
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> TxnMetadata:
+        return cls(step, args[ReclockArg.TXN], args[ReclockArg.SIZE], args[Arg.TIME])
+
+
+@attrs.frozen
+class Crash:
+    """`crash(tick)`: the run dies at IntoTime `tick` and restarts from `R(tick)`."""
+
+    step: int
+    tick: int
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> Crash:
+        return cls(step, args[ReclockArg.TICK])
+
+
+SourceRecord = SourceUpdate | TxnData | TxnMetadata
+RestartStep = Mint | SourceRecord | Crash
+
+
+def restart_steps(history: HistoryLike) -> tuple[RestartStep, ...]:
+    """A restart history's actions, decoded (`MalformedHistory` for one it does not name).
+
+    >>> from types import SimpleNamespace as A
+    >>> restart_steps(A(domain="total", actions=[A(name="crash", args={"tick": 4})]))
+    (Crash(step=0, tick=4),)
+    """
+    return decoded("restart", history, RESTART_DECODERS)
+
+
+RESTART_DECODERS: dict[str, Decoder[RestartStep]] = {
+    RestartAction.MINT: Mint.of,
+    RestartAction.UPDATE: SourceUpdate.of,
+    RestartAction.DATA: TxnData.of,
+    RestartAction.TXN: TxnMetadata.of,
+    RestartAction.CRASH: Crash.of,
+}

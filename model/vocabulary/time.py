@@ -14,7 +14,12 @@ True
 
 from __future__ import annotations
 
-from frontier_harness.model.vocabulary import Word
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from frontier_harness.model.vocabulary import Arg, Decoder, HistoryLike, Word, decoded
 
 
 class CollectionAction(Word):
@@ -44,3 +49,95 @@ class AntichainLabel(Word):
 
     CHANGES = "changes"
     FRONTIER = "frontier"
+
+
+@attrs.frozen
+class CollectionUpdate:
+    """`update(data, time, diff)`: `diff` copies of `data` at `time`."""
+
+    step: int
+    data: Any
+    time: Any
+    diff: int
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> CollectionUpdate:
+        return cls(step, args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF])
+
+
+@attrs.frozen
+class CollectionRead:
+    """`read(time)`: the collection's contents at `time`."""
+
+    step: int
+    time: Any
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> CollectionRead:
+        return cls(step, args[Arg.TIME])
+
+
+@attrs.frozen
+class CollectionCompact:
+    """`compact(since)`: every time advanced by the frontier `since` (a sequence of times)."""
+
+    step: int
+    since: tuple
+
+    @classmethod
+    def of(cls, step: int, args: Mapping[str, Any]) -> CollectionCompact:
+        return cls(step, tuple(args[Arg.SINCE]))
+
+
+CollectionStep = CollectionUpdate | CollectionRead | CollectionCompact
+COLLECTION_DECODERS: dict[str, Decoder[CollectionStep]] = {
+    CollectionAction.UPDATE: CollectionUpdate.of,
+    CollectionAction.READ: CollectionRead.of,
+    CollectionAction.COMPACT: CollectionCompact.of,
+}
+
+
+def collection_steps(history: HistoryLike) -> tuple[CollectionStep, ...]:
+    """A collections history's actions, decoded (`MalformedHistory` for one it does not name).
+
+    >>> from types import SimpleNamespace as A
+    >>> collection_steps(A(domain="total", actions=[A(name="update", args={"data": "a", "time": 0, "diff": 1}),
+    ...                                             A(name="read", args={"time": 2})]))
+    (CollectionUpdate(step=0, data='a', time=0, diff=1), CollectionRead(step=1, time=2))
+    """
+    return decoded("collections", history, COLLECTION_DECODERS)
+
+
+@attrs.frozen
+class AntichainBatch:
+    """The updates `(time, diff)` of a mutable_antichain history applied together: those before an `apply`,
+    or before the history's end; `step` is where the batch is applied (and observed)."""
+
+    step: int
+    updates: tuple[tuple[Any, int], ...]
+
+
+def antichain_batches(history: HistoryLike) -> tuple[AntichainBatch, ...]:
+    """A mutable_antichain history as its batches: one per `apply`, and one at the end (`MalformedHistory`
+    for an action it does not name).
+
+    >>> from types import SimpleNamespace as A
+    >>> antichain_batches(A(domain="total", actions=[A(name="update", args={"time": 3, "diff": 1}),
+    ...                                              A(name="apply", args={})]))
+    (AntichainBatch(step=1, updates=((3, 1),)), AntichainBatch(step=2, updates=()))
+    """
+    steps = decoded("mutable antichain", history, ANTICHAIN_DECODERS)
+    batches, pending = [], list[tuple[Any, int]]()
+    for step, update in enumerate(steps):
+        if update is None:
+            batches.append(AntichainBatch(step, tuple(pending)))
+            pending = []
+        else:
+            pending.append(update)
+    return (*batches, AntichainBatch(len(steps), tuple(pending)))
+
+
+ANTICHAIN_DECODERS: dict[str, Decoder[tuple[Any, int] | None]] = {
+    AntichainAction.UPDATE: lambda step, args: (args[Arg.TIME], args[Arg.DIFF]),
+    AntichainAction.APPLY: lambda step, args: None,
+}

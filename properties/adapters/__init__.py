@@ -3,7 +3,8 @@
 `model` is the oracle itself (`frontier_harness.properties.adapters.model`), `spark` the Spark
 pipeline (`frontier_harness.properties.adapters.spark`), `job:MODULE:FACTORY` and
 `stateful-job:MODULE:FACTORY` Spark running a user's streaming job
-(`frontier_harness.properties.adapters.job`), and `module:factory` calls `factory()`
+(`frontier_harness.properties.adapters.job`), `upgrade-job:OLD->NEW` a stateful job's trials switched to
+another job (`frontier_harness.properties.adapters.upgrade`), and `module:factory` calls `factory()`
 from an importable module: a user's own pipeline, which must satisfy
 `frontier_harness.properties.engine.implementation.Implementation` (subclass it for the defaults).
 
@@ -36,6 +37,11 @@ def load_implementation(spec: str) -> Implementation:
     job = load_job_spec(spec)
     if job is not None:
         return job
+    from frontier_harness.properties.adapters.upgrade import load_upgrade_spec
+
+    upgrade = load_upgrade_spec(spec)
+    if upgrade is not None:
+        return upgrade
     impl = _factory(spec)()
     if not isinstance(impl, Implementation):
         raise ImplementationError(

@@ -9,11 +9,14 @@ records, many sets per Spark job.
 
 `load_job(spec, stateful=True)` is the stateful suite's: the job's plan is read and refused or
 described (`frontier_harness.spark_impl.event_time.stateful_plan`) as the model's
-`StatefulPlan`, its `observe_stateful` runs the stateful trials, and `stateful_outputs` is that
+`StatefulPlan` (a stream-stream join job's, `join_plan`, as a `JoinPlan`), its `observe_stateful` runs the stateful trials, and `stateful_outputs` is that
 oracle's batch job (`transform` over each frame of records, whole).
 
-An implementation spec names a job as `job:MODULE:FACTORY` or `stateful-job:MODULE:FACTORY`
-(`spec_of`), which is what reports and counterexample files call it, so `replay` loads it again.
+`load_suite_job("cdc", spec)` is the cdc suite's: its `observe_cdc` runs the CDC trials with the job's
+`transform` and `write` over the replication slot's change rows, its `read` the table it materialized.
+
+An implementation spec names a job as `job:MODULE:FACTORY`, `stateful-job:MODULE:FACTORY` or
+`cdc-job:MODULE:FACTORY` (`spec_of`, `JOB_SUITES`), which is what reports and counterexample files call it, so `replay` loads it again.
 """
 
 from __future__ import annotations
@@ -21,15 +24,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from frontier_harness.model.event_time.stateful import StatefulPlan, Window
+from frontier_harness.model.event_time.join import JoinPlan, JoinType, StreamJoin, TimeRange
+from frontier_harness.model.event_time.stateful import Deduplication, StatefulPlan, Window
 from frontier_harness.model.time.domains import Domain
-from frontier_harness.model.vocabulary.ingestion import PlanKey
+from frontier_harness.model.vocabulary.event_time import OperatorKey, PlanKey
 from frontier_harness.properties.adapters.spark import SparkImplementation
 from frontier_harness.properties.engine.errors import ImplementationError
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Observation
 
-STREAMING, STATEFUL = "job:", "stateful-job:"
+STREAMING, STATEFUL, CDC = "job:", "stateful-job:", "cdc-job:"
 
 
 class WrongKindOfJob(ImplementationError):
@@ -37,7 +41,7 @@ class WrongKindOfJob(ImplementationError):
     `stateful` (exit 2 when that suite was asked for; otherwise it runs its default lane)."""
 
 
-JOB_SUITES = {"streaming": STREAMING, "stateful": STATEFUL}
+JOB_SUITES = {"streaming": STREAMING, "stateful": STATEFUL, "cdc": CDC}
 
 
 def spec_of(job: str, stateful: bool = False) -> str:
@@ -59,6 +63,7 @@ class JobImplementation(SparkImplementation):
 
         self.streaming_job, self.name = spec, spec_of(spec)
         self._outputs: dict = {}  # record -> its rows under transform (deterministic: computed once)
+        self._references: dict = {}  # history -> the observation of its run (a stateful job's reference runs)
         try:
             job = built(spec)  # before Spark starts: a job that cannot be imported or built is refused now
             self._before_spark(job)
@@ -86,29 +91,23 @@ class JobImplementation(SparkImplementation):
     def job_outputs(self, record_sets: Sequence[Sequence[tuple]]) -> list[Any]:
         """`transform` as a batch job over each set of `(data, partition, offset)` records: rows -> count."""
         from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.spans import ORACLE, span
         from frontier_harness.spark_impl.streaming.job import batch_outputs
 
-        return batch_outputs(self.streaming_job, spark(), record_sets, self._outputs)
+        with span(ORACLE):
+            return batch_outputs(self.streaming_job, spark(), record_sets, self._outputs)
 
 
 class StatefulJobImplementation(JobImplementation):
     """Spark, with the user's stateful job in the stateful suite's trials; `plan` is its plan as the model
     reads it (`StatefulPlan`), `window_column` the output column holding its window."""
 
-    plan: StatefulPlan
+    plan: StatefulPlan | JoinPlan
     window_column: str | None
 
     def __init__(self, spec: str):
         super().__init__(spec)
         self.name = spec_of(spec, stateful=True)
-
-    def prepare(self) -> None:
-        """Spark started, and the suite's histories scaled to this job's plan (`stateful.use_plan`)."""
-        super().prepare()
-        if hasattr(self, "plan"):
-            from frontier_harness.properties.checks.event_time.stateful import use_plan
-
-            use_plan(self.plan)
 
     def _before_spark(self, job: Any) -> None:
         from frontier_harness.spark_impl.event_time.stateful_plan import output_mode
@@ -118,11 +117,14 @@ class StatefulJobImplementation(JobImplementation):
     def _validate(self, job: Any) -> None:
         from frontier_harness.spark_impl.event_time.stateful_plan import stateful_plan
         from frontier_harness.spark_impl.session import spark
-        from frontier_harness.spark_impl.streaming.job import check_read
+        from frontier_harness.spark_impl.streaming.job import check_read, is_join
 
         check_read(self.streaming_job, job.read, spark())
+        if is_join(job):
+            self._join(job)
+            return
         described = stateful_plan(self.streaming_job, spark(), job)
-        window = described[PlanKey.WINDOW]
+        window, first = described[PlanKey.WINDOW], described[PlanKey.DEDUPLICATION]
         self.plan = StatefulPlan(
             described[PlanKey.OPERATOR],
             tuple(described[PlanKey.DELAYS]),
@@ -130,26 +132,85 @@ class StatefulJobImplementation(JobImplementation):
             tuple(described.get(PlanKey.KEYS, ())),
             described[PlanKey.OUTPUT_MODE],
             described[PlanKey.LATENESS],
+            Deduplication(first[OperatorKey.NAME], tuple(first[PlanKey.KEYS])) if first else None,
+            described[PlanKey.GAP],
+            described.get(PlanKey.TIME_MODE),
         )
         self.window_column = described[PlanKey.WINDOW_COLUMN]
         self.columns = described[PlanKey.COLUMNS]
-        self.prepare()
+
+    def _join(self, job: Any) -> None:
+        """A stream-stream join job: its plan as the model's `JoinPlan`."""
+        from frontier_harness.spark_impl.event_time.join_plan import join_plan
+        from frontier_harness.spark_impl.session import spark
+
+        found = join_plan(self.streaming_job, spark(), job)
+        left, right = found["delays"]
+        spec = StreamJoin(
+            JoinType(found["how"]),
+            TimeRange(found["lower"], found["upper"]),
+            tuple(found["keys"]),
+            left is not None,
+            right is not None,
+        )
+        self.plan = JoinPlan(spec, (left, right), found["output_mode"], tuple(found["data_columns"]))
+        self.window_column = None
+        self.columns = found["columns"]
 
     def observe_stateful(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
         from frontier_harness.spark_impl.streaming.trial import observe_stateful
 
         return observe_stateful(domain, histories, job=self.streaming_job)
 
+    def reference_runs(self, histories: Sequence[History]) -> list[Observation]:
+        """The job's trials of `histories` (each a run without a crash or a restart), each history run once:
+        a later call for a history run before returns the observation of that run."""
+        from frontier_harness.spark_impl.streaming.trial import observe_stateful
+
+        todo = list({h.key: h for h in histories if h.key not in self._references}.values())
+        if todo:
+            found = observe_stateful(None, todo, job=self.streaming_job)
+            self._references.update((h.key, obs) for h, obs in zip(todo, found))
+        return [self._references[h.key] for h in histories]
+
     def stateful_outputs(self, frames: Sequence[Sequence[tuple]]) -> list[Any]:
         """`transform` as a batch job over each frame of `(key, event_time, data, partition, offset)`
         records, whole: rows -> count, one Spark job for the frames not computed before."""
         from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.spans import ORACLE, span
         from frontier_harness.spark_impl.streaming.job import frame_outputs
 
         todo = sorted({tuple(sorted(frame)) for frame in frames} - set(self._outputs))
         if todo:
-            self._outputs.update(zip(todo, frame_outputs(self.streaming_job, spark(), todo)))
+            with span(ORACLE):
+                self._outputs.update(zip(todo, frame_outputs(self.streaming_job, spark(), todo)))
         return [self._outputs[tuple(sorted(frame))] for frame in frames]
+
+
+class CdcJobImplementation(JobImplementation):
+    """Spark, with the user's job in the cdc suite's trials: its `transform` over the CDC source's change
+    rows into its `write`; its `read(spark)` is the table it materialized (columns `k` and `v`)."""
+
+    def __init__(self, spec: str):
+        super().__init__(spec)
+        self.name = CDC + spec
+
+    def _validate(self, job: Any) -> None:
+        from frontier_harness.spark_impl.cdc.source import SCHEMA
+        from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.streaming.job import validate
+
+        self.columns = validate(self.streaming_job, spark(), job, SCHEMA)
+
+    def observe_cdc(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
+        from frontier_harness.spark_impl.cdc.trial import observe_cdc
+
+        return observe_cdc(domain, histories, job=self.streaming_job)
+
+
+def load_suite_job(suite: str, spec: str) -> JobImplementation:
+    """The Spark implementation running `spec`'s job in `suite`'s trials (`JOB_SUITES`)."""
+    return CdcJobImplementation(spec) if suite == "cdc" else load_job(spec, stateful=suite == "stateful")
 
 
 def load_job(spec: str, stateful: bool = False) -> JobImplementation:
@@ -162,7 +223,7 @@ def load_job(spec: str, stateful: bool = False) -> JobImplementation:
 
 def load_job_spec(spec: str) -> JobImplementation | None:
     """The job an implementation spec names (`job:M:F`, `stateful-job:M:F`), or None for another spec."""
-    for prefix in (STATEFUL, STREAMING):
+    for suite, prefix in sorted(JOB_SUITES.items(), key=lambda item: -len(item[1])):
         if spec.startswith(prefix):
-            return load_job(spec.removeprefix(prefix), stateful=prefix == STATEFUL)
+            return load_suite_job(suite, spec.removeprefix(prefix))
     return None

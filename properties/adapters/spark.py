@@ -136,6 +136,7 @@ class SparkImplementation(Implementation):
     observe_streaming = _delegate(
         "frontier_harness.spark_impl.streaming.trial", "observe_streaming", sized=False
     )
+    observe_cdc = _delegate("frontier_harness.spark_impl.cdc.trial", "observe_cdc", sized=False)
     observe_ttl = _delegate("frontier_harness.spark_impl.ttl.store_observer", "observe_ttl")
     observe_ttl_compaction = _delegate(
         "frontier_harness.spark_impl.ttl.compaction_observer", "observe_ttl_compaction"

@@ -50,6 +50,7 @@ NAMES = (
     "streaming",
     "checkpoint",
     "stateful",
+    "upgrade",
     "spark_overhead",
     "spark_start",
     "check_ci",

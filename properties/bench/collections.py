@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from frontier_harness.properties.bench import Figure, timed
 from frontier_harness.properties.checks.time.collections import observe
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
@@ -51,7 +53,7 @@ def figures(scale: float) -> list[Figure]:
     ]
 
 
-def _assert_all_hold(outcomes: list) -> None:
+def _assert_all_hold(outcomes: Sequence) -> None:
     failing = [o for o in outcomes if not o.ok]
     if failing:
         raise AssertionError(f"benchmark found a disagreement: {failing[0].message}")

@@ -6,15 +6,18 @@
   (`frontier_harness.streaming_job_example.windowed_counts:factory`), judged by `exactly_once` (the
   trials, the job's reads and the oracle's batch job), after one warm-up trial; against
   `stateful_row_wise_trials_per_minute`, the same number of histories of the streaming suite with its
-  row-wise example job, so the ratio is what state, watermarks and the oracle's windows cost; and against
+  row-wise example job (what state, watermarks and the oracle's windows cost); and against
   `stateful_trials_per_minute.cold_runners`, the same histories with Spark's source runners started as Spark
   starts them, not forked warm (`frontier_harness.spark_impl.streaming.warm_runner`). Wall-clock,
   so on a shared machine it moves with the load.
+- `stateful_floor_trials_per_minute` and `stateful_over_floor_s.*`: Spark's own floor for the same
+  histories, which `stateful_trials_per_minute` is a fraction of (its ratio), and where the rest goes,
+  from the spans the trials record (`frontier_harness.properties.bench.floor`).
 """
 
 from __future__ import annotations
 
-from frontier_harness.properties.bench import Figure, timed
+from frontier_harness.properties.bench import Figure, floor, timed
 from frontier_harness.properties.engine.source import RandomSource
 
 EXAMPLE = "frontier_harness.streaming_job_example.windowed_counts:factory"
@@ -29,7 +32,9 @@ def trials_per_minute(suite_name: str, job: str, histories: int) -> tuple[float,
 
     impl = load_job(job, stateful=suite_name == "stateful")
     prop = get_suite(suite_name).property("exactly_once")
-    prop.check(impl, [prop.draw(RandomSource(SEEDS - 1), "partitioned")])  # warm
+    list(
+        prop.check(impl, [prop.draw(RandomSource(SEEDS - 1), "partitioned")])
+    )  # warm (its trials run as read)
     drawn = [prop.draw(RandomSource(SEEDS + i), "partitioned") for i in range(histories)]
     outcomes: list = []
     seconds = timed(lambda: outcomes.extend(prop.check(impl, drawn)))
@@ -37,11 +42,26 @@ def trials_per_minute(suite_name: str, job: str, histories: int) -> tuple[float,
     return histories / (seconds / 60), seconds
 
 
+def against_floor(histories: int) -> floor.Breakdown:
+    """`histories` stateful trials of the example job judged by `exactly_once`, and at Spark's floor."""
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.checks.registry import get_suite
+    from frontier_harness.spark_impl.streaming.trial import run_trials
+
+    impl = load_job(EXAMPLE, stateful=True)
+    prop = get_suite("stateful").property("exactly_once")
+    warm = [prop.draw(RandomSource(SEEDS - 1), "partitioned")]
+    drawn = [prop.draw(RandomSource(SEEDS + i), "partitioned") for i in range(histories)]
+    at_floor = lambda hs: run_trials(hs, job=EXAMPLE, stateful=True, floor=True)  # noqa: E731
+    return floor.measure(lambda hs: prop.check(impl, hs), at_floor, warm, drawn)
+
+
 def figures(scale: float) -> list[Figure]:
     from frontier_harness.spark_impl.streaming import warm_runner
 
-    histories = max(6, int(12 * scale))
-    rate, seconds = trials_per_minute("stateful", EXAMPLE, histories)
+    histories = max(1, round(12 * scale))
+    breakdown = against_floor(histories)
+    rate, seconds = floor.judged_rate(breakdown)
     with warm_runner.cold():
         cold, cold_seconds = trials_per_minute("stateful", EXAMPLE, histories)
     base, base_seconds = trials_per_minute("streaming", ROW_WISE, histories)
@@ -57,8 +77,8 @@ def figures(scale: float) -> list[Figure]:
             rate,
             "trials/min",
             f"{histories} stateful histories with --job {EXAMPLE} in {seconds:.0f} s, judged (reads, oracle)",
-            baseline="stateful_row_wise_trials_per_minute",
-            goal=">= 15 (check --suite stateful --profile ci: 60 trials in 4 min)",
+            baseline=floor.floor_name("stateful"),
+            goal=">= 15 (check --suite stateful --profile ci: 60 trials in 4 min); >= 0.70x the floor",
         ),
         Figure(
             "stateful_trials_per_minute.cold_runners",
@@ -68,4 +88,5 @@ def figures(scale: float) -> list[Figure]:
             "cold by Spark, not forked warm",
             baseline="stateful_trials_per_minute",
         ),
+        *floor.figures("stateful", breakdown),
     ]

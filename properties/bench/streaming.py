@@ -6,6 +6,9 @@
 - `streaming_job_trials_per_minute`: the same, with the worked example job
   (`frontier_harness.streaming_job_example:factory`, `--job`) in place of our sink, judged by `exactly_once`:
   its reads of the job's rows and the oracle's batch job included;
+- `streaming_floor_trials_per_minute` and `streaming_over_floor_s.*`: Spark's own floor for the job's
+  histories, which `streaming_job_trials_per_minute` is a fraction of (its ratio), and where the rest
+  goes, from the spans the trials record (`frontier_harness.properties.bench.floor`);
 - `validate_checkpoint_s_per_1000_batches`: reading a checkpoint of Kafka-like offsets (3 topics
   x 4 partitions, commits, a file sink's log) and checking the laws, per 1,000 batches, against
   `read_checkpoint_s_per_1000_batches`, reading the same files into a history without the laws.
@@ -18,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.properties.bench import Figure, timed
+from frontier_harness.properties.bench import Figure, floor, timed
 from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log
 from frontier_harness.properties.checks.streaming.checkpoint_log.reader import read_checkpoint
 from frontier_harness.properties.checks.streaming.strategies.streaming import draw_streaming_history
@@ -54,19 +57,18 @@ def trials_per_minute(histories: int) -> tuple[float, float]:
 EXAMPLE_JOB = "frontier_harness.streaming_job_example:factory"
 
 
-def job_trials_per_minute(histories: int) -> tuple[float, float]:
-    """Trials of the worked example job judged by `exactly_once` (trials, reads and oracle), per minute."""
+def against_floor(histories: int) -> floor.Breakdown:
+    """`histories` trials of the example job judged by `exactly_once`, and at Spark's floor."""
     from frontier_harness.properties.adapters.job import load_job
     from frontier_harness.properties.checks.registry import get_suite
+    from frontier_harness.spark_impl.streaming.trial import run_trials
 
     check = get_suite("streaming").property("exactly_once").check
     impl = load_job(EXAMPLE_JOB)
-    check(impl, [draw_streaming_history(RandomSource(10_001), "partitioned", max_steps=2)])  # warm
+    warm = [draw_streaming_history(RandomSource(10_001), "partitioned", max_steps=2)]
     drawn = [draw_streaming_history(RandomSource(seed), "partitioned") for seed in range(histories)]
-    outcomes: list = []
-    seconds = timed(lambda: outcomes.extend(check(impl, drawn)))
-    assert all(o.ok for o in outcomes), [o.message for o in outcomes if not o.ok][:1]
-    return histories / (seconds / 60), seconds
+    at_floor = lambda hs: run_trials(hs, job=EXAMPLE_JOB, floor=True)  # noqa: E731
+    return floor.measure(lambda hs: check(impl, hs), at_floor, warm, drawn)
 
 
 def figures(scale: float) -> list[Figure]:
@@ -76,9 +78,10 @@ def figures(scale: float) -> list[Figure]:
     read_s = timed(lambda: read.update(log=read_checkpoint(root, root / "sink")))
     laws_s = timed(lambda: read.update(broken=check_log(read["log"])))
     assert read["broken"] == [], read["broken"][:3]
-    histories = max(6, int(12 * scale))
+    histories = max(1, round(12 * scale))
     rate, seconds = trials_per_minute(histories)
-    job_rate, job_seconds = job_trials_per_minute(histories)
+    breakdown = against_floor(histories)
+    job_rate, job_seconds = floor.judged_rate(breakdown)
     per_1000 = 1000 / batches
     return [
         Figure(
@@ -92,8 +95,8 @@ def figures(scale: float) -> list[Figure]:
             job_rate,
             "trials/min",
             f"{histories} histories with --job {EXAMPLE_JOB} in {job_seconds:.0f} s, judged (reads, oracle)",
-            baseline="streaming_trials_per_minute",
-            goal=">= 15 (check --job --profile ci: 60 trials in 4 min)",
+            baseline=floor.floor_name("streaming"),
+            goal=">= 15 (check --job --profile ci: 60 trials in 4 min); >= 0.70x the floor",
         ),
         Figure(
             "read_checkpoint_s_per_1000_batches",
@@ -108,4 +111,5 @@ def figures(scale: float) -> list[Figure]:
             f"read + laws (frontiers in the model's order); laws alone {laws_s * per_1000:.2f} s",
             baseline="read_checkpoint_s_per_1000_batches",
         ),
+        *floor.figures("streaming", breakdown),
     ]

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import attrs
+
+from frontier_harness.model.event_time.join import JoinPlan
 from frontier_harness.properties.checks.catalog import expiration, prove, temporal, timelines
-from frontier_harness.properties.checks.event_time import stateful
+from frontier_harness.properties.checks.cdc import cdc
+from frontier_harness.properties.checks.event_time import join, stateful
 from frontier_harness.properties.checks.ingestion import durable, resumption
 from frontier_harness.properties.checks.reclocking import reclock, remap, restart, summary
 from frontier_harness.properties.checks.streaming import checkpoint, streaming
 from frontier_harness.properties.checks.time import collections, laws, mutable_antichain
 from frontier_harness.properties.checks.ttl import codec, compaction, spark_state, store
+from frontier_harness.properties.checks.upgrade import upgrade
 from frontier_harness.properties.engine.errors import UnknownSuite
 from frontier_harness.properties.engine.suite import Suite
 
@@ -21,7 +26,9 @@ SUITES: dict[str, Suite] = {
         resumption.SUITE,
         durable.SUITE,
         streaming.SUITE,
-        stateful.SUITE,
+        attrs.evolve(stateful.SUITE, plan_kinds=((JoinPlan, join),)),  # a join's plan, its own properties
+        cdc.SUITE,
+        upgrade.SUITE,
         checkpoint.SUITE,
         store.SUITE,
         compaction.SUITE,

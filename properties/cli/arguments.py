@@ -1,4 +1,5 @@
-"""Argument types the CLI's verbs share: each parses one flag's text or names what is wrong.
+"""What the CLI's verbs share: argument types (each parses one flag's text or names what is wrong), and
+the options of the verbs that run suites.
 
 >>> non_negative_int("3")
 3
@@ -8,8 +9,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
+
+import attrs
 
 from frontier_harness.model.errors import ModelError
+from frontier_harness.properties.engine.config import Config
+from frontier_harness.properties.engine.profiles import PROFILES, Profile
 
 
 def non_negative_int(text: str) -> int:
@@ -56,3 +62,64 @@ def domain_name(text: str) -> str:
         return parse_domain(text).name
     except ModelError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> None:
+    """The options of a verb that runs suites (`check`, `verify`): profile, counts, implementation, job,
+    where files go."""
+    verb.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default=default_profile,
+        help="dev, ci or thorough (default: [tool.frontier-harness] profile, else dev)",
+    )
+    verb.add_argument("--seed", type=non_negative_int, default=0)
+    verb.add_argument(
+        "--max-examples",
+        type=positive_int,
+        help="Hypothesis examples for suites checked against the model (at least 1)",
+    )
+    verb.add_argument(
+        "--batched-examples",
+        type=positive_int,
+        help="Hypothesis examples for suites checked against an implementation (at least 1)",
+    )
+    verb.add_argument(
+        "--screening",
+        type=positive_int,
+        help="histories the screening lane checks per property and domain (at least 1)",
+    )
+    verb.add_argument("--impl", help="implementation under test: spark (default), model, or module:factory")
+    job_option(verb)
+    verb.add_argument(
+        "--upgrade-to",
+        metavar="MODULE:FACTORY",
+        help="with --suite upgrade and --job: the new job, restarted on the running job's checkpoint at a drawn batch",
+    )
+    verb.add_argument(
+        "--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)"
+    )
+    verb.add_argument("--junit", type=Path, help="write JUnit XML here")
+    verb.add_argument(
+        "--fail-fast", action="store_true", help="stop at the first failure (default: run everything)"
+    )
+
+
+def job_option(verb: argparse.ArgumentParser) -> None:
+    verb.add_argument(
+        "--job",
+        metavar="MODULE:FACTORY",
+        help="your streaming job (transform, write, read) in the streaming or stateful suite's trials (frontier_harness.properties.checks.streaming.job), or the job running now in the upgrade suite's",
+    )
+
+
+def profile_of(args: argparse.Namespace, config: Config) -> Profile:
+    """The profile `--profile` (else the config's) names, with the counts the flags override."""
+    profile = config.profile(args.profile or config.get("profile"))
+    overrides = {
+        "max_examples": args.max_examples,
+        "batched_examples": args.batched_examples,
+        "screening_histories": args.screening,
+        "batched_screening_histories": args.screening,
+    }
+    return attrs.evolve(profile, seed=args.seed, **{k: v for k, v in overrides.items() if v is not None})

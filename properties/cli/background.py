@@ -1,17 +1,23 @@
-"""Lanes run in a second process while this one runs the others: both cores busy, not taking turns.
+"""Pairings shared by this process and a second one: both cores busy until the last pairing ends.
 
 A default `check` is CPU-bound in two places that one process cannot overlap: the
-model's lanes are pure Python, and a Spark lane's driver mostly waits on its JVM
+model's pairings are pure Python, and a Spark pairing's driver mostly waits on its JVM
 (a thread running the model beside it gained nothing: the GIL, docs/decisions.md).
-So the lanes `in_background` picks (every model lane, and the suites whose calls run
-Spark jobs one after another, in the child's own session and JVM) run in a child process, started
-with `spawn`, while the others run here. The child hands each property and domain's
-result and each counterexample (found, then shrunk) back as it happens; this process
-prints them and writes the files (one writer), and the results keep the lanes' order.
+So a run whose pairings are of both kinds (`in_background`: the model's, and the suites whose calls
+run Spark jobs one after another) shares all its pairings between this process and a child started
+with `spawn` (its own session and JVM): each process takes the next pairing not yet taken
+(`Turns`, in `turn_order`: the longest kinds first, the model's last, to fill the end) the moment it
+is free, so neither waits while the other works through a fixed share. The child hands each
+property and domain's result and each counterexample (found, then shrunk) back as it happens; this
+process prints them and writes the files (one writer), and the results keep the pairings' order.
 
-The verdicts are deterministic per command (each lane is seeded, and shares nothing
+Under `--fail-fast` both processes share one `Stop` (`shared_stop`: a `multiprocessing` event): the
+first failure in either ends every lane of both, and neither takes another pairing; those never taken
+are reported not run.
+
+The verdicts are deterministic per command (each pairing is seeded, and shares nothing
 with another); the printed lines interleave, and an in-process Hypothesis lane's count
-of examples can differ from a one-process run's (it depends on the lanes that ran
+of examples can differ from a one-process run's (it depends on the pairings that ran
 before it in its process: docs/decisions.md).
 """
 
@@ -23,7 +29,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -31,14 +37,17 @@ import attrs
 from frontier_harness.properties.engine.errors import HarnessError, InternalError
 from frontier_harness.properties.engine.exit_codes import ExitCode, exit_code_of
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
-from frontier_harness.properties.engine.lanes import MODEL, Lane, LaneResult
+from frontier_harness.properties.engine.pairings import MODEL, Pairing, PairingResult
 from frontier_harness.properties.engine.profiles import Profile
-from frontier_harness.properties.engine.runner import PropertyResult
+from frontier_harness.properties.engine.results import PropertyResult
+from frontier_harness.properties.engine.stop import Stop
+
+SPAWN = multiprocessing.get_context("spawn")  # the child never inherits this process's Spark session
 
 
 @attrs.frozen
-class LaneSpec:
-    """A lane as the child rebuilds it: its suite, and the `--impl` spec that names its implementation."""
+class PairingSpec:
+    """A pairing as the child rebuilds it: its suite, and the `--impl` spec that names its implementation."""
 
     suite: str
     impl: str
@@ -46,35 +55,83 @@ class LaneSpec:
 
 @attrs.frozen
 class Job:
-    """What the child runs, and how (the run's options, Spark's settings)."""
+    """What the child may run, in the order the two processes take them (`Turns`), and how (the run's
+    options, Spark's settings)."""
 
-    lanes: tuple[LaneSpec, ...]
+    pairings: tuple[PairingSpec, ...]
     profile: Profile
     seed: int
     domains: tuple[str, ...] | None
     spark: dict[str, Any]
 
 
-def in_background(lane: Lane) -> bool:
-    """A lane that judges, of the model (pure Python) or of a suite whose calls run Spark jobs one after
-    another (`Suite.serial_jobs`: trials, pipeline rounds): with these there, the two processes' shares of
-    a default `check --profile ci` measured within 6% of each other.
+def shared_stop() -> Stop:
+    """A `Stop` this process and the child both read (its event is a `multiprocessing` one)."""
+    return Stop(SPAWN.Event())
+
+
+class Turns:
+    """The next of `count` pairings not yet taken, shared by this process and the child (a `multiprocessing`
+    counter): each process takes one when it is free, none once the run's `stop` is set.
+
+    >>> turns = Turns(2)
+    >>> turns.take(None), turns.take(None), turns.take(None)
+    (0, 1, None)
+    """
+
+    def __init__(self, count: int, taken: Any = None):
+        self.count = count
+        self.taken = SPAWN.Value("i", 0) if taken is None else taken
+
+    def take(self, stop: Stop | None) -> int | None:
+        with self.taken.get_lock():
+            if self.taken.value >= self.count or (stop is not None and stop.is_set):
+                return None
+            self.taken.value += 1
+            return self.taken.value - 1
+
+
+def turn_order(pairings: Sequence[Pairing]) -> list[int]:
+    """The judging pairings' indices in the order the two processes take them: the suites whose calls run
+    Spark jobs one after another (trials: the longest), then the other batched ones, then the model's
+    (quick: they fill the end), each kind in the planned order.
 
     >>> from frontier_harness.properties.checks.registry import get_suite
-    >>> from frontier_harness.properties.engine.lanes import _stub, lanes
+    >>> from frontier_harness.properties.engine.pairings import _stub, pairings
+    >>> planned = [p for name in ("collections", "streaming") for p in pairings(get_suite(name), None, _stub)]
+    >>> [(planned[i].suite.name, planned[i].impl_name) for i in turn_order(planned)]
+    [('streaming', 'spark'), ('collections', 'spark'), ('streaming', 'model')]
+    """
+    judging = [i for i, pairing in enumerate(pairings) if pairing.judges]
+    return sorted(judging, key=lambda i: _kind(pairings[i]))
+
+
+def _kind(pairing: Pairing) -> int:
+    return 2 if pairing.impl_name == MODEL else 0 if pairing.suite.serial_jobs else 1
+
+
+def in_background(pairing: Pairing) -> bool:
+    """A pairing that judges, of the model (pure Python) or of a suite whose calls run Spark jobs one after
+    another (`Suite.serial_jobs`: trials, pipeline rounds): a run with pairings of this kind and of the
+    other shares them between two processes (`frontier_harness.properties.cli.run.shared_pairings`).
+
+    >>> from frontier_harness.properties.checks.registry import get_suite
+    >>> from frontier_harness.properties.engine.pairings import _stub, pairings
     >>> suites = [get_suite(name) for name in ("collections", "ttl", "durable_resumption")]
-    >>> [(lane.suite.name, lane.impl_name) for s in suites for lane in lanes(s, None, _stub) if in_background(lane)]
+    >>> [(pairing.suite.name, pairing.impl_name) for s in suites for pairing in pairings(s, None, _stub) if in_background(pairing)]
     [('ttl', 'model'), ('ttl', 'spark'), ('durable_resumption', 'spark')]
     """
-    return lane.judges and (lane.impl_name == MODEL or lane.suite.serial_jobs)
+    return pairing.judges and (pairing.impl_name == MODEL or pairing.suite.serial_jobs)
 
 
 class Background:
     """The child process and the thread that hears from it.
 
     `finished(impl_name, result)`, `found(cx, event)` and `lane_done(result, seconds)` are called (on the
-    listening thread) as the child reports; `results()` waits for the child and returns its lanes'
-    results, in order, or raises what the child raised.
+    listening thread) as the child reports; `results()` waits for the child and returns its pairings'
+    results by their place in the job, or raises what the child raised. The child takes its pairings
+    from `turns` (shared with this process); under `stop` (`shared_stop`, `--fail-fast`) its lanes end at
+    the first failure of either process.
     """
 
     def __init__(
@@ -82,14 +139,19 @@ class Background:
         job: Job,
         finished: Callable[[str, PropertyResult], None],
         found: Callable[[Any, str], None],
-        lane_done: Callable[[LaneResult, float], None],
+        lane_done: Callable[[PairingResult, float], None],
+        turns: Turns,
+        stop: Stop | None = None,
     ):
-        context = multiprocessing.get_context("spawn")
-        self.job = job
-        self.messages = context.Queue()
-        self.process = context.Process(target=_child, args=(job, self.messages), daemon=True)
+        self.job, self.turns = job, turns  # held: the child opens the counter after this returns
+        self.messages = SPAWN.Queue()
+        event = None if stop is None else stop.event
+        self.process = SPAWN.Process(
+            target=_child, args=(job, self.messages, turns.taken, event), daemon=True
+        )
         self.finished, self.found, self.lane_done = finished, found, lane_done
-        self.lanes: dict[int, LaneResult] = {}
+        self.pairings: dict[int, PairingResult] = {}
+        self.took: set[int] = set()  # the pairings the child took, by their place in the job
         self.error: BaseException | None = None
         self.done = threading.Event()
         self.process.start()
@@ -115,9 +177,11 @@ class Background:
             self.finished(*payload)
         elif kind == "found":
             self.found(*payload)
-        elif kind == "lane":
+        elif kind == "took":
+            self.took.add(payload[0])
+        elif kind == "pairing":
             index, result, seconds = payload
-            self.lanes[index] = result
+            self.pairings[index] = result
             self.lane_done(result, seconds)
         elif kind == "error":
             self.error = raised_there(*payload)
@@ -129,26 +193,25 @@ class Background:
         if self.done.is_set():
             return
         self.error = InfrastructureError(
-            f"the process running lanes in the background died (exit code {self.process.exitcode})"
+            f"the process running suites in the background died (exit code {self.process.exitcode})"
         )
         self.done.set()
 
-    def results(self) -> list[LaneResult]:
-        """Every lane's result, in the job's order; `InfrastructureError` naming a lane that never came back
-        (a run never pairs the lanes that did come back with the planned ones by position)."""
+    def results(self) -> dict[int, PairingResult]:
+        """The result of each pairing the child took, by its place in the job; `InfrastructureError` naming a
+        pairing it took and never reported (a run never claims a verdict for a pairing that did not return)."""
         self.done.wait()
         self.listener.join()
         self.process.join(timeout=30)
         if self.error is not None:
             raise self.error
         lost = [
-            f"{spec.suite} against {spec.impl}"
-            for i, spec in enumerate(self.job.lanes)
-            if i not in self.lanes
+            f"{self.job.pairings[i].suite} against {self.job.pairings[i].impl}"
+            for i in sorted(self.took - set(self.pairings))
         ]
         if lost:
-            raise InfrastructureError(f"lanes run in the background returned no result: {', '.join(lost)}")
-        return [self.lanes[i] for i in range(len(self.job.lanes))]
+            raise InfrastructureError(f"suites run in the background returned no result: {', '.join(lost)}")
+        return dict(self.pairings)
 
     def stop(self) -> None:
         """Ends the child at once (this process is failing, or was interrupted)."""
@@ -157,10 +220,12 @@ class Background:
         self.done.set()
 
 
-def _child(job: Job, messages: Any) -> None:
-    """The child: each lane in turn, every report sent as it happens, then `done` (or `error`)."""
+def _child(job: Job, messages: Any, taken: Any, event: Any = None) -> None:
+    """The child: the next pairing not taken (`Turns` over `taken`) until none is left, every report sent
+    as it happens, then `done` (or `error`); `event` is the parent's stop (`shared_stop`) under
+    `--fail-fast`."""
     try:
-        _run(job, messages)
+        _run(job, messages, Turns(len(job.pairings), taken), None if event is None else Stop(event))
         send(messages, ("done",))
     except BaseException as exc:  # handed to the parent, which raises it as a sequential run would
         send(messages, ("error", *described(exc)))
@@ -168,7 +233,7 @@ def _child(job: Job, messages: Any) -> None:
 
 def send(messages: Any, message: tuple) -> None:
     """Puts `message` pickled here, so one that cannot be pickled reaches the parent as an error (the
-    harness's own: exit 4), where `Queue.put` would drop it in its feeder thread and the lane be lost."""
+    harness's own: exit 4), where `Queue.put` would drop it in its feeder thread and the pairing be lost."""
     try:
         data = pickle.dumps(message)
     except Exception as exc:
@@ -202,33 +267,41 @@ def raised_there(code: int, kind: str, message: str, trace: str) -> Exception:
     return InternalError(kind, message, trace)
 
 
-def _run(job: Job, messages: Any) -> None:
+def _run(job: Job, messages: Any, turns: Turns, stop: Stop | None) -> None:
     from frontier_harness.properties.adapters import load_implementation
     from frontier_harness.properties.checks.registry import get_suite
-    from frontier_harness.properties.engine.lanes import lanes
-    from frontier_harness.properties.engine.runner import run_suite
+    from frontier_harness.properties.engine.pairings import pairings
+    from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 
     if job.spark:
         from frontier_harness.properties.adapters.spark import configure
 
         configure(**job.spark)
-    for index, spec in enumerate(job.lanes):
+    while (index := turns.take(stop)) is not None:
+        spec = job.pairings[index]
+        send(messages, ("took", index))
         started = time.perf_counter()
-        (lane,) = lanes(get_suite(spec.suite), spec.impl, load_implementation)  # as the parent built it
+        (pairing,) = pairings(get_suite(spec.suite), spec.impl, load_implementation)  # as the parent built it
         result = run_suite(
-            lane.suite,
-            lane.impl,
-            lane.impl_name,
-            job.profile,
-            job.seed,
-            job.domains,
-            found=lambda cx, event: send(messages, ("found", cx, event)),
-            finished=_sender(messages, lane.impl_name),
+            SuiteRequest(
+                pairing.suite,
+                pairing.impl,
+                pairing.impl_name,
+                job.profile,
+                job.seed,
+                job.domains,
+                found=lambda cx, event: send(messages, ("found", cx, event)),
+                fail_fast=stop is not None,
+                finished=_sender(messages, pairing.impl_name),
+                stop=stop,
+            )
         )
-        done = LaneResult(lane.impl_name, result, lane.reference_only)
-        send(messages, ("lane", index, done, time.perf_counter() - started))
+        if stop is not None and not result.passed:
+            stop.set(f"{spec.suite} against {spec.impl}")  # a failure not found as a trial: a hard case
+        done = PairingResult(pairing.impl_name, result, pairing.reference_only)
+        send(messages, ("pairing", index, done, time.perf_counter() - started))
 
 
 def _sender(messages: Any, impl_name: str) -> Callable[[PropertyResult], None]:
-    """The `finished` hook of one lane: each property and domain's result, sent as it ends."""
+    """The `finished` hook of one pairing: each property and domain's result, sent as it ends."""
     return lambda result: send(messages, ("finished", impl_name, result))

@@ -230,6 +230,8 @@ def _quiet_query_context_logs() -> None:
 
 def _print(out: Any, run: MutationRun) -> None:
     out.print(output.files_table(run))
+    for line in output.failed_baselines(run):
+        out.print(f"failed unmutated, so it judges no mutant: {line}", markup=False, soft_wrap=True)
     for status, title in ((SURVIVED, "survivors"), (TIMEOUT, "timeouts"), (UNREACHED, "unreached")):
         lines = output.listing(run.results, status)
         if lines:

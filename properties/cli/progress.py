@@ -1,12 +1,12 @@
-"""What `check` shows while a lane runs (one suite against one implementation).
+"""What `check` shows while a suite runs against one implementation (a pairing).
 
-On a terminal, a live display of two rows: the lane (`SUITE against IMPL`, the
+On a terminal, a live display of two rows: the pairing (`SUITE against IMPL`, the
 properties and domains done of how many it runs, and an ETA) and the property and
 domain running (`SUITE.PROPERTY [DOMAIN] LANE`, histories done of the total, the
 rate and an ETA); a suite that reports its histories one by one (the streaming
 suite, each a real query) shows the last trial's number and verdict beside it.
 Piped (a CI log): a line per property and domain the moment it ends, and a line
-per trial. The runner knows nothing of this: it hands over `Tick`s and results.
+per failing trial the moment it is seen. The runner knows nothing of this: it hands over `Tick`s and results.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from frontier_harness.properties.engine.runner import PropertyResult, Tick
+from frontier_harness.properties.engine.results import PropertyResult
+from frontier_harness.properties.engine.run import Tick
 from frontier_harness.properties.engine.verdict import Verdict
 
 NOTE_WIDTH = 60  # a failed trial's message, cut to this on the terminal
@@ -42,8 +43,8 @@ class Hooks:
 
 
 @contextmanager
-def lane_display(out: Console, suite: str, impl_name: str) -> Iterator[Hooks]:
-    """The live display on a terminal (gone when the lane ends), else printed lines."""
+def pairing_display(out: Console, suite: str, impl_name: str) -> Iterator[Hooks]:
+    """The live display on a terminal (gone when the pairing ends), else printed lines."""
     if not out.is_terminal:
         yield Hooks(trial_line(out, impl_name), finished_line(out, impl_name))
         return
@@ -76,11 +77,11 @@ class _Rate(ProgressColumn):
 
 
 class _Terminal:
-    """The two rows of one lane, moved by the runner's ticks."""
+    """The two rows of one pairing, moved by the runner's ticks."""
 
     def __init__(self, bars: Progress, suite: str, impl_name: str):
         self.bars = bars
-        self.lane = bars.add_task(
+        self.pairing = bars.add_task(
             f"{suite} against {impl_name}", total=None, unit="properties·domains", note=""
         )
         self.current = bars.add_task("starting", total=None, unit="histories", note="")
@@ -106,12 +107,12 @@ class _Terminal:
         self.bars.reset(self.current, total=tick.total, completed=tick.done, description=description)
         if not same:
             self.bars.update(self.current, note="")  # the last trial shown was another property's
-        self.bars.update(self.lane, total=tick.place[1], completed=tick.place[0] - 1)
+        self.bars.update(self.pairing, total=tick.place[1], completed=tick.place[0] - 1)
 
     def finished(self, result: PropertyResult) -> None:
         self.failed += result.verdict is Verdict.FAILED
         note = f"{self.failed} failed" if self.failed else ""
-        self.bars.update(self.lane, advance=1, note=note)
+        self.bars.update(self.pairing, advance=1, note=note)
         self.bars.refresh()  # each property and domain is seen at its end, however quick it was
 
 
@@ -126,10 +127,12 @@ def _first_line(text: str | None, width: int | None = None) -> str:
 
 
 def trial_line(out: Console, impl_name: str) -> Callable[[Tick], None]:
-    """Piped output: a line per trial a suite reports (`Tick.trial`); other ticks print nothing."""
+    """Piped output: a line per failing trial, the moment it is seen (`Tick.trial`); a trial that held and
+    other ticks print nothing: a CI log gets a line per property and domain (`finished_line`), not one per
+    trial."""
 
     def progress(tick: Tick) -> None:
-        if tick.trial is not None:
+        if tick.trial is not None and tick.trial != Verdict.HELD:
             where = f"{tick.suite}.{tick.property} [{tick.domain}] {trial_number(tick)}"
             out.print(f"{where} against {impl_name}: {_first_line(tick.trial)}", markup=False)
 
@@ -146,9 +149,10 @@ def finished_line(out: Console, impl_name: str) -> Callable[[PropertyResult], No
             else str(r.verdict) + (f": {r.reason}" if r.reason else "")
         )
         out.print(
-            f"{r.suite}.{r.property} [{r.domain}] against {impl_name}: {r.examples} histories in "
+            f"{r.suite}.{r.property} [{r.domain}] against {impl_name}: {r.examples} {r.unit} in "
             f"{r.seconds:.1f}s, {verdict}",
             markup=False,
+            soft_wrap=True,  # a CI log's line is grepped whole
         )
 
     return finished

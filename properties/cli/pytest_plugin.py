@@ -12,7 +12,7 @@ A failure writes the counterexample file the moment it is found (rewritten as it
 shrinks) and fails the test with one line naming the property, the domain and the
 first divergence (what pytest's summary shows), then its table; `check` stops at
 the first failure unless `fail_fast=False`. It runs `frontier_harness.check`'s
-lanes, so the model is judged only by properties whose reference is not its own
+pairings, so the model is judged only by properties whose reference is not its own
 answer, never against itself.
 """
 
@@ -51,7 +51,7 @@ class Harness:
         fail_fast: bool = True,
         job: str | None = None,
     ) -> None:
-        """Runs the suite's lanes (`frontier_harness.check`: the model only where something other than its own
+        """Runs the suite's pairings (`frontier_harness.check`: the model only where something other than its own
         answer judges it); stops at the first failure unless `fail_fast=False` (then every property and
         domain runs and the test fails with the first counterexample)."""
         from frontier_harness.properties.cli.run import run

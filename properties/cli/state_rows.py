@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
+from frontier_harness.model.vocabulary.streaming import LogAction, LogArg
 from frontier_harness.properties.checks.streaming.checkpoint_log.state_laws import retained
 from frontier_harness.properties.engine.errors import CheckpointFormatError
 from frontier_harness.properties.engine.history import Action, History

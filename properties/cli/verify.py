@@ -1,4 +1,5 @@
-"""`frontier-harness verify`: the regression corpus and the one summary table.
+"""`frontier-harness verify`: the pre-merge gate: every suite (ci), every proof, the regression corpus,
+in one summary table.
 
 A counterexample file committed to the corpus (default `counterexamples/` in the
 user's repository) stays a regression test forever, the way Hypothesis's
@@ -9,16 +10,66 @@ history is not a valid one, is bad input (`verify` exits 2).
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
+from rich.console import Console
 from rich.table import Table
 
+from frontier_harness.properties.cli.arguments import positive_float, run_options
 from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.config import load_config
 from frontier_harness.properties.engine.errors import HarnessError
-from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
+from frontier_harness.properties.engine.exit_codes import ExitCode
+from frontier_harness.properties.engine.junit import write_junit
+from frontier_harness.properties.engine.pairings import NO_ORACLE, PairingResult
 from frontier_harness.properties.engine.verdict import Verdict
+
+
+def add_parser(verbs: Any) -> None:
+    verb = verbs.add_parser(
+        "verify", help="pre-merge gate: every suite (ci), every proof, the regression corpus"
+    )
+    run_options(verb, default_profile="ci")
+    verb.add_argument(
+        "--corpus", type=Path, help="regression corpus of counterexample files (default: counterexamples/)"
+    )
+    verb.add_argument(
+        "--timeout", type=positive_float, default=10.0, help="solver timeout per case, in seconds"
+    )
+
+
+def run(args: argparse.Namespace, out: Console) -> int:
+    """Every suite under the ci profile, every z3 obligation, every file of the regression corpus."""
+    from frontier_harness.properties.checks.registry import SUITES
+    from frontier_harness.properties.cli.prove import exit_code
+    from frontier_harness.properties.cli.run import run_suites
+    from frontier_harness.properties.solver import check as obligations
+    from frontier_harness.properties.solver.encoding import FAITHFUL
+
+    config = load_config()
+    results, written = run_suites(args, out, config, [s for s in SUITES.values() if s.name != "prove"], None)
+    stopped = args.fail_fast and not all(r.passed for r in results)
+    if stopped:
+        out.print("--fail-fast: a suite failed; proofs and the corpus not run", markup=False)
+    proofs = [] if stopped else obligations.prove(None, FAITHFUL, 0, args.timeout, None)
+    corpus = [] if stopped else replay_corpus(args.corpus or Path(config.get("corpus")))
+    out.print(summary_table(results, proofs, corpus, stopped))
+    if args.junit:
+        write_junit(args.junit, results, written, proofs, corpus)
+    if any(c.invalid for c in corpus):
+        return ExitCode.USAGE
+    proved = exit_code(proofs) if proofs else ExitCode.HELD
+    if (
+        not all(r.passed for r in results)  # a failure, or a property that did not run
+        or proved in (ExitCode.FAILED, ExitCode.USAGE)  # refuted, or proving nothing (no case, or trivial)
+        or any(not c.passed for c in corpus)
+    ):
+        return ExitCode.FAILED
+    return ExitCode.INFRASTRUCTURE if proved == ExitCode.INFRASTRUCTURE else ExitCode.HELD
 
 
 @attrs.frozen
@@ -53,15 +104,15 @@ def _replay(path: Path) -> CorpusResult:
 
 
 def summary_table(
-    results: Sequence[LaneResult], proofs: Sequence, corpus: Sequence[CorpusResult], stopped: bool = False
+    results: Sequence[PairingResult], proofs: Sequence, corpus: Sequence[CorpusResult], stopped: bool = False
 ) -> Table:
     """Suites, proofs and corpus files, one line each group member, one verdict column; `stopped`: the
     proofs and the corpus did not run (`--fail-fast` after a failing suite)."""
     table = Table(title="frontier-harness verify")
     for column in ("kind", "name", "detail", "verdict"):
         table.add_column(column)
-    for lane in results:
-        table.add_row("suite", f"{lane.suite} ({lane.impl})", *_lane_verdict(lane))
+    for pairing in results:
+        table.add_row("suite", f"{pairing.suite} ({pairing.impl})", *_pairing_verdict(pairing))
     for proof in proofs:
         table.add_row(
             "proof",
@@ -78,13 +129,13 @@ def summary_table(
     return table
 
 
-def _lane_verdict(lane: LaneResult) -> tuple[str, str]:
-    """A lane's detail and verdict; a lane that only shows the model as the reference has no verdict."""
-    suite = lane.result
+def _pairing_verdict(pairing: PairingResult) -> tuple[str, str]:
+    """A pairing's detail and verdict; a pairing that only shows the model as the reference has no verdict."""
+    suite = pairing.result
     if not suite.results:
-        return f"{', '.join(lane.reference_only)}: compared with the model itself", f"[blue]{NO_ORACLE}[/]"
+        return f"{', '.join(pairing.reference_only)}: compared with the model itself", f"[blue]{NO_ORACLE}[/]"
     detail = f"{sum(r.examples for r in suite.results)} histories"
-    for verdict in (Verdict.FAILED, Verdict.NOT_RUN, Verdict.NOT_APPLICABLE):
+    for verdict in (Verdict.FAILED, Verdict.STOPPED, Verdict.NOT_RUN, Verdict.NOT_APPLICABLE):
         named = [f"{r.property}[{r.domain}]" for r in suite.results if r.verdict is verdict]
         detail += f"; {verdict}: {', '.join(named)}" if named else ""
     if suite.missing_events:
@@ -93,8 +144,8 @@ def _lane_verdict(lane: LaneResult) -> tuple[str, str]:
         detail += f"; not shown in {suite.histories} histories: {', '.join(suite.not_shown_events)}"
     if suite.not_run_events:
         detail += f"; hard cases not run: {', '.join(suite.not_run_events)}"
-    if lane.reference_only:
-        detail += f"; {NO_ORACLE}: {', '.join(lane.reference_only)}"
+    if pairing.reference_only:
+        detail += f"; {NO_ORACLE}: {', '.join(pairing.reference_only)}"
     return detail, _verdict(suite.passed)
 
 

@@ -5,7 +5,7 @@ them: a join or a dedup that forgets `history_id`, a cache keyed by data instead
 history. Such a batch raises while no history of it raises alone. That is a failure,
 "only together": the smallest batch bisection meets that raises while both its halves
 hold, named together (`Outcome.together`), shrunk and replayed as a group
-(`frontier_harness.properties.engine.runner.shrink_group`).
+(`frontier_harness.properties.engine.together.shrink_group`).
 
 >>> from frontier_harness.properties.engine.history import Action
 >>> from types import SimpleNamespace as Prop
@@ -26,20 +26,20 @@ hold, named together (`Outcome.together`), shrunk and replayed as a group
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import attrs
 
 from frontier_harness.properties.engine.diagnostics import own_frames, raised_by
-from frontier_harness.properties.engine.errors import BadHistory, ContractViolation
+from frontier_harness.properties.engine.errors import HISTORY_ERRORS, ContractViolation
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
+from frontier_harness.properties.engine.trials import UNCHECKED, Trials
 
-# A history after the one found to raise in its batch (see `_bisect`), or after a failing trial of a
-# suite that stops there (the streaming suite): not checked.
-UNCHECKED = Outcome(ok=False, unresolved=True, message="not checked: an earlier history of its batch failed")
+Heard = Callable[[Outcome], None]  # hears each trial's outcome as it comes (`Trials`)
 
 
 def check_batch(
@@ -49,6 +49,7 @@ def check_batch(
     suite: Suite | None = None,
     raised: Callable[[], None] | None = None,
     called: Callable[[], None] = lambda: None,
+    heard: Heard | None = None,
 ) -> list[Outcome]:
     """`prop.check`, with an exception blamed on whoever raised it, on the histories that raise it.
 
@@ -59,23 +60,24 @@ def check_batch(
     calls for one bad history; `raised` is called first, so a lane can count
     the search against its shrink budget) and the history that raises is
     blamed (`_raised`), or the histories that raise only together. `called`
-    hears of every implementation call.
+    hears of every implementation call, `heard` of each outcome a check hands over as its trial ends
+    (`Trials`), as it comes.
     """
-    result = _attempt(prop, impl, histories, called)
+    attempt = functools.partial(_attempt, prop, impl, called=called, heard=heard)
+    result = attempt(histories)
     if not isinstance(result, BaseException):
         return result
     if raised is not None:
         raised()
-    return _bisect(prop, impl, histories, result, suite, called)[0]
+    return _bisect(attempt, impl, histories, result, suite)[0]
 
 
 def _bisect(
-    prop: Property,
+    attempt: Callable[[Sequence[History]], list[Outcome] | Exception],
     impl: Implementation,
     histories: Sequence[History],
     exc: Exception,
     suite: Suite | None,
-    called: Callable[[], None],
 ) -> tuple[list[Outcome], bool]:
     """Outcomes for a batch that raised `exc`, and whether a single history that raises alone was found.
 
@@ -97,13 +99,13 @@ def _bisect(
         if alone:
             outcomes += [UNCHECKED] * len(half)
             continue
-        result = _attempt(prop, impl, half, called)
+        result = attempt(half)
         if not isinstance(result, BaseException):
             outcomes += result
         elif half_raised:  # the first half failed only together: this one raises as well, not searched
             outcomes += [UNCHECKED] * len(half)
         else:
-            searched, alone = _bisect(prop, impl, half, result, suite, called)
+            searched, alone = _bisect(attempt, impl, half, result, suite)
             outcomes, half_raised = outcomes + searched, True
     if not half_raised:
         outcomes = _together(histories, outcomes, _raised(impl, exc, suite))
@@ -139,12 +141,17 @@ def _attempt(
     impl: Implementation,
     histories: Sequence[History],
     called: Callable[[], None],
+    heard: Heard | None,
     retry: bool = True,
 ) -> list[Outcome] | Exception:
-    """The outcomes, or the exception the check raised that is not infrastructure (returned, not raised)."""
+    """The outcomes, or the exception the check raised that is not infrastructure (returned, not raised);
+    each outcome of `Trials` is `heard` as it comes (never one not checked)."""
     called()
     try:
-        return prop.check(impl, histories)
+        outcomes = prop.check(impl, histories)
+        if not isinstance(outcomes, Trials) or heard is None:
+            return list(outcomes)
+        return [_heard(outcome, heard) for outcome in outcomes]
     except ContractViolation:
         raise
     except Exception as exc:
@@ -154,14 +161,22 @@ def _attempt(
         if not retry:
             raise exc if isinstance(exc, InfrastructureError) else InfrastructureError(reason) from exc
         impl.recover()
-        return _attempt(prop, impl, histories, called, retry=False)
+        return _attempt(prop, impl, histories, called, heard, retry=False)
+
+
+def _heard(outcome: Outcome, heard: Heard) -> Outcome:
+    if outcome is not UNCHECKED:
+        heard(outcome)
+    return outcome
 
 
 def _raised(impl: Implementation, exc: Exception, suite: Suite | None) -> Outcome:
     """An exception on one history: the implementation's failure when raised inside one of its methods
     (or when the suite calls methods whose results it then uses: the laws), else the harness side's
     (the model could not judge it: a generator/model disagreement)."""
-    if isinstance(exc, BadHistory):  # the suite's own reading of the history: never the implementation's
+    if isinstance(
+        exc, HISTORY_ERRORS
+    ):  # the reading of the history, either side's: never the implementation's
         return Outcome.model_raised(exc)
     if raised_by(exc, impl) or not _judged_by_model(suite):
         return Outcome.implementation_raised(exc, own_frames(exc, impl))

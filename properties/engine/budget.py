@@ -24,6 +24,8 @@ import time
 
 import attrs
 
+from frontier_harness.properties.engine.shrink import Tally
+
 
 @attrs.define
 class ShrinkBudget:
@@ -34,6 +36,7 @@ class ShrinkBudget:
     started: float | None = None
     spent: int = 0
     stopped: str | None = None  # why the wall clock stopped shrinking before the count ran out
+    tally: Tally = attrs.Factory(Tally)  # each shrink pass's candidates checked and kept
 
     def start(self) -> None:
         if self.started is None:

@@ -40,6 +40,10 @@ def _strings(lines: Any) -> tuple[str, ...]:
     return tuple(lines)
 
 
+# Lane names files written before the lanes were named once: the Hypothesis lane was "shrinking".
+OLD_LANES = {"shrinking": "hypothesis"}
+
+
 @attrs.frozen
 class Counterexample:
     """A failing history and what each side said about it."""
@@ -51,7 +55,7 @@ class Counterexample:
     message: str = ""
     step: int | None = None
     seed: int | None = None
-    lane: str = "shrinking"
+    lane: str = "hypothesis"  # the search lane that found it (`search.LANE_NAMES`), or what else did
     model_said: Any = None
     impl_said: Any = None
     # When the implementation raised: its traceback cut to its own frames (`file:line in function: source`).
@@ -62,6 +66,8 @@ class Counterexample:
     together: tuple[History, ...] = ()
     # Why shrinking stopped before its budget ran out (a wall-clock cap); None when it did not.
     stopped: str | None = None
+    # Each shrink pass that ran, `name: kept of tried` (`shrink.Tally`): shown under `--verbose`, not written.
+    shrink_passes: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     @builtins.property  # `property` is a field here
     def domain(self) -> str:
@@ -201,7 +207,7 @@ def from_itf(raw: Any, path: Any = "<trace>") -> Counterexample:
         message=str(meta.get("message", "")),
         step=step if isinstance(step, int) else None,
         seed=meta.get("seed") if isinstance(meta.get("seed"), int) else None,
-        lane=str(meta.get("lane", "")),
+        lane=OLD_LANES.get(str(meta.get("lane", "")), str(meta.get("lane", ""))),
         model_said=meta.get("model"),
         impl_said=meta.get("implementation"),
         trace=_trace(meta.get("traceback"), path),

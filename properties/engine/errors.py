@@ -7,13 +7,19 @@ with the traceback it carries.
 
 from __future__ import annotations
 
+from frontier_harness.model.vocabulary import MalformedHistory
+
 
 class HarnessError(ValueError):
     """Base class: a usage or input error (exit code 2)."""
 
 
 class BadHistory(HarnessError):
-    """A history whose actions or arguments are malformed."""
+    """A history whose actions or arguments are malformed (as the harness reads it; a capability's decoding
+    of its histories, shared with the implementations, raises `MalformedHistory`: `HISTORY_ERRORS` are both)."""
+
+
+HISTORY_ERRORS = (BadHistory, MalformedHistory)
 
 
 class CounterexampleFormatError(HarnessError):

@@ -3,7 +3,7 @@
 Each property's testcase carries its counts as `<properties>`: histories
 checked, histories the model rejected, and hard cases reached, and the
 implementation it judged. A property whose reference is the model's own
-answer is, in the model's lane, a skipped testcase: no verdict either way.
+answer is, in the model's pairing, a skipped testcase: no verdict either way.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
-from frontier_harness.properties.engine.runner import SuiteResult
+from frontier_harness.properties.engine.pairings import NO_ORACLE, PairingResult
+from frontier_harness.properties.engine.results import SuiteResult
 from frontier_harness.properties.engine.verdict import Verdict
 
 
 def write_junit(
     path: Path,
-    results: Sequence[LaneResult | SuiteResult],
+    results: Sequence[PairingResult | SuiteResult],
     counterexamples: dict,
     proofs: Sequence = (),
     corpus: Sequence = (),
@@ -28,11 +28,11 @@ def write_junit(
     corpus: `verify`. A bare `SuiteResult` is named by its counterexample's implementation, if any."""
     root = ET.Element("testsuites", name="frontier-harness")
     suites: dict[str, ET.Element] = {}
-    for lane in map(_lane, results):
-        node = suites.get(lane.suite)
+    for pairing in map(_pairing, results):
+        node = suites.get(pairing.suite)
         if node is None:
-            node = suites[lane.suite] = ET.SubElement(root, "testsuite", name=lane.suite, tests="0")
-        _lane_cases(node, lane, counterexamples)
+            node = suites[pairing.suite] = ET.SubElement(root, "testsuite", name=pairing.suite, tests="0")
+        _pairing_cases(node, pairing, counterexamples)
         node.set("tests", str(len(node)))
     if proofs:
         node = ET.SubElement(root, "testsuite", name="prove", tests=str(len(proofs)))
@@ -52,27 +52,27 @@ def write_junit(
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def _lane(result: LaneResult | SuiteResult) -> LaneResult:
-    if isinstance(result, LaneResult):
+def _pairing(result: PairingResult | SuiteResult) -> PairingResult:
+    if isinstance(result, PairingResult):
         return result
     impls = {r.failure.impl for r in result.results if r.failure is not None}
-    return LaneResult(impls.pop() if len(impls) == 1 else "", result)
+    return PairingResult(impls.pop() if len(impls) == 1 else "", result)
 
 
-def _lane_cases(node: ET.Element, lane: LaneResult, counterexamples: dict) -> None:
-    """The lane's testcases: each property on each domain, each reference-only property, each missing case."""
-    suffix = f" ({lane.impl})" if lane.impl else ""
-    for r in lane.result.results:
+def _pairing_cases(node: ET.Element, pairing: PairingResult, counterexamples: dict) -> None:
+    """The pairing's testcases: each property on each domain, each reference-only property, each missing case."""
+    suffix = f" ({pairing.impl})" if pairing.impl else ""
+    for r in pairing.result.results:
         case = ET.SubElement(
             node,
             "testcase",
-            classname=lane.suite,
+            classname=pairing.suite,
             name=f"{r.property}[{r.domain}]{suffix}",
             time=f"{r.seconds:.3f}",
         )
         counts = ET.SubElement(case, "properties")
         for name, value in (
-            ("implementation", lane.impl),
+            ("implementation", pairing.impl),
             ("histories", r.examples),
             ("rejected", r.rejected),
             ("hard cases", len(r.events)),
@@ -80,22 +80,22 @@ def _lane_cases(node: ET.Element, lane: LaneResult, counterexamples: dict) -> No
             ET.SubElement(counts, "property", name=name, value=str(value))
         if r.failure is not None:
             failure = ET.SubElement(case, "failure", message=r.failure.message)
-            written = counterexamples.get((lane.suite, lane.impl, r.property, r.domain), "")
+            written = counterexamples.get((pairing.suite, pairing.impl, r.property, r.domain), "")
             failure.text = f"counterexample: {written}"
-        elif r.verdict is Verdict.NOT_RUN:  # no verdict to claim: an error, never a pass
-            ET.SubElement(case, "error", message=f"not run: {r.reason}")
+        elif r.verdict in (Verdict.NOT_RUN, Verdict.STOPPED):  # no verdict to claim: an error, never a pass
+            ET.SubElement(case, "error", message=f"{r.verdict}: {r.reason}")
         elif r.verdict is Verdict.NOT_APPLICABLE:
             ET.SubElement(case, "skipped", message=f"not applicable: {r.reason}")
-    for name in lane.reference_only:
-        case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"{name}{suffix}")
-        ET.SubElement(case, "skipped", message=f"{lane.impl}: {NO_ORACLE}")
-    for missing in lane.result.missing_events:
-        case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"reaches: {missing}{suffix}")
+    for name in pairing.reference_only:
+        case = ET.SubElement(node, "testcase", classname=pairing.suite, name=f"{name}{suffix}")
+        ET.SubElement(case, "skipped", message=f"{pairing.impl}: {NO_ORACLE}")
+    for missing in pairing.result.missing_events:
+        case = ET.SubElement(node, "testcase", classname=pairing.suite, name=f"reaches: {missing}{suffix}")
         ET.SubElement(case, "failure", message=f"the generator never produced: {missing}")
-    for unshown in lane.result.not_shown_events:
-        case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"reaches: {unshown}{suffix}")
-        message = f"not shown in {lane.result.histories} histories: run --profile ci"
+    for unshown in pairing.result.not_shown_events:
+        case = ET.SubElement(node, "testcase", classname=pairing.suite, name=f"reaches: {unshown}{suffix}")
+        message = f"not shown in {pairing.result.histories} histories: run --profile ci"
         ET.SubElement(case, "skipped", message=message)
-    for cut in lane.result.not_run_events:
-        case = ET.SubElement(node, "testcase", classname=lane.suite, name=f"reaches: {cut}{suffix}")
+    for cut in pairing.result.not_run_events:
+        case = ET.SubElement(node, "testcase", classname=pairing.suite, name=f"reaches: {cut}{suffix}")
         ET.SubElement(case, "skipped", message="not run: the run was cut short")

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.shrink import doubling
+from frontier_harness.properties.engine.shrink import Tally, doubling
 
 StillFails = Callable[[Sequence[History]], list[bool]]
 # The indices a candidate removed from its round's history (None: carried over from the last round).
@@ -37,22 +37,27 @@ def reduce_history(
     stop: Callable[[], bool] = lambda: False,
     improved: Callable[[History], None] | None = None,
     batch: int | None = None,
+    tally: Tally | None = None,
 ) -> History:
     """A 1-minimal sub-history (removing any one action makes it pass) that still fails.
 
     When `stop()` says the budget is spent it stops with the smallest failing one so far;
     `improved` is told each smaller failing one as it is found. With `batch`, a round's candidates
     go in calls of `batch`, largest removals first, and the round ends at the first call that fails.
+    `tally` counts its two passes: `remove actions` (a span at each granularity) and `remove joined`
+    (the last round's failing removals made together).
     """
     together: list[History] = []
+    tally = tally if tally is not None else Tally()
     while len(history.actions) > 1 and not stop():
         removals = [frozenset(span) for span in spans(len(history.actions))]
         candidates: list[tuple[Removal, History]] = [(None, h) for h in together]
         candidates += [(r, history.without(r)) for r in removals]
-        failing = _first_failing(candidates, still_fails, batch, stop)
+        failing = _first_failing(candidates, still_fails, batch, stop, tally)
         if not failing:
             break  # every single action was among the candidates: 1-minimal (or the budget ran out)
-        smaller = min((h for _, h in failing), key=lambda h: len(h.actions))  # the first largest removal
+        kept, smaller = min(failing, key=lambda c: len(c[1].actions))  # the first largest removal
+        tally.checked((), _pass(kept))
         together = [h for h in _joined(history, failing) if len(h.actions) < len(smaller.actions)]
         history = smaller
         if improved is not None:
@@ -65,15 +70,21 @@ def _first_failing(
     still_fails: StillFails,
     batch: int | None,
     stop: Callable[[], bool],
+    tally: Tally,
 ) -> list[tuple[Removal, History]]:
     """The failing candidates of the first call (of `batch`) that has one; empty if none has."""
     size = batch or len(candidates)
     for i in range(0, len(candidates), size):
         call = candidates[i : i + size]
         failing = [c for c, bad in zip(call, still_fails([h for _, h in call])) if bad]
+        tally.checked([_pass(removal) for removal, _ in call], None)
         if failing or stop():
             return failing
     return []
+
+
+def _pass(removal: Removal) -> str:
+    return "remove joined" if removal is None else "remove actions"
 
 
 def _joined(history: History, failing: list[tuple[Removal, History]]) -> list[History]:

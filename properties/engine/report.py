@@ -14,14 +14,14 @@ from rich.table import Table
 
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample, render_observation
-from frontier_harness.properties.engine.lanes import NO_ORACLE, LaneResult
-from frontier_harness.properties.engine.runner import PropertyResult, SuiteResult
+from frontier_harness.properties.engine.pairings import NO_ORACLE, PairingResult
+from frontier_harness.properties.engine.results import HISTORIES, PropertyResult, SuiteResult
 from frontier_harness.properties.engine.suite import Outcome
 from frontier_harness.properties.engine.verdict import Verdict
 
 
 class CounterexampleFiles:
-    """Writes a counterexample file the moment a lane finds a failure, and rewrites that same file in
+    """Writes a counterexample file the moment a pairing finds a failure, and rewrites that same file in
     place each time shrinking makes it smaller (fewer actions), saying so on `out` both times.
 
     Pass `announce` as the runner's `found` hook; `final` writes the finished counterexample to the
@@ -81,7 +81,7 @@ def replay_hint(cx: Counterexample, path: Path) -> str:
     )
 
 
-def results_table(results: Sequence[LaneResult]) -> Table:
+def results_table(results: Sequence[PairingResult]) -> Table:
     """One row per suite, implementation, property and domain; the model's reference-only properties marked."""
     table = Table(title="frontier-harness check", show_lines=False)
     for column in (
@@ -98,31 +98,33 @@ def results_table(results: Sequence[LaneResult]) -> Table:
         table.add_column(
             column, justify="right" if column in ("histories", "rejected", "seconds") else "left"
         )
-    for lane in results:
-        for row in _lane_rows(lane):
+    for pairing in results:
+        for row in _pairing_rows(pairing):
             table.add_row(*row)
     return table
 
 
-def _lane_rows(lane: LaneResult) -> list[tuple[str, ...]]:
-    suite, impl = lane.suite, lane.impl
+def _pairing_rows(pairing: PairingResult) -> list[tuple[str, ...]]:
+    suite, impl = pairing.suite, pairing.impl
     rows: list[tuple[str, ...]] = [
         (
             suite,
             impl,
             r.property,
             r.domain,
-            str(r.examples),
+            str(r.examples) if r.unit == HISTORIES else f"{r.examples} {r.unit}",
             str(r.rejected),
-            str(len(r.events)),
+            r.hard_cases,
             f"{r.seconds:.1f}",
             verdict_text(r),
         )
-        for r in lane.result.results
+        for r in pairing.result.results
     ]
-    rows += [(suite, impl, name, "", "", "", "", "", f"[blue]{NO_ORACLE}[/]") for name in lane.reference_only]
+    rows += [
+        (suite, impl, name, "", "", "", "", "", f"[blue]{NO_ORACLE}[/]") for name in pairing.reference_only
+    ]
     return rows + [
-        (suite, impl, "(non-vacuity)", "", "", "", "", "", text) for text in reach_texts(lane.result)
+        (suite, impl, "(non-vacuity)", "", "", "", "", "", text) for text in reach_texts(pairing.result)
     ]
 
 
@@ -133,7 +135,13 @@ def verdict_text(r: PropertyResult) -> str:
     >>> verdict_text(PropertyResult("s", "p", "total", 0, 0.0, Counter()))
     '[yellow]not run: it checked 0 histories[/]'
     """
-    colour = {Verdict.HELD: "green", Verdict.FAILED: "red", Verdict.NOT_RUN: "yellow"}.get(r.verdict, "blue")
+    colours = {
+        Verdict.HELD: "green",
+        Verdict.FAILED: "red",
+        Verdict.NOT_RUN: "yellow",
+        Verdict.STOPPED: "yellow",
+    }
+    colour = colours.get(r.verdict, "blue")
     text = "FAILED" if r.verdict is Verdict.FAILED else str(r.verdict)
     return f"[{colour}]{text}{': ' + escape(r.reason) if r.reason else ''}[/]"
 
@@ -160,8 +168,9 @@ def reach_texts(result: SuiteResult) -> list[str]:
     )
 
 
-def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> Table:
-    """The steps, what each side observed at each, and the first divergence marked."""
+def counterexample_table(cx: Counterexample, outcome: Outcome | None = None, log: bool = False) -> Table:
+    """The steps, what each side observed at each, and the first divergence marked; for a `log` judged by
+    laws (a checkpoint: no model and no implementation), the law each step breaks, the first marked."""
     expected = render_observation(outcome.expected if outcome else cx.model_said)
     actual = render_observation(outcome.actual if outcome else cx.impl_said)
     step = outcome.step if outcome else cx.step
@@ -172,7 +181,7 @@ def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> 
         + "".join(f"\n  at {where(line)}" for line in trace),
         caption_justify="left",
     )
-    for column in ("step", "action", "args", "model", "implementation", ""):
+    for column in ("step", "action", "args", *(("broken law",) if log else ("model", "implementation")), ""):
         table.add_column(column)
     for k, other in enumerate(cx.together, 1):  # a group: the histories the first fails only together with
         for i, record in enumerate(other.to_json()):
@@ -180,13 +189,14 @@ def counterexample_table(cx: Counterexample, outcome: Outcome | None = None) -> 
     records = [_applying(record, cx) for record in cx.history.to_json()]
     for i, record in enumerate(records + [{"action": "(end)", "args": {}}]):
         model_at, impl_at = _at_step(expected, i), _at_step(actual, i)
-        mark = "[bold red]<- first divergence[/]" if i == step else ""
+        mark = f"[bold red]<- {'first broken law' if log else 'first divergence'}[/]" if i == step else ""
         if i == len(records) and not (model_at or impl_at):
             continue
         style = "bold red" if i == step else None
         if i == step and trace and not impl_at:
             impl_at = f"raised at {where(trace[-1])}"
-        table.add_row(str(i), record["action"], _args(record["args"]), model_at, impl_at, mark, style=style)
+        said = (impl_at,) if log else (model_at, impl_at)
+        table.add_row(str(i), record["action"], _args(record["args"]), *said, mark, style=style)
     return table
 
 

@@ -15,14 +15,23 @@ per candidate or per pass. When `stop()` says the budget is spent
 (`frontier_harness.properties.engine.budget`), the smallest failing sequence so far
 is the answer: a found failure is never lost to the budget.
 
+Each pass is named, and counted as Hypothesis's shrinker counts its passes (`Tally`: the candidates
+of each pass checked, and how many of them were kept as the new smallest), so `--verbose` can say where
+a shrink's calls went.
+
 >>> fails = lambda batch: [any(n >= 5 for n in c) for c in batch]
->>> shrink_choices([3, 9, 0, 4, 1], fails)
+>>> tally = Tally()
+>>> shrink_choices([3, 9, 0, 4, 1], fails, tally=tally)
 [5]
+>>> tally.kept
+{'delete while lowering': 3, 'lower one number': 2}
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import attrs
 
 Choices = list[int]
 StillFails = Callable[[Sequence[Choices]], list[bool]]
@@ -31,6 +40,29 @@ BLOCKS = (8, 4, 2, 1)
 LONG_BLOCKS, LONG_STEP = (64, 32, 16), 2
 MIN_BATCH = 64  # candidates per call: more makes each Spark job longer (an expiration shrink: 52 s at 256, 38 s at 64)
 PAIRED_LIMIT = 64  # the longest sequence the delete-while-lowering pass tries (~6 n^2 candidates)
+MERGED = "merge the last call's failures"
+
+
+@attrs.define
+class Tally:
+    """Each shrink pass by name: candidates checked (`tried`) and kept as the new smallest (`kept`)."""
+
+    tried: dict[str, int] = attrs.Factory(dict)
+    kept: dict[str, int] = attrs.Factory(dict)
+
+    def checked(self, names: Iterable[str], kept: str | None) -> None:
+        for name in names:
+            self.tried[name] = self.tried.get(name, 0) + 1
+        if kept is not None:
+            self.kept[kept] = self.kept.get(kept, 0) + 1
+
+    def lines(self) -> list[str]:
+        """One line per pass that ran, in the order they first ran: `name: kept of tried`.
+
+        >>> t = Tally(); t.checked(["zero 2", "zero 2", "lower one number"], "zero 2"); t.lines()
+        ['zero 2: 1 of 2 kept', 'lower one number: 0 of 1 kept']
+        """
+        return [f"{name}: {self.kept.get(name, 0)} of {n} kept" for name, n in self.tried.items()]
 
 
 def shrink_choices(
@@ -39,24 +71,29 @@ def shrink_choices(
     stop: Callable[[], bool] = lambda: False,
     improved: Callable[[Choices], None] | None = None,
     batch: int = MIN_BATCH,
+    tally: Tally | None = None,
 ) -> Choices:
     """The smallest sequence (shortlex) the passes reach that still fails; `choices` must fail.
 
     Passes are checked together until a call holds at least `batch` candidates (a
     batched implementation's job costs the same for one history or hundreds), and
     the smallest failing candidate of the call wins. `improved` is told each
-    smaller failing sequence as it is found.
+    smaller failing sequence as it is found, `tally` of each pass's candidates checked and kept.
     """
     best, together = list(choices), list[Choices]()
+    tally = tally if tally is not None else Tally()
     progress = True
     while progress and not stop():
         progress = False
-        for candidates in _calls(best, batch, together):
-            # Smallest first: a batch that raises is searched left to right (`runner.check_batch`).
+        for named in _calls(best, batch, together):
+            candidates = list(named)
+            # Smallest first: a batch that raises is searched left to right (`batch.check_batch`).
             verdicts = still_fails([list(c) for c in candidates])
             failing = [c for c, bad in zip(candidates, verdicts) if bad]
-            if failing:
-                best, progress = list(min(failing, key=_shortlex)), True
+            smallest = min(failing, key=_shortlex) if failing else None
+            tally.checked(named.values(), named[smallest] if smallest is not None else None)
+            if smallest is not None:
+                best, progress = list(smallest), True
                 together = _merged(best, failing)
                 if improved is not None:
                     improved(best)
@@ -66,24 +103,29 @@ def shrink_choices(
     return best
 
 
-def _calls(best: Choices, batch: int, together: Sequence[Choices] = ()) -> Iterator[list[tuple[int, ...]]]:
-    """The passes' candidates smaller than `best`, deduplicated, smallest first, in calls of at least
-    `batch` (the last may hold fewer); each call holds whole passes, most aggressive first, and the
-    first call also `together` (the last call's failures merged: `_merged`).
+def _calls(
+    best: Choices, batch: int, together: Sequence[Choices] = ()
+) -> Iterator[dict[tuple[int, ...], str]]:
+    """The passes' candidates smaller than `best`, deduplicated, smallest first, each with the name of
+    the pass that made it, in calls of at least `batch` (the last may hold fewer); each call holds whole
+    passes, most aggressive first, and the first call also `together` (the last call's failures merged:
+    `_merged`).
 
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=1)]  # a pass a call (no repeated number)
     [2, 4, 5, 2, 4, 4, 14, 59]
     >>> [len(c) for c in _calls([3, 9, 0, 4, 1], batch=10)]  # deletions, then zeros and lowerings
     [11, 18, 59]
     """
-    call = {tuple(c): None for c in together if _shortlex(c) < _shortlex(best)}
-    for candidates in _passes(best):
-        call.update((c, None) for c in map(tuple, candidates) if _shortlex(c) < _shortlex(best))
+    call = {tuple(c): MERGED for c in together if _shortlex(c) < _shortlex(best)}
+    for name, candidates in _passes(best):
+        for c in map(tuple, candidates):
+            if _shortlex(c) < _shortlex(best):
+                call.setdefault(c, name)
         if len(call) >= batch:
-            yield sorted(call, key=_shortlex)
+            yield {c: call[c] for c in sorted(call, key=_shortlex)}
             call = {}
     if call:
-        yield sorted(call, key=_shortlex)
+        yield {c: call[c] for c in sorted(call, key=_shortlex)}
 
 
 def _merged(best: Choices, failing: Sequence[tuple[int, ...]]) -> list[Choices]:
@@ -113,23 +155,32 @@ def _shortlex(choices: Iterable[int]) -> tuple[int, tuple[int, ...]]:
     return len(as_tuple), as_tuple
 
 
-def _passes(best: Choices) -> Iterator[list[Choices]]:
-    """Candidate batches, most aggressive first: delete blocks, zero blocks, lower each number, lower
-    repeated numbers together, and last, delete one or two numbers while lowering another."""
+def _passes(best: Choices) -> Iterator[tuple[str, list[Choices]]]:
+    """Candidate batches, each with its pass's name, most aggressive first: delete blocks, zero blocks,
+    lower each number, lower repeated numbers together, and last, delete one or two numbers while
+    lowering another."""
     n = len(best)
     for k in LONG_BLOCKS:
         if k < n:
-            yield [best[:i] + best[i + k :] for i in range(0, n - k + 1, LONG_STEP)]
+            yield f"delete {k}", [best[:i] + best[i + k :] for i in range(0, n - k + 1, LONG_STEP)]
     for k in BLOCKS:
         if k <= n:
-            yield [best[:i] + best[i + k :] for i in range(n - k + 1)]
+            yield f"delete {k}", [best[:i] + best[i + k :] for i in range(n - k + 1)]
     for k in BLOCKS:
         if k <= n:
-            yield [best[:i] + [0] * k + best[i + k :] for i in range(n - k + 1) if any(best[i : i + k])]
-    yield [best[:i] + [lower] + best[i + 1 :] for i, v in enumerate(best) for lower in _targets(v)]
-    yield [[lower if c == v else c for c in best] for v in _repeated(best) for lower in _targets(v)]
+            zeroed = [best[:i] + [0] * k + best[i + k :] for i in range(n - k + 1) if any(best[i : i + k])]
+            yield f"zero {k}", zeroed
+    yield (
+        "lower one number",
+        [best[:i] + [lower] + best[i + 1 :] for i, v in enumerate(best) for lower in _targets(v)],
+    )
+    yield (
+        "lower repeated numbers",
+        [[lower if c == v else c for c in best] for v in _repeated(best) for lower in _targets(v)],
+    )
     if n <= PAIRED_LIMIT:  # quadratic in n: only near the end of a shrink, where n is small
-        yield [c for k in (1, 2) for i in range(n - k + 1) for c in _lowered(best[:i] + best[i + k :])]
+        paired = [c for k in (1, 2) for i in range(n - k + 1) for c in _lowered(best[:i] + best[i + k :])]
+        yield "delete while lowering", paired
 
 
 def _lowered(choices: Choices) -> list[Choices]:

@@ -32,7 +32,9 @@ from frontier_harness.properties.engine.implementation import Implementation, Ob
 from frontier_harness.properties.engine.shrink import MIN_BATCH
 from frontier_harness.properties.engine.source import Source
 
-Check = Callable[[Implementation, Sequence[History]], list["Outcome"]]
+# A check returns one outcome per history: a list, or `trials.Trials` when it hands them over one by one as
+# each trial ends (a real query each).
+Check = Callable[[Implementation, Sequence[History]], Sequence["Outcome"]]
 # A suite's `shrink_calls` at a batched cost of 1: the planted-bug tests' shrinks took at most 148 calls.
 SHRINK_CALLS, FEWEST_SHRINK_CALLS = 300, 8
 
@@ -64,6 +66,10 @@ class Outcome:
     together: tuple[History, ...] = ()
     # The exception itself (the implementation's, or the model's on a history it cannot read).
     error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+    # The hard cases the implementation's observation showed this history reach (a trial suite's: the
+    # crash seen, the batch re-run, the late row in the offset log); None: the lanes count them from the
+    # history with `Property.events`.
+    reached: tuple[str, ...] | None = None
 
     @classmethod
     def model_rejected(cls, error: ModelError) -> Outcome:
@@ -183,6 +189,8 @@ class Property:
     doc: str
     draw: Callable[[Source, str], History]
     check: Check
+    # The hard cases a history reaches, when the history alone says so (a model's run); a check whose
+    # outcomes carry `Outcome.reached` (a trial suite's) counts from what it observed instead.
     events: Callable[[History], Iterable[str]] = lambda history: ()
     # The profiles it runs in; empty means every profile (a property too slow for ci names thorough).
     profiles: tuple[str, ...] = ()
@@ -259,6 +267,11 @@ class Suite:
         return tuple(
             e for e in self.required_events if set(self.event_domains.get(e, domains)) & set(domains)
         )
+
+    def for_implementation(self, impl: Implementation) -> Suite:
+        """The suite as it runs against `impl`: itself, unless its histories depend on what `impl` is (the
+        stateful suite's, scaled to a job's plan, `JobSuite`)."""
+        return self
 
     def property(self, name: str) -> Property:
         """The property called `name`; a typed error listing the suite's properties."""

@@ -245,4 +245,4 @@ def plan_modules(target: str, impl: str | None) -> tuple[list[SourceModule], lis
     factory_module = impl.partition(":")[0] if impl and ":" in impl else None
     if factory_module is None or any(m.name == factory_module for m in modules):
         return modules, []
-    return modules, [m for m in target_modules(factory_module) if m.name == factory_module]
+    return modules, [m for m in target_modules(factory_module, "--impl") if m.name == factory_module]

@@ -63,6 +63,12 @@ def summary(run: MutationRun) -> str:
     )
 
 
+def failed_baselines(run: MutationRun) -> list[str]:
+    """`probe: failure` for every probe that failed unmutated: its mutants are judged by no check (they count
+    as unreached), so the run says why before it lists them."""
+    return [f"{b.probe.name}: {b.failure}" for b in run.baseline if b.failure]
+
+
 def listing(results: Sequence[MutantResult], status: str) -> list[str]:
     """`file:line  operator  original -> mutated` for every mutant that ended with `status`."""
     return [r.mutant.describe() for r in results if r.status == status]

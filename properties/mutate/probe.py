@@ -20,12 +20,13 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.properties.engine import runner
+from frontier_harness.properties.engine import runner, search
 from frontier_harness.properties.engine.errors import UnsupportedImplementation
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
-from frontier_harness.properties.engine.lanes import lanes
+from frontier_harness.properties.engine.pairings import pairings
 from frontier_harness.properties.engine.profiles import Profile
+from frontier_harness.properties.engine.run import Run
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 
 SCREENING, FULL = "screening", "full"
@@ -47,24 +48,24 @@ class Probe:
 
 
 def probes_of(suites: Sequence[Suite], impl: str | None, named: bool) -> list[Probe]:
-    """Every (property, domain) of `suites` in every lane `check` runs them in: against `impl`, or
-    else the default run's lanes (the model on the properties it is judged by, and the suite's
-    default implementation; `frontier_harness.properties.engine.lanes`). A suite that cannot run
+    """Every (property, domain) of `suites` in every pairing `check` runs them in: against `impl`, or
+    else the default run's pairings (the model on the properties it is judged by, and the suite's
+    default implementation; `frontier_harness.properties.engine.pairings`). A suite that cannot run
     against an implementation is left out, or refused (exit 2) if it was `named` on the command line."""
     from frontier_harness.properties.adapters import load_implementation
 
     probes = []
     for suite in suites:
-        for lane in lanes(suite, impl, load_implementation):
-            reason = suite.unsupported(lane.impl, lane.impl_name)
+        for pairing in pairings(suite, impl, load_implementation):
+            reason = suite.unsupported(pairing.impl, pairing.impl_name)
             if reason is None:
                 probes += [
-                    Probe(lane.suite, prop, domain, lane.impl_name)
-                    for prop in lane.suite.properties
+                    Probe(pairing.suite, prop, domain, pairing.impl_name)
+                    for prop in pairing.suite.properties
                     for domain in suite.domains
                 ]
             elif named:
-                raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {lane.impl_name}")
+                raise UnsupportedImplementation(f"{reason}: it cannot run against --impl {pairing.impl_name}")
     if not probes:
         raise UnsupportedImplementation(f"no suite can run against --impl {impl}")
     return probes
@@ -90,7 +91,7 @@ class Crashed(BaseException):
 class Witness:
     """Wraps a property's check: notes failing histories (first seen, smallest) and crashes."""
 
-    def __init__(self, check: Callable[[Any, Sequence[History]], list[Outcome]], started: float):
+    def __init__(self, check: Callable[[Any, Sequence[History]], Sequence[Outcome]], started: float):
         self.check, self.started = check, started
         self.first_seconds: float | None = None
         self.smallest: History | None = None
@@ -98,7 +99,7 @@ class Witness:
 
     def __call__(self, impl: Implementation, histories: Sequence[History]) -> list[Outcome]:
         try:
-            outcomes = self.check(impl, histories)
+            outcomes = list(self.check(impl, histories))  # a trial suite's `Trials` run here, caught
         except Exception as exc:
             if impl.infrastructure_failure(exc) is not None:
                 raise
@@ -146,8 +147,8 @@ def check(
     """Runs `lane` of the runner for `probe`; what failed (or crashed) is in `witness` afterwards."""
     prop = attrs.evolve(probe.prop, check=witness)
     profile = runner.scaled(profile, probe.suite, impl)
-    run = runner.Run(probe.suite, prop, impl, probe.impl_name, probe.domain, profile, seed)
+    run = Run(probe.suite, prop, impl, probe.impl_name, probe.domain, profile, seed)
     try:
-        (runner.screening_lane if lane == SCREENING else runner.shrinking_lane)(run)
+        (search.screening_lane if lane == SCREENING else search.hypothesis_lane)(run)
     except Crashed:
         witness.confirm_crash(impl)

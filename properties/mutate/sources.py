@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -80,14 +81,17 @@ def _absolute(node: ast.ImportFrom, package: str) -> str:
     return f"{base}.{node.module}" if node.module else base
 
 
-def target_modules(target: str) -> list[SourceModule]:
-    """Every module of a package (sorted by name), or the one module; a typed error if none."""
+def target_modules(target: str, flag: str = "--target") -> list[SourceModule]:
+    """Every module of a package (sorted by name), or the one module; a typed error naming `flag` if none.
+    A user's modules are found from where the command runs, as `--impl`'s are."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         spec = importlib.util.find_spec(target)
     except (ImportError, ValueError) as exc:
-        raise UnknownTarget(f"--target {target!r}: cannot be found: {exc}") from exc
+        raise UnknownTarget(f"{flag} {target!r}: cannot be found: {exc}") from exc
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        raise UnknownTarget(f"--target {target!r}: no importable package or module with Python source")
+        raise UnknownTarget(f"{flag} {target!r}: no importable package or module with Python source")
     if not spec.submodule_search_locations:
         return [load_module(target, Path(spec.origin))]
     root = Path(spec.origin).parent

@@ -56,6 +56,7 @@ from frontier_harness.model.vocabulary.catalog import (
     ReadResult,
     RefreshField,
     SourceKind,
+    catalog_feed,
     dataflow_of,
     per_dataflow,
 )
@@ -118,34 +119,19 @@ def world(history: HistoryLike) -> World:
     if rejected:
         step, named = min(rejected.items())
         raise TimelineError(history.actions[step].args[CatalogArg.NAME], dict(named))
-    catalog: dict[str, Entry] = {}
-    ticks: dict[str, list[tuple[int, int]]] = {}
-    skews: dict[str, list[tuple[int, int]]] = {}
-    offset, starts = 0, []
+    catalog = {a.args[CatalogArg.NAME]: _entry(a) for a in history.actions if a.name in KINDS}
+    feed = catalog_feed(history)
     rows = [(name, row, 0, 1) for name, row in constants]
-    for action in history.actions:
-        a = action.args
-        if action.name in KINDS:
-            catalog[a[CatalogArg.NAME]] = _entry(action)
-        elif action.name == CatalogAction.INSERT:
-            rows.append((a[CatalogArg.TABLE], list(a[CatalogArg.ROW]), a[Arg.TIME], a[Arg.DIFF]))
-        elif action.name == CatalogAction.TICK:
-            ticks.setdefault(a[CatalogArg.SOURCE], []).append((a[CatalogArg.WALL], a[CatalogArg.REACHED]))
-        elif action.name == CatalogAction.SKEW:
-            skews.setdefault(a[CatalogArg.NAME], []).append((a[CatalogArg.WALL], a[CatalogArg.BY]))
-        elif action.name == CatalogAction.SET_OFFSET:
-            offset = a[CatalogArg.OFFSET]
-        elif action.name == CatalogAction.RESTART:
-            starts.append(a[CatalogArg.WALL])
-    for name, points in ticks.items():
+    rows += [(table, list(row), time, diff) for table, row, time, diff in feed.inserts]
+    for name, points in feed.ticks.items():
         _check_ticks(name, points)
-    for name, points in skews.items():
+    for name, points in feed.skews.items():
         _check_skews(catalog, name, points)
     for action in history.actions:
         if action.name == CatalogAction.READ and action.args[CatalogArg.NAME] not in catalog:
             raise UnknownObject(action.args[CatalogArg.NAME], tuple(catalog))
-    _check_replica(offset, tuple(starts))
-    return World(catalog, ticks, rows, offset, tuple(starts), skews)
+    _check_replica(feed.offset, feed.starts)
+    return World(catalog, feed.ticks, rows, feed.offset, feed.starts, feed.skews)
 
 
 def _checked_names(history: HistoryLike) -> HistoryLike:
@@ -188,7 +174,7 @@ def _check_replica(offset: int, starts: tuple) -> None:
         raise InvalidReplica("starts", starts, "must be non-empty and strictly increasing")
 
 
-def _check_skews(catalog: dict, name: str, points: list) -> None:
+def _check_skews(catalog: dict, name: str, points: Sequence) -> None:
     walls = [w for w, _ in points]
     if walls[0] < 0 or any(b <= a for a, b in zip(walls, walls[1:])):
         raise InvalidSkew(name, tuple(points), "wall-clock times must be non-negative and increasing")
@@ -198,7 +184,7 @@ def _check_skews(catalog: dict, name: str, points: list) -> None:
         raise InvalidSkew(name, tuple(points), "it does not follow the wall clock")
 
 
-def _check_ticks(name: str, points: list) -> None:
+def _check_ticks(name: str, points: Sequence) -> None:
     for (w1, u1), (w2, u2) in zip(points, points[1:]):
         if w2 < w1 or u2 < u1:
             raise UpperRegression((name, w1, u1), (name, w2, u2))

@@ -1,11 +1,13 @@
 """How far in event time a stateful trial's state reaches: each entry's bound, read from the checkpoint.
 
-A state entry is bounded in event time by what evicts it: a window aggregation's `window.end`, a
+A state entry is bounded in event time by what evicts it (`state_store.bound_ms`, the one reader of
+bounds, which `validate-checkpoint --state` reads too): a window aggregation's `window.end`, a
 deduplication's event time when its key holds the watermarked column, a `dropDuplicatesWithinWatermark`
 entry's `expiresAtMicros`; an entry of a key without event time is bounded by nothing (None). `bounds`
 reads, with Spark's state data source (`frontier_harness.spark_impl.event_time.state_store`),
-the store of operator 0 as it was after a batch, for many trials in one Spark job, and reports per trial
-each bound (in epoch milliseconds, or None) and how many entries have it.
+the store of one operator as it was after a batch, for many stores in one Spark job, and reports for each
+each bound (in epoch milliseconds, or None) and how many entries have it; None for a checkpoint with no
+state store of that operator. `operator_ids` lists the operators a checkpoint keeps state for.
 """
 
 from __future__ import annotations
@@ -14,51 +16,68 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from frontier_harness.spark_impl.event_time.state_store import (
-    read_or_raise,
-    state_rows,
-    window_end_ms,
-)
+from frontier_harness.spark_impl.event_time.state_store import bound_ms, read_or_raise, state_rows
 
 TAG = "_fh_trial"
-EVENT_TIME, EXPIRES = "event_time", "expiresAtMicros"
 
 
-def bound_ms(rows: DataFrame) -> Column:
-    """Each state row's bound in event time, in epoch milliseconds (null when its entry has none)."""
-    window = window_end_ms(rows)
-    if window is not None:
-        return window
-    key, value = rows.schema["key"].dataType, rows.schema["value"].dataType
-    if isinstance(value, T.StructType) and EXPIRES in value.fieldNames():
-        return (F.col("value").getField(EXPIRES) / 1000).cast("long")
-    if isinstance(key, T.StructType) and EVENT_TIME in key.fieldNames():
-        return F.unix_millis(F.col("key").getField(EVENT_TIME))
-    return F.lit(None).cast("long")
+def operator_ids(checkpoint: Path) -> list[int]:
+    """The ids of the operators whose state the checkpoint keeps (`state/<id>/`), in order; none without state.
+
+    >>> operator_ids(Path("/nonexistent"))
+    []
+    """
+    state = checkpoint / "state"
+    return sorted(int(d.name) for d in state.iterdir() if d.name.isdigit()) if state.is_dir() else []
 
 
-def bounds(session: Any, stores: Sequence[tuple[Path, int]]) -> list[dict[int | None, int]]:
-    """For each `(checkpoint, batch)`, the bounds of operator 0's entries after that batch: bound -> entries.
+def bounds(session: Any, stores: Sequence[tuple[Path, int, int]]) -> list[dict[int | None, int] | None]:
+    """For each `(checkpoint, batch, operator)`, the bounds of the operator's entries after that batch: bound
+    -> entries (None: the checkpoint has no state store of the operator).
 
     One Spark job for every store: each read, tagged, grouped by its bound, unioned. A store Spark cannot
     load raises `StateUnreadable` (naming the file when Spark does)."""
-    found: list[dict[int | None, int]] = [{} for _ in stores]
+    read: dict[int, dict[int | None, int]] = {}
     frames = []
-    for i, (checkpoint, batch) in enumerate(stores):
-        if not (checkpoint / "state").is_dir():
+    for i, (checkpoint, batch, operator) in enumerate(stores):
+        if not (checkpoint / "state" / str(operator)).is_dir():
             continue
-        rows = state_rows(session, checkpoint, batch)
+        read[i] = {}
+        rows = state_rows(session, checkpoint, batch, operator)
         frames.append(rows.select(F.lit(i).alias(TAG), bound_ms(rows).alias("bound")))
-    if not frames:
-        return found
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.unionByName(frame)
-    counted = union.groupBy(TAG, "bound").count()
-    for row in read_or_raise(stores[0][0], counted.collect):
-        found[row[TAG]][row["bound"]] = row["count"]
-    return found
+    if frames:
+        union = frames[0]
+        for frame in frames[1:]:
+            union = union.unionByName(frame)
+        for row in read_or_raise(stores[0][0], union.groupBy(TAG, "bound").count().collect):
+            read[row[TAG]][row["bound"]] = row["count"]
+    return [read.get(i) for i in range(len(stores))]
+
+
+def join_rows(session: Any, stores: Sequence[tuple[Path, int, str]]) -> list[list[str] | None]:
+    """For each `(checkpoint, batch, side)`, the `data` of every row a stream-stream join (operator 0) keeps
+    in that side's state after that batch (Spark's state data source with `joinSide`); None for a checkpoint
+    with no state of the join. One Spark job for every store."""
+    read: dict[int, list[str]] = {}
+    frames = []
+    for i, (checkpoint, batch, side) in enumerate(stores):
+        if not (checkpoint / "state" / "0").is_dir():
+            continue
+        read[i] = []
+        rows = (
+            session.read.format("statestore")
+            .option("batchId", batch)
+            .option("operatorId", 0)
+            .option("joinSide", side)
+            .load(str(checkpoint))
+        )
+        frames.append(rows.select(F.lit(i).alias(TAG), F.col("value.data").alias("data")))
+    if frames:
+        union = frames[0]
+        for frame in frames[1:]:
+            union = union.unionByName(frame)
+        for row in read_or_raise(stores[0][0], union.collect):
+            read[row[TAG]].append(row["data"])
+    return [read.get(i) for i in range(len(stores))]

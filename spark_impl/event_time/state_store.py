@@ -38,6 +38,8 @@ from pyspark.sql import types as T
 from frontier_harness.spark_impl.errors import StateUnreadable
 
 DEFAULT_STORE = "default"
+EXPIRES = "expiresAtMicros"  # dropDuplicatesWithinWatermark's value: when its entry expires
+WATERMARK_DELAY = "spark.watermarkDelayMs"  # the metadata key EventTimeWatermark puts on its column
 CANNOT_LOAD = "CANNOT_LOAD_STATE_STORE"
 _FILE = re.compile(r"(?:File |delta file |file )(file:\S+?)(?: does not exist| of |\s|$)")
 Result = TypeVar("Result")
@@ -104,17 +106,22 @@ def state_rows(
 
 
 def window_end_ms(rows: DataFrame) -> Column | None:
-    """The end of the event-time window in each row's key, in epoch milliseconds, or None when the key
-    holds no window (a `struct<start: timestamp, end: timestamp>`, as `window()` makes).
+    """The end of the event-time window in each row's key (a window aggregation's), or else in its value (a
+    session window's: its key is the group and the session's start), in epoch milliseconds; None when
+    neither holds a window (a `struct<start: timestamp, end: timestamp>`, as `window()` and
+    `session_window()` make).
 
     >>> from pyspark.sql import types as T
     >>> window = T.StructType([T.StructField(n, T.TimestampType()) for n in ("start", "end")])
     >>> _window_field(T.StructType([T.StructField("window", window), T.StructField("k", T.LongType())]))
     'window'
     """
-    key = rows.schema["key"].dataType
-    name = _window_field(key) if isinstance(key, T.StructType) else None
-    return None if name is None else F.unix_millis(F.col("key").getField(name).getField("end"))
+    for column in ("key", "value"):
+        struct = rows.schema[column].dataType
+        name = _window_field(struct) if isinstance(struct, T.StructType) else None
+        if name is not None:
+            return F.unix_millis(F.col(column).getField(name).getField("end"))
+    return None
 
 
 def _window_field(key: T.StructType) -> str | None:
@@ -146,8 +153,8 @@ def read_or_raise(checkpoint: Path | str, read: Callable[[], Result]) -> Result:
 
 @attrs.frozen
 class StateSummary:
-    """One store's rows after one batch: how many, and the oldest event-time bound among them (the end of a
-    row's window, or a deduplication's expiry, in epoch ms; None when the rows hold neither)."""
+    """One store's rows after one batch: how many, and the oldest event-time bound among them (`bound_ms`, in
+    epoch ms; None when the rows hold none)."""
 
     batch: int
     rows: int
@@ -174,10 +181,8 @@ def summaries(
     rows = frames[0]
     for frame in frames[1:]:
         rows = rows.unionByName(frame)
-    bound = event_time_bound_ms(rows)
     counted = rows.groupBy("batch").agg(
-        F.count(F.lit(1)).alias("rows"),
-        (F.min(bound) if bound is not None else F.lit(None).cast("long")).alias("oldest"),
+        F.count(F.lit(1)).alias("rows"), F.min(bound_ms(rows)).alias("oldest")
     )
     found = {r["batch"]: r for r in read_or_raise(checkpoint, counted.collect)}
     return [
@@ -186,13 +191,30 @@ def summaries(
     ]
 
 
-def event_time_bound_ms(rows: DataFrame) -> Column | None:
-    """When each row may be evicted, in epoch ms: its window's end (`window_end_ms`), or
-    `dropDuplicatesWithinWatermark`'s `value.expiresAtMicros`; None when the rows hold neither."""
+def bound_ms(rows: DataFrame) -> Column:
+    """When each state row may be evicted, in epoch milliseconds: its window's end (`window_end_ms`: a session's too), a
+    `dropDuplicatesWithinWatermark` entry's `value.expiresAtMicros`, or the key's watermarked column (a
+    deduplication on the event-time column: the key field whose metadata carries Spark's
+    `spark.watermarkDelayMs`, as `EventTimeWatermark` marks it); null when the row holds none of them (a key
+    without event time, which nothing evicts). The one reader of state bounds: the stateful suite's
+    (`state_bounds`) and `validate-checkpoint --state`'s (`summaries`)."""
     end = window_end_ms(rows)
     if end is not None:
         return end
-    value = rows.schema["value"].dataType
-    if isinstance(value, T.StructType) and "expiresAtMicros" in value.fieldNames():
-        return F.floor(F.col("value.expiresAtMicros") / 1000)
-    return None
+    key, value = rows.schema["key"].dataType, rows.schema["value"].dataType
+    if isinstance(value, T.StructType) and EXPIRES in value.fieldNames():
+        return F.floor(F.col("value").getField(EXPIRES) / 1000).cast("long")
+    watermarked = _watermarked_field(key) if isinstance(key, T.StructType) else None
+    if watermarked is not None:
+        return F.unix_millis(F.col("key").getField(watermarked))
+    return F.lit(None).cast("long")
+
+
+def _watermarked_field(key: T.StructType) -> str | None:
+    """The key's field that carries a watermark's delay in its metadata (a deduplication's event time).
+
+    >>> field = T.StructField("ts", T.TimestampType(), metadata={WATERMARK_DELAY: 5000})
+    >>> _watermarked_field(T.StructType([T.StructField("k", T.StringType()), field]))
+    'ts'
+    """
+    return next((f.name for f in key.fields if WATERMARK_DELAY in (f.metadata or {})), None)

@@ -2,23 +2,39 @@
 the jobs the suite refuses (each in one line, `JobContractError`, before any trial).
 
 `stateful_plan(spec, session, job)` builds the job's `transform` over the stateful source's stream
-(never started) and reads Spark's analyzed logical plan, as `explain` prints it (classic or Connect),
-into a dict keyed by `PlanKey`:
+(never started) and reads what Spark plans for it from Spark's own plan objects
+(`frontier_harness.spark_impl.event_time.plan_metadata`: the stateful operators of the physical plan Spark
+runs each batch with, their state keys, the watermarks, the lineage of each column) into a dict keyed by
+`PlanKey`:
 
-- `delays`: one per `EventTimeWatermark`, in milliseconds (Spark's interval strings converted by Spark);
-- `operator` and `keys`: the `Aggregate`, `Deduplicate` or `DeduplicateWithinWatermark`, and the record
-  columns it keys on (an aggregation: its grouping columns besides the window);
+- `delays`: one per `EventTimeWatermark`, in milliseconds (Spark's conversion of the interval);
+- `operator` and `keys`: the aggregation (`stateStoreSave`), deduplication (`dedupe`) or deduplication
+  within the watermark (`dedupeWithinWatermark`), and the record columns its state is keyed on (an
+  aggregation: its grouping columns besides the window); `deduplication`: for an aggregation over a
+  deduplication (a chain of two operators, the aggregation operator 0), the deduplication's operator and
+  keys;
 - `window` (`[duration, slide, start]` ms) and `window_column`: the `window(...)` an aggregation groups
-  by, read from the expression Spark's TimeWindowing rule writes, and the output column (a struct of
-  `start` and `end` timestamps) that holds it;
+  by, read from the expression Spark's TimeWindowing rule writes for the window key, and the output
+  column (a struct of `start` and `end` timestamps) that holds it; `gap` (ms): a `session_window`
+  aggregation's (`sessionWindowStateStoreSaveExec`) constant gap, read from the `event_time + gap` that
+  Spark's SessionWindowing rule writes for its output column (then `window_column`), its keys the
+  output's record columns;
+- a user's processor (`transformWithStateInPandas`, `transformWithState` in Python, `applyInPandasWithState`:
+  `PROCESSORS`), alone: `operator` is `processor`, `keys` its grouping columns, `time_mode` what its timers
+  (or timeouts) fire by, read from the physical operator Spark runs (`_time_mode`); one with processing-time
+  timers is refused (they fire by the wall clock, which the harness's reference run cannot repeat);
 - `output_mode` and `lateness` (ms) from the job's attributes (`lateness` defaults to the delay of the
-  job's only `withWatermark`).
+  job's only `withWatermark`); `columns`, transform's output columns.
 
-Refused: complete mode, `session_window`, `applyInPandasWithState` and the other arbitrary-state
-operators, `transformWithState`, chained stateful operators, stream-stream joins, an append-mode
+Refused: complete mode, a `session_window` in update mode (Spark refuses it) or with a gap that is not
+a constant interval, a processor with processing-time timers, `(flat)MapGroupsWithState` and Scala's
+`transformWithState`, chained stateful operators but an aggregation over a deduplication,
+stream-stream joins, an append-mode
 aggregation without a watermark or without a window, and what the suite cannot model (a watermark on
 another column than the records' `event_time` or over filtered records, a deduplication on derived
-columns or after a filter, an aggregation grouped by the raw event time, no stateful operator), and a Spark Connect session.
+columns or after a filter, an aggregation grouped by the raw event time, a window aggregation whose output
+drops its window, no stateful operator), a `transform` that raises, a `lateness` Spark cannot read, and a
+Spark Connect session.
 """
 
 from __future__ import annotations
@@ -27,70 +43,57 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from frontier_harness.model.vocabulary.ingestion import OutputMode, PlanKey, StatefulOperator
-from frontier_harness.spark_impl.streaming.event_source import NAME, SCHEMA, EventSource
-from frontier_harness.spark_impl.streaming.job import (
-    JobContractError,
-    WrongSuite,
-    explained,
-    transformed,
+from frontier_harness.model.vocabulary.event_time import (
+    FieldKey,
+    OperatorKey,
+    OutputMode,
+    PlanKey,
+    Recorded,
+    StatefulOperator,
+    TimeMode,
+    WatermarkKey,
 )
+from frontier_harness.spark_impl.event_time.plan_metadata import (
+    is_window,
+    kind,
+    plan_metadata,
+    preorder,
+    seq,
+)
+from frontier_harness.spark_impl.streaming.event_source import NAME, SCHEMA, EventSource
+from frontier_harness.spark_impl.streaming.job import JobContractError, WrongSuite, transformed
 
 RECORD_COLUMNS = tuple(field.split()[0] for field in SCHEMA.split(", "))
 MODES = (OutputMode.APPEND, OutputMode.UPDATE)
+# Spark's short names of the stateful operators the suite models, and of those it refuses.
 STATEFUL = {
-    "Aggregate": StatefulOperator.AGGREGATION,
-    "Deduplicate": StatefulOperator.DEDUPLICATION,
-    "DeduplicateWithinWatermark": StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK,
+    "stateStoreSave": StatefulOperator.AGGREGATION,
+    "dedupe": StatefulOperator.DEDUPLICATION,
+    "dedupeWithinWatermark": StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK,
+    "sessionWindowStateStoreSaveExec": StatefulOperator.AGGREGATION,
 }
-ARBITRARY_STATE = {
-    "FlatMapGroupsWithState": "(flat)MapGroupsWithState",
-    "FlatMapGroupsInPandasWithState": "applyInPandasWithState",
-    "TransformWithState": "transformWithState",
-    "TransformWithStateInPandas": "transformWithStateInPandas",
-    "TransformWithStateInPySpark": "transformWithState",
+SESSIONS = "sessionWindowStateStoreSaveExec"
+# A user's processor in Python, by Spark's short name: the suite judges it by what a crash must not change.
+PROCESSORS = {"transformWithStateInPandasExec", "transformWithStateInPySparkExec", "applyInPandasWithState"}
+# What a processor's physical operator says its timers fire by (`timeMode`, or a `GroupStateTimeout`).
+TIME_MODES = {
+    "NoTime": TimeMode.NONE,
+    "None": TimeMode.NONE,
+    "NoTimeout": TimeMode.NONE,
+    "EventTime": TimeMode.EVENT_TIME,
+    "EventTimeTimeout": TimeMode.EVENT_TIME,
+    "ProcessingTime": TimeMode.PROCESSING_TIME,
+    "ProcessingTimeTimeout": TimeMode.PROCESSING_TIME,
+}
+_GAP = re.compile(r"\bevent_time \+ cast\((.+?) as interval\)")  # what SessionWindowing writes for the end
+REFUSED = {
+    "flatMapGroupsWithState": "(flat)MapGroupsWithState is not supported: arbitrary state",
+    "transformWithStateExec": "transformWithState is not supported: arbitrary state",
+    "symmetricHashJoin": "a stream-stream join is not supported over one input: a join job's transform takes two (transform(left, right), StatefulJoinJob)",
 }
 UNDER_A_WATERMARK = {"Project", "SubqueryAlias", "StreamingRelationV2", "StreamingRelation"}
-_NODE = re.compile(r"^(?P<indent>[\s:+\-|]*)~?(?P<name>[A-Z][A-Za-z0-9]*)(?P<rest>.*)$")
-_WATERMARK = re.compile(r"EventTimeWatermark [0-9a-f-]+, (?P<column>\w+)#(?P<id>\d+): \w+, (?P<delay>.+)$")
-_ATTRIBUTE = re.compile(r"(\w+)#(\d+)L?(?:-T\d+ms)?")
-_SLIDE = re.compile(r"LongType\) - (\d+)\) % (\d+)\)")  # (start, slide) in microseconds
-_DURATION = re.compile(r"\) \+ (\d+)\), LongType, TimestampType\)")
-
-
-class Node:
-    """One line of an analyzed plan: its operator, the rest of the line, and the lines under it."""
-
-    def __init__(self, name: str, rest: str, depth: int):
-        self.name, self.rest, self.depth = name, rest, depth
-        self.children: list[Node] = []
-
-    def walk(self) -> list[Node]:
-        return [self, *(n for child in self.children for n in child.walk())]
-
-
-def analyzed(frame: DataFrame) -> Node:
-    """The analyzed logical plan of `frame` as a tree of `Node`s."""
-    text = explained(frame).split("== Analyzed Logical Plan ==", 1)[-1].split("== Optimized", 1)[0]
-    root: Node | None = None
-    stack: list[Node] = []
-    for line in text.splitlines()[2:]:  # the first line after the title is the output schema
-        match = _NODE.match(line)
-        if not match:
-            continue
-        node = Node(match["name"], match["rest"], len(match["indent"]))
-        while stack and stack[-1].depth >= node.depth:
-            stack.pop()
-        if stack:
-            stack[-1].children.append(node)
-        else:
-            root = node
-        stack.append(node)
-    assert root is not None, text
-    return root
 
 
 def output_mode(spec: str, job: Any) -> str:
@@ -113,80 +116,152 @@ def stateful_plan(spec: str, session: Any, job: Any) -> dict:
         )
     session.dataSource.register(EventSource)
     stream = session.readStream.format(NAME).option("path", "/nonexistent").load()
-    try:
-        out = transformed(job, stream)
-    except Exception as exc:
-        raise JobContractError(spec, f"transform(records) raised {type(exc).__name__}: {exc}") from exc
-    root = analyzed(out)
-    nodes = root.walk()
-    _refuse_unsupported(spec, nodes)
-    operator = _the_stateful_operator(spec, nodes)
-    delays = _delays(spec, session, nodes)
+    out, recorded = job_plan(spec, session, job, stream)
+    operator, *below = _the_stateful_operators(spec, recorded[Recorded.OPERATORS])
+    delays = _delays(spec, recorded[Recorded.WATERMARKS])
     plan: dict[str, Any] = {
-        PlanKey.OPERATOR: STATEFUL[operator.name],
+        PlanKey.OPERATOR: STATEFUL.get(operator[OperatorKey.NAME], StatefulOperator.PROCESSOR),
         PlanKey.DELAYS: delays,
         PlanKey.OUTPUT_MODE: mode,
         PlanKey.COLUMNS: list(out.columns),
         PlanKey.WINDOW: None,
         PlanKey.WINDOW_COLUMN: None,
+        PlanKey.DEDUPLICATION: None,
+        PlanKey.GAP: None,
     }
-    if operator.name == "Aggregate":
-        plan.update(_aggregation(spec, operator, out, bool(delays), mode))
+    if operator[OperatorKey.NAME] in PROCESSORS:
+        plan.update(_processor(spec, out))
+    elif operator[OperatorKey.NAME] == SESSIONS:
+        plan.update(_sessions(spec, session, recorded[Recorded.OUTPUT], mode))
+    elif plan[PlanKey.OPERATOR] == StatefulOperator.AGGREGATION:
+        plan.update(_aggregation(spec, operator, recorded[Recorded.OUTPUT], bool(delays), mode))
     else:
-        plan[PlanKey.KEYS] = _record_columns(spec, operator, "deduplicates on")
-        if any(n.name == "Filter" for n in operator.walk()[1:]):
+        plan[PlanKey.KEYS] = _deduplication(spec, operator)
+    if below:
+        if plan[PlanKey.WINDOW] is None:
             raise JobContractError(
-                spec, "a filter before its deduplication is not supported: filter after it"
+                spec, "an aggregation over a deduplication is supported with a window only: group by a window"
             )
+        keys = _deduplication(spec, below[0])
+        plan[PlanKey.DEDUPLICATION] = {
+            OperatorKey.NAME: STATEFUL[below[0][OperatorKey.NAME]],
+            PlanKey.KEYS: keys,
+        }
     plan[PlanKey.LATENESS] = _lateness(spec, session, job, delays)
     return plan
 
 
-def _refuse_unsupported(spec: str, nodes: Sequence[Node]) -> None:
-    text = " ".join(n.rest for n in nodes)
-    if "session_window" in text:
-        raise JobContractError(spec, "session_window is not supported (tumbling and sliding windows are)")
-    for node in nodes:
-        if node.name in ARBITRARY_STATE:
-            raise JobContractError(spec, f"{ARBITRARY_STATE[node.name]} is not supported: arbitrary state")
-        if node.name == "Join" and sum(n.name.startswith("StreamingRelation") for n in node.walk()) > 1:
-            raise JobContractError(spec, "a stream-stream join is not supported")
-    stateful = [n for n in nodes if n.name in STATEFUL]
-    if len(stateful) > 1:
-        names = " over ".join(STATEFUL[n.name] for n in stateful)
-        raise JobContractError(spec, f"chained stateful operators are not supported: {names}")
-    if not stateful:
+def _processor(spec: str, out: Any) -> dict:
+    """A user's processor's keys (its grouping columns) and time mode (`_time_mode`), refused with
+    processing-time timers."""
+    keys, time_mode = _time_mode(out)
+    if time_mode == TimeMode.PROCESSING_TIME:
+        raise JobContractError(
+            spec,
+            "a processor with processing-time timers (or timeouts) is not supported: they fire by the wall "
+            "clock, which the harness's run of the same batches without a crash cannot repeat "
+            "(use timeMode='EventTime' or 'None')",
+        )
+    return {PlanKey.KEYS: keys, PlanKey.TIME_MODE: time_mode}
+
+
+def _time_mode(out: Any) -> tuple[list[str], str]:
+    """The grouping columns of the processor Spark plans for `out`, and what its timers fire by
+    (`TIME_MODES`: `timeMode` of a `transformWithState...` operator, `timeoutConf` of
+    `applyInPandasWithState`'s)."""
+    plan = out._jdf.queryExecution().queryExecutionForExplain().executedPlan()
+    node = next(
+        n for n in preorder(plan) if kind(n).startswith(("TransformWithState", "FlatMapGroupsInPandas"))
+    )
+    mode = node.timeoutConf() if kind(node).startswith("FlatMapGroups") else node.timeMode()
+    return [a.name() for a in seq(node.groupingAttributes())], TIME_MODES[mode.toString()]
+
+
+def _sessions(spec: str, session: Any, output: Sequence[dict], mode: str) -> dict:
+    """A `session_window` aggregation's gap, window column and keys (the output's record columns)."""
+    if mode != OutputMode.APPEND:
+        raise JobContractError(
+            spec, "a session_window aggregation runs in append mode only (Spark refuses update)"
+        )
+    sessions = [f for f in output if is_window(f[FieldKey.TYPE])]
+    gaps = [m.group(1) for f in sessions if (m := _GAP.search(f[FieldKey.LINEAGE] or ""))]
+    if len(sessions) != 1 or len(gaps) != 1:
+        raise JobContractError(
+            spec,
+            "a session_window aggregation's output must keep its session_window column, of a constant gap",
+        )
+    keys = [
+        f[FieldKey.NAME]
+        for f in output
+        if f[FieldKey.NAME] in RECORD_COLUMNS and f[FieldKey.LINEAGE] == f[FieldKey.NAME]
+    ]
+    return {
+        PlanKey.KEYS: keys,
+        PlanKey.WINDOW_COLUMN: sessions[0][FieldKey.NAME],
+        PlanKey.GAP: interval_ms(session, gaps)[0],
+    }
+
+
+def _deduplication(spec: str, operator: dict) -> list[str]:
+    """The record columns a deduplication keys on, unless it keys on others or filtered records."""
+    keys = _record_columns(spec, operator[OperatorKey.KEY], "deduplicates on")
+    if operator[OperatorKey.ROWS]:
+        raise JobContractError(spec, "a filter before its deduplication is not supported: filter after it")
+    return keys
+
+
+def job_plan(spec: str, session: Any, job: Any, stream: Any) -> tuple[Any, dict]:
+    """The job's `transform` of `stream`, and what Spark would key its checkpoint on (`plan_metadata`); a
+    `transform` that raises is the job's `JobContractError`, in one line."""
+    try:
+        out = transformed(job, stream)
+    except Exception as exc:
+        raise JobContractError(
+            spec, f"transform(records) raised {type(exc).__name__}: {first_line(exc)}"
+        ) from exc
+    return out, plan_metadata(session, out)
+
+
+def _the_stateful_operators(spec: str, operators: Sequence[dict]) -> Sequence[dict]:
+    """The job's stateful operators, top down (Spark's operator ids): one of a kind the suite models, or an
+    aggregation over a deduplication; else the refusal that names why not."""
+    for op in operators:
+        if op[OperatorKey.NAME] in REFUSED:
+            raise JobContractError(spec, REFUSED[op[OperatorKey.NAME]])
+        if op[OperatorKey.NAME] in PROCESSORS and len(operators) > 1:
+            raise JobContractError(
+                spec,
+                f"a processor ({op[OperatorKey.NAME]}) chained with other stateful operators is not supported",
+            )
+        if op[OperatorKey.NAME] in PROCESSORS:
+            return operators
+        if op[OperatorKey.NAME] not in STATEFUL:
+            raise JobContractError(spec, f"the stateful operator {op[OperatorKey.NAME]} is not supported")
+    kinds = [STATEFUL[op[OperatorKey.NAME]] for op in operators]
+    chain = len(kinds) == 2 and kinds[0] == StatefulOperator.AGGREGATION and kinds[1] != kinds[0]
+    if len(operators) > 1 and not chain:
+        raise JobContractError(
+            spec,
+            f"chained stateful operators are not supported: {' over '.join(kinds)} (an aggregation over a "
+            "deduplication is)",
+        )
+    if not operators:
         raise WrongSuite(
             spec, "transform has no aggregation or deduplication: a row-wise job runs in --suite streaming"
         )
+    return operators
 
 
-def _the_stateful_operator(spec: str, nodes: Sequence[Node]) -> Node:
-    return next(n for n in nodes if n.name in STATEFUL)
-
-
-def _source_ids(nodes: Sequence[Node]) -> dict[str, str]:
-    """The records' columns by attribute id, as the stream's relation names them."""
-    relation = next(n for n in nodes if n.name.startswith("StreamingRelation"))
-    return {i: name for name, i in _ATTRIBUTE.findall(relation.rest) if name in RECORD_COLUMNS}
-
-
-def _delays(spec: str, session: Any, nodes: Sequence[Node]) -> list[int]:
-    found = []
-    ids = _source_ids(nodes)
-    for node in nodes:
-        if node.name != "EventTimeWatermark":
-            continue
-        match = _WATERMARK.search(node.name + node.rest)
-        if match is None or ids.get(match["id"]) != "event_time":
+def _delays(spec: str, watermarks: Sequence[dict]) -> list[int]:
+    for watermark in watermarks:
+        if watermark[WatermarkKey.COLUMN] != "event_time":
             raise JobContractError(spec, "withWatermark must name the records' event_time column")
-        below = {n.name for n in node.walk()[1:]} - UNDER_A_WATERMARK
+        below = set(watermark[WatermarkKey.BELOW]) - UNDER_A_WATERMARK
         if below:
             raise JobContractError(
                 spec, f"withWatermark over {', '.join(sorted(below))}: apply it to the records first"
             )
-        found.append(match["delay"].strip())
-    return interval_ms(session, found)
+    return [watermark[WatermarkKey.DELAY_MS] for watermark in watermarks]
 
 
 def interval_ms(session: Any, intervals: Sequence[str]) -> list[int]:
@@ -204,46 +279,37 @@ def interval_ms(session: Any, intervals: Sequence[str]) -> list[int]:
     return [int(row[f"i{i}"]) for i in range(len(intervals))]
 
 
-def _aggregation(spec: str, operator: Node, out: DataFrame, watermarked: bool, mode: str) -> dict:
-    grouping = operator.rest.split("], [", 1)[0]
-    tagged = [name for name, _ in _ATTRIBUTE.findall(grouping)]
-    window_columns = [f.name for f in out.schema.fields if _is_window(f.dataType.simpleString())]
-    expression = " ".join(n.rest for n in operator.walk())
-    slide, duration = _SLIDE.search(expression), _DURATION.search(expression)
-    if (slide is None) != (not window_columns) or len(window_columns) > 1:
+def _aggregation(spec: str, operator: dict, output: Sequence[dict], watermarked: bool, mode: str) -> dict:
+    window = operator[OperatorKey.WINDOW]
+    key = operator[OperatorKey.KEY]
+    window_columns = [f[FieldKey.NAME] for f in output if is_window(f[FieldKey.TYPE])]
+    if (window is None) != (not window_columns) or len(window_columns) > 1:
         raise JobContractError(
             spec, "a window aggregation's output must keep its window column (struct of start and end)"
         )
-    if "event_time" in tagged and slide is None:
+    if window is None and any(f[FieldKey.LINEAGE] == "event_time" for f in key):
         raise JobContractError(spec, "grouping by the raw event_time is not supported: group by a window")
-    if mode == OutputMode.APPEND and (not watermarked or slide is None):
+    if mode == OutputMode.APPEND and (not watermarked or window is None):
         what = "a watermark" if not watermarked else "a window"
         raise JobContractError(spec, f"an append-mode aggregation needs {what}: Spark cannot emit it")
-    keys = [name for name in tagged if name in RECORD_COLUMNS]
-    if slide is None:
+    keys = [f[FieldKey.NAME] for f in key if f[FieldKey.NAME] in RECORD_COLUMNS]
+    if window is None:
         return {PlanKey.KEYS: keys}
-    assert duration is not None
-    start, step = int(slide.group(1)) // 1000, int(slide.group(2)) // 1000
-    return {
-        PlanKey.KEYS: keys,
-        PlanKey.WINDOW: [int(duration.group(1)) // 1000, step, start],
-        PlanKey.WINDOW_COLUMN: window_columns[0],
-    }
+    return {PlanKey.KEYS: keys, PlanKey.WINDOW: window, PlanKey.WINDOW_COLUMN: window_columns[0]}
 
 
-def _is_window(type_name: str) -> bool:
-    return type_name == "struct<start:timestamp,end:timestamp>"
-
-
-def _record_columns(spec: str, operator: Node, what: str) -> list[str]:
-    named = _ATTRIBUTE.findall(operator.rest.split("]", 1)[0])
-    ids = _source_ids(operator.walk())
-    outside = [name for name, i in named if ids.get(i) != name]
+def _record_columns(spec: str, key: Sequence[dict], what: str) -> list[str]:
+    """The names of the key's fields, each of which must be one of the records' own columns, unchanged."""
+    outside = [
+        f[FieldKey.NAME]
+        for f in key
+        if f[FieldKey.NAME] not in RECORD_COLUMNS or f[FieldKey.LINEAGE] != f[FieldKey.NAME]
+    ]
     if outside:
         raise JobContractError(
             spec, f"{what} {', '.join(outside)}: only the records' own columns are supported"
         )
-    return [name for name, _ in named]
+    return [f[FieldKey.NAME] for f in key]
 
 
 def _lateness(spec: str, session: Any, job: Any, delays: Sequence[int]) -> int | None:
@@ -253,4 +319,11 @@ def _lateness(spec: str, session: Any, job: Any, delays: Sequence[int]) -> int |
     try:
         return interval_ms(session, [promise])[0]
     except Exception as exc:
-        raise JobContractError(spec, f"lateness {promise!r} is not a Spark interval: {exc}") from exc
+        raise JobContractError(
+            spec, f"lateness {promise!r} is not a Spark interval: {first_line(exc)}"
+        ) from exc
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message with text on it (Spark's messages span many)."""
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)

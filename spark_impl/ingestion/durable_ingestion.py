@@ -39,14 +39,16 @@ from pyspark.sql import types as T
 
 from frontier_harness.model.errors import CompactedRead, UnknownFault
 from frontier_harness.model.time.partitioned_time import PARTITION_MAX, PartitionedTime  # value types
-from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary import HistoryLike
 from frontier_harness.model.vocabulary.ingestion import (
     CHECKPOINT_FAULTS,
     INGEST_FAULTS,
     Fault,
     IngestionAction,
-    IngestionArg,
+    IngestionStep,
     ResumptionLabel,
+    final_tick,
+    ingestion_steps,
 )
 from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of, to_frame
 from frontier_harness.spark_impl.ingestion import ingestion
@@ -608,23 +610,16 @@ def observe_durable(
     pipeline = Ingestion(domain, len(histories), root)
     observed: list[dict] = [{} for _ in histories]
     pipeline.running = [True] * len(histories)  # a fresh pipeline starts at the minimum, already committed
-    cursors = [0] * len(histories)
+    cursors, decoded = [0] * len(histories), [ingestion_steps(h) for h in histories]
     while True:
-        pending = ((h, _next_action(pipeline, hist, cursors, h)) for h, hist in enumerate(histories))
+        pending = ((h, _next_action(pipeline, steps, cursors, h)) for h, steps in enumerate(decoded))
         actions = {h: a for h, a in pending if a}
         if not actions:
             break
         _round(pipeline, actions, observed)
     ends = {h: len(history.actions) for h, history in enumerate(histories)}
     _record_commits(observed, pipeline.restart(list(ends)), ends, restart=True)
-    final_ticks = {
-        h: 1
-        + max(
-            (a.args[IngestionArg.TICK] for a in history.actions if a.name == IngestionAction.INGEST),
-            default=0,
-        )
-        for h, history in enumerate(histories)
-    }
+    final_ticks = {h: final_tick(steps) for h, steps in enumerate(decoded)}
     pipeline.ingest(final_ticks, {}, 1 + max(ends.values(), default=0))
     final = pipeline.final()
     for h, end in ends.items():
@@ -638,44 +633,41 @@ PIPELINE_ACTIONS = (IngestionAction.INGEST, IngestionAction.CHECKPOINT, Ingestio
 
 
 def _next_action(
-    pipeline: Ingestion, history: HistoryLike, cursors: list, h: int
-) -> tuple[int, ActionLike] | None:
-    """Applies history `h`'s upstream actions up to its next pipeline action; that action and its step."""
-    while cursors[h] < len(history.actions):
-        step, action = cursors[h], history.actions[cursors[h]]
+    pipeline: Ingestion, steps: tuple[IngestionStep, ...], cursors: list, h: int
+) -> IngestionStep | None:
+    """Applies history `h`'s upstream steps up to its next pipeline step, and returns that one."""
+    while cursors[h] < len(steps):
+        step = steps[cursors[h]]
         cursors[h] += 1
-        if action.name == IngestionAction.PRODUCE:
-            pipeline.upstream.produce(h, step, action.args[IngestionArg.PARTITION], action.args[Arg.DATA])
-        elif action.name == IngestionAction.UPSTREAM_COMPACT:
+        if step.action is IngestionAction.PRODUCE:
+            pipeline.upstream.produce(h, step.step, step.partition, step.data)
+        elif step.action is IngestionAction.UPSTREAM_COMPACT:
             pipeline.upstream.compact(h)
-        elif action.name in PIPELINE_ACTIONS:
-            return step, action
         else:
-            raise ValueError(f"ingestion history: unknown action {action.name!r} at step {step}")
+            return step
     return None
 
 
-def _round(pipeline: Ingestion, actions: dict[int, tuple[int, ActionLike]], observed: list) -> None:
-    by_kind: dict = {}
-    for h, (step, action) in actions.items():
-        by_kind.setdefault(action.name, {})[h] = (step, action.args)
+def _round(pipeline: Ingestion, actions: dict[int, IngestionStep], observed: list) -> None:
+    by_kind: dict[str, dict[int, IngestionStep]] = {}
+    for h, step in actions.items():
+        by_kind.setdefault(step.action, {})[h] = step
     ingests, checkpoints, restarts = (by_kind.get(k, {}) for k in PIPELINE_ACTIONS)
-    fault = IngestionArg.FAULT
-    ck_faults = {h: a[fault] for h, (_, a) in checkpoints.items() if a.get(fault)}
+    ck_faults = {h: s.fault for h, s in checkpoints.items() if s.fault}
     committing = [h for h in checkpoints if pipeline.running[h]]
-    first = {h for h in committing if checkpoints[h][1].get(IngestionArg.COMPACT_FIRST)}
+    first = {h for h in committing if checkpoints[h].compact_first}
     compacting = [h for h in committing if h in first or ck_faults.get(h) != Fault.AFTER_COMMIT]
     facts = pipeline.facts([*committing, *restarts], compacting) if committing or restarts else {}
     if ingests:
         pipeline.ingest(
-            {h: a[IngestionArg.TICK] for h, (_, a) in ingests.items()},
-            {h: a[fault] for h, (_, a) in ingests.items() if a.get(fault)},
-            {h: step for h, (step, _) in ingests.items()},
+            {h: s.tick for h, s in ingests.items()},
+            {h: s.fault for h, s in ingests.items() if s.fault},
+            {h: s.step for h, s in ingests.items()},
         )
     done = pipeline.checkpoint(list(checkpoints), ck_faults, facts, first)
-    _record_commits(observed, done, {h: checkpoints[h][0] for h in done}, restart=False)
+    _record_commits(observed, done, {h: checkpoints[h].step for h in done}, restart=False)
     resumed = pipeline.restart(list(restarts), facts)
-    _record_commits(observed, resumed, {h: restarts[h][0] for h in resumed}, restart=True)
+    _record_commits(observed, resumed, {h: restarts[h].step for h in resumed}, restart=True)
 
 
 def _record_commits(observed: list, facts: dict[int, Facts], steps: dict, restart: bool) -> None:

@@ -49,14 +49,16 @@ from pyspark.sql import types as T
 
 from frontier_harness.model.errors import UnknownFault
 from frontier_harness.model.time.partitioned_time import PARTITION_MAX  # value types
-from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary import HistoryLike
 from frontier_harness.model.vocabulary.ingestion import (
     CHECKPOINT_FAULTS,
     INGEST_FAULTS,
     Fault,
     IngestionAction,
-    IngestionArg,
+    IngestionStep,
     ResumptionLabel,
+    final_tick,
+    ingestion_steps,
 )
 from frontier_harness.spark_impl.arrow import HistoryTables, columns_of, to_frame
 from frontier_harness.spark_impl.column_cache import per_session
@@ -67,7 +69,6 @@ from frontier_harness.spark_impl.time import frontiers
 from frontier_harness.spark_impl.time.time_columns import TimeColumns, time_columns
 
 FAULTS = {IngestionAction.INGEST: INGEST_FAULTS, IngestionAction.CHECKPOINT: CHECKPOINT_FAULTS}
-KINDS = tuple(IngestionAction)
 # The labels of `R(t)` around a compaction, and the field of a commit's `around` rows each reads.
 AROUND = {ResumptionLabel.REMAP_BEFORE: "before", ResumptionLabel.REMAP_AFTER: "after"}
 LONG = T.LongType()
@@ -416,11 +417,11 @@ def action_table(histories: Sequence[HistoryLike]) -> pa.Table:
     ids = pa.int64()
     tables = HistoryTables({"histories": {"history_id": ids, "actions": pa.list_(action), "end": ids}})
     for hid, history in enumerate(histories):
-        actions = [_action(step, a) for step, a in enumerate(history.actions)]
+        steps = ingestion_steps(history)
+        actions = [_action(step) for step in steps]
         end = len(actions)
-        ticks = [a["tick"] for a in actions if a["kind"] == IngestionAction.INGEST]
         actions.append(_row(end, IngestionAction.RESTART))
-        actions.append(_row(end + 1, IngestionAction.INGEST, tick=1 + max(ticks, default=0)))
+        actions.append(_row(end + 1, IngestionAction.INGEST, tick=final_tick(steps)))
         tables.append("histories", history_id=hid, actions=actions, end=end + 1)
     return tables.tables()["histories"]
 
@@ -429,22 +430,18 @@ def _row(step: int, kind: str, **args: Any) -> dict:
     return {"step": step, "kind": kind, **args}
 
 
-def _action(step: int, action: ActionLike) -> dict:
-    args = action.args
-    if action.name not in KINDS:
-        raise ValueError(f"ingestion history: unknown action {action.name!r} at step {step}")
-    fault = args.get(IngestionArg.FAULT)
-    allowed = FAULTS.get(IngestionAction(action.name), ())
-    if fault is not None and fault not in allowed:
-        raise UnknownFault(fault, allowed)
+def _action(step: IngestionStep) -> dict:
+    allowed = FAULTS.get(step.action, ())
+    if step.fault is not None and step.fault not in allowed:
+        raise UnknownFault(step.fault, allowed)
     return _row(
-        step,
-        action.name,
-        partition=args.get(IngestionArg.PARTITION),
-        data=args.get(Arg.DATA),
-        tick=args.get(IngestionArg.TICK),
-        compact_first=bool(args.get(IngestionArg.COMPACT_FIRST, False)),
-        fault=fault,
+        step.step,
+        step.action,
+        partition=step.partition,
+        data=step.data,
+        tick=step.tick,
+        compact_first=step.compact_first,
+        fault=step.fault,
     )
 
 

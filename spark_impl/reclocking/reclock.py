@@ -27,8 +27,17 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
-from frontier_harness.model.vocabulary.reclocking import OBSERVING, ReclockAction, ReclockArg, ReclockLabel
+from frontier_harness.model.vocabulary import HistoryLike
+from frontier_harness.model.vocabulary.reclocking import (
+    Compact,
+    Mint,
+    Observe,
+    ReclockAction,
+    ReclockLabel,
+    ReclockStep,
+    SourceUpdate,
+    reclock_steps,
+)
 from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
 from frontier_harness.spark_impl.reclocking import remap
 from frontier_harness.spark_impl.reclocking.as_of import as_of, as_of_intervals
@@ -226,31 +235,23 @@ def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> Histor
     )
     for hid, history in enumerate(histories):
         tables.append("histories", history_id=hid)
-        for step, action in enumerate(history.actions):
-            _add_action(tc, tables, hid, step, action)
+        for step in reclock_steps(history):
+            _add_step(tc, tables, hid, step)
         tables.append("points", history_id=hid, point=len(history.actions), kind=END, tick=None, closed=False)
     return tables
 
 
-def _add_action(tc: TimeColumns, tables: HistoryTables, hid: int, step: int, action: ActionLike) -> None:
-    args = action.args
-    if action.name == ReclockAction.MINT:
-        upper = [tc.to_row(t) for t in args[Arg.UPPER]]
-        tables.append("mints", history_id=hid, step=step, tick=args[ReclockArg.TICK], upper=upper)
-    elif action.name == ReclockAction.UPDATE:
-        time, diff = tc.to_row(args[Arg.TIME]), args[Arg.DIFF]
-        tables.append("updates", history_id=hid, step=step, data=args[Arg.DATA], time=time, diff=diff)
-    elif action.name == ReclockAction.COMPACT:
-        tables.append("compactions", history_id=hid, step=step, to=args[ReclockArg.TO])
-    elif action.name in OBSERVING:
-        kind, tick, closed = (
-            str(action.name),
-            args.get(ReclockArg.TICK),
-            bool(args.get(ReclockArg.CLOSED, False)),
-        )
-        tables.append("points", history_id=hid, point=step, kind=kind, tick=tick, closed=closed)
-    else:
-        raise ValueError(f"reclock history: unknown action {action.name!r} at step {step}")
+def _add_step(tc: TimeColumns, tables: HistoryTables, hid: int, step: ReclockStep) -> None:
+    match step:
+        case Mint(step=at, upper=upper, tick=tick):
+            rows = [tc.to_row(t) for t in upper]
+            tables.append("mints", history_id=hid, step=at, tick=tick, upper=rows)
+        case SourceUpdate(step=at, data=data, time=time, diff=diff):
+            tables.append("updates", history_id=hid, step=at, data=data, time=tc.to_row(time), diff=diff)
+        case Compact(step=at, to=to):
+            tables.append("compactions", history_id=hid, step=at, to=to)
+        case Observe(step=at, kind=kind, tick=tick, closed=closed):
+            tables.append("points", history_id=hid, point=at, kind=str(kind), tick=tick, closed=closed)
 
 
 def _decode(tc: TimeColumns, histories: Sequence[HistoryLike], rows: pa.Table) -> list[dict]:

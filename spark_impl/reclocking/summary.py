@@ -33,14 +33,20 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
+from frontier_harness.model.vocabulary import HistoryLike
 from frontier_harness.model.vocabulary.reclocking import (
-    ReclockArg,
+    Crash,
+    Mint,
     RestartAction,
+    SourceRecord,
+    SourceUpdate,
     Summarizer,
     SummaryLabel,
     SummaryPart,
     SummaryRun,
+    TxnData,
+    TxnMetadata,
+    restart_steps,
     summary_label,
 )
 from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
@@ -54,7 +60,6 @@ from frontier_harness.spark_impl.time.time_columns import TimeColumns, time_colu
 RUN = ["history_id", "run", "variant"]
 RECORD = ("kind", "txn", "data", "size", "time", "diff")
 VARIANTS = tuple(s.value for s in Summarizer)  # independent, ordered, unordered
-RECORDS = (RestartAction.UPDATE, RestartAction.DATA, RestartAction.TXN)  # a record's `kind` is its action
 STEPS = SummaryLabel.STEPS.value  # the `part` of a row holding one of the remap's steps
 
 
@@ -309,34 +314,29 @@ def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> Histor
     )
     for hid, history in enumerate(histories):
         records, crash = [], None
-        for step, action in enumerate(history.actions):
-            args = action.args
-            if action.name == RestartAction.MINT:
-                upper = [tc.to_row(t) for t in args[Arg.UPPER]]
-                tables.append("mints", history_id=hid, step=step, tick=args[ReclockArg.TICK], upper=upper)
-            elif action.name == RestartAction.CRASH:
-                crash = args[ReclockArg.TICK]
-            else:
-                records.append(_record(tc, step, action))
+        for step in restart_steps(history):
+            match step:
+                case Mint(step=at, upper=upper, tick=tick):
+                    rows = [tc.to_row(t) for t in upper]
+                    tables.append("mints", history_id=hid, step=at, tick=tick, upper=rows)
+                case Crash(tick=tick):
+                    crash = tick
+                case _:
+                    records.append(_record(tc, step))
         tables.append("histories", history_id=hid, point=len(history.actions), it=crash, records=records)
     return tables
 
 
-def _record(tc: TimeColumns, step: int, action: ActionLike) -> dict:
+def _record(tc: TimeColumns, record: SourceRecord) -> dict:
     """A source record's row: an update `(data, diff)`, a data record `(txn, data: payload)`, a metadata record `(txn, size)`."""
-    args, name = action.args, action.name
-    if name not in RECORDS:
-        raise ValueError(f"restart history: unknown action {name!r} at step {step}")
-    payload = args.get(ReclockArg.PAYLOAD) if name == RestartAction.DATA else args.get(Arg.DATA)
-    diff = args.get(Arg.DIFF, 1) if name != RestartAction.TXN else None
-    return {
-        "kind": str(name),
-        "txn": args.get(ReclockArg.TXN),
-        "data": payload,
-        "size": args.get(ReclockArg.SIZE),
-        "time": tc.to_row(args[Arg.TIME]),
-        "diff": diff,
-    }
+    row = {"txn": None, "data": None, "size": None, "time": tc.to_row(record.time), "diff": None}
+    match record:
+        case SourceUpdate(data=data, diff=diff):
+            return {**row, "kind": str(RestartAction.UPDATE), "data": data, "diff": diff}
+        case TxnData(txn=txn, payload=payload):
+            return {**row, "kind": str(RestartAction.DATA), "txn": txn, "data": payload, "diff": 1}
+        case TxnMetadata(txn=txn, size=size):
+            return {**row, "kind": str(RestartAction.TXN), "txn": txn, "size": size}
 
 
 def _decode(tc: TimeColumns, histories: Sequence[HistoryLike], rows: pa.Table) -> list[dict]:

@@ -1,1 +1,1 @@
-"""Spark Structured Streaming as the engine under test: our source, sinks, and crash trials."""
+"""Spark Structured Streaming as the engine under test: our sources, sinks, queries and crash trials."""

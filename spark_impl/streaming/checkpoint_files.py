@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from frontier_harness.model.vocabulary.ingestion import CheckpointLog, SourceOffsets
+from frontier_harness.model.vocabulary.streaming import CheckpointLog, SourceOffsets
+
+SIDE = "side"  # the key a join's source adds to its offsets (`event_source.SIDE`)
 
 
 def _batches(directory: Path) -> list[Path]:
@@ -25,6 +27,19 @@ def offset_log(checkpoint: Path) -> dict[int, list]:
     """Batch id -> the source's end offset frontier, as written."""
     return {
         int(f.name): json.loads(f.read_text().splitlines()[2])[SourceOffsets.FRONTIER]
+        for f in _batches(checkpoint / CheckpointLog.OFFSETS)
+    }
+
+
+def side_offsets(checkpoint: Path) -> dict[int, dict[str, list]]:
+    """Batch id -> each source's end offset frontier by the side its offsets name (a join's two sources read
+    the log one side each, `event_source.SIDE`); empty dicts for sources that name none."""
+    return {
+        int(f.name): {
+            offsets[SIDE]: offsets[SourceOffsets.FRONTIER]
+            for line in f.read_text().splitlines()[2:]
+            if line.strip() not in ("", "-") and SIDE in (offsets := json.loads(line))
+        }
         for f in _batches(checkpoint / CheckpointLog.OFFSETS)
     }
 

@@ -8,10 +8,11 @@ Spark writes a micro-batch's offsets, then runs the sink, then writes its commit
 
 The harness arms one point in the log directory (`fault.json`); the first call that
 reaches the point with new data consumes it (an atomic rename, so exactly one process
-fires) and raises `InjectedCrash`, or, armed `kill`, SIGKILLs its whole process group
-(the driver, its JVM and Python workers: a real crash). Only a process started as
-killable (`KILLABLE` set in its environment, which the JVM and its Python workers
-inherit) is ever killed; anywhere else a `kill` point raises.
+fires) and raises `InjectedCrash`, or, armed `kill`, writes the marker `KILLED` (the point it
+reached) and SIGKILLs its whole process group (the driver, its JVM and Python workers: a real
+crash). Only a process started as killable (`KILLABLE` set in its environment, which the JVM and
+its Python workers inherit) is ever killed; anywhere else a `kill` point raises. The harness counts
+a kill only when it sees both: the marker, and the driver dead of SIGKILL (`killed_at`).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import signal
 import uuid
 from pathlib import Path
 
-from frontier_harness.model.vocabulary.ingestion import CrashPoint
+from frontier_harness.model.vocabulary.streaming import CrashPoint
 from frontier_harness.spark_impl.errors import InjectedCrash
 
 POINTS = tuple(CrashPoint)
 FAULT = "fault.json"
+KILLED = "killed.json"  # written by the process that reached a `kill` point, just before the SIGKILL
 KILLABLE = "FRONTIER_HARNESS_KILLABLE"
 
 
@@ -58,5 +60,27 @@ def fire(directory: os.PathLike | str, point: str) -> None:
     except FileNotFoundError:  # another process fired it first
         return
     if armed.get("kill") and os.environ.get(KILLABLE) == "1":
+        _mark(Path(directory), point)
         os.killpg(os.getpgrp(), signal.SIGKILL)
     raise InjectedCrash(point)
+
+
+def _mark(directory: Path, point: str) -> None:
+    tmp = directory / f".{KILLED}.{uuid.uuid4().hex}"
+    tmp.write_text(json.dumps({"point": point, "pid": os.getpid()}))
+    os.replace(tmp, directory / KILLED)
+
+
+def killed_at(directory: os.PathLike | str) -> str | None:
+    """The point whose marker a killed process left in `directory` (consuming it), or None.
+
+    >>> d = Path(__import__("tempfile").mkdtemp()); _mark(d, "after_sink"); killed_at(d), killed_at(d)
+    ('after_sink', None)
+    """
+    path = Path(directory) / KILLED
+    try:
+        point = json.loads(path.read_text())["point"]
+    except FileNotFoundError:
+        return None
+    path.unlink()
+    return point

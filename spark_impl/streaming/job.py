@@ -7,6 +7,7 @@ A job is named `MODULE:FACTORY`; `FACTORY(directory)` returns an object with an 
 - `make_job(spec, directory)`: the factory called at a start or restart of the trial's query
   (in the process that runs it), with the trial's job directory;
 - `transformed(job, records)`: `transform(records)`, or the records when it has none;
+  `joined(job, load)`: a join job's `transform(left, right)` over its two inputs (`is_join`);
 - `job_writer(job, fault_dir)`: the `foreachBatch` function: the user's `write`, then the
   `after_sink` crash point (a crash after `write` returned, before Spark commits);
 - `read_rows(jobs)`: every trial's `read(spark)` of a wave in one Spark job per schema;
@@ -17,7 +18,6 @@ A job is named `MODULE:FACTORY`; `FACTORY(directory)` returns an object with an 
   `write` or `read`; `validate(spec, session)` then refuses a job the trials cannot run (a `read` of
   the wrong type, a `transform` that is not row-wise): `JobContractError`, one line naming what is
   wrong, before any trial;
-- `fresh_modules(spec)`: the job's own modules imported afresh, as a new driver process would.
 
 A row is a tuple of `(column, value)` pairs sorted by column name, values as Python values
 (lists and maps made hashable, timestamps as epoch milliseconds), so rows compare by name whatever
@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import io
 import os
 import re
 import sys
-import sysconfig
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -43,7 +43,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
-from frontier_harness.model.vocabulary.ingestion import CrashPoint
+from frontier_harness.model.vocabulary.streaming import CrashPoint
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.streaming.event_source import SCHEMA as EVENT_SCHEMA
 from frontier_harness.spark_impl.streaming.event_source import instant
@@ -70,10 +70,9 @@ NOT_ROW_WISE = {
 }
 _OPERATOR = re.compile(r"^[\s:+\-|]*~?([A-Z][A-Za-z]*)")
 BATCH_ID = "batch_id"
+JOIN_SIDES = ("left", "right")  # a join job's inputs, in `transform(left, right)`'s order
 
 Rows = Counter  # row -> how many times it is held
-# The modules each job brought into the process when it was first imported (`fresh_modules`).
-_OWN_MODULES: dict[str, set[str]] = {}
 
 
 class JobContractError(ValueError):
@@ -97,30 +96,13 @@ def load_factory(spec: str) -> Callable[[str], Any]:
         raise JobContractError(spec, "expected MODULE:FACTORY")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    before = set(sys.modules)
     try:
         factory = getattr(importlib.import_module(module), name)
     except Exception as exc:  # an import that fails for any reason is the job's, named in one line
         raise JobContractError(spec, f"cannot import {name!r} from {module!r}: {_one_line(exc)}") from exc
-    _OWN_MODULES.setdefault(spec, {module} | {m for m in set(sys.modules) - before if _own(m)})
     if not callable(factory):
         raise JobContractError(spec, f"{module}.{name} is a {type(factory).__name__}, not a factory")
     return factory
-
-
-def _own(module: str) -> bool:
-    """A module of the user's code: not the harness's, and not from the interpreter's library directories."""
-    path = getattr(sys.modules.get(module), "__file__", None) or ""
-    libraries = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    return bool(path) and not module.startswith("frontier_harness") and not path.startswith(tuple(libraries))
-
-
-def fresh_modules(spec: str) -> None:
-    """Forgets the job's own modules (its module and what importing it brought in from outside the
-    interpreter's libraries), so the next `make_job` imports them afresh: module-level state is lost, as
-    in a new driver process. Objects made before keep the modules they were made from."""
-    for module in _OWN_MODULES.get(spec, ()):
-        sys.modules.pop(module, None)
 
 
 def make_job(spec: str, directory: os.PathLike | str) -> Any:
@@ -133,6 +115,34 @@ def transformed(job: Any, records: DataFrame) -> DataFrame:
     """The job's `transform(records)`, or the records unchanged when it has none."""
     transform = getattr(job, "transform", None)
     return records if transform is None else transform(records)
+
+
+def is_join(job: Any) -> bool:
+    """Whether `job` is a stream-stream join job (`StatefulJoinJob`): its `transform` takes two inputs.
+
+    >>> class Join:
+    ...     def transform(self, left, right): ...
+    >>> is_join(Join()), is_join(object())
+    (True, False)
+    """
+    transform = getattr(job, "transform", None)
+    if not callable(transform):
+        return False
+    try:
+        parameters = inspect.signature(transform).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    required = [
+        p
+        for p in parameters
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    return len(required) == 2
+
+
+def joined(job: Any, load: Callable[[str], DataFrame]) -> DataFrame:
+    """A join job's `transform(left, right)` over `load(side)` of each of its inputs (`JOIN_SIDES`)."""
+    return job.transform(*(load(side) for side in JOIN_SIDES))
 
 
 def job_writer(job: Any, fault_dir: str) -> Callable[[DataFrame, int], None]:
@@ -164,10 +174,11 @@ def built(spec: str, directory: os.PathLike | str | None = None) -> Any:
     return job
 
 
-def validate(spec: str, session: Any, job: Any) -> list[str]:
-    """Refuses a row-wise job the trials cannot run (`JobContractError`); returns `transform`'s columns."""
+def validate(spec: str, session: Any, job: Any, schema: str = SCHEMA) -> list[str]:
+    """Refuses a row-wise job the trials cannot run (`JobContractError`); returns `transform`'s columns over
+    records of `schema` (our source's; the CDC source's change rows for a CDC job)."""
     check_read(spec, job.read, session)
-    return _check_transform(spec, job, session)
+    return _check_transform(spec, job, session, schema)
 
 
 def check_read(spec: str, read: Callable[[Any], Any], session: Any) -> None:
@@ -181,9 +192,9 @@ def check_read(spec: str, read: Callable[[Any], Any], session: Any) -> None:
         )
 
 
-def _check_transform(spec: str, job: Any, session: Any) -> list[str]:
+def _check_transform(spec: str, job: Any, session: Any, schema: str = SCHEMA) -> list[str]:
     try:
-        out = transformed(job, session.createDataFrame([], SCHEMA))
+        out = transformed(job, session.createDataFrame([], schema))
     except Exception as exc:
         raise JobContractError(spec, f"transform(records) raised {_one_line(exc)}") from exc
     if not isinstance(out, DataFrame):

@@ -13,9 +13,10 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.vocabulary.ingestion import Sink, Trigger
-from frontier_harness.spark_impl.streaming.job import job_writer, transformed
+from frontier_harness.model.vocabulary.streaming import Sink, Trigger
+from frontier_harness.spark_impl.streaming.job import is_join, job_writer, joined, plan_operators, transformed
 from frontier_harness.spark_impl.streaming.sinks import BatchWriter
+from frontier_harness.spark_impl.ttl.state.query import ROCKSDB
 
 TRIGGERS = tuple(Trigger)
 SINKS = tuple(Sink)  # `job`: a user's job (`frontier_harness.spark_impl.streaming.job`), under `--job`
@@ -29,6 +30,11 @@ FILE_SYSTEM_MANAGERS = tuple(
     f"org.apache.spark.sql.execution.streaming.{package}FileSystemBasedCheckpointFileManager"
     for package in ("checkpointing.", "")
 )
+
+# A user's processor (`transformWithState...`) keeps its state in column families, which only the RocksDB
+# state store provider has: Spark refuses the query under its default provider.
+PROVIDER = "spark.sql.streaming.stateStore.providerClass"
+PROCESSORS = {"TransformWithState", "TransformWithStateInPandas", "TransformWithStateInPySpark"}
 
 
 @attrs.frozen
@@ -70,9 +76,14 @@ def start_query(
     (built by the caller for this start), the stream is its `transform` into its wrapped `write`, in the
     job's `output_mode` (append unless it says)."""
     _checkpoints_without_processes(session)
-    stream = session.readStream.format(source_name).option("path", str(spec.log)).load()
-    if job is not None:
-        stream = transformed(job, stream)
+    reader = session.readStream.format(source_name).option("path", str(spec.log))
+    if job is not None and is_join(job):  # two sources over the log, one per side
+        stream = joined(job, lambda side: reader.option("side", side).load())
+    else:
+        stream = reader.load()
+        if job is not None:
+            stream = transformed(job, stream)
+            _state_store_for_processors(session, stream)
     out = stream.writeStream.option("checkpointLocation", str(spec.checkpoint))
     if job is not None:
         out = out.foreachBatch(job_writer(job, str(spec.log))).outputMode(
@@ -91,6 +102,13 @@ def start_query(
     while query.isActive and query.status["message"] == "Initializing sources":
         time.sleep(0.05)
     return query
+
+
+def _state_store_for_processors(session: Any, stream: Any) -> None:
+    """The RocksDB state store provider for a stream through a user's processor (`PROCESSORS`), unless the
+    session names a provider of its own (which Spark then judges)."""
+    if session.conf.get(PROVIDER, None) is None and PROCESSORS & set(plan_operators(stream)):
+        session.conf.set(PROVIDER, ROCKSDB)
 
 
 def _checkpoints_without_processes(session: Any) -> None:

@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from frontier_harness.model.vocabulary.ingestion import CrashPoint
+from frontier_harness.model.vocabulary.streaming import CrashPoint
 from frontier_harness.spark_impl.ingestion.durable_shard import DurableShard
 from frontier_harness.spark_impl.streaming import faults
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from frontier_harness.model.vocabulary.ingestion import CrashPoint, SourceOffsets
+from frontier_harness.model.vocabulary.streaming import CrashPoint, SourceOffsets
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.streaming.upstream_log import MINIMUM, UpstreamLog, offset_of
 

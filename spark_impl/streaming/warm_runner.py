@@ -7,9 +7,11 @@ trigger and again at every restart, so the trial suites spent a good share of th
 these imports (`frontier-harness bench --only stateful`: `stateful_trials_per_minute` against
 `stateful_trials_per_minute.cold_runners`). `launcher()` starts, once
 per harness process, a warm process that has imported them, and returns the path of an executable
-(`warm_runner_launcher`) to register our sources with (`registered`): Spark starts it where it would
-start Python, and it has the warm process fork the runner, with Spark's environment, directory and
-pipes. The runner runs as Spark started it; only its imports were done before.
+(`warm_runner_launcher`) that a trial's driver process registers our sources with (`driver`): Spark
+starts it where it would start Python, and it has the warm process fork the runner, with Spark's
+environment, directory and pipes. The runner runs as Spark started it; only its imports were done
+before. `launcher(driver.DRIVER)` is the same for the trial's driver processes themselves: each is
+forked from a warm process that imported PySpark and pandas (`driver.warm`), never a job.
 
 Invariants: a forked runner never outlives its launcher (the warm process kills it when the
 launcher's connection closes) nor the warm process its harness (it exits when its parent does);
@@ -45,6 +47,7 @@ from frontier_harness.spark_impl.errors import SparkInfrastructureError
 RUNNER = "pyspark.sql.streaming.python_streaming_source_runner"
 LAUNCHER = Path(__file__).with_name("warm_runner_launcher.py")
 READY = b"ready\n"
+FORKED = "forked"  # beside the socket: a line per run forked, its pid
 _warm: dict[str, tuple[subprocess.Popen, Path]] = {}  # module -> its warm process and launcher
 _cold = False  # `cold()`: runners started as Spark starts them (the bench's other side)
 COLD = "FRONTIER_HARNESS_COLD_RUNNERS"  # set to 1: Spark starts every runner itself
@@ -92,6 +95,15 @@ def launcher(module: str = RUNNER) -> Path | None:
     return _warm[module][1]
 
 
+def forks(module: str = RUNNER) -> int:
+    """How many runs of `module` its warm process has forked so far (0 before it started): what a test
+    reads to see that Spark's runners, or the trials' drivers, came from it."""
+    if module not in _warm:
+        return 0
+    log = _warm[module][1].with_name(FORKED)
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
 def _stop(process: subprocess.Popen) -> None:
     """Stops a warm process and waits for it, so its runners' CPU is counted as this process's children's."""
     process.terminate()
@@ -113,7 +125,8 @@ def _write_launcher(path: Path, socket_path: Path, module: str) -> Path:
 @contextlib.contextmanager
 def registered(session: Any) -> Iterator[None]:
     """Within it, a data source registered on a classic `session` has its runners started by `launcher()`
-    (when `available()`); a Spark Connect server starts its own."""
+    (when `available()`); a Spark Connect server starts its own. The cdc trials register their source
+    with it; a streaming or stateful trial's driver process sets its own session's runners (`driver`)."""
     classic = getattr(session, "_jvm", None) is not None
     warm = launcher() if classic and available() else None
     if warm is None:
@@ -133,6 +146,9 @@ def serve(socket_path: str, module: str) -> None:
     import frontier_harness.spark_impl.streaming.event_source  # noqa: F401  # our sources, warm too
 
     __import__(module)
+    prepare = getattr(sys.modules[module], "warm", None)  # a module's own warm imports (a trial's driver)
+    if callable(prepare):
+        prepare()
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
@@ -147,7 +163,7 @@ def serve(socket_path: str, module: str) -> None:
     while os.getppid() == parent and not stopping:
         for key, _ in selector.select(timeout=0.05):
             if key.fileobj is listener:
-                _accept(listener, selector, children, module)
+                _accept(listener, selector, children, module, Path(socket_path).with_name(FORKED))
             else:
                 _launcher_gone(key.fileobj, selector, children)  # type: ignore[arg-type]
         _reap(selector, children)
@@ -158,7 +174,9 @@ def serve(socket_path: str, module: str) -> None:
             os.waitpid(pid, 0)
 
 
-def _accept(listener: socket.socket, selector: selectors.BaseSelector, children: dict, module: str) -> None:
+def _accept(
+    listener: socket.socket, selector: selectors.BaseSelector, children: dict, module: str, forked: Path
+) -> None:
     conn, _ = listener.accept()
     request, fds = _request(conn)
     if request is None:  # a launcher that died before it asked: nothing to fork
@@ -172,6 +190,8 @@ def _accept(listener: socket.socket, selector: selectors.BaseSelector, children:
         _run(module, request, fds, [listener, conn, *children.values()])
     for fd in fds:
         os.close(fd)
+    with forked.open("a") as log:
+        log.write(f"{pid}\n")
     with contextlib.suppress(OSError):  # a launcher gone meanwhile: its closed connection kills the runner
         conn.sendall(f"{pid}\n".encode())
     children[pid] = conn

@@ -13,8 +13,16 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
-from frontier_harness.model.vocabulary.time import CollectionAction, CollectionLabel
+from frontier_harness.model.vocabulary import HistoryLike
+from frontier_harness.model.vocabulary.time import (
+    CollectionAction,
+    CollectionCompact,
+    CollectionLabel,
+    CollectionRead,
+    CollectionStep,
+    CollectionUpdate,
+    collection_steps,
+)
 from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
 from frontier_harness.spark_impl.time import frontiers
 from frontier_harness.spark_impl.time.time_columns import TimeColumns, time_columns
@@ -86,23 +94,20 @@ def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> Histor
         }
     )
     for hid, history in enumerate(histories):
-        for step, action in enumerate(history.actions):
-            _add_action(tc, tables, hid, step, action)
+        for step in collection_steps(history):
+            _add_step(tc, tables, hid, step)
         tables.append("points", history_id=hid, step=len(history.actions), read_time=None)
     return tables
 
 
-def _add_action(tc: TimeColumns, tables: HistoryTables, hid: int, step: int, action: ActionLike) -> None:
-    args = action.args
-    if action.name == CollectionAction.UPDATE:
-        time, diff = tc.to_row(args[Arg.TIME]), args[Arg.DIFF]
-        tables.append("updates", history_id=hid, step=step, data=args[Arg.DATA], time=time, diff=diff)
-    elif action.name == CollectionAction.READ:
-        tables.append("points", history_id=hid, step=step, read_time=tc.to_row(args[Arg.TIME]))
-    elif action.name == CollectionAction.COMPACT:
-        tables.append("compactions", history_id=hid, step=step, since=[tc.to_row(t) for t in args[Arg.SINCE]])
-    else:
-        raise ValueError(f"collections history: unknown action {action.name!r} at step {step}")
+def _add_step(tc: TimeColumns, tables: HistoryTables, hid: int, step: CollectionStep) -> None:
+    match step:
+        case CollectionUpdate(step=at, data=data, time=time, diff=diff):
+            tables.append("updates", history_id=hid, step=at, data=data, time=tc.to_row(time), diff=diff)
+        case CollectionRead(step=at, time=time):
+            tables.append("points", history_id=hid, step=at, read_time=tc.to_row(time))
+        case CollectionCompact(step=at, since=since):
+            tables.append("compactions", history_id=hid, step=at, since=[tc.to_row(t) for t in since])
 
 
 def _decode(tc: TimeColumns, histories: Sequence[HistoryLike], rows: pa.Table) -> list[dict]:

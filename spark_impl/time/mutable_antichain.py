@@ -11,7 +11,6 @@ elements that arrived (+1).
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -19,8 +18,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from frontier_harness.model.vocabulary import ActionLike, Arg, HistoryLike
-from frontier_harness.model.vocabulary.time import AntichainAction, AntichainLabel
+from frontier_harness.model.vocabulary import HistoryLike
+from frontier_harness.model.vocabulary.time import AntichainLabel, antichain_batches
 from frontier_harness.spark_impl.arrow import HistoryTables, arrow_type, columns_of
 from frontier_harness.spark_impl.time import frontiers
 from frontier_harness.spark_impl.time.time_columns import TimeColumns, time_columns
@@ -67,30 +66,11 @@ def _history_tables(tc: TimeColumns, histories: Sequence[HistoryLike]) -> Histor
         }
     )
     for hid, history in enumerate(histories):
-        steps = batch_ends(history.actions)
-        for step in steps:
-            tables.append("ends", history_id=hid, step=step)
-        for step, action in enumerate(history.actions):
-            if action.name == AntichainAction.UPDATE:
-                applied_at = steps[bisect.bisect_left(steps, step)]
-                time_row, diff = tc.to_row(action.args[Arg.TIME]), action.args[Arg.DIFF]
-                tables.append("updates", history_id=hid, step=applied_at, time=time_row, diff=diff)
+        for batch in antichain_batches(history):
+            tables.append("ends", history_id=hid, step=batch.step)
+            for time, diff in batch.updates:
+                tables.append("updates", history_id=hid, step=batch.step, time=tc.to_row(time), diff=diff)
     return tables
-
-
-def batch_ends(actions: Sequence[ActionLike]) -> list[int]:
-    """The steps where a batch is applied: every `apply`, and the history's end.
-
-    >>> from types import SimpleNamespace as A
-    >>> batch_ends([A(name="update"), A(name="apply"), A(name="update")])
-    [1, 3]
-    """
-    for step, action in enumerate(actions):
-        if action.name not in tuple(AntichainAction):
-            raise ValueError(f"mutable antichain history: unknown action {action.name!r} at step {step}")
-    return [step for step, action in enumerate(actions) if action.name == AntichainAction.APPLY] + [
-        len(actions)
-    ]
 
 
 def _decode(tc: TimeColumns, n: int, rows: pa.Table) -> list[dict]:

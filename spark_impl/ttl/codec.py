@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from frontier_harness.model.errors import CorruptSst, InvalidRow
 from frontier_harness.model.vocabulary import HistoryLike
-from frontier_harness.model.vocabulary.ttl import CodecAction, CodecArg, CodecLabel, CodecTag, RowArg
+from frontier_harness.model.vocabulary.ttl import CodecTag, codec_round_trip
 
 NEVER = 2**63 - 1
 FLAGS, TIMESTAMP, TTL = 0, 1, 2
@@ -183,41 +183,8 @@ def observe_ttl_codec(domain: object, histories: Sequence[HistoryLike]) -> list[
 
 
 def _observe(history: HistoryLike) -> dict:
-    rows: list[Row] = []
-    observed: dict[tuple[int, str], frozenset] = {}
-    data = None
-    for step, action in enumerate(history.actions):
-        a = action.args
-        if action.name == CodecAction.ROW:
-            value = a.get(RowArg.VALUE)
-            rows.append(
-                (
-                    bytes.fromhex(a[RowArg.KEY]),
-                    None if value is None else bytes.fromhex(value),
-                    a[RowArg.SEQ],
-                    a.get(RowArg.CREATE),
-                    a[RowArg.EXPIRE],
-                )
-            )
-        elif action.name == CodecAction.ENCODE:
-            try:
-                data = encode_sst(rows, a[CodecArg.CREATED], a[CodecArg.VERSION])
-            except InvalidRow as error:
-                observed[(step, CodecLabel.ENCODED)] = frozenset({(type(error).__name__,)})
-                return observed
-            observed[(step, CodecLabel.ENCODED)] = frozenset({(data.hex(),)})
-            observed[(step, CodecLabel.DECODED)] = _decoded(data)
-        elif action.name in (CodecAction.CORRUPT, CodecAction.TRUNCATE) and data:
-            observed[(step, CodecLabel.DECODED)] = _decoded(_damage(data, action.name, a))
-    return observed
-
-
-def _damage(data: bytes, name: str, args: Mapping[str, Any]) -> bytes:
-    """`corrupt`: one byte xor-ed at `offset % len`; `truncate`: a strict prefix of `length % len` bytes."""
-    if name == CodecAction.TRUNCATE:
-        return data[: args[CodecArg.LENGTH] % len(data)]
-    at = args[CodecArg.OFFSET] % len(data)
-    return data[:at] + bytes([data[at] ^ args[CodecArg.XOR]]) + data[at + 1 :]
+    encode = lambda rows, created, version: encode_sst([r.as_tuple() for r in rows], created, version)  # noqa: E731
+    return codec_round_trip(history, encode, _decoded, InvalidRow)
 
 
 def _decoded(data: bytes) -> frozenset:

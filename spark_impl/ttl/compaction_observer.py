@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from frontier_harness.model.vocabulary import HistoryLike
-from frontier_harness.model.vocabulary.ttl import CompactionAction, CompactionArg, CompactionLabel, RowArg
+from frontier_harness.model.vocabulary.ttl import CompactAt, CompactionLabel, SstRow, compaction_steps
 from frontier_harness.spark_impl.arrow import HistoryTables, columns_of
 from frontier_harness.spark_impl.ttl.compaction import NO_BROADCAST, compact_frame
 from frontier_harness.spark_impl.ttl.row import ROW_COLUMNS, ROW_SCHEMA, TOMBSTONE
@@ -28,11 +28,7 @@ def observe_ttl_compaction(domain: object, histories: Sequence[HistoryLike]) -> 
     joined = frames["rows"].join(frames["compactions"].hint(NO_BROADCAST), on="history_id")
     out = compact_frame(joined, ("history_id", "step")).select("history_id", "step", *ROW_COLUMNS).toArrow()
     observed: list[dict[tuple[int, str], set]] = [
-        {
-            (step, CompactionLabel.OUTPUT): set()
-            for step, a in enumerate(h.actions)
-            if a.name == CompactionAction.COMPACT
-        }
+        {(s.step, CompactionLabel.OUTPUT): set() for s in compaction_steps(h) if isinstance(s, CompactAt)}
         for h in histories
     ]
     cols = columns_of(out)
@@ -48,23 +44,12 @@ def _tables(histories: Sequence[HistoryLike]) -> HistoryTables:
     """The batch's rows and compactions as Arrow tables keyed by `history_id`."""
     tables = HistoryTables({"rows": ROWS, "compactions": COMPACTIONS})
     for hid, history in enumerate(histories):
-        for step, action in enumerate(history.actions):
-            a = action.args
-            if action.name == CompactionAction.ROW:
-                value = a.get(RowArg.VALUE)
-                tables.append(
-                    "rows",
-                    history_id=hid,
-                    key=a[RowArg.KEY].encode(),
-                    value=None if value is None else value.encode(),
-                    seq=a[RowArg.SEQ],
-                    flags=TOMBSTONE if value is None else 0,
-                    create_ts=a[RowArg.CREATE],
-                    expire_ts=a[RowArg.EXPIRE],
-                )
-            elif action.name == CompactionAction.COMPACT:
-                now, last = a[CompactionArg.NOW], a[CompactionArg.LAST]
-                tables.append("compactions", history_id=hid, step=step, now=now, last=last)
-            else:
-                raise ValueError(f"ttl_compaction history: unknown action {action.name!r} at step {step}")
+        for step in compaction_steps(history):
+            match step:
+                case SstRow(key=key, value=value, seq=seq, create=create, expire=expire):
+                    flags = TOMBSTONE if value is None else 0
+                    tables.append("rows", history_id=hid, key=key, value=value, seq=seq, flags=flags,
+                                  create_ts=create, expire_ts=expire)  # fmt: skip
+                case CompactAt(step=at, now=now, last=last):
+                    tables.append("compactions", history_id=hid, step=at, now=now, last=last)
     return tables

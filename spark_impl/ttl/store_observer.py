@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
 
 from pyspark.sql import functions as F
 
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.vocabulary import HistoryLike
-from frontier_harness.model.vocabulary.ttl import STORE_KEYS, StoreAction, StoreArg, StoreLabel
+from frontier_harness.model.vocabulary.ttl import (
+    STORE_KEYS,
+    StoreAction,
+    StoreLabel,
+    StoreStep,
+    store_history,
+)
 from frontier_harness.spark_impl.arrow import columns_of
 from frontier_harness.spark_impl.ttl.read import Snapshot, audit_rows, visible_rows
 from frontier_harness.spark_impl.ttl.requests import Operation, drive_all
@@ -33,31 +38,13 @@ Step = tuple[int, int]  # (history index, step)
 
 
 class _UserClock:
-    """The user clock a history drives (`tick`, `set_clock`, `crash(ms)`)."""
+    """The user clock a history drives (`tick`, `set_clock`, `crash(ms)`: `StoreStep.clock_after`)."""
 
     def __init__(self) -> None:
         self.ms = 0
 
     def __call__(self) -> int:
         return self.ms
-
-    def after(self, name: str, args: Mapping[str, Any]) -> None:
-        if name == StoreAction.TICK:
-            self.ms += args[StoreArg.MS]
-        elif name in (StoreAction.SET_CLOCK, StoreAction.CRASH) and args.get(StoreArg.MS) is not None:
-            self.ms = args[StoreArg.MS]
-
-
-def compaction_names(names: Sequence[str], n_l0: int, start: int, length: int) -> tuple[str, ...]:
-    """The span the history action `compact(start, length)` names: from `start % len(names)`,
-    `length` more, and every older L0 SST if it starts in L0; () without sources."""
-    if not names:
-        return ()
-    first = start % len(names)
-    last = min(len(names) - 1, first + length)
-    if first < n_l0:
-        last = max(last, n_l0 - 1)
-    return tuple(names[first : last + 1])
 
 
 class _Log:
@@ -85,52 +72,41 @@ class _Log:
 
 def _run(hid: int, history: HistoryLike, root: Path, segments: Segments, log: _Log) -> Operation[None]:
     """One history on its own store; yields the store's I/O requests."""
-    opens = bool(history.actions) and history.actions[0].name == StoreAction.OPEN  # optional: default options
-    opts, user = history.actions[0].args if opens else {}, _UserClock()
+    decoded, user = store_history(history), _UserClock()
 
     def open_store() -> SparkTtlStore:
         return SparkTtlStore.open(
-            root,
-            user,
-            opts.get(StoreArg.DEFAULT_TTL),
-            opts.get(StoreArg.INTERVAL),
-            segments=segments,
-            store=hid,
-            sync=False,
+            root, user, decoded.default_ttl, decoded.interval, segments=segments, store=hid, sync=False
         )
 
     store = open_store()
-    if opens:
+    if decoded.opened:
         log.step((hid, 0), store, user, None)
-    for step, action in list(enumerate(history.actions))[1 if opens else 0 :]:
+    for step in decoded.steps:
         audit_interval = None
         try:
-            if action.name == StoreAction.CRASH:  # the process dies: only the directory survives
+            if step.action is StoreAction.CRASH:  # the process dies: only the directory survives
                 store = open_store()
             else:
-                yield from _apply(store, action.name, action.args)
-                audit_interval = store.interval if action.name == StoreAction.PERIODIC else None
+                yield from _apply(store, step)
+                audit_interval = store.interval if step.action is StoreAction.PERIODIC else None
         except ModelError as error:
-            log.error((hid, step), StoreLabel.ERROR, error)
-        user.after(action.name, action.args)
-        log.step((hid, step), store, user, audit_interval)
+            log.error((hid, step.step), StoreLabel.ERROR, error)
+        user.ms = step.clock_after(user.ms)
+        log.step((hid, step.step), store, user, audit_interval)
 
 
-def _apply(store: SparkTtlStore, name: str, args: Mapping[str, Any]) -> Generator:
-    if name == StoreAction.PUT:
-        key, value = args[StoreArg.KEY].encode(), args[StoreArg.VALUE].encode()
-        store.put(key, value, args.get(StoreArg.TTL), expire_at=args.get(StoreArg.EXPIRE_AT))
-    elif name == StoreAction.DELETE:
-        store.delete(args[StoreArg.KEY].encode())
-    elif name == StoreAction.FLUSH:
+def _apply(store: SparkTtlStore, step: StoreStep) -> Generator:
+    if step.action is StoreAction.PUT and step.key is not None and step.value is not None:
+        store.put(step.key, step.value, step.ttl, expire_at=step.expire_at)
+    elif step.action is StoreAction.DELETE and step.key is not None:
+        store.delete(step.key)
+    elif step.action is StoreAction.FLUSH:
         yield from store.flushing()
-    elif name == StoreAction.COMPACT:
-        n_l0, start, length = len(store.manifest.l0), args[StoreArg.START], args[StoreArg.LENGTH]
-        yield from store.compacting(compaction_names(store.source_names(), n_l0, start, length))
-    elif name == StoreAction.PERIODIC:
+    elif step.action is StoreAction.COMPACT:
+        yield from store.compacting(step.span(store.source_names(), len(store.manifest.l0)))
+    elif step.action is StoreAction.PERIODIC:
         yield from store.periodic_compacting()
-    elif name not in (StoreAction.TICK, StoreAction.SET_CLOCK):
-        raise ValueError(f"ttl history: unknown action {name!r}")
 
 
 def _scratch() -> str | None:

@@ -34,10 +34,16 @@ def _running_count(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iter
     yield pd.DataFrame({"key": [key[0]], "count": [total]})
 
 
-class ArbitraryState(_Refused):
+class ProcessingTimeout(_Refused):
+    """applyInPandasWithState with a processing-time timeout: it fires by the wall clock."""
+
     def transform(self, records: DataFrame) -> DataFrame:
         return records.groupBy("key").applyInPandasWithState(
-            _running_count, "key string, count long", "count long", "update", GroupStateTimeout.NoTimeout
+            _running_count,
+            "key string, count long",
+            "count long",
+            "update",
+            GroupStateTimeout.ProcessingTimeTimeout,
         )
 
 
@@ -56,10 +62,23 @@ class RunningCount(StatefulProcessor):
         pass
 
 
-class TransformWithState(_Refused):
+class ProcessingTimeTimers(_Refused):
+    """transformWithStateInPandas in processing-time mode: its timers fire by the wall clock."""
+
     def transform(self, records: DataFrame) -> DataFrame:
         return records.groupBy("key").transformWithStateInPandas(
-            RunningCount(), "key string, count long", "Update", "None"
+            RunningCount(), "key string, count long", "Update", "ProcessingTime"
+        )
+
+
+class ChainedProcessor(_Refused):
+    """A deduplication, then a processor: two stateful operators."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return (
+            records.dropDuplicates(["data"])
+            .groupBy("key")
+            .transformWithStateInPandas(RunningCount(), "key string, count long", "Update", "None")
         )
 
 
@@ -107,12 +126,16 @@ def session_windows(directory: str) -> SessionWindows:
     return SessionWindows(directory)
 
 
-def arbitrary_state(directory: str) -> ArbitraryState:
-    return ArbitraryState(directory)
+def processing_timeout(directory: str) -> ProcessingTimeout:
+    return ProcessingTimeout(directory)
 
 
-def transform_with_state(directory: str) -> TransformWithState:
-    return TransformWithState(directory)
+def processing_time_timers(directory: str) -> ProcessingTimeTimers:
+    return ProcessingTimeTimers(directory)
+
+
+def chained_processor(directory: str) -> ChainedProcessor:
+    return ChainedProcessor(directory)
 
 
 def chained(directory: str) -> Chained:
@@ -133,3 +156,120 @@ def no_window_append(directory: str) -> NoWindowAppend:
 
 def row_wise(directory: str) -> RowWise:
     return RowWise(directory)
+
+
+# What the suite cannot model, each refused in one line by `stateful_plan` (`tests/test_stateful_plan.py`).
+
+
+class WatermarkOnAnotherColumn(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        shifted = records.withColumn("seen", F.col("event_time") + F.expr("INTERVAL 1 SECOND"))
+        counts = shifted.withWatermark("seen", "5 seconds").groupBy("key", F.window("seen", "10 seconds"))
+        return counts.count()
+
+
+class WatermarkOverFilter(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        kept = records.where(F.col("key") != "x").withWatermark("event_time", "5 seconds")
+        return kept.groupBy("key", F.window("event_time", "10 seconds")).count()
+
+
+class DeduplicatedOnDerived(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        lowered = records.withWatermark("event_time", "5 seconds").withColumn("key", F.lower("key"))
+        return lowered.dropDuplicates(["key", "event_time"])
+
+
+class FilterBeforeDeduplication(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        kept = records.withWatermark("event_time", "5 seconds").where(F.col("key") != "x")
+        return kept.dropDuplicates(["key", "event_time"])
+
+
+class GroupedByRawEventTime(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        return records.withWatermark("event_time", "5 seconds").groupBy("key", "event_time").count()
+
+
+class WindowDropped(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        counts = records.withWatermark("event_time", "5 seconds").groupBy(
+            "key", F.window("event_time", "10 seconds")
+        )
+        return counts.count().select("key", "count")
+
+
+class TransformRaises(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        return records.groupBy("no_such_column").count()
+
+
+class LatenessNotAnInterval(_Refused):
+    lateness = "a little"
+
+
+class Limited(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        return records.limit(3)
+
+
+def watermark_on_another_column(directory: str) -> WatermarkOnAnotherColumn:
+    return WatermarkOnAnotherColumn(directory)
+
+
+def watermark_over_filter(directory: str) -> WatermarkOverFilter:
+    return WatermarkOverFilter(directory)
+
+
+def deduplicated_on_derived(directory: str) -> DeduplicatedOnDerived:
+    return DeduplicatedOnDerived(directory)
+
+
+def filter_before_deduplication(directory: str) -> FilterBeforeDeduplication:
+    return FilterBeforeDeduplication(directory)
+
+
+def grouped_by_raw_event_time(directory: str) -> GroupedByRawEventTime:
+    return GroupedByRawEventTime(directory)
+
+
+def window_dropped(directory: str) -> WindowDropped:
+    return WindowDropped(directory)
+
+
+def transform_raises(directory: str) -> TransformRaises:
+    return TransformRaises(directory)
+
+
+def lateness_not_an_interval(directory: str) -> LatenessNotAnInterval:
+    return LatenessNotAnInterval(directory)
+
+
+def limited(directory: str) -> Limited:
+    return Limited(directory)
+
+
+class CountOverDeduplication(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        kept = records.withWatermark("event_time", "5 seconds").dropDuplicatesWithinWatermark(["data"])
+        return kept.groupBy("key").count()
+
+
+def count_over_deduplication(directory: str) -> CountOverDeduplication:
+    return CountOverDeduplication(directory)
+
+
+class SessionDropped(_Refused):
+    output_mode = "append"
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        watermarked = records.withWatermark("event_time", "5 seconds")
+        return (
+            watermarked.groupBy("key", F.session_window("event_time", "5 seconds"))
+            .count()
+            .drop("session_window")
+        )
+
+
+def session_dropped(directory: str) -> SessionDropped:
+    return SessionDropped(directory)

@@ -42,16 +42,43 @@ def append_windows(directory: str) -> AppendWindows:
     return AppendWindows(directory)
 
 
-class AppendWindowsAppendWriter(AppendWindows):
+class AppendWriter:
     """The pattern of Spark's docs, `mode("append")`: a batch Spark runs again after a crash between the
-    write and its commit appends its windows a second time."""
+    write and its commit appends its rows a second time."""
+
+    directory: Path
 
     def write(self, batch: DataFrame, batch_id: int) -> None:
         batch.write.mode("append").parquet(str(self.directory))
 
 
+class AppendWindowsAppendWriter(AppendWriter, AppendWindows):
+    """Append-mode windowed counts written with the docs' `mode("append")` (`AppendWriter`)."""
+
+
 def append_writer(directory: str) -> AppendWindowsAppendWriter:
     return AppendWindowsAppendWriter(directory)
+
+
+class AppendWindowsOneBatchLate(AppendWindows):
+    """Bug: each batch's windows are staged, and published by the next batch's write (a writer that commits
+    one batch behind): after a batch commits, the windows it emitted are not in the result yet."""
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        spark = batch.sparkSession
+        for staged in sorted((self.directory / "staged").glob("batch_id=*")):
+            if int(staged.name.split("=")[1]) < batch_id and _parquet(staged):
+                published = str(self.directory / "published" / staged.name)
+                spark.read.parquet(str(staged)).write.mode("overwrite").parquet(published)
+        batch.write.mode("overwrite").parquet(str(self.directory / "staged" / f"batch_id={batch_id}"))
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        published = self.directory / "published"
+        return spark.read.parquet(str(published)) if _parquet(published) else None
+
+
+def one_batch_late(directory: str) -> AppendWindowsOneBatchLate:
+    return AppendWindowsOneBatchLate(directory)
 
 
 class UpsertByWindow(WindowedCounts):
@@ -106,6 +133,60 @@ def deduplicated(directory: str) -> DeduplicatedDeliveries:
     return DeduplicatedDeliveries(directory)
 
 
+class DeduplicatedWithPosition(DeduplicatedDeliveries):
+    """The deduplication, keeping where each record kept was read (its partition and offset) for audit: holds."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return (
+            records.withWatermark("event_time", "5 seconds")
+            .dropDuplicatesWithinWatermark(["key", "data"])
+            .select("key", "data", "event_time", "partition", "offset")
+        )
+
+
+def deduplicated_with_position(directory: str) -> DeduplicatedWithPosition:
+    return DeduplicatedWithPosition(directory)
+
+
+class SlidingCounts(WindowedCounts):
+    """An update-mode count per key over 10-second windows sliding every 5 seconds, the example's upsert
+    writer: a record late for its older window is still counted in its newer one (holds)."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return (
+            records.withWatermark("event_time", "5 seconds")
+            .groupBy("key", F.window("event_time", "10 seconds", "5 seconds"))
+            .agg(F.count("*").alias("count"))
+        )
+
+
+def sliding_counts(directory: str) -> SlidingCounts:
+    return SlidingCounts(directory)
+
+
+class DeduplicatedPromisesTenSeconds(DeduplicatedDeliveries):
+    """Bug: the deduplication promises to keep records up to 10 s late, but its watermark waits 5 s: a
+    record 6 s behind the newest is dropped as late, though it is the first of its key and data."""
+
+    lateness: str | None = "10 seconds"
+
+
+def deduplicated_promises_ten_seconds(directory: str) -> DeduplicatedPromisesTenSeconds:
+    return DeduplicatedPromisesTenSeconds(directory)
+
+
+class WindowsWithoutWatermark(WindowedCounts):
+    """Bug: the example's windowed count with its watermark forgotten: no window is ever complete, and the
+    state keeps every window forever."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return records.groupBy("key", F.window("event_time", "10 seconds")).agg(F.count("*").alias("count"))
+
+
+def windows_without_watermark(directory: str) -> WindowsWithoutWatermark:
+    return WindowsWithoutWatermark(directory)
+
+
 class CountsPerKey(WindowedCounts):
     """Bug: a running count per key under a watermark, no window: the state keeps every key forever."""
 
@@ -142,3 +223,94 @@ class AppendWindowsSkipSeen(AppendWindowsAppendWriter):
 
 def skip_seen(directory: str) -> AppendWindowsSkipSeen:
     return AppendWindowsSkipSeen(directory)
+
+
+class DeduplicatedCounts(AppendWindows):
+    """The first stateful job users write: deliveries deduplicated on their id (`data`) within the
+    watermark, then counted per key and 10-second window in append mode, each batch's windows written to a
+    directory of its own (idempotent): holds."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return (
+            records.withWatermark("event_time", "5 seconds")
+            .dropDuplicatesWithinWatermark(["data"])
+            .groupBy("key", F.window("event_time", "10 seconds"))
+            .agg(F.count("*").alias("count"))
+        )
+
+
+def deduplicated_counts(directory: str) -> DeduplicatedCounts:
+    return DeduplicatedCounts(directory)
+
+
+class DeduplicatedCountsAppendWriter(AppendWriter, DeduplicatedCounts):
+    """The same with the docs' `mode("append")` writer (`AppendWriter`)."""
+
+
+def deduplicated_counts_append_writer(directory: str) -> DeduplicatedCountsAppendWriter:
+    return DeduplicatedCountsAppendWriter(directory)
+
+
+class SessionCounts(AppendWindows):
+    """Sessions of activity per key (a 10-second gap) under a 5-second watermark, their record counts written
+    once each session closes (append mode), per batch (idempotent): holds."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return (
+            records.withWatermark("event_time", "5 seconds")
+            .groupBy("key", F.session_window("event_time", "10 seconds"))
+            .agg(F.count("*").alias("count"))
+        )
+
+
+def session_counts(directory: str) -> SessionCounts:
+    return SessionCounts(directory)
+
+
+class SessionCountsAppendWriter(AppendWriter, SessionCounts):
+    """The same with the docs' `mode("append")` writer (`AppendWriter`): a batch run again appends the
+    sessions it closed a second time."""
+
+
+def session_counts_append_writer(directory: str) -> SessionCountsAppendWriter:
+    return SessionCountsAppendWriter(directory)
+
+
+class RunningCounts(WindowedCounts):
+    """A user's processor without timers: a running count per key in its `ValueState`, in update mode."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        from tests.jobs.refused import RunningCount
+
+        return records.groupBy("key").transformWithStateInPandas(
+            RunningCount(), "key string, count long", "Update", "None"
+        )
+
+
+def running_counts(directory: str) -> RunningCounts:
+    return RunningCounts(directory)
+
+
+class RunningCountsWithTimeouts(WindowedCounts):
+    """The same count with `applyInPandasWithState` and event-time timeouts, under a 5-second watermark."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        from pyspark.sql.streaming.state import GroupStateTimeout
+
+        from tests.jobs.refused import _running_count
+
+        return (
+            records.withWatermark("event_time", "5 seconds")
+            .groupBy("key")
+            .applyInPandasWithState(
+                _running_count,
+                "key string, count long",
+                "count long",
+                "update",
+                GroupStateTimeout.EventTimeTimeout,
+            )
+        )
+
+
+def running_counts_with_timeouts(directory: str) -> RunningCountsWithTimeouts:
+    return RunningCountsWithTimeouts(directory)

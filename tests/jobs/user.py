@@ -94,3 +94,45 @@ class SkipSeenBatches(AppendEachBatch):
 
 def skip_seen(directory: str) -> SkipSeenBatches:
     return SkipSeenBatches(directory)
+
+
+class SkipSeenLazily(AppendEachBatch):
+    """Idempotent only in memory, through a helper imported inside `write` (`tests.jobs.seen_batches`): a
+    restart that forgot only the modules the job's import brought in would keep the helper's set, and
+    the re-run batch would be skipped. A new driver process forgets it: the batch is appended again."""
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        from tests.jobs import seen_batches
+
+        if seen_batches.seen(str(self.directory), batch_id):
+            return
+        super().write(batch, batch_id)
+        seen_batches.remember(str(self.directory), batch_id)
+
+
+def skip_seen_lazily(directory: str) -> SkipSeenLazily:
+    return SkipSeenLazily(directory)
+
+
+class AppendWords(AppendEachBatch):
+    """The docs' append writer under a transform that keeps no record's partition or offset (a word per
+    record): a batch re-run after a crash between the write and Spark's commit is appended twice."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return records.select(F.upper("data").alias("word"))
+
+
+def append_words(directory: str) -> AppendWords:
+    return AppendWords(directory)
+
+
+class BatchIdFromOne(SkipWrittenBatches):
+    """Bug: the writer stamps each batch with `batch_id + 1` (counting batches from one), so no row read back
+    carries the id of the batch it came from."""
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        super().write(batch, batch_id + 1)
+
+
+def batch_id_from_one(directory: str) -> BatchIdFromOne:
+    return BatchIdFromOne(directory)

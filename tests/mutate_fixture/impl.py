@@ -37,3 +37,15 @@ def as_set(value: Any) -> frozenset:
 
 def factory() -> TinyImplementation:
     return TinyImplementation()
+
+
+class OffByOne(TinyImplementation):
+    """Broken before any mutant: answers one past the latest time (its baseline fails)."""
+
+    def observe_tiny(self, domain: Any, histories: Sequence[Any]) -> list[dict]:
+        answers = super().observe_tiny(domain, histories)
+        return [{key: frozenset(v + 1 for v in value) for key, value in a.items()} for a in answers]
+
+
+def off_by_one() -> OffByOne:
+    return OffByOne()

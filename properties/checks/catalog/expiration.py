@@ -64,7 +64,7 @@ from frontier_harness.model.catalog.expiration import (
     served,
 )
 from frontier_harness.model.errors import ModelError, ReplicaExpired
-from frontier_harness.model.time.collection import at
+from frontier_harness.model.time.collection import Update, at
 from frontier_harness.model.time.domains import Total
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.catalog import (
@@ -74,10 +74,11 @@ from frontier_harness.model.vocabulary.catalog import (
     ExpirationLabel,
     ReadResult,
     RefreshField,
+    catalog_feed,
     dataflow_of,
     per_dataflow,
 )
-from frontier_harness.properties.checks.catalog.actions import build_catalog, insert_update
+from frontier_harness.properties.checks.catalog.actions import build_catalog
 from frontier_harness.properties.checks.catalog.oracles import expiration as oracle
 from frontier_harness.properties.checks.catalog.strategies.expiration import (
     draw_expiration_history,
@@ -102,26 +103,14 @@ TIME = Total()
 
 def world(history: History) -> tuple:
     """`(catalog, feed, offset, starts)` from the history's plain data (`check_feed` checks the skews)."""
+    fed = catalog_feed(history)
     updates: dict[str, list] = {}
-    ticks: dict[str, list] = {}
-    skews: dict[str, list] = {}
-    offset, starts = 0, []
-    for action in history.actions:
-        a = action.args
-        if action.name == CatalogAction.INSERT:
-            updates.setdefault(a[CatalogArg.TABLE], []).append(insert_update(action))
-        elif action.name == CatalogAction.TICK:
-            ticks.setdefault(a[CatalogArg.SOURCE], []).append((a[CatalogArg.WALL], a[CatalogArg.REACHED]))
-        elif action.name == CatalogAction.SKEW:
-            skews.setdefault(a[CatalogArg.NAME], []).append((a[CatalogArg.WALL], a[CatalogArg.BY]))
-        elif action.name == CatalogAction.SET_OFFSET:
-            offset = a[CatalogArg.OFFSET]
-        elif action.name == CatalogAction.RESTART:
-            starts.append(a[CatalogArg.WALL])
-    feed = Feed(*({k: tuple(v) for k, v in d.items()} for d in (updates, ticks, skews)))
+    for table, row, time, diff in fed.inserts:
+        updates.setdefault(table, []).append(Update(row, time, diff))
+    feed = Feed({k: tuple(v) for k, v in updates.items()}, fed.ticks, fed.skews)
     catalog = build_catalog(history)
     check_feed(catalog, feed)
-    return catalog, feed, offset, tuple(starts)
+    return catalog, feed, fed.offset, fed.starts
 
 
 def _contents(result: dict | None) -> frozenset:

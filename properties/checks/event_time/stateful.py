@@ -3,9 +3,12 @@ by the model's frontiers (`frontier_harness.model.event_time.stateful`), never b
 
 `check --suite stateful --job MODULE:FACTORY` (the protocol: `frontier_harness.properties.checks.streaming.job.StatefulJob`).
 Histories come from `frontier_harness.properties.checks.event_time.strategies.stateful`, scaled to the
-job's plan (its delay, window, promised lateness: `use_plan`, which the implementation calls when it is
-prepared); each runs as a real query over keyed, timed records (`observe_stateful`), with crashes and
-restarts as the streaming suite's. After every step that left the query up, judged by:
+job's plan (its delay, window, promised lateness), which the suite carries (`JobSuite.plan`: the runner
+gives it the plan of the job it runs, `for_implementation`), as it carries the hard cases that plan has
+(`required_events`); each runs as a real query over keyed, timed records (`observe_stateful`), with crashes and
+restarts as the streaming suite's. A stream-stream join job (`StatefulJoinJob`, its plan a `JoinPlan`) runs over
+two sources and is judged by its own properties of the same names (`frontier_harness.properties.checks.event_time.join`).
+After every step that left the query up, judged by:
 
 - `exactly_once`: the offset log's watermarks are the model's E(N), and the job's `read(spark)` equals,
   as a multiset, the job's `transform` run as a batch job per window over the records the model keeps
@@ -14,39 +17,48 @@ restarts as the streaming suite's. After every step that left the query up, judg
   oracle job per wave of trials. A failure names the rows missing, doubled or unexpected, with their
   window and batch.
 - `lateness_kept`: a record with `event_time > M - lateness` (M the newest event time of the batches
-  committed before its batch, `lateness` what the job promises) is not late for any of its windows.
+  committed before its batch, `lateness` what the job promises) that the model drops as late is still
+  counted in the job's rows (`oracles.promise`); a failure names the record, its window and its batch.
+  Not applicable where the promise is within every watermark's delay (`exactly_once` implies it).
 - `complete_windows_emitted` (append mode, a window): once E(N) of a committed batch reaches a window's
   end, that window's rows are in the result. Not applicable to an update-mode job.
 - `state_bounded`: the operator's key holds event time (a window, or the watermarked column of a
-  deduplication key), so the state can be evicted; otherwise the state grows without bound. After the
-  last committed batch N the state read from the checkpoint holds no entry bounded at or below E(N).
+  deduplication key), so the state can be evicted; otherwise the state grows without bound. After every
+  committed batch N the state read from the checkpoint (`state_store.bound_ms`, the validator's reader
+  too) holds no entry bounded at or below E(N), nor one without a bound; a trial that committed a batch
+  and shows no state fails.
+- `crash_invisible` (a user's processor only: `transformWithStateInPandas`, `applyInPandasWithState`, whose
+  output no model states): after every step that left the query up, `read(spark)` equals, as a multiset of
+  rows, the same processor's `read(spark)` after the same batches run without any crash or restart, a run
+  the harness makes itself once per history (`oracles.reference_run`); a failure names, per key, the rows
+  held more or fewer times. The processor's hard cases are read from its state and timers after every
+  committed batch (`processor_reached`). The properties above do not apply to a processor.
 - `offset_log_is_remap` and `bounded_input_reliance`: the streaming suite's, the checkpoint's laws with
   the watermark and batch timestamp of `offsets/N` never going back.
 
-In the `thorough` profile `laws_under_sigkill` judges them all on histories whose crashes SIGKILL a
-separate driver process.
+Restarts are the streaming suite's (docs/streaming.md, "What a restart keeps"): every start of the query
+in a Python process that never ran the job, and a run's first trials SIGKILL a driver with a JVM of its
+own at each crash point; in the `thorough` profile `laws_under_sigkill` judges them all on histories whose
+every crash is such a kill. The hard cases are counted from what each trial observed
+(`frontier_harness.properties.checks.event_time.reached`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from typing import Any
 
 import attrs
 
-from frontier_harness.model.event_time.stateful import Bound, StatefulPlan, Window, aggregate
+from frontier_harness.model.event_time.session import sessionize
+from frontier_harness.model.event_time.stateful import Bound, Span, StatefulPlan, Window, aggregate
 from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.ingestion import (
-    CrashPoint,
-    IngestionArg,
-    OutputMode,
-    StatefulOperator,
-    StreamingAction,
-    StreamingLabel,
-    Trigger,
-)
+from frontier_harness.model.vocabulary.event_time import OutputMode, StatefulOperator
+from frontier_harness.model.vocabulary.ingestion import IngestionArg
+from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, StreamingLabel, Trigger
+from frontier_harness.properties.checks.event_time.oracles import reference_run
+from frontier_harness.properties.checks.event_time.oracles.promise import Promise, covered, implied, promises
 from frontier_harness.properties.checks.event_time.oracles.stateful_rows import (
     Frame,
     Mismatch,
@@ -54,13 +66,36 @@ from frontier_harness.properties.checks.event_time.oracles.stateful_rows import 
     Step,
     expected_parts,
     frames_of,
+    in_window,
     journaled,
     matched,
     read_step,
     rows_of,
 )
+from frontier_harness.properties.checks.event_time.processor_reached import (
+    TIMER_AFTER_RESTART,
+    processor_events,
+    processor_reached,
+)
+from frontier_harness.properties.checks.event_time.reached import (
+    AT_WATERMARK,
+    BEHIND,
+    COMPLETE,
+    DUPLICATE,
+    EXPIRY,
+    IDLE,
+    LATE,
+    LATE_AND_KEPT,
+    PROMISE,
+    REDELIVERY,
+    REEMIT,
+    SESSION_GAP,
+    STATE_READ,
+    reached,
+)
 from frontier_harness.properties.checks.event_time.strategies.stateful import (
     Tracker,
+    draw_processor_history,
     draw_stateful_history,
     is_late,
     scripted,
@@ -73,7 +108,6 @@ from frontier_harness.properties.checks.streaming.strategies.streaming import (
     crashed,
 )
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.runner import UNCHECKED, report_trial
 from frontier_harness.properties.engine.suite import (
     Observation,
     Outcome,
@@ -82,24 +116,16 @@ from frontier_harness.properties.engine.suite import (
     Suite,
     observations,
 )
+from frontier_harness.properties.engine.trials import Trials, in_waves
 
 TRIAL_WAVE = streaming.TRIAL_WAVE
 SHOWN = 6  # rows named per kind in a message
-# The example job's plan (`frontier_harness.streaming_job_example.windowed_counts`): the suite's shape
-# until an implementation names its job's (`use_plan`).
+# The example job's plan (`frontier_harness.streaming_job_example.windowed_counts`): the registered suite's,
+# until it runs against a job of another (`JobSuite.for_implementation`).
 EXAMPLE_PLAN = StatefulPlan(
     StatefulOperator.AGGREGATION, (5_000,), Window(10_000), ("key",), OutputMode.UPDATE, 5_000
 )
-_PLAN: ContextVar[StatefulPlan] = ContextVar("stateful_plan", default=EXAMPLE_PLAN)
 
-LATE = "a record late for a window it falls in"
-AT_WATERMARK = "a record exactly at the watermark"
-LATE_AND_KEPT = "a record late for one window, counted in another"
-REDELIVERY = "a redelivered record"
-IDLE = "a partition idle while the watermark moves"
-COMPLETE = "a window complete (emitted, evicted)"
-PROMISE = "a record within the promised lateness, beyond the delay"
-REEMIT = "a batch that emitted a window re-run after after_sink"
 CRASHES = tuple(crashed(p) for p in CrashPoint) + (RESTART_AFTER_COMPACTION, RERUN, *streaming.KILLED)
 # For each hard case, the script of a small history that reaches it (`strategies.stateful.scripted`): a run
 # checks these first (`Property.directed`), so a run of a few trials reaches every hard case by construction.
@@ -115,16 +141,60 @@ SCRIPTS = {
     COMPLETE: "ahead far trigger",
     LATE_AND_KEPT: "ahead far trigger boundary trigger",
     PROMISE: "ahead far trigger promise trigger",
+    STATE_READ: "ahead trigger",
+    DUPLICATE: "ahead trigger duplicate trigger",
+    EXPIRY: "ahead trigger expiry trigger ahead trigger",
+    SESSION_GAP: "ahead gap trigger",
+    BEHIND: "ahead trigger far trigger behind trigger",
 }
 
 
-def directed(kill: bool = False) -> dict[str, Callable[[Any, str], History]]:
+# A user's processor's: one history a crash point (in the driver, and by SIGKILL), each reaching that crash, a
+# timer registered before it firing after it (two records far ahead move the watermark past it) and state
+# written before it changed after it; the crash after the offsets also after an upstream compaction. A plain
+# restart (no crash) between a timer's registration and its firing is a history of its own: the shortest a
+# processor that keeps its state in Python memory fails on.
+PROCESSOR_SCRIPT = "ahead trigger ahead redelivery {crash} {compact}restart far trigger far trigger"
+PLAIN_RESTART = "ahead trigger restart far trigger far trigger"
+
+
+def processor_directed(plan: StatefulPlan, kill: bool = False) -> dict[str, Callable[[Any, str], History]]:
+    """For each hard case a processor requires, a draw of a small history that reaches it
+    (`PROCESSOR_SCRIPT`, the crash points in turn)."""
+
+    def draw(point: str, killed: bool) -> Callable[[Any, str], History]:
+        compact = "compact " if point == CrashPoint.AFTER_OFFSETS else ""
+        script = PROCESSOR_SCRIPT.format(crash=f"{'kill' if killed else 'crash'}:{point}", compact=compact)
+        return scripted_draw(plan, script)
+
+    found = {crashed(p): draw(p, kill) for p in CrashPoint}
+    found |= {f"{crashed(p)} (SIGKILL)": draw(p, True) for p in CrashPoint}
+    found |= {
+        RERUN: found[crashed(CrashPoint.AFTER_SINK)],
+        RESTART_AFTER_COMPACTION: found[crashed(CrashPoint.AFTER_OFFSETS)],
+        REDELIVERY: found[crashed(CrashPoint.BEFORE_OFFSETS)],
+    }
+    restart = scripted_draw(plan, PLAIN_RESTART)
+    killed = found[f"{crashed(CrashPoint.AFTER_SINK)} (SIGKILL)"]
+    return found | {
+        e: restart if e == TIMER_AFTER_RESTART else killed for e in processor_events(plan.time_mode)
+    }
+
+
+def scripted_draw(plan: StatefulPlan, script: str) -> Callable[[Any, str], History]:
+    """A draw of the history `script` says, scaled to `plan` (`strategies.stateful.scripted`)."""
+    return lambda source, domain: scripted(source, domain, plan, script)
+
+
+def directed(plan: StatefulPlan, kill: bool = False) -> dict[str, Callable[[Any, str], History]]:
     """For each hard case a job may require, a draw of a small history that reaches it (`SCRIPTS`, scaled to
-    the job under test when drawn); a batch that emitted a window re-run after a crash needs `availableNow`."""
+    `plan`); a batch that emitted a window re-run after a crash needs `availableNow`."""
+    if plan.operator == StatefulOperator.PROCESSOR:
+        return processor_directed(plan, kill)
 
     def draw(script: str, trigger: str = Trigger.PROCESSING_TIME) -> Callable[[Any, str], History]:
         script = script.replace("crash:", "kill:") if kill else script
-        return lambda source, domain: scripted(source, domain, current_plan(), script, trigger)
+        return lambda source, domain: scripted(source, domain, plan, script, trigger)
 
     reemit = f"ahead far trigger ahead crash:{CrashPoint.AFTER_SINK} restart"
     return {
@@ -133,40 +203,37 @@ def directed(kill: bool = False) -> dict[str, Callable[[Any, str], History]]:
     }
 
 
-def use_plan(plan: StatefulPlan) -> None:
-    """The plan of the job under test: what histories are scaled to and which hard cases it has."""
-    _PLAN.set(plan)
-
-
-def current_plan() -> StatefulPlan:
-    return _PLAN.get()
-
-
 def required_events(plan: StatefulPlan) -> tuple[str, ...]:
     """The hard cases a job's histories must reach: a job without a watermark has no late record.
 
     >>> required_events(EXAMPLE_PLAN)[-4:]
     ('a record late for a window it falls in', 'a record exactly at the watermark', 'a partition idle while the watermark moves', 'a window complete (emitted, evicted)')
     """
-    found = [*CRASHES, REDELIVERY]
+    if plan.operator == StatefulOperator.PROCESSOR:
+        return (*CRASHES, REDELIVERY, *processor_events(plan.time_mode))
+    found = [*CRASHES, REDELIVERY, STATE_READ]
     if plan.delays:
         found += [LATE, AT_WATERMARK, IDLE]
     if plan.window is not None and plan.window.slide < plan.window.duration and plan.delays:
         found.append(LATE_AND_KEPT)
-    if plan.window is not None and plan.bound is Bound.WINDOW_END:
+    if plan.bound in (Bound.WINDOW_END, Bound.SESSION_END):
         found.append(COMPLETE)
     if plan.lateness is not None and plan.delays and plan.lateness > plan.delay:
         found.append(PROMISE)
-    if plan.window is not None and plan.bound is Bound.WINDOW_END and plan.output_mode == OutputMode.APPEND:
+    if plan.bound in (Bound.WINDOW_END, Bound.SESSION_END) and plan.output_mode == OutputMode.APPEND:
         found.append(REEMIT)
+    if plan.within_watermark and plan.delays:
+        found += [DUPLICATE, EXPIRY]
+    if plan.gap is not None:
+        found += [SESSION_GAP, *([BEHIND] if plan.delays else [])]
     return tuple(found)
 
 
-def events(history: History) -> list[str]:
-    """The hard cases `history` reaches, as the generator's `Tracker` follows the watermark: the streaming
-    suite's crashes and restarts, and each kind of event time a batch meets."""
-    plan = current_plan()
-    found = {e for e in streaming.events(history) if e in CRASHES}
+def aimed_at(plan: StatefulPlan, history: History) -> list[str]:
+    """The hard cases `history` is drawn to reach under `plan`, as the generator's `Tracker` follows the
+    watermark (what a directed history aims at; the suite counts what each trial observed, `reached`): the
+    streaming suite's crashes and restarts, and each kind of event time a batch meets."""
+    found = {e for e in streaming.aimed_at(history) if e in CRASHES}
     tracker, seen, last_batch_of = Tracker(plan), set(), {}
     runs, emitted_up_to = 0, 0  # batches run, the watermark the windows were emitted up to
     ran: list[int] = []  # the event times of the batches that ran
@@ -228,18 +295,24 @@ def _completes(plan: StatefulPlan, history: History, mark: int) -> bool:
 Judge = Callable[[Any, Sequence[History], Sequence[Observation]], list[Outcome]]
 
 
-def _check(judge: Judge) -> Callable[[Any, Sequence[History]], list[Outcome]]:
-    """A wave of trials at a time (one oracle job each), until a wave fails: the rest are not run."""
+def check_in_waves(
+    judge: Judge, reach: Callable[[Any, History, Observation], list[str]] | None = None
+) -> Callable[[Any, Sequence[History]], Trials]:
+    """A wave of trials at a time (one oracle job each), until a wave fails: the rest are not run. Each
+    outcome carries the hard cases its trial reached (`reached`, or `reach(plan, history, observation)`)."""
+    reach = reach or (
+        lambda plan, history, obs: reached(plan, history, obs, CRASHES) + processor_reached(history, obs)
+    )
 
-    def check(impl: Any, histories: Sequence[History]) -> list[Outcome]:
-        outcomes: list[Outcome] = []
-        for i in range(0, len(histories), TRIAL_WAVE):
-            if not all(o.ok for o in outcomes):
-                return outcomes + [UNCHECKED] * (len(histories) - i)
-            wave = histories[i : i + TRIAL_WAVE]
+    def check(impl: Any, histories: Sequence[History]) -> Trials:
+        def judged(wave: Sequence[History]) -> list[Outcome]:
             observed = observations(impl, "observe_stateful", wave)
-            outcomes += [report_trial(o) for o in judge(impl, wave, observed)]
-        return outcomes
+            return [
+                attrs.evolve(o, reached=tuple(reach(impl.plan, h, obs)))
+                for o, h, obs in zip(judge(impl, wave, observed), wave, observed)
+            ]
+
+        return in_waves(histories, TRIAL_WAVE, judged)
 
     return check
 
@@ -300,7 +373,12 @@ def _mismatch(
         expected += rows_of(part.picks[0], outputs, window_column)
     doubled = Counter({row: n for row, n in mismatch.extra.items() if row in expected})
     unexpected = mismatch.extra - doubled
-    where = {row: part.what for part in parts for row in rows_of(part.picks[0], outputs, window_column)}
+    where = {
+        row: part.what
+        for part in parts
+        for pick in part.picks
+        for row in rows_of(pick, outputs, window_column)
+    }
     named = [
         _named("missing", [f"{show_row(row)} ({what})" for row, what in mismatch.missing]),
         _named(
@@ -354,33 +432,65 @@ def show_row(row: tuple) -> str:
 
 
 def lateness_kept(impl: Any, histories: Sequence[History], observed: Sequence[Observation]) -> list[Outcome]:
-    """No record within the promised lateness of the newest event time before its batch is late."""
-    return [_lateness_kept(impl.plan, h, obs) for h, obs in zip(histories, observed)]
+    """A record within the promised lateness of the newest event time before its batch is counted in the
+    job's rows (`oracles.promise`), judged from what the job wrote after every up step: one oracle job for
+    every frame the wave's promises read."""
+    judged = [_promised(impl.plan, h, obs) for h, obs in zip(histories, observed)]
+    frames = sorted(
+        {
+            pick.frame
+            for steps in judged
+            if isinstance(steps, list)
+            for _, promised in steps
+            for promise in promised
+            for pick in promise.picks
+        }
+    )
+    outputs = dict(zip(frames, impl.stateful_outputs(frames))) if frames else {}
+    return [_kept(impl, obs, steps, outputs) for obs, steps in zip(observed, judged)]
 
 
-def _lateness_kept(plan: StatefulPlan, history: History, obs: Observation) -> Outcome:
-    if plan.lateness is None or not plan.delays:
-        return Outcome(ok=True)
+def _promised(plan: StatefulPlan, history: History, obs: Observation) -> list[tuple[Step, list]] | Outcome:
+    found = []
     for step in up_steps(obs):
         trial = read_step(history, obs, step, plan)
         if isinstance(trial, Outcome):
             return trial
-        newest: int | None = None
-        for batch in trial.done:
-            floor = trial.marks.late(batch.id)
-            for r in batch.records:
-                late = is_late(plan, r.event_time, floor)
-                if newest is not None and r.event_time > newest - plan.lateness and any(late):
-                    message = (
-                        f"record {r.data} (key {r.key!r}, event_time {r.event_time}) is {newest - r.event_time} ms "
-                        f"behind the newest event time before batch {batch.id} ({newest}), within the promised "
-                        f"lateness of {plan.lateness} ms, but late: the batch drops what is at or below "
-                        f"{floor} (a delay of {plan.delay} ms keeps less than the promise)"
-                    )
-                    return failed_at(step, message, obs, StreamingLabel.OFFSET_METADATA)
-            times = [r.event_time for r in batch.records]
-            newest = max([*times, *([newest] if newest is not None else [])], default=None)
+        found.append((trial, promises(plan, trial)))
+    return found
+
+
+def _kept(impl: Any, obs: Observation, steps: Any, outputs: dict[Frame, Counter]) -> Outcome:
+    if isinstance(steps, Outcome):
+        return steps
+    plan: StatefulPlan = impl.plan
+    for trial, promised in steps:
+        actual = Counter(dict(obs.get((trial.step, StreamingLabel.JOB_ROWS), frozenset())))
+        for promise in promised:
+            options = [rows_of(pick, outputs, impl.window_column) for pick in promise.picks]
+            held = in_window(actual, promise.span, impl.window_column)
+            counted = held == options[0] if promise.span is not None else any(not o - actual for o in options)
+            if not counted:
+                return failed_at(
+                    trial.step, _broken(plan, trial, promise, held, options[0]), obs, StreamingLabel.JOB_ROWS
+                )
     return Outcome(ok=True)
+
+
+def _broken(plan: StatefulPlan, trial: Step, promise: Promise, held: Counter, promised: Counter) -> str:
+    record, batch = promise.records[0]
+    newest = covered(plan, trial.done, record, batch)
+    assert newest is not None, "a promise holds only records the promise covers"
+    behind = f"{newest - record.event_time} ms behind the newest event time before it ({newest})"
+    where = f"window [{promise.span.start}, {promise.span.end})" if promise.span is not None else "the result"
+    rows = ", ".join(show_row(r) for r in sorted(held, key=repr)) or "no row"
+    wanted = ", ".join(show_row(r) for r in sorted(promised, key=repr)) or "no row"
+    return (
+        f"record {record.data} (key {record.key!r}, event_time {record.event_time}) of batch {batch} is {behind}, "
+        f"within the promised lateness of {plan.lateness} ms, but the job's rows do not count it in {where}: "
+        f"they hold {rows}; counting it, {wanted} (its watermark's delay of {plan.delay} ms drops what is at "
+        f"or below {trial.marks.late(batch)} in batch {batch})"
+    )
 
 
 def complete_windows_emitted(
@@ -396,11 +506,14 @@ def _emitted(impl: Any, obs: Observation, steps: Any, outputs: dict[Frame, Count
         return steps
     for trial, parts in steps:
         actual = Counter(dict(obs.get((trial.step, StreamingLabel.JOB_ROWS), frozenset())))
-        completed = aggregate(impl.plan.window, trial.done, trial.marks).completed
+        completed = _completed(impl.plan, trial)
         for part in parts:
             span = part.picks[0].span
-            rows = rows_of(part.picks[0], outputs, impl.window_column)
-            if span in completed and rows - actual:
+            options = [rows_of(pick, outputs, impl.window_column) for pick in part.picks]
+            if part.unjudged or part.optional or any(not rows - actual for rows in options):
+                continue
+            rows = options[0]
+            if span in completed:
                 batch = completed[span]
                 message = (
                     f"window [{span.start}, {span.end}) was complete in batch {batch} (E({batch}) = "
@@ -411,49 +524,102 @@ def _emitted(impl: Any, obs: Observation, steps: Any, outputs: dict[Frame, Count
     return Outcome(ok=True)
 
 
+def _completed(plan: StatefulPlan, trial: Step) -> dict[Span, int]:
+    """Each window (or session) complete in the committed batches, and the batch it was complete in."""
+    if plan.gap is not None:
+        emitted = sessionize(plan.gap, trial.done, trial.marks, plan.keys).emitted
+        return {s.span: s.batch for s in emitted if s.batch is not None}
+    assert plan.window is not None
+    return dict(aggregate(plan.window, trial.done, trial.marks).completed)
+
+
 def _windows_only(impl: Any) -> str | None:
     plan = getattr(impl, "plan", None)
     if plan is None or plan.output_mode != OutputMode.APPEND:
         return "update mode: a window's row changes until it is evicted, none is final"
-    if plan.window is None:
+    if plan.window is None and plan.gap is None:
         return "the job aggregates no window"
     return None
 
 
 def state_bounded(impl: Any, histories: Sequence[History], observed: Sequence[Observation]) -> list[Outcome]:
-    """The operator's key holds event time under a watermark, and after the last committed batch N the state
-    (read from the checkpoint) holds no entry whose bound is at or below E(N)."""
+    """Each operator's key holds event time under a watermark, and after every committed batch N each
+    operator's state (read from the checkpoint) holds no entry whose bound is at or below E(N), nor one
+    without a bound."""
     plan: StatefulPlan = impl.plan
-    if plan.bound is not Bound.NONE:
+    message = _grows(plan)
+    if message is None:
         return [_evicted(plan, h, obs) for h, obs in zip(histories, observed)]
-    keys = ", ".join(plan.keys) or "nothing"
-    why = "the job has no watermark" if not plan.delays else f"its key ({keys}) holds no event time"
-    message = (
-        f"state grows without bound: operator 0 ({plan.operator}) keeps every group forever, {why} "
-        "(group by a window of event_time, or deduplicate on event_time or within the watermark)"
-    )
     return [Outcome(ok=False, message=message, step=_first_batch_step(h)) for h in histories]
 
 
+def _grows(plan: StatefulPlan) -> str | None:
+    """Which operator keeps every group forever, and why, or None (operators by Spark's ids, top down: an
+    aggregation over a deduplication is operator 0, its deduplication operator 1)."""
+    for op, (name, keys, bound) in enumerate(_operators(plan)):
+        if bound is Bound.NONE:
+            shown = ", ".join(keys) or "nothing"
+            why = "the job has no watermark" if not plan.delays else f"its key ({shown}) holds no event time"
+            return (
+                f"state grows without bound: operator {op} ({name}) keeps every group forever, {why} "
+                "(group by a window of event_time, or deduplicate on event_time or within the watermark)"
+            )
+    return None
+
+
+def _operators(plan: StatefulPlan) -> list[tuple[str, tuple[str, ...], Bound]]:
+    """The plan's stateful operators by Spark's ids, top down (an aggregation over a deduplication is operator
+    0, its deduplication operator 1): each one's name, keys and the bound of its state's entries."""
+    first = plan.deduplication
+    found = [(plan.operator, plan.keys, plan.bound)]
+    return found + ([(first.operator, first.keys, first.bound(plan.delays))] if first is not None else [])
+
+
 def _evicted(plan: StatefulPlan, history: History, obs: Observation) -> Outcome:
+    """Every committed batch's state of every operator against its E(N) (entries `(batch, bound, count,
+    operator)`); a trial that committed a batch and shows no state of an operator fails (nothing says it
+    was evicted), one that committed none shows nothing either way."""
     final = len(history.actions)
-    if (final, StreamingLabel.STATE) not in obs:
-        return Outcome(ok=True)  # nothing committed, or the query was down at the end
     trial = read_step(history, obs, final, plan)
-    if isinstance(trial, Outcome):
-        return trial
-    kept = [(batch, b, n) for batch, b, n in obs[(final, StreamingLabel.STATE)] if b is not None]
-    stale = [(batch, b, n) for batch, b, n in kept if b <= trial.marks.eviction[batch]]
-    if not stale:
-        return Outcome(ok=True)
-    batch = stale[0][0]
-    message = (
-        f"after batch {batch} the state of operator 0 ({plan.operator}) still holds "
-        f"{sum(n for *_, n in stale)} entries bounded by {sorted(b for _, b, _ in stale)} ({plan.bound}), at or "
-        f"below E({batch}) = {trial.marks.eviction[batch]}: nothing that is not late can update them, and "
-        "they were not evicted"
+    if isinstance(trial, Outcome) or not trial.committed:
+        return trial if isinstance(trial, Outcome) else Outcome(ok=True)
+    entries = sorted(
+        obs.get((final, StreamingLabel.STATE), ()), key=lambda e: (e[0], e[1] is not None, e[1] or 0)
     )
-    return failed_at(final, message, obs, StreamingLabel.STATE)
+    for op, (name, _, bound) in enumerate(_operators(plan)):
+        held = [(at, b, n) for at, b, n, o in entries if o == op]
+        if not held:
+            unread = (
+                f"no state was read after batches {sorted(trial.committed)}: the checkpoint has no state store of "
+                f"operator {op} ({name}), so nothing shows that it evicts"
+            )
+            return failed_at(final, unread, obs, StreamingLabel.COMMITS)
+        stale = _stale(trial, f"operator {op} ({name})", bound, held)
+        if stale is not None:
+            return failed_at(final, stale, obs, StreamingLabel.STATE)
+    return Outcome(ok=True)
+
+
+def _stale(trial: Step, operator: str, bound: Bound, entries: Sequence[tuple]) -> str | None:
+    """What an operator's state holds after a committed batch that it should not: an entry with no bound,
+    or one bounded at or below the batch's E; None when nothing."""
+    for batch in sorted(trial.committed):
+        after = [(b, n) for at, b, n in entries if at == batch]
+        unbounded = sum(n for b, n in after if b is None)
+        if unbounded:
+            return (
+                f"after batch {batch} the state of {operator} holds {unbounded} entries with no event-time bound, "
+                f"where the plan bounds each by {bound}: nothing evicts them"
+            )
+        mark = trial.marks.eviction[batch]
+        stale = [(b, n) for b, n in after if b is not None and b <= mark]
+        if stale:
+            return (
+                f"after batch {batch} the state of {operator} still holds {sum(n for _, n in stale)} entries "
+                f"bounded by {sorted(b for b, _ in stale)} ({bound}), at or below E({batch}) = {mark}: nothing "
+                "that is not late can update them, and they were not evicted"
+            )
+    return None
 
 
 def _first_batch_step(history: History) -> int:
@@ -462,46 +628,189 @@ def _first_batch_step(history: History) -> int:
     return next((i for i, a in enumerate(history.actions) if a.name in names), len(history.actions))
 
 
-def _laws(judge: Callable[[History, Observation], Outcome]) -> Judge:
+def crash_invisible(
+    impl: Any, histories: Sequence[History], observed: Sequence[Observation]
+) -> list[Outcome]:
+    """A processor's `read(spark)` after every up step equals its run over the same batches without a crash
+    (`oracles.reference_run`): one reference run per history, made by the implementation, for the wave."""
+    trials = [reference_run.trial_of(h, obs, impl.plan) for h, obs in zip(histories, observed)]
+    references = {
+        i: reference_run.reference_of(h.domain, t.batches)
+        for i, (h, t) in enumerate(zip(histories, trials))
+        if not isinstance(t, Outcome)
+    }
+    runs = dict(zip(references, impl.reference_runs(list(references.values())))) if references else {}
+    return [
+        t if isinstance(t, Outcome) else reference_run.crash_invisible(h, obs, t, references[i], runs[i])
+        for i, (h, obs, t) in enumerate(zip(histories, observed, trials))
+    ]
+
+
+def _processor(impl: Any) -> str | None:
+    """Why `crash_invisible` does not apply: the job is no user's processor (the model states its output)."""
+    plan = getattr(impl, "plan", None)
+    if plan is None or plan.operator != StatefulOperator.PROCESSOR:
+        return "the job is no user's processor: the model states its rows (exactly_once)"
+    return None
+
+
+def _not_processor(applies: Callable[[Any], str | None] | None = None) -> Callable[[Any], str | None]:
+    """Why a property of the model's operators does not apply: the job is a user's processor, whose rows
+    no model states (`crash_invisible` judges them); else what `applies` says."""
+
+    def check(impl: Any) -> str | None:
+        if _processor(impl) is None:
+            return "a user's processor: no model states its rows, crash_invisible judges them"
+        return applies(impl) if applies is not None else None
+
+    return check
+
+
+def laws(judge: Callable[[History, Observation], Outcome]) -> Judge:
+    """A law of the streaming suite as a judge of a wave of trials."""
     return lambda impl, histories, observed: [judge(h, obs) for h, obs in zip(histories, observed)]
 
 
 def all_laws(impl: Any, histories: Sequence[History], observed: Sequence[Observation]) -> list[Outcome]:
-    """Every property's judge in turn: the first failure of each trial."""
+    """Every property's judge that applies to the job, in turn: the first failure of each trial."""
+    if _processor(impl) is None:
+        processor: list[Judge] = [
+            crash_invisible,
+            laws(streaming.offset_log_is_remap),
+            laws(streaming.bounded_input_reliance),
+        ]
+        verdicts = [judge(impl, histories, observed) for judge in processor]
+        return [next((o for o in outcomes if not o.ok), Outcome(ok=True)) for outcomes in zip(*verdicts)]
     judges: list[Judge] = [
         exactly_once,
-        lateness_kept,
+        *([lateness_kept] if implied(impl.plan) is None else []),
+        *([complete_windows_emitted] if _windows_only(impl) is None else []),
         state_bounded,
-        _laws(streaming.offset_log_is_remap),
-        _laws(streaming.bounded_input_reliance),
+        laws(streaming.offset_log_is_remap),
+        laws(streaming.bounded_input_reliance),
     ]
     verdicts = [judge(impl, histories, observed) for judge in judges]
     return [next((o for o in outcomes if not o.ok), Outcome(ok=True)) for outcomes in zip(*verdicts)]
 
 
-def _property(name: str, doc: str, judge: Judge, kill: bool = False, **more: Any) -> Property:
+def _property(
+    name: str, doc: str, judge: Judge, plan: StatefulPlan, kill: bool = False, **more: Any
+) -> Property:
+    draw = draw_processor_history if plan.operator == StatefulOperator.PROCESSOR else draw_stateful_history
     return Property(
         name=name,
         doc=doc,
-        draw=lambda source, domain: draw_stateful_history(source, domain, current_plan(), kill=kill),
-        check=_check(judge),
-        events=events,
+        draw=lambda source, domain: draw(source, domain, plan, kill=kill),
+        check=check_in_waves(judge),  # its outcomes carry what each trial reached
         profiles=("thorough",) if kill else (),
         reference=more.pop("reference", Reference.MODEL),
-        directed=directed(kill),
+        directed=directed(plan, kill),
         **more,
+    )
+
+
+def properties(plan: StatefulPlan) -> tuple[Property, ...]:
+    """The suite's properties, their histories (drawn and directed) scaled to `plan`."""
+    return (
+        _property(
+            "exactly_once",
+            "After every step, read(spark) is transform over what the model keeps, per window, from the committed batches.",
+            exactly_once,
+            plan,
+            applies=_not_processor(),
+        ),
+        _property(
+            "lateness_kept",
+            "A record within the promised lateness of the newest event time before its batch is counted in "
+            "the job's rows.",
+            lateness_kept,
+            plan,
+            applies=_not_processor(lambda impl: implied(impl.plan)),
+        ),
+        _property(
+            "complete_windows_emitted",
+            "Once E reaches a window's end, its rows are in the result after the batch commits (append mode).",
+            complete_windows_emitted,
+            plan,
+            applies=_not_processor(_windows_only),
+        ),
+        _property(
+            "state_bounded",
+            "The operator's key holds event time, so its state is evicted: it never grows without bound.",
+            state_bounded,
+            plan,
+            applies=_not_processor(),
+        ),
+        _property(
+            "crash_invisible",
+            "A user's processor: after every step, read(spark) equals its run over the same batches without a "
+            "crash or restart.",
+            crash_invisible,
+            plan,
+            applies=_processor,
+        ),
+        _property(
+            "offset_log_is_remap",
+            "The offset log is a valid remap, its watermark and batch timestamp never go back.",
+            laws(streaming.offset_log_is_remap),
+            plan,
+            reference=Reference.LAWS,
+        ),
+        _property(
+            "bounded_input_reliance",
+            "commit(end) never passes the durable frontier; upstream compaction never breaks a restart.",
+            laws(streaming.bounded_input_reliance),
+            plan,
+            reference=Reference.LAWS,
+        ),
+        _property(
+            "laws_under_sigkill",
+            "Every law when a separate driver process is SIGKILLed at the crash points (thorough only).",
+            all_laws,
+            plan,
+            kill=True,
+        ),
     )
 
 
 @attrs.frozen
 class JobSuite(Suite):
-    """A suite whose hard cases depend on the job under test (`current_plan`), and that checks a user's job
-    (`--job`) with more trials than the default run's example (`under_job`)."""
+    """A suite whose histories and hard cases depend on the job under test: it carries the job's `plan`, its
+    properties' histories are scaled to it and `required_events` are its (`scaled_to`); the runner gives it
+    the plan of the job it runs (`for_implementation`). It checks a user's job (`--job`) with more trials than
+    the default run's example (`under_job`).
 
+    >>> other = attrs.evolve(EXAMPLE_PLAN, output_mode=OutputMode.APPEND)
+    >>> SUITE.plan == EXAMPLE_PLAN, REEMIT in SUITE.required_events, REEMIT in SUITE.scaled_to(other).required_events
+    (True, False, True)
+    """
+
+    plan: StatefulPlan = EXAMPLE_PLAN
     job_batched_cost: float = 160.0
+    # Other kinds of plan, each with the module of its properties (`properties(plan)`,
+    # `required_events(plan)`): a stream-stream join's (`JoinPlan`: `event_time.join`, given in registry.py,
+    # which imports both: join's properties reuse this module's laws).
+    plan_kinds: tuple[tuple[type, Any], ...] = ()
 
-    def required_in(self, domains: Sequence[str]) -> tuple[str, ...]:
-        return required_events(current_plan())
+    def for_implementation(self, impl: Any) -> Suite:
+        """Scaled to the plan of the job `impl` runs (`impl.plan`), if it has one and it differs."""
+        plan = getattr(impl, "plan", None)
+        return self if plan is None or plan == self.plan else self.scaled_to(plan)
+
+    def scaled_to(self, plan: StatefulPlan) -> JobSuite:
+        """This suite (the properties it holds, by name) with `plan`'s histories and hard cases."""
+        names = {p.name for p in self.properties}
+        kept = tuple(p for p in self.properties_of(plan) if p.name in names)
+        return attrs.evolve(self, plan=plan, properties=kept, required_events=self.events_of(plan))
+
+    def properties_of(self, plan: Any) -> tuple[Property, ...]:
+        """`plan`'s properties: a `StatefulPlan`'s, or those of its kind's module (`plan_kinds`)."""
+        kind = dict(self.plan_kinds).get(type(plan))
+        return kind.properties(plan) if kind is not None else properties(plan)
+
+    def events_of(self, plan: Any) -> tuple[str, ...]:
+        kind = dict(self.plan_kinds).get(type(plan))
+        return kind.required_events(plan) if kind is not None else required_events(plan)
 
     def under_job(self) -> Suite:
         """The suite as `--job` runs it: `job_batched_cost` (ci: 62 trials after the directed ones)."""
@@ -511,48 +820,9 @@ class JobSuite(Suite):
 SUITE = JobSuite(
     name="stateful",
     doc="A stateful, event-time job under crash trials: results, lateness, emission and state by the model's frontiers.",
-    properties=(
-        _property(
-            "exactly_once",
-            "After every step, read(spark) is transform over what the model keeps, per window, from the committed batches.",
-            exactly_once,
-        ),
-        _property(
-            "lateness_kept",
-            "A record within the promised lateness of the newest event time before its batch is never late.",
-            lateness_kept,
-        ),
-        _property(
-            "complete_windows_emitted",
-            "Once E reaches a window's end, its rows are in the result after the batch commits (append mode).",
-            complete_windows_emitted,
-            applies=_windows_only,
-        ),
-        _property(
-            "state_bounded",
-            "The operator's key holds event time, so its state is evicted: it never grows without bound.",
-            state_bounded,
-        ),
-        _property(
-            "offset_log_is_remap",
-            "The offset log is a valid remap, its watermark and batch timestamp never go back.",
-            _laws(streaming.offset_log_is_remap),
-            reference=Reference.LAWS,
-        ),
-        _property(
-            "bounded_input_reliance",
-            "commit(end) never passes the durable frontier; upstream compaction never breaks a restart.",
-            _laws(streaming.bounded_input_reliance),
-            reference=Reference.LAWS,
-        ),
-        _property(
-            "laws_under_sigkill",
-            "Every law when a separate driver process is SIGKILLed at the crash points (thorough only).",
-            all_laws,
-            kill=True,
-        ),
-    ),
+    properties=properties(EXAMPLE_PLAN),
     default_impl="stateful-job:frontier_harness.streaming_job_example.windowed_counts:factory",
+    plan=EXAMPLE_PLAN,
     required_events=required_events(EXAMPLE_PLAN),
     # The default run's example job: ci screens one wave (6 trials) after the directed ones; --job, 62.
     batched_cost=1667.0,

@@ -38,10 +38,17 @@ from frontier_harness.model.errors import ModelError
 from frontier_harness.model.ingestion.ingestion import Pipeline, checkpoint, ingest, restart
 from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.time.domains import PartitionedTime
-from frontier_harness.model.vocabulary import ActionLike, Arg
-from frontier_harness.model.vocabulary.ingestion import Fault, IngestionAction, IngestionArg, ResumptionLabel
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.ingestion import (
+    Fault,
+    IngestionAction,
+    IngestionArg,
+    IngestionStep,
+    ResumptionLabel,
+    final_tick,
+    ingestion_steps,
+)
 from frontier_harness.properties.checks.ingestion.strategies.ingestion import draw_ingestion_history
-from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import (
     Observation,
@@ -57,21 +64,14 @@ from frontier_harness.properties.engine.suite import (
 DOMAINS = ("total", "partitioned")
 
 
-def final_tick(history: History) -> int:
-    """One tick past the last tick of the history: the implicit final ingest drains the upstream."""
-    return 1 + max(
-        (a.args[IngestionArg.TICK] for a in history.actions if a.name == IngestionAction.INGEST), default=0
-    )
-
-
 def observe(history: History) -> Observation:
     """The model pipeline's observations (see the module docstring)."""
     domain, observed = history.time_domain, Observation()
-    pipeline = Pipeline.start(domain)
-    for step, action in enumerate(history.actions):
-        pipeline = _apply(pipeline, step, action, observed)
+    pipeline, steps = Pipeline.start(domain), ingestion_steps(history)
+    for step in steps:
+        pipeline = _apply(pipeline, step, observed)
     end = len(history.actions)
-    pipeline = ingest(_restart(pipeline, end, observed), final_tick(history))
+    pipeline = ingest(_restart(pipeline, end, observed), final_tick(steps))
     durable = pipeline.durable
     observed[(end + 1, ResumptionLabel.DATA)] = frozenset(
         (u.data, u.time, u.diff) for u in durable.data.updates
@@ -83,27 +83,23 @@ def observe(history: History) -> Observation:
     return observed
 
 
-def _apply(pipeline: Pipeline, step: int, action: ActionLike, observed: dict) -> Pipeline:
-    args = action.args
-    if action.name == IngestionAction.PRODUCE:
-        return attrs.evolve(
-            pipeline, upstream=pipeline.upstream.produce(args[IngestionArg.PARTITION], args[Arg.DATA])
-        )
-    if action.name == IngestionAction.UPSTREAM_COMPACT:
-        return attrs.evolve(pipeline, upstream=pipeline.upstream.compact())
-    if action.name == IngestionAction.INGEST:
-        return ingest(pipeline, args[IngestionArg.TICK], args.get(IngestionArg.FAULT))
-    if action.name == IngestionAction.CHECKPOINT:
-        after = checkpoint(
-            pipeline, args.get(IngestionArg.FAULT), args.get(IngestionArg.COMPACT_FIRST, False)
-        )
-        if pipeline.running:
-            _commit(pipeline, after, step, observed)
-            _compaction(pipeline.durable.remap, after.durable.remap, step, observed)
-        return after
-    if action.name == IngestionAction.RESTART:
-        return _restart(pipeline, step, observed)
-    raise BadHistory(f"ingestion history: unknown action {action.name!r} at step {step}")
+def _apply(pipeline: Pipeline, step: IngestionStep, observed: dict) -> Pipeline:
+    match step.action:
+        case IngestionAction.PRODUCE:
+            assert step.partition is not None  # a produce's argument (`IngestionStep.of`)
+            return attrs.evolve(pipeline, upstream=pipeline.upstream.produce(step.partition, step.data))
+        case IngestionAction.UPSTREAM_COMPACT:
+            return attrs.evolve(pipeline, upstream=pipeline.upstream.compact())
+        case IngestionAction.INGEST:
+            assert step.tick is not None  # an ingest's argument (`IngestionStep.of`)
+            return ingest(pipeline, step.tick, step.fault)
+        case IngestionAction.CHECKPOINT:
+            after = checkpoint(pipeline, step.fault, step.compact_first)
+            if pipeline.running:
+                _commit(pipeline, after, step.step, observed)
+                _compaction(pipeline.durable.remap, after.durable.remap, step.step, observed)
+            return after
+    return _restart(pipeline, step.step, observed)
 
 
 def _restart(pipeline: Pipeline, step: int, observed: dict) -> Pipeline:

@@ -19,8 +19,7 @@ second compaction that moves it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.reclocking.reclock import reclock
@@ -28,42 +27,47 @@ from frontier_harness.model.reclocking.remap import INTO, Remap
 from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.time.collection import Update
 from frontier_harness.model.time.partitioned_time import PartitionedTime
-from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.reclocking import OBSERVING, ReclockAction, ReclockArg, ReclockLabel
+from frontier_harness.model.vocabulary.reclocking import (
+    Compact,
+    Mint,
+    Observe,
+    ReclockAction,
+    ReclockLabel,
+    ReclockStep,
+    SourceUpdate,
+    reclock_steps,
+)
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_reclock_history
-from frontier_harness.properties.engine.errors import BadHistory
-from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
 
-def replay(history: History) -> Iterator[tuple[int, Action, Remap, list]]:
-    """`(step, action, remap, updates)` after applying each mint/update/compact action in order."""
+def replay(history: History) -> Iterator[tuple[ReclockStep, Remap, list]]:
+    """`(step, remap, updates)` after applying each of the history's decoded steps in order."""
     domain = history.time_domain
     remap, updates = Remap.initial(domain), list[Update]()
-    for step, action in enumerate(history.actions):
-        args = action.args
-        if action.name == ReclockAction.MINT:
-            remap = remap.mint(Antichain.checked(domain, args[Arg.UPPER]), args[ReclockArg.TICK])
-        elif action.name == ReclockAction.UPDATE:
-            updates = updates + [Update(args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF])]
-        elif action.name == ReclockAction.COMPACT:
-            remap = remap.compact(Antichain.of(INTO, [args[ReclockArg.TO]]))
-        elif action.name not in OBSERVING:
-            raise BadHistory(f"reclock history: unknown action {action.name!r} at step {step}")
-        yield step, action, remap, updates
+    for step in reclock_steps(history):
+        match step:
+            case Mint(upper=upper, tick=tick):
+                remap = remap.mint(Antichain.checked(domain, upper), tick)
+            case SourceUpdate(data=data, time=time, diff=diff):
+                updates = updates + [Update(data, time, diff)]
+            case Compact(to=to):
+                remap = remap.compact(Antichain.of(INTO, [to]))
+        yield step, remap, updates
 
 
 def final_state(history: History) -> tuple[Remap, list]:
     """The remap and the source updates after the whole history."""
     remap, updates = Remap.initial(history.time_domain), list[Update]()
-    for _, _, after, now in replay(history):
+    for _, after, now in replay(history):
         remap, updates = after, now
     return remap, updates
 
 
-def inversion_frontier(args: Mapping[str, Any]) -> Antichain:
-    """The IntoTime frontier an `invert` action names: `{tick}`, or `{}` when `closed`."""
-    return Antichain(INTO) if args.get(ReclockArg.CLOSED) else Antichain.of(INTO, [args[ReclockArg.TICK]])
+def inversion_frontier(step: Observe) -> Antichain:
+    """The IntoTime frontier an `invert` step names: `{tick}`, or `{}` when `closed`."""
+    return Antichain(INTO) if step.closed else Antichain.of(INTO, [step.tick])
 
 
 def _reclocked(observed: Observation, step: int, remap: Remap, updates: list[Update]) -> None:
@@ -76,15 +80,15 @@ def observe(history: History) -> Observation:
     """The model's observations of a reclock history."""
     observed: Observation = {}
     remap, updates = Remap.initial(history.time_domain), list[Update]()
-    for step, action, remap, updates in replay(history):
-        if action.name == ReclockAction.READ:
-            observed[(step, ReclockLabel.REMAP_AT)] = frozenset(remap.at(action.args[ReclockArg.TICK]))
-        elif action.name == ReclockAction.INVERT:
-            observed[(step, ReclockLabel.INVERTED)] = frozenset(
-                remap.source_upper_at(inversion_frontier(action.args))
-            )
-        elif action.name == ReclockAction.RECLOCK:
-            _reclocked(observed, step, remap, updates)
+    for step, remap, updates in replay(history):
+        match step:
+            case Observe(kind=ReclockAction.READ, tick=int(tick)):
+                observed[(step.step, ReclockLabel.REMAP_AT)] = frozenset(remap.at(tick))
+            case Observe(kind=ReclockAction.INVERT):
+                inverted = remap.source_upper_at(inversion_frontier(step))
+                observed[(step.step, ReclockLabel.INVERTED)] = frozenset(inverted)
+            case Observe(kind=ReclockAction.RECLOCK):
+                _reclocked(observed, step.step, remap, updates)
     end = len(history.actions)
     _reclocked(observed, end, remap, updates)
     observed[(end, ReclockLabel.BINDINGS)] = frozenset(
@@ -106,20 +110,18 @@ def _events(history: History) -> list[str]:
     ticks: set[int] = set()
     seen_partitions: set[int] = set()
     remap, updates = Remap.initial(history.time_domain), list[Update]()
-    for _step, action, after, now in replay(history):
+    for step, after, now in replay(history):
         updates = now
-        args = action.args
-        if action.name == ReclockAction.MINT:
-            found |= _mint_events(remap, after, args, seen_partitions)
-            if after.bindings != remap.bindings:
-                ticks.add(args[ReclockArg.TICK])
-        elif (
-            action.name == ReclockAction.COMPACT and args[ReclockArg.TO] in ticks and args[ReclockArg.TO] > 0
-        ):
-            found.add("since at a binding time")
-        elif action.name == ReclockAction.UPDATE and _on_a_range(args[Arg.TIME]):
-            found.add("update on a range of partitions")
-        found |= _boundary_events(remap, after, action)
+        match step:
+            case Mint(upper=upper, tick=tick):
+                found |= _mint_events(remap, after, upper, seen_partitions)
+                if after.bindings != remap.bindings:
+                    ticks.add(tick)
+            case Compact(to=to) if to in ticks and to > 0:
+                found.add("since at a binding time")
+            case SourceUpdate(time=time) if _on_a_range(time):
+                found.add("update on a range of partitions")
+        found |= _boundary_events(remap, after, step)
         remap = after
     result = reclock(remap, updates)
     if result.pending:
@@ -173,32 +175,32 @@ def _only(frontier: Antichain) -> int | None:
     return next(iter(frontier), None)
 
 
-def _boundary_events(before: Remap, after: Remap, action: Action) -> set[str]:
+def _boundary_events(before: Remap, after: Remap, step: ReclockStep) -> set[str]:
     """Ticks exactly at the since (moved by a compaction), at the last readable tick, at the upper."""
-    found, args, since, upper = set(), action.args, _only(before.since), _only(before.upper)
-    name, tick = action.name, args.get(ReclockArg.TICK)
-    if name == ReclockAction.READ and since and tick == since:
+    found, since, upper = set(), _only(before.since), _only(before.upper)
+    kind, tick = getattr(step, "kind", None), getattr(step, "tick", None)
+    if kind is ReclockAction.READ and since and tick == since:
         found.add(READ_AT_SINCE)
-    if name == ReclockAction.READ and upper is not None and tick == upper - 1:
+    if kind is ReclockAction.READ and upper is not None and tick == upper - 1:
         found.add(READ_AT_LAST)
-    if name == ReclockAction.INVERT and since and tick == since:
+    if kind is ReclockAction.INVERT and since and tick == since:
         found.add(INVERT_AT_SINCE)
-    if name == ReclockAction.MINT and after != before and tick == upper:
+    if isinstance(step, Mint) and after != before and step.tick == upper:
         found.add(MINT_AT_UPPER)
-    if name == ReclockAction.COMPACT and args[ReclockArg.TO] == since:
+    if isinstance(step, Compact) and step.to == since:
         found.add(SINCE_AGAIN)
-    if name == ReclockAction.COMPACT and since and _only(after.since) != since:
+    if isinstance(step, Compact) and since and _only(after.since) != since:
         found.add(TWO_COMPACTIONS)
     return found
 
 
-def _mint_events(before: Remap, after: Remap, args: Mapping[str, Any], seen_partitions: set[int]) -> set[str]:
+def _mint_events(before: Remap, after: Remap, upper: tuple, seen_partitions: set[int]) -> set[str]:
     found = set()
     if after == before and not before.upper.is_empty():
         found.add("skipped tick")
     if after != before and after.upper.is_empty():
         found.add("source closed")
-    points = {t.lo for t in args[Arg.UPPER] if getattr(t, "lo", None) == getattr(t, "hi", -1)}
+    points = {t.lo for t in upper if getattr(t, "lo", None) == getattr(t, "hi", -1)}
     if after != before and points - seen_partitions and seen_partitions:
         found.add("new partition appears")
     if after != before:

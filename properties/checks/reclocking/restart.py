@@ -27,8 +27,14 @@ from frontier_harness.model.reclocking.summary import (
 )
 from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.time.collection import Update
-from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.reclocking import ReclockArg, RestartAction
+from frontier_harness.model.vocabulary.reclocking import (
+    Crash,
+    Mint,
+    SourceUpdate,
+    TxnData,
+    TxnMetadata,
+    restart_steps,
+)
 from frontier_harness.properties.checks.reclocking.strategies.reclocking import draw_restart_history
 from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
@@ -48,20 +54,18 @@ def read(history: History) -> tuple[Remap, list, int | None]:
     domain = history.time_domain
     remap, crash = Remap.initial(domain), None
     records: list[Update | DataRecord | TxnRecord] = []
-    for step, action in enumerate(history.actions):
-        args = action.args
-        if action.name == RestartAction.MINT:
-            remap = remap.mint(Antichain.checked(domain, args[Arg.UPPER]), args[ReclockArg.TICK])
-        elif action.name == RestartAction.UPDATE:
-            records.append(Update(args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF]))
-        elif action.name == RestartAction.DATA:
-            records.append(DataRecord(args[ReclockArg.TXN], args[ReclockArg.PAYLOAD], args[Arg.TIME][0]))
-        elif action.name == RestartAction.TXN:
-            records.append(TxnRecord(args[ReclockArg.TXN], args[ReclockArg.SIZE], args[Arg.TIME][1]))
-        elif action.name == RestartAction.CRASH:
-            crash = args[ReclockArg.TICK]
-        else:
-            raise BadHistory(f"restart history: unknown action {action.name!r} at step {step}")
+    for step in restart_steps(history):
+        match step:
+            case Mint(upper=upper, tick=tick):
+                remap = remap.mint(Antichain.checked(domain, upper), tick)
+            case SourceUpdate(data=data, time=time, diff=diff):
+                records.append(Update(data, time, diff))
+            case TxnData(txn=txn, payload=payload, time=time):
+                records.append(DataRecord(txn, payload, time[0]))
+            case TxnMetadata(txn=txn, size=size, time=time):
+                records.append(TxnRecord(txn, size, time[1]))
+            case Crash(tick=tick):
+                crash = tick
     return remap, records, crash
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
+from frontier_harness.model.vocabulary.streaming import LogAction, LogArg
 from frontier_harness.properties.checks.streaming.checkpoint_log.coverage import LAWS
 from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log
 from frontier_harness.properties.checks.streaming.oracles.checkpoint_laws import broken_laws
@@ -81,9 +81,11 @@ def _against_restatement(history: History, broken: list) -> Outcome | None:
 
 
 def _caught(step: int, expect: dict, broken: list) -> Outcome:
-    """A damaged log: `expect["law"]` must be among the broken laws."""
-    if any(b.law == expect[LogArg.LAW] for b in broken):
-        return Outcome(ok=True)
+    """A damaged log: `expect["law"]` must be among the broken laws, its message naming what `expect`
+    says it names (the damaged file, the batch) and, once, the restart line `expect` says (or none)."""
+    mine = [b for b in broken if b.law == expect[LogArg.LAW]]
+    if mine:
+        return _said(step, expect, mine)
     found = sorted({b.law for b in broken})
     return Outcome(
         ok=False,
@@ -91,6 +93,26 @@ def _caught(step: int, expect: dict, broken: list) -> Outcome:
         + (", ".join(found) if found else "nothing"),
         expected={(step, "laws"): frozenset({expect[LogArg.LAW]})},
         actual={(step, "laws"): frozenset(found)},
+        step=step,
+    )
+
+
+def _said(step: int, expect: dict, mine: list) -> Outcome:
+    named, restart = expect.get(LogArg.NAMED), expect.get(LogArg.RESTART)
+    if named is not None and not any(named in b.message for b in mine):
+        return _unsaid(step, expect, f"its message does not name {named!r}", [b.message for b in mine])
+    lines = sorted(b.restart for b in mine if b.restart)
+    if restart is not None and lines != ([restart] if restart else []):
+        return _unsaid(step, expect, f"its restart line is not {restart!r}", lines)
+    return Outcome(ok=True)
+
+
+def _unsaid(step: int, expect: dict, what: str, said: list[str]) -> Outcome:
+    return Outcome(
+        ok=False,
+        message=f"{expect[LogArg.DAMAGE]} breaks {expect[LogArg.LAW]}, but {what}: it says {said}",
+        expected={(step, "said"): frozenset({expect.get(LogArg.NAMED) or expect.get(LogArg.RESTART)})},
+        actual={(step, "said"): frozenset(said)},
         step=step,
     )
 

@@ -21,7 +21,8 @@ from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.time.collection import Update
 from frontier_harness.model.time.domains import Partitioned, PartitionedTime
 from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.ingestion import IngestionArg, StreamingAction, StreamingLabel
+from frontier_harness.model.vocabulary.ingestion import IngestionArg
+from frontier_harness.model.vocabulary.streaming import StreamingAction, StreamingLabel
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Outcome
 

@@ -31,6 +31,11 @@ interval; by default the delay of its only `withWatermark`). `read(spark)` retur
 result: in update mode one row per group (the latest written), in append mode every row written; a
 `batch_id` column is dropped before comparing. The oracle is `frontier_harness.properties.checks.event_time.stateful`.
 
+A stream-stream join job (also `--suite stateful`) is a `StatefulJoinJob`: a `transform(left, right)`
+over two inputs of keyed, timed records (the harness's two sources, each record on one side), each side
+under its own `withWatermark`, joined on `key` and a time-range condition on `event_time` (inner, left or
+right outer), its output keeping each side's `data` column (under any name), in append mode (an inner join also in update mode: the same rows).
+
 `streaming_job_example/` holds a worked example of each, checked against these protocols by mypy.
 """
 
@@ -76,3 +81,17 @@ class StatefulJob(StreamingJob, Protocol):
 
 
 StatefulJobFactory = Callable[[str], StatefulJob]
+
+
+class StatefulJoinJob(StreamingJob, Protocol):
+    """A job whose transform joins two streams (the stateful suite's, `transform` taking two inputs)."""
+
+    output_mode: Literal["append", "update"]
+    lateness: str | None
+
+    def transform(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        """Each input `withWatermark`ed, then joined on `key` and a range of `event_time` (inner, left or
+        right outer), keeping each side's `data`; row-wise steps before or after it."""
+
+
+StatefulJoinJobFactory = Callable[[str], StatefulJoinJob]

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from frontier_harness.model.vocabulary.ingestion import StreamingLabel
+from frontier_harness.model.vocabulary.streaming import StreamingLabel
 from frontier_harness.properties.checks.streaming.committed import committed_batches, up_steps
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Observation

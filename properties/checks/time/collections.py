@@ -19,10 +19,16 @@ from typing import Any
 from frontier_harness.model.time.antichain import Antichain
 from frontier_harness.model.time.collection import Update, advance_collection, at, consolidate
 from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.time import CollectionAction, CollectionLabel
+from frontier_harness.model.vocabulary.time import (
+    CollectionAction,
+    CollectionCompact,
+    CollectionLabel,
+    CollectionRead,
+    CollectionUpdate,
+    collection_steps,
+)
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
 from frontier_harness.properties.checks.time.strategies.times import LONG_MAX
-from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
@@ -30,16 +36,14 @@ from frontier_harness.properties.engine.suite import Observation, Property, Refe
 def observe(history: History) -> Observation:
     """The model's observations: contents at each read, and the final consolidated collection."""
     domain, updates, observed = history.time_domain, list[Update](), dict[tuple[int, str], frozenset]()
-    for step, action in enumerate(history.actions):
-        args = action.args
-        if action.name == CollectionAction.UPDATE:
-            updates.append(Update(args[Arg.DATA], args[Arg.TIME], args[Arg.DIFF]))
-        elif action.name == CollectionAction.READ:
-            observed[(step, CollectionLabel.READ)] = frozenset(at(domain, updates, args[Arg.TIME]).items())
-        elif action.name == CollectionAction.COMPACT:
-            updates = advance_collection(domain, updates, Antichain.checked(domain, args[Arg.SINCE]))
-        else:
-            raise BadHistory(f"collections history: unknown action {action.name!r} at step {step}")
+    for step in collection_steps(history):
+        match step:
+            case CollectionUpdate(data=data, time=time, diff=diff):
+                updates.append(Update(data, time, diff))
+            case CollectionRead(step=at_step, time=time):
+                observed[(at_step, CollectionLabel.READ)] = frozenset(at(domain, updates, time).items())
+            case CollectionCompact(since=since):
+                updates = advance_collection(domain, updates, Antichain.checked(domain, since))
     final = consolidate(domain, updates)
     observed[(len(history.actions), CollectionLabel.FINAL)] = frozenset(
         (u.data, u.time, u.diff) for u in final

@@ -15,19 +15,17 @@ times with a positive count) and the changes the batch reported.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 
 from frontier_harness.model.time.antichain import MutableAntichain
 from frontier_harness.model.time.domains import Domain, Time
-from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.time import AntichainAction, AntichainLabel
+from frontier_harness.model.vocabulary.time import AntichainLabel, antichain_batches
 from frontier_harness.properties.checks.time.oracles.antichain import (
     changes,
     frontiers_after,
     minimal_positive,
 )
 from frontier_harness.properties.checks.time.strategies.mutable_antichain import draw_antichain_history
-from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
@@ -41,39 +39,19 @@ EMPTIED = "the frontier empties"
 UNCHANGED = "counts change but the frontier does not"
 
 
-def batches(history: History) -> Iterator[tuple[int, list[tuple[Time, int]]]]:
-    """`(step, updates)` per batch: each `apply` at its step, and what is left at the history's end.
-
-    >>> from frontier_harness.properties.engine.history import Action
-    >>> h = History("total", (Action("update", {"time": 1, "diff": 1}), Action("apply")))
-    >>> list(batches(h))
-    [(1, [(1, 1)]), (2, [])]
-    """
-    pending: list[tuple[Time, int]] = []
-    for step, action in enumerate(history.actions):
-        if action.name == AntichainAction.UPDATE:
-            pending.append((action.args[Arg.TIME], action.args[Arg.DIFF]))
-        elif action.name == AntichainAction.APPLY:
-            yield step, pending
-            pending = []
-        else:
-            raise BadHistory(f"mutable antichain history: unknown action {action.name!r} at step {step}")
-    yield len(history.actions), pending
-
-
 def observe(history: History) -> Observation:
     """The model's observations: `MutableAntichain.update_iter` per batch, then its frontier."""
     antichain = MutableAntichain(history.time_domain)
     observed: Observation = {}
-    for step, batch in batches(history):
-        observed[(step, AntichainLabel.CHANGES)] = frozenset(antichain.update_iter(batch))
-        observed[(step, AntichainLabel.FRONTIER)] = frozenset(antichain.frontier)
+    for batch in antichain_batches(history):
+        observed[(batch.step, AntichainLabel.CHANGES)] = frozenset(antichain.update_iter(batch.updates))
+        observed[(batch.step, AntichainLabel.FRONTIER)] = frozenset(antichain.frontier)
     return observed
 
 
 def reference(history: History) -> Observation:
     """The brute-force observations (`frontier_harness.properties.checks.time.oracles.antichain`): the first property's expected side."""
-    steps, updates = zip(*batches(history))
+    steps, updates = zip(*((b.step, b.updates) for b in antichain_batches(history)))
     observed: Observation = {}
     before: frozenset[Time] = frozenset()
     for step, after in zip(steps, frontiers_after(history.time_domain, updates)):
@@ -87,7 +65,7 @@ def events(history: History) -> list[str]:
     domain, found = history.time_domain, set[str]()
     counts: dict[Time, int] = {}
     before: frozenset[Time] = frozenset()
-    for _, batch in batches(history):
+    for batch in (b.updates for b in antichain_batches(history)):
         start = counts
         counts = dict(start)
         for time, diff in batch:
@@ -101,7 +79,9 @@ def events(history: History) -> list[str]:
     return sorted(found)
 
 
-def _count_events(batch: list[tuple[Time, int]], start: dict[Time, int], counts: dict[Time, int]) -> set[str]:
+def _count_events(
+    batch: Sequence[tuple[Time, int]], start: dict[Time, int], counts: dict[Time, int]
+) -> set[str]:
     found = set()
     if any(start.get(t, 0) != 0 and t not in counts for t, _ in batch):
         found.add(ZERO)
@@ -115,7 +95,7 @@ def _count_events(batch: list[tuple[Time, int]], start: dict[Time, int], counts:
 
 def _frontier_events(
     domain: Domain,
-    batch: list[tuple[Time, int]],
+    batch: Sequence[tuple[Time, int]],
     start: dict[Time, int],
     before: frozenset[Time],
     after: frozenset[Time],

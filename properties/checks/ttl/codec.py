@@ -23,7 +23,16 @@ from typing import Any
 from frontier_harness.model.errors import CorruptSst, InvalidRow
 from frontier_harness.model.ttl.codec import decode_sst, encode_sst
 from frontier_harness.model.ttl.row import Row
-from frontier_harness.model.vocabulary.ttl import CodecAction, CodecArg, CodecLabel, CodecTag, RowArg
+from frontier_harness.model.vocabulary.ttl import (
+    CodecAction,
+    CodecArg,
+    CodecLabel,
+    CodecTag,
+    RowArg,
+    SstRow,
+    codec_round_trip,
+    codec_steps,
+)
 from frontier_harness.properties.checks.ttl.strategies.store import draw_codec_history
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import (
@@ -41,28 +50,7 @@ DAMAGE = (CodecAction.CORRUPT, CodecAction.TRUNCATE)  # each applied alone to th
 
 def rows_of(history: History) -> list[Row]:
     """The history's rows as model rows (hex keys and values decoded)."""
-    out = []
-    for a in (a.args for a in history.actions if a.name == CodecAction.ROW):
-        value = a.get(RowArg.VALUE)
-        out.append(
-            Row(
-                bytes.fromhex(a[RowArg.KEY]),
-                None if value is None else bytes.fromhex(value),
-                a[RowArg.SEQ],
-                a.get(RowArg.CREATE),
-                a[RowArg.EXPIRE],
-            )
-        )
-    return out
-
-
-def damage(data: bytes, name: str, args: dict) -> bytes:
-    """`corrupt`: the byte at `offset % len` xor-ed with `xor` (non-zero); `truncate`: the first
-    `length % len` bytes."""
-    if name == CodecAction.TRUNCATE:
-        return data[: args[CodecArg.LENGTH] % len(data)]
-    at = args[CodecArg.OFFSET] % len(data)
-    return data[:at] + bytes([data[at] ^ args[CodecArg.XOR]]) + data[at + 1 :]
+    return [Row(*s.as_tuple()) for s in codec_steps(history) if isinstance(s, SstRow)]
 
 
 def decoded(data: bytes) -> frozenset:
@@ -90,20 +78,8 @@ def decoded(data: bytes) -> frozenset:
 
 def observe(history: History) -> Observation:
     """The model codec's observations."""
-    rows, data = rows_of(history), None
-    observed: Observation = {}
-    for step, action in enumerate(history.actions):
-        if action.name == CodecAction.ENCODE:
-            try:
-                data = encode_sst(rows, action.args[CodecArg.CREATED], action.args[CodecArg.VERSION])
-            except InvalidRow as error:
-                observed[(step, CodecLabel.ENCODED)] = frozenset({(type(error).__name__,)})
-                return observed
-            observed[(step, CodecLabel.ENCODED)] = frozenset({(data.hex(),)})
-            observed[(step, CodecLabel.DECODED)] = decoded(data)
-        elif action.name in DAMAGE and data:
-            observed[(step, CodecLabel.DECODED)] = decoded(damage(data, action.name, action.args))
-    return observed
+    encode = lambda rows, created, version: encode_sst([Row(*r.as_tuple()) for r in rows], created, version)  # noqa: E731
+    return codec_round_trip(history, encode, decoded, InvalidRow)
 
 
 def expected_rows(history: History) -> frozenset:

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 from frontier_harness.model.ttl.row import Row
 from frontier_harness.model.ttl.store import compact_runs
-from frontier_harness.model.vocabulary.ttl import CompactionAction, CompactionArg, CompactionLabel, RowArg
+from frontier_harness.model.vocabulary.ttl import (
+    CompactAt,
+    CompactionAction,
+    CompactionArg,
+    CompactionLabel,
+    SstRow,
+    compaction_steps,
+)
 from frontier_harness.properties.checks.ttl.strategies.store import draw_compaction_history
-from frontier_harness.properties.engine.errors import BadHistory
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Property, Reference, Suite, differential
 
@@ -22,21 +28,8 @@ from frontier_harness.properties.engine.suite import Observation, Property, Refe
 def runs_of(history: History) -> list[list[Row]]:
     """The history's runs as model rows, newest run first."""
     runs: dict[int, list[Row]] = {}
-    for step, action in enumerate(history.actions):
-        if action.name == CompactionAction.ROW:
-            a = action.args
-            value = a.get(RowArg.VALUE)
-            runs.setdefault(a[RowArg.RUN], []).append(
-                Row(
-                    a[RowArg.KEY].encode(),
-                    None if value is None else value.encode(),
-                    a[RowArg.SEQ],
-                    a[RowArg.CREATE],
-                    a[RowArg.EXPIRE],
-                )
-            )
-        elif action.name != CompactionAction.COMPACT:
-            raise BadHistory(f"ttl_compaction history: unknown action {action.name!r} at step {step}")
+    for row in (s for s in compaction_steps(history) if isinstance(s, SstRow)):
+        runs.setdefault(row.run or 0, []).append(Row(*row.as_tuple()))
     return [runs[k] for k in sorted(runs)]
 
 
@@ -52,11 +45,9 @@ def observe(history: History) -> Observation:
     """The model's output rows of every compaction."""
     runs = runs_of(history)
     return {
-        (step, CompactionLabel.OUTPUT): as_tuples(
-            compact_runs(runs, a.args[CompactionArg.NOW], a.args[CompactionArg.LAST])
-        )
-        for step, a in enumerate(history.actions)
-        if a.name == CompactionAction.COMPACT
+        (step.step, CompactionLabel.OUTPUT): as_tuples(compact_runs(runs, step.now, step.last))
+        for step in compaction_steps(history)
+        if isinstance(step, CompactAt)
     }
 
 

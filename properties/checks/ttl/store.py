@@ -41,87 +41,47 @@ from typing import Any
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.ttl.clock import ManualClock
 from frontier_harness.model.ttl.store import Sst, StoreOptions, TtlStore
-from frontier_harness.model.vocabulary.ttl import StoreAction, StoreArg, StoreLabel
+from frontier_harness.model.vocabulary.ttl import (
+    StoreAction,
+    StoreArg,
+    StoreHistory,
+    StoreLabel,
+    StoreStep,
+    store_history,
+)
 from frontier_harness.properties.checks.ttl.oracles.store import Reference, readable
 from frontier_harness.properties.checks.ttl.strategies.store import KEYS, draw_ttl_history
-from frontier_harness.properties.engine.errors import BadHistory
-from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Property, Suite, differential
 from frontier_harness.properties.engine.suite import Reference as Judged
 
 KEY_BYTES = tuple(k.encode() for k in KEYS)
-ACTIONS = tuple(a for a in StoreAction if a != StoreAction.OPEN)
 KEPT, LEFT = StoreLabel.KEPT, StoreLabel.LEFT
 Reads = tuple[dict[bytes, bytes | None], list[tuple[bytes, bytes]]]
-Audit = Callable[[str, bool], dict[str, frozenset]]
+Audit = Callable[[StoreStep, bool], dict[str, frozenset]]
 
 
-def opens(history: History) -> bool:
-    """Whether the history starts with `open` (optional: without it the store has no default TTL
-    and no periodic compaction, so every sub-history a reducer makes is still a history).
-
-    >>> opens(History("total", (Action("open", {}),))), opens(History("total", ()))
-    (True, False)
-    """
-    return bool(history.actions) and history.actions[0].name == StoreAction.OPEN
-
-
-def options_of(history: History) -> StoreOptions:
-    """The store options of the history's leading `open` action (none: the defaults)."""
-    args = history.actions[0].args if opens(history) else {}
-    return StoreOptions(
-        default_ttl=args.get(StoreArg.DEFAULT_TTL), periodic_compaction_interval=args.get(StoreArg.INTERVAL)
-    )
-
-
-def steps(history: History) -> list[tuple[int, Action]]:
-    """The actions after the leading `open`, with their indices (the observations' steps)."""
-    return list(enumerate(history.actions))[1 if opens(history) else 0 :]
-
-
-def compaction_names(names: Sequence[str], n_l0: int, start: int, length: int) -> tuple[str, ...]:
-    """The span `compact(start, length)` takes: from `start % len(names)`, `length` more,
-    widened to every older L0 SST (a valid span by construction); () if there are no sources.
-
-    >>> compaction_names(("l0a", "l0b", "run"), 2, 0, 0)
-    ('l0a', 'l0b')
-    """
-    if not names:
-        return ()
-    i = start % len(names)
-    j = min(len(names) - 1, i + length)
-    return tuple(names[i : max(j, n_l0 - 1) + 1] if i < n_l0 else names[i : j + 1])
-
-
-def clock_after(ms: int, name: str, args: dict) -> int:
-    """The user clock after an action: `tick` and `set_clock` move it, and so does `crash(ms)`
-    while the store is down (the store sees it only through its clock wrapper).
-
-    >>> clock_after(5, "tick", {"ms": 2}), clock_after(5, "crash", {"ms": 1}), clock_after(5, "crash", {})
-    (7, 1, 5)
-    """
-    if name == StoreAction.TICK:
-        return ms + args[StoreArg.MS]
-    if name in (StoreAction.SET_CLOCK, StoreAction.CRASH) and args.get(StoreArg.MS) is not None:
-        return args[StoreArg.MS]
-    return ms
+def options_of(history: StoreHistory) -> StoreOptions:
+    """The model store's options for the history (none opened: the defaults)."""
+    return StoreOptions(default_ttl=history.default_ttl, periodic_compaction_interval=history.interval)
 
 
 class ReferenceRun:
     """The oracle driven by history actions: flush, compaction and crash change no read."""
 
-    def __init__(self, history: History):
-        self.ms, self.ref = 0, Reference(options_of(history).default_ttl)
+    def __init__(self, history: StoreHistory):
+        self.ms, self.ref = 0, Reference(history.default_ttl)
 
-    def apply(self, name: str, args: dict) -> None:
-        if name == StoreAction.PUT:
-            key, value = args[StoreArg.KEY].encode(), args[StoreArg.VALUE].encode()
-            self.ref.put(self.ms, key, value, args.get(StoreArg.TTL), args.get(StoreArg.EXPIRE_AT))
-        elif name == StoreAction.DELETE:
-            self.ref.delete(self.ms, args[StoreArg.KEY].encode())
-        elif name in (StoreAction.FLUSH, StoreAction.COMPACT, StoreAction.PERIODIC):
+    def apply(self, step: StoreStep) -> None:
+        if step.action is StoreAction.PUT:
+            assert step.key is not None and step.value is not None  # a put's arguments (`StoreStep.of`)
+            self.ref.put(self.ms, step.key, step.value, step.ttl, step.expire_at)
+        elif step.action is StoreAction.DELETE:
+            assert step.key is not None
+            self.ref.delete(self.ms, step.key)
+        elif step.action in (StoreAction.FLUSH, StoreAction.COMPACT, StoreAction.PERIODIC):
             self.ref.operation(self.ms)
-        self.ms = clock_after(self.ms, name, args)
+        self.ms = step.clock_after(self.ms)
 
     def reads(self) -> Reads:
         visible = self.ref.visible(self.ms)
@@ -146,37 +106,36 @@ def record(observed: Observation, step: int, read: Callable[[], Reads]) -> None:
 
 
 def run_observed(
-    history: History,
-    apply: Callable[[str, dict], Any],
+    history: StoreHistory,
+    apply: Callable[[StoreStep], Any],
     read: Callable[[], Reads],
-    audit: Audit = lambda name, failed: {},
+    audit: Audit = lambda step, failed: {},
 ) -> Observation:
-    """Records the reads after `open` (if the history has one), then applies every other action;
-    after each step records its error (if any), its reads, and what `audit(action, failed)`
-    finds (the reference finds nothing)."""
+    """Records the reads after `open` (if the history has one), then applies every other step; after
+    each records its error (if any), its reads, and what `audit(step, failed)` finds (the reference
+    finds nothing)."""
     observed: Observation = {}
-    if opens(history):
+    if history.opened:
         record(observed, 0, read)
-    for step, action in steps(history):
-        if action.name not in ACTIONS:
-            raise BadHistory(f"ttl history: unknown action {action.name!r} at step {step}")
+    for step in history.steps:
         failed = False
         try:
-            apply(action.name, action.args)
+            apply(step)
         except ModelError as error:
-            observed[(step, StoreLabel.ERROR)] = frozenset({(type(error).__name__,)})
+            observed[(step.step, StoreLabel.ERROR)] = frozenset({(type(error).__name__,)})
             failed = True
-        record(observed, step, read)
-        for label, found in audit(action.name, failed).items():
+        record(observed, step.step, read)
+        for label, found in audit(step, failed).items():
             if found:
-                observed[(step, label)] = found
+                observed[(step.step, label)] = found
     return observed
 
 
 def observe(history: History) -> Observation:
     """The expected observations: the reference's reads after every step, and its errors."""
-    ref = ReferenceRun(history)
-    return run_observed(history, ref.apply, ref.reads)
+    decoded = store_history(history)
+    ref = ReferenceRun(decoded)
+    return run_observed(decoded, ref.apply, ref.reads)
 
 
 def kept_by_compaction(runs: Sequence[Sst]) -> frozenset:
@@ -217,23 +176,23 @@ class ModelStore:
         self.options, self.user = options, ManualClock(0)
         self.store = TtlStore.open(self.user, options)
 
-    def apply(self, name: str, args: dict) -> None:
+    def apply(self, step: StoreStep) -> None:
         store = self.store
-        if name == StoreAction.PUT:
-            key, value = args[StoreArg.KEY].encode(), args[StoreArg.VALUE].encode()
-            store.put(key, value, args.get(StoreArg.TTL), expire_at=args.get(StoreArg.EXPIRE_AT))
-        elif name == StoreAction.DELETE:
-            store.delete(args[StoreArg.KEY].encode())
-        elif name == StoreAction.FLUSH:
+        if step.action is StoreAction.PUT:
+            assert step.key is not None and step.value is not None  # a put's arguments (`StoreStep.of`)
+            store.put(step.key, step.value, step.ttl, expire_at=step.expire_at)
+        elif step.action is StoreAction.DELETE:
+            assert step.key is not None
+            store.delete(step.key)
+        elif step.action is StoreAction.FLUSH:
             store.flush()
-        elif name == StoreAction.COMPACT:
-            n_l0, start, length = len(store.manifest.l0), args[StoreArg.START], args[StoreArg.LENGTH]
-            store.compact(compaction_names(store.source_names(), n_l0, start, length))
-        elif name == StoreAction.PERIODIC:
+        elif step.action is StoreAction.COMPACT:
+            store.compact(step.span(store.source_names(), len(store.manifest.l0)))
+        elif step.action is StoreAction.PERIODIC:
             store.periodic_compact()
-        elif name == StoreAction.CRASH:
+        elif step.action is StoreAction.CRASH:
             self.store = TtlStore.open(self.user, self.options, store.crash())
-        self.user.set(clock_after(self.user.ms, name, args))
+        self.user.set(step.clock_after(self.user.ms))
 
     def reads(self) -> Reads:
         """Every key's `get`, and the full scan read as two bounded halves split at the middle key
@@ -241,19 +200,20 @@ class ModelStore:
         split = KEY_BYTES[len(KEY_BYTES) // 2]
         return {k: self.store.get(k) for k in KEY_BYTES}, self.store.scan(end=split) + self.store.scan(split)
 
-    def audit(self, name: str, failed: bool) -> dict[str, frozenset]:
+    def audit(self, step: StoreStep, failed: bool) -> dict[str, frozenset]:
         """Both audits of the store's SSTs; the periodic one after a periodic compaction that ran."""
         found: dict[str, frozenset] = {KEPT: kept_by_compaction(self.store.manifest.runs)}
         interval = self.options.periodic_compaction_interval
-        if name == StoreAction.PERIODIC and not failed and interval is not None:
+        if step.action is StoreAction.PERIODIC and not failed and interval is not None:
             found[LEFT] = left_by_periodic(self.store.manifest.sources, self.user.ms, interval)
         return found
 
 
 def observe_store(history: History) -> Observation:
     """The model store's observations (what `--impl model` answers for `observe_ttl`)."""
-    store = ModelStore(options_of(history))
-    return run_observed(history, store.apply, store.reads, store.audit)
+    decoded = store_history(history)
+    store = ModelStore(options_of(decoded))
+    return run_observed(decoded, store.apply, store.reads, store.audit)
 
 
 AT_EXPIRY, BEFORE_EXPIRY = "read at expire_ts == now", "read at expire_ts - 1 == now"
@@ -277,18 +237,21 @@ I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 def events(history: History) -> list[str]:
     """Hard cases the history reaches, found by running the model store step by step."""
     found: set[str] = set()
-    _scan_events(history, found)
-    return sorted(found | _boundary_events(history))
+    decoded = store_history(history)
+    _scan_events(decoded, found)
+    return sorted(found | _boundary_events(decoded))
 
 
-def _boundary_events(history: History) -> set[str]:
+def _boundary_events(history: StoreHistory) -> set[str]:
     """The rule's edges, from the reference alone: exact expiries, i64 limits, options, sessions."""
-    found, ref, default = set(), ReferenceRun(history), options_of(history).default_ttl
-    versions: dict[str, list[int | None]] = {}  # every version's expire_ts (None: a delete), oldest first
-    kinds: dict[str, StoreArg | None] = {}  # how each key's newest put expires: expire_at, ttl, or by default
+    found, ref, default = set(), ReferenceRun(history), history.default_ttl
+    versions: dict[bytes, list[int | None]] = {}  # every version's expire_ts (None: a delete), oldest first
+    kinds: dict[
+        bytes, StoreArg | None
+    ] = {}  # how each key's newest put expires: expire_at, ttl, or by default
     last, moved, crashed, wrote = None, False, False, False
-    for _, action in steps(history):
-        name, args, now = action.name, action.args, ref.ms
+    for step in history.steps:
+        name, now = step.action, ref.ms
         if name == StoreAction.CRASH:
             found |= {f"crash right after a {last}"} if last in DURABLE else set()
             found |= {SESSIONS} if crashed and wrote else set()
@@ -296,15 +259,14 @@ def _boundary_events(history: History) -> set[str]:
         if name in DURABLE and moved and ref.ref.clock.largest == now:
             found.add(AT_MARK)
         try:
-            ref.apply(name, args)
+            ref.apply(step)
         except ModelError:
             continue
-        if name == StoreAction.PUT:
-            found |= _put_events(args, now, default, kinds)
-            key = args[StoreArg.KEY]
-            versions.setdefault(key, []).append(ref.ref.rows[key.encode()][1])
-        elif name == StoreAction.DELETE:
-            versions.setdefault(args[StoreArg.KEY], []).append(None)
+        if name == StoreAction.PUT and step.key is not None:
+            found |= _put_events(step, now, default, kinds)
+            versions.setdefault(step.key, []).append(ref.ref.rows[step.key][1])
+        elif name == StoreAction.DELETE and step.key is not None:
+            versions.setdefault(step.key, []).append(None)
         wrote |= name in (StoreAction.PUT, StoreAction.DELETE)
         last = name if name in (*DURABLE, StoreAction.CRASH) else last
         moved = name in (StoreAction.SET_CLOCK, StoreAction.CRASH) or (moved and name == StoreAction.TICK)
@@ -312,23 +274,26 @@ def _boundary_events(history: History) -> set[str]:
     return found
 
 
-def _put_events(args: dict, now: int, default: int | None, kinds: dict[str, StoreArg | None]) -> set[str]:
-    kind = next((k for k in (StoreArg.EXPIRE_AT, StoreArg.TTL) if k in args), None)
-    found, key = set(), args[StoreArg.KEY]
+def _put_events(
+    put: StoreStep, now: int, default: int | None, kinds: dict[bytes, StoreArg | None]
+) -> set[str]:
+    kind = StoreArg.EXPIRE_AT if put.expire_at is not None else StoreArg.TTL if put.ttl is not None else None
+    found, key = set(), put.key
+    assert key is not None
     if kinds.get(key, kind) != kind:
         found.add(REWRITE)
     kinds[key] = kind
-    if kind == StoreArg.EXPIRE_AT:
-        found |= {EXPIRE_AT_NOW} if args[StoreArg.EXPIRE_AT] == now else set()
-        found |= {EXPIRE_AT_LIMIT} if args[StoreArg.EXPIRE_AT] in (I64_MIN, I64_MAX) else set()
+    if put.expire_at is not None:
+        found |= {EXPIRE_AT_NOW} if put.expire_at == now else set()
+        found |= {EXPIRE_AT_LIMIT} if put.expire_at in (I64_MIN, I64_MAX) else set()
         found |= {EXPIRE_AT_DEFAULT} if default is not None else set()
-    if kind == StoreArg.TTL:
-        found |= {SATURATES} if now + args[StoreArg.TTL] > I64_MAX else set()
+    elif put.ttl is not None:
+        found |= {SATURATES} if now + put.ttl > I64_MAX else set()
         found |= {TTL_DEFAULT} if default is not None else set()
     return found
 
 
-def _read_events(versions: dict[str, list[int | None]], now: int) -> set[str]:
+def _read_events(versions: dict[bytes, list[int | None]], now: int) -> set[str]:
     found = set()
     for expiries in versions.values():
         newest = expiries[-1]
@@ -341,18 +306,18 @@ def _read_events(versions: dict[str, list[int | None]], now: int) -> set[str]:
     return found
 
 
-def _scan_events(history: History, found: set[str]) -> None:
+def _scan_events(history: StoreHistory, found: set[str]) -> None:
     model, ref = ModelStore(options_of(history)), ReferenceRun(history)
-    for _, action in steps(history):
+    for step in history.steps:
         store, now = model.store, ref.ms
-        if action.name == StoreAction.CRASH:
-            _crash_events(store, ref, action.args, found)
+        if step.action is StoreAction.CRASH:
+            _crash_events(store, ref, step, found)
         quiet = not store.memtable and (store.manifest.timestamp or 0) < now
         expired_before = _expired_values(store, now)
         refused = False
         for fn in (model.apply, ref.apply):
             try:
-                fn(action.name, action.args)
+                fn(step)
             except ModelError as error:
                 found.add(f"{type(error).__name__} refused")
                 refused = True
@@ -361,15 +326,15 @@ def _scan_events(history: History, found: set[str]) -> None:
                 read()
         if refused:
             continue
-        if action.name == StoreAction.PUT and action.args.get(StoreArg.EXPIRE_AT, now) < now:
+        if step.action is StoreAction.PUT and step.expire_at is not None and step.expire_at < now:
             found.add("put with expire_at in the past")
         if (
-            action.name == StoreAction.PERIODIC
+            step.action is StoreAction.PERIODIC
             and quiet
             and _expired_values(model.store, now) < expired_before
         ):
             found.add("periodic compaction reclaimed an expired row in a quiet store")
-        if action.name == StoreAction.PERIODIC and _exactly_due(
+        if step.action is StoreAction.PERIODIC and _exactly_due(
             store, now, model.options.periodic_compaction_interval
         ):
             found.add(EXACT_INTERVAL)
@@ -383,14 +348,14 @@ def _exactly_due(store: TtlStore, now: int, interval: int | None) -> bool:
     )
 
 
-def _crash_events(store: TtlStore, ref: ReferenceRun, args: dict, found: set[str]) -> None:
+def _crash_events(store: TtlStore, ref: ReferenceRun, crash: StoreStep, found: set[str]) -> None:
     if store.memtable:
         found.add("crash with unflushed WAL")
         flushed = store.manifest.timestamp
         if flushed is None or max(r.create_ts or 0 for r in store.memtable.values()) > flushed:
             found.add("crash with WAL writes newer than the manifest")
     written = [store.manifest.timestamp] + [r.create_ts for s in store.wal for r in s.rows]
-    back = clock_after(ref.ms, StoreAction.CRASH, args)
+    back = crash.clock_after(ref.ms)
     seeds = max((t for t in written if t is not None), default=None)
     largest = ref.ref.clock.largest
     seen_expired = largest is not None and any(

@@ -5,50 +5,45 @@ lockstep, the `n`-th trigger of every history in the query's `n`-th micro-batch 
 A round waits the longest `wait_ms` its histories ask for (real time: PySpark cannot set
 Spark's clock), writes its requests as one JSON file into the query's source directory
 (a file source reading one file a batch, no-data batches off, so round `n` is batch `n`),
-and waits until the query has processed it. A round whose history asks for a `crash` arms
-the sink to fail after writing the batch's answers, before Spark commits it: the query
-stops, is started again from its checkpoint and re-runs the batch with the offsets and
-the clock it journaled. A `restart` stops and starts the query before its round.
+and waits until the query has processed it. Every round also holds one probe request (a get
+of no history's key), so every batch answers at least once: its `current_timestamp()` is
+observed whether or not a history asked a get.
 
-The query is its own session (`spark.newSession()`) with the RocksDB provider, which TTL
-state needs; `timeMode="ProcessingTime"`; answers, with `current_timestamp()` as the batch
-saw it, go through `foreachBatch` to Parquet, a directory per batch (a re-run overwrites it),
-and are read back after the last round; each batch's clock is its `batchTimestampMs`.
-Observations, per trigger step: `get` (`(index, key, value)`), `clock`, `now`.
+A restart is a restart of the driver: the rounds run in stretches (`stretches`), the first in the
+harness's own session, each later one in a driver process of its own with a JVM of its own
+(`frontier_harness.spark_impl.ttl.state.driver`), started from the checkpoint. A stretch begins at
+a round where any history restarts. A round where any history crashes runs alone in a driver that
+is SIGKILLed after its sink wrote the batch's answers, before Spark commits (a crash after the
+sink); the next stretch's driver runs that batch again, with the offsets and the clock it
+journaled. The kill counts only when it is seen (the marker, the death by SIGKILL); a driver that
+exits without reaching it is infrastructure (exit 3).
+
+The query is `query.StateQuery`; its answers are read back after the last round, each batch's
+clock is its `batchTimestampMs`. Observations, per trigger step: `get` (`(index, key, value)`), `clock`, `now` (the batch's probe),
+`run` (which start of the query planned the batch, reading its clock: 0 the harness's, then each
+driver's; a batch run again after a crash keeps the clock it journaled), and `killed`
+(`("after_sink",)` when a driver running the batch was seen killed there).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-from pyspark.errors import StreamingQueryException
-from pyspark.sql import functions as F
 
 from frontier_harness.model.vocabulary import HistoryLike
-from frontier_harness.model.vocabulary.ingestion import CrashPoint
+from frontier_harness.model.vocabulary.streaming import CrashPoint
 from frontier_harness.model.vocabulary.ttl import StateAction, StateArg, StateLabel
 from frontier_harness.spark_impl.session import spark
-from frontier_harness.spark_impl.streaming import faults
-from frontier_harness.spark_impl.ttl.state.processor import ANSWERS, REQUESTS, TtlProcessor
+from frontier_harness.spark_impl.ttl.state.driver import DRIVER, Driver, launch
+from frontier_harness.spark_impl.ttl.state.processor import TtlProcessor
+from frontier_harness.spark_impl.ttl.state.query import StateQuery, batch_timestamps, run_rounds
 
-ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-SETTINGS = {
-    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
-    "spark.sql.shuffle.partitions": "2",
-    "spark.sql.streaming.noDataMicroBatches.enabled": "false",
-}
-NO_HISTORY = -1  # a round no history sends a request in still runs a batch: one row of this history id
-RETRIES = 3  # a Python worker that did not connect back within Spark's 10 s (a loaded machine): start again
-NO_CONNECT = "Python worker failed to connect back"
-Processor = Callable[[int], Any]
+NO_HISTORY = -1  # the probe: every round's batch answers a get of this history id (`_requests`)
 
 
 @attrs.frozen
@@ -86,144 +81,151 @@ def ttl_of(history: HistoryLike) -> int:
 
 
 def observe_ttl_spark_state(
-    domain: object, histories: Sequence[HistoryLike], processor: Processor = TtlProcessor
+    domain: object, histories: Sequence[HistoryLike], processor: type = TtlProcessor, driver: str = DRIVER
 ) -> list[dict]:
-    """Every history's observations; one query per TTL among them (`processor` is swapped by planted bugs)."""
+    """Every history's observations; one query per TTL among them (`processor` and the drivers' module
+    `driver` are swapped by planted bugs)."""
     observed: list[dict] = [{} for _ in histories]
     by_ttl: dict[int, list[int]] = {}
     for i, history in enumerate(histories):
         by_ttl.setdefault(ttl_of(history), []).append(i)
     for ttl, indices in by_ttl.items():
-        found = run_query([histories[i] for i in indices], processor(ttl))
+        found = run_query([histories[i] for i in indices], processor, ttl, driver)
         for i, observation in zip(indices, found):
             observed[i] = observation
     return observed
 
 
-class StateQuery:
-    """The query over `root/in` (requests, a JSON file a round), started and restarted from
-    `root/checkpoint`, answering into `root/answers/batch=N`; a second `StateQuery` over the same root
-    (another driver process, say) goes on from the checkpoint."""
+@attrs.frozen
+class Stretch:
+    """Rounds `first` to `last` (exclusive) run by one start of the query: the harness's session (`run` 0)
+    or a driver of its own; `killed` when it is one crash round, its driver SIGKILLed after the sink."""
 
-    def __init__(self, root: Path, processor: Any):
-        self.root, self.processor = root, processor
-        self.session = spark().newSession()
-        for key, value in SETTINGS.items():
-            self.session.conf.set(key, value)
-        (root / "in").mkdir(parents=True, exist_ok=True)
-        self.running: Any = None
+    run: int
+    first: int
+    last: int
+    killed: bool = False
 
-    def start(self) -> None:
-        stream = (
-            self.session.readStream.schema(REQUESTS)
-            .option("maxFilesPerTrigger", 1)
-            .json(str(self.root / "in"))
-        )
-        answered = (
-            stream.groupBy("history_id", "key")
-            .transformWithState(self.processor, ANSWERS, "Append", "ProcessingTime")
-            .withColumn("now", F.unix_millis(F.current_timestamp()))
-        )
-        self.running = (
-            answered.writeStream.foreachBatch(_sink(self.root))
-            .option("checkpointLocation", str(self.root / "checkpoint"))
-            .trigger(processingTime="50 milliseconds")
-            .start()
-        )
-
-    def stop(self) -> None:
-        if self.running is not None:
-            self.running.stop()
-            self.running = None
-
-    def run(self, number: int, requests: list[dict], crash: bool) -> None:
-        """Round `number`'s batch, processed; a crash fails it once, then the query restarts and re-runs it (as
-        it does, up to `RETRIES` times, when a Python worker did not connect back in time)."""
-        tmp = self.root / f".round-{number}.json"
-        tmp.write_text("\n".join(json.dumps(r) for r in requests))
-        if crash:
-            faults.arm(self.root, CrashPoint.AFTER_SINK)
-        os.replace(tmp, self.root / "in" / f"round-{number:05d}.json")
-        for attempt in range(RETRIES + 1):
-            try:
-                self.running.processAllAvailable()
-                break
-            except (
-                StreamingQueryException
-            ) as exc:  # the query stopped: it re-runs the batch from its checkpoint
-                if not (crash or NO_CONNECT in str(exc)) or attempt == RETRIES:
-                    raise
-                crash = False
-                self.running = None
-                self.start()
-        faults.disarm(self.root)
+    @property
+    def range(self) -> range:
+        return range(self.first, self.last)
 
 
-def _sink(root: Path) -> Callable[[Any, int], None]:
-    def write(batch: Any, batch_id: int) -> None:
-        batch.write.mode("overwrite").parquet(str(root / "answers" / f"batch={batch_id}"))
-        faults.fire(root, CrashPoint.AFTER_SINK)
+def stretches(plans: Sequence[Sequence[Round]]) -> list[Stretch]:
+    """The rounds cut where any history restarts or crashes (see the module).
 
-    return write
+    >>> r = lambda restart=False, crash=False: Round(0, (), 0, crash, restart)
+    >>> stretches([[r(), r(restart=True), r(crash=True), r()]])
+    [Stretch(run=0, first=0, last=1, killed=False), Stretch(run=1, first=1, last=2, killed=False), Stretch(run=2, first=2, last=3, killed=True), Stretch(run=3, first=3, last=4, killed=False)]
+    """
+    count = max((len(p) for p in plans), default=0)
+    found: list[Stretch] = []
+    first = 0
+    for number in range(count):
+        now = [p[number] for p in plans if number < len(p)]
+        if any(r.restart for r in now) and number > first:
+            found.append(Stretch(len(found), first, number))
+            first = number
+        if any(r.crash for r in now):
+            if number > first:
+                found.append(Stretch(len(found), first, number))
+            found.append(Stretch(len(found), number, number + 1, killed=True))
+            first = number + 1
+    if first < count or not found:
+        found.append(Stretch(len(found), first, count))
+    return found
 
 
-def run_query(histories: Sequence[HistoryLike], processor: Any) -> list[dict]:
-    """The histories in lockstep on one query: their observations."""
+def run_query(
+    histories: Sequence[HistoryLike],
+    processor: type,
+    ttl_ms: int,
+    driver: str = DRIVER,
+    keep: Path | None = None,
+) -> list[dict]:
+    """The histories in lockstep on one query, in stretches (see the module): their observations. With
+    `keep`, the query's directory (`checkpoint/`, `in/`, `answers/`) is `keep` and is left there."""
     plans = [rounds(h) for h in histories]
-    root = Path(tempfile.mkdtemp(prefix="frontier-harness-ttl-state-"))
+    root = keep or Path(tempfile.mkdtemp(prefix="frontier-harness-ttl-state-"))
+    root.mkdir(parents=True, exist_ok=True)
+    planned: dict[int, int] = {}  # batch -> the start of the query that planned it (read its clock)
+    killed: set[int] = set()  # batches whose driver was seen killed after their sink
+    order = stretches(plans)
+    drivers: dict[int, Driver] = {}  # launched a stretch ahead: its JVM starts while the one before runs
+
+    def ahead(i: int) -> None:
+        if i < len(order) and (order[i].run > 0 or order[i].killed):
+            drivers[i] = launch(root, processor, ttl_ms, _batches(plans, order[i]), order[i].killed, driver)
+        elif i == len(order) and order[-1].killed:  # the last round crashed: a driver runs it again
+            drivers[i] = launch(root, processor, ttl_ms, [], module=driver)
+
+    try:
+        ahead(0)
+        for i, stretch in enumerate([*order, Stretch(len(order), 0, 0)]):  # then a last crash's re-run
+            ahead(i + 1)
+            if i in drivers:
+                drivers[i].go()
+                drivers.pop(i).wait()
+            elif i < len(order):
+                _in_process(root, processor(ttl_ms), _batches(plans, stretch))
+            planned |= dict.fromkeys(stretch.range, stretch.run)
+            killed |= set(stretch.range) if stretch.killed else set()
+        return _observations(root, plans, planned, killed)
+    finally:
+        for left in drivers.values():
+            left.close()
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _batches(plans: Sequence[Sequence[Round]], stretch: Stretch) -> list[list]:
+    """The stretch's rounds as a driver runs them: `[number, wait_ms, rows]`, the longest wait asked."""
+    return [[n, max(p[n].wait_ms for p in plans if n < len(p)), _requests(plans, n)] for n in stretch.range]
+
+
+def _in_process(root: Path, processor: Any, batches: Sequence[Sequence]) -> None:
     query = StateQuery(root, processor)
     try:
         query.start()
-        for number in range(max((len(p) for p in plans), default=0)):
-            now = [p[number] for p in plans if number < len(p)]
-            if any(r.restart for r in now):
-                query.stop()
-                query.start()
-            time.sleep(max(r.wait_ms for r in now) / 1000)
-            query.run(number, _requests(plans, number), any(r.crash for r in now))
-        query.stop()
-        return _observations(query, plans)
+        run_rounds(query, batches)
     finally:
         query.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
-def _requests(plans: list[list[Round]], number: int) -> list[dict]:
+def _requests(plans: Sequence[Sequence[Round]], number: int) -> list[dict]:
+    """Round `number`'s requests of every history, and the probe (a get of no history's key)."""
     rows = [
         {**request, "history_id": h, "seq": seq, "step": plan[number].step}
         for h, plan in enumerate(plans)
         if number < len(plan)
         for seq, request in enumerate(plan[number].requests)
     ]
-    return rows or [
-        {"history_id": NO_HISTORY, "key": "", "seq": 0, "op": StateAction.PUT, "value": "", "step": 0}
-    ]
+    probe = {"history_id": NO_HISTORY, "key": "", "seq": 0, "op": StateAction.GET, "value": None}
+    return [*rows, {**probe, "step": number}]
 
 
-def batch_timestamps(checkpoint: Path) -> dict[int, int]:
-    """Each batch's `batchTimestampMs`, from the second line of `offsets/N`."""
-    return {
-        int(f.name): json.loads(f.read_text().splitlines()[1])["batchTimestampMs"]
-        for f in (checkpoint / "offsets").iterdir()
-        if f.name.isdigit()
-    }
-
-
-def _observations(query: StateQuery, plans: list[list[Round]]) -> list[dict]:
-    clocks = batch_timestamps(query.root / "checkpoint")
-    answers = query.session.read.parquet(str(query.root / "answers")).where(F.col("history_id") != NO_HISTORY)
+def _observations(
+    root: Path, plans: list[list[Round]], planned: dict[int, int], killed: set[int]
+) -> list[dict]:
+    clocks = batch_timestamps(root / "checkpoint")
+    answers = spark().read.parquet(str(root / "answers")).toArrow().to_pylist()
     observed: list[dict] = [{} for _ in plans]
     gets: dict[tuple[int, int], set] = {}
-    nows: dict[tuple[int, int], set] = {}
-    for row in answers.toArrow().to_pylist():
-        at = (row["history_id"], row["step"])
-        gets.setdefault(at, set()).add((row["seq"], row["key"], row["value"]))
-        nows.setdefault(at, set()).add((row["now"],))
+    nows: dict[int, set] = {}  # batch -> the probe's now
+    for row in answers:
+        if row["history_id"] == NO_HISTORY:
+            nows.setdefault(row["step"], set()).add((row["now"],))
+        else:
+            gets.setdefault((row["history_id"], row["step"]), set()).add(
+                (row["seq"], row["key"], row["value"])
+            )
     for h, plan in enumerate(plans):
         for number, trigger in enumerate(plan):
-            at = (h, trigger.step)
-            observed[h][(trigger.step, StateLabel.CLOCK)] = frozenset({(clocks[number],)})
-            observed[h][(trigger.step, StateLabel.GET)] = frozenset(gets.get(at, set()))
-            if at in nows:
-                observed[h][(trigger.step, StateLabel.NOW)] = frozenset(nows[at])
+            at = trigger.step
+            observed[h][(at, StateLabel.CLOCK)] = frozenset({(clocks[number],)})
+            observed[h][(at, StateLabel.GET)] = frozenset(gets.get((h, at), set()))
+            observed[h][(at, StateLabel.NOW)] = frozenset(nows.get(number, set()))
+            observed[h][(at, StateLabel.RUN)] = frozenset({(planned[number],)})
+            if number in killed:
+                observed[h][(at, StateLabel.KILLED)] = frozenset({(CrashPoint.AFTER_SINK,)})
     return observed

@@ -10,6 +10,14 @@ hold (`expected_parts`) is the job's `transform` run as a batch job over the rec
 - a window aggregation: per window, the records not late for it in the committed batches; every such
   window in update mode, the windows complete by the last committed batch in append mode;
 - an aggregation without a window: every committed record;
+- a session-window aggregation (append mode): each session the model emitted by the last committed batch
+  (`session.sessionize`), over its records, sessions of one group in frames of their own (run as a batch
+  job, two sessions of a group would merge);
+- a window aggregation over a deduplication (a chain): per window as above, over the records the
+  deduplication passes on (`chain.passed_on`); where Spark's choice among a batch's duplicates decides what
+  it passes on, one window's rows are those of one of the choices (`inputs`); a window that would count one
+  group twice (the group's entry expired in between, so Spark emitted it again) is not judged: its frame,
+  run as a batch job, would deduplicate it;
 - a deduplication: the records the model says are emitted, each group at most once per frame (a group
   emitted again after its state expired goes to another frame); where Spark chooses among a batch's
   candidates, one of them, and where an earlier choice decides whether a record is emitted at all,
@@ -22,14 +30,18 @@ multisets: rows missing, doubled and unexpected.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from frontier_harness.model.errors import UndecidedChoice
+from frontier_harness.model.event_time.session import Session, sessionize
 from frontier_harness.model.event_time.stateful import (
     Batch,
+    Deduplicated,
     Policy,
     Record,
     Span,
@@ -39,12 +51,14 @@ from frontier_harness.model.event_time.stateful import (
     deduplicate,
     watermarks,
 )
-from frontier_harness.model.vocabulary.ingestion import OutputMode, StatefulOperator, StreamingLabel
+from frontier_harness.model.vocabulary.event_time import OutputMode, StatefulOperator
+from frontier_harness.model.vocabulary.streaming import StreamingLabel
 from frontier_harness.properties.checks.streaming.committed import committed_batches
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Outcome
 
 POLICY = "spark.sql.streaming.multipleWatermarkPolicy"
+MOST_CHOICES = 256  # inputs a chain's choices may make (`inputs`); more is a history the suite cannot judge
 Frame = tuple[tuple, ...]  # records as the source reads them: (key, event_time, data, partition, offset)
 Rows = Counter  # row -> count; a row is ((column, value), ...) sorted by column
 
@@ -114,33 +128,181 @@ class Pick:
 
 @attrs.frozen
 class Part:
-    """Rows the result must hold: those of one of `picks` (or none, when `optional`); `what` names them."""
+    """Rows the result must hold: those of one of `picks` (or none, when `optional`); `what` names them.
+    An `unjudged` part takes whatever rows the result holds in its pick's window (the model cannot state
+    them through the job's transform; `what` says why)."""
 
     picks: tuple[Pick, ...]
     what: str
     optional: bool = False
+    unjudged: bool = False
 
 
 def expected_parts(plan: StatefulPlan, trial: Step) -> list[Part]:
     """The parts of the result after `trial`'s step (see the module docstring)."""
+    if plan.gap is not None:
+        return _sessions(plan, trial)
     if plan.operator == StatefulOperator.AGGREGATION:
         return _windows(plan, trial) if plan.window is not None else _everything(trial)
     return _emissions(plan, trial)
 
 
+def _sessions(plan: StatefulPlan, trial: Step) -> list[Part]:
+    """Each session emitted by the last committed batch, the rows of its records (a group at most once a
+    frame)."""
+    assert plan.gap is not None
+    emitted = sessionize(plan.gap, trial.done, trial.marks, plan.keys).emitted
+    frames: list[dict[tuple, Session]] = []
+    for session in emitted:
+        frame = next((f for f in frames if session.group not in f), None)
+        if frame is None:
+            frames.append(frame := {})
+        frame[session.group] = session
+    spans: dict[tuple[Frame, Span], list[Session]] = {}  # a pick reads every group's rows of its span
+    for f in frames:
+        row = tuple(sorted(record_row(r) for s in f.values() for r in s.records))
+        for s in f.values():
+            spans.setdefault((row, s.span), []).append(s)
+    return [
+        Part(
+            (Pick(row, span),),
+            f"session [{span.start}, {span.end}) of {', '.join(repr(s.group) for s in same)}, "
+            f"emitted in batch {same[0].batch}",
+        )
+        for (row, span), same in spans.items()
+    ]
+
+
 def _everything(trial: Step) -> list[Part]:
-    records = tuple(_row(r) for b in trial.done for r in b.records)
+    records = tuple(record_row(r) for b in trial.done for r in b.records)
     return [Part((Pick(records),), f"every record of batches {sorted(trial.committed)}")] if records else []
 
 
 def _windows(plan: StatefulPlan, trial: Step) -> list[Part]:
+    """Per window, the rows of the aggregation's input; over a deduplication whose choices differ, the
+    windows a choice decides are one part, the rows of one of the choices (`_chosen`)."""
     assert plan.window is not None
-    kept = aggregate(plan.window, trial.done, trial.marks).kept
-    if plan.output_mode == OutputMode.APPEND:
-        last = trial.last
-        kept = {s: rs for s, rs in kept.items() if last is not None and trial.marks.complete(s.end, last)}
-    frames = pack(plan, kept)
-    return [Part((Pick(frames[span], span),), window_named(span, trial, kept[span])) for span in sorted(kept)]
+    kepts = [
+        _complete(plan, trial, aggregate(plan.window, batches, trial.marks).kept)
+        for batches in inputs(plan, trial)
+    ]
+    spans = sorted({s for kept in kepts for s in kept})
+    same = [s for s in spans if all(s in k and set(k[s]) == set(kepts[0][s]) for k in kepts)]
+    frames = pack(plan, {s: kepts[0][s] for s in same})
+    parts = [_window(plan, trial, span, frames[span], kepts[0][span]) for span in same]
+    chosen = [s for s in spans if s not in same]
+    return parts + (_chosen(plan, trial, chosen, kepts) if chosen else [])
+
+
+def _complete(plan: StatefulPlan, trial: Step, kept: Mapping[Span, tuple[Record, ...]]) -> Mapping:
+    """The windows the result holds: every one in update mode, those complete by the last committed batch
+    in append mode."""
+    if plan.output_mode != OutputMode.APPEND:
+        return kept
+    last = trial.last
+    return {s: rs for s, rs in kept.items() if last is not None and trial.marks.complete(s.end, last)}
+
+
+def _window(plan: StatefulPlan, trial: Step, span: Span, frame: Frame, records: Sequence[Record]) -> Part:
+    what = window_named(span, trial, records)
+    twice = _counted_twice(plan, records)
+    if twice is not None:
+        return Part((Pick(frame, span),), f"{what}, not judged: {twice}", unjudged=True)
+    return Part((Pick(frame, span),), what)
+
+
+def _chosen(plan: StatefulPlan, trial: Step, spans: Sequence[Span], kepts: Sequence[Mapping]) -> list[Part]:
+    """The windows whose records Spark's choices among duplicates decide: with tumbling windows one part
+    whose picks are each choice's records of all of them, as one frame (so a job that counts a duplicate
+    in two windows is caught); with sliding ones, where a frame would hold windows not complete yet, a part
+    per window (each window's rows one of the choices')."""
+    assert plan.window is not None
+    names = ", ".join(f"[{s.start}, {s.end})" for s in spans)
+    what = f"windows {names}, as Spark chooses among duplicates"
+    chosen = [{s: k[s] for s in spans if s in k} for k in kepts]
+    if any(_counted_twice(plan, rs) for k in chosen for rs in k.values()):
+        return [
+            Part(
+                tuple(Pick((), s) for s in spans), f"{what}, not judged: a group counted twice", unjudged=True
+            )
+        ]
+    if plan.window.slide == plan.window.duration:
+        frames = {tuple(sorted(record_row(r) for rs in k.values() for r in rs)) for k in chosen}
+        picks = tuple(Pick(f) for f in sorted(frames) if f)
+        return [Part(picks, what, optional=() in frames)]
+    parts = []
+    for span in spans:
+        options = {tuple(sorted(record_row(r) for r in k[span])) for k in chosen if span in k}
+        named = f"window [{span.start}, {span.end}), as Spark chooses among duplicates"
+        maybe = any(span not in k for k in chosen)
+        parts.append(Part(tuple(Pick(f, span) for f in sorted(options)), named, optional=maybe))
+    return parts
+
+
+def inputs(plan: StatefulPlan, trial: Step) -> list[tuple[Batch, ...]]:
+    """The committed batches as the aggregation reads them: as they are, or, over a deduplication, the
+    records it passes on under each combination of Spark's choices (a group's candidates that differ, or
+    an emission that depends on an earlier choice, which may be none).
+
+    >>> from frontier_harness.model.event_time.stateful import Deduplication, Watermarks, Window
+    >>> r = lambda t, data, off: Record("a", t, data, 0, off)
+    >>> plan = StatefulPlan("aggregation", (5,), Window(10), (), "append", None,
+    ...     Deduplication("dropDuplicatesWithinWatermark", ("data",)))
+    >>> step = Step(1, (Batch(0, (r(3, "x", 0), r(12, "x", 1))),), frozenset({0}), Watermarks((0,), 7))
+    >>> [[x.event_time for b in batches for x in b.records] for batches in inputs(plan, step)]
+    [[3], [12]]
+    """
+    if plan.deduplication is None:
+        return [trial.done]
+    first = plan.deduplication
+    out = deduplicate(
+        first.keys,
+        first.bound(plan.delays),
+        trial.done,
+        trial.marks,
+        plan.delay,
+        watermarked=bool(plan.delays),
+    )
+    choices = [_choices(e.candidates, e.certain) for e in out.emitted]
+    count = 1
+    for options in choices:
+        count *= len(options)
+    if count > MOST_CHOICES:
+        undecided = [e for e, options in zip(out.emitted, choices) if len(options) > 1]
+        raise UndecidedChoice(undecided[0].group, [c.data for c in undecided[0].candidates])
+    return [_passed_on(out, trial.done, picked) for picked in itertools.product(*choices)]
+
+
+def _choices(candidates: Sequence[Record], certain: bool) -> tuple[Record | None, ...]:
+    """What an emission may pass on: one of its candidates that differ in event time or data, or, when its
+    emission depends on an earlier choice, none."""
+    distinct = tuple({(c.event_time, c.data): c for c in reversed(candidates)}.values())[::-1]
+    return distinct + (() if certain else (None,))
+
+
+def _passed_on(
+    out: Deduplicated, batches: Sequence[Batch], picked: Sequence[Record | None]
+) -> tuple[Batch, ...]:
+    emitted: dict[int, list[Record]] = {}
+    for emission, record in zip(out.emitted, picked):
+        if record is not None:
+            emitted.setdefault(emission.batch, []).append(record)
+    return tuple(Batch(b.id, tuple(emitted.get(b.id, ())), b.run_start) for b in batches)
+
+
+def _counted_twice(plan: StatefulPlan, records: Sequence[Record]) -> str | None:
+    """Why a window's records, over a deduplication, cannot be run as one frame: a group of the
+    deduplication counted twice (its entry expired before it came again), or None."""
+    if plan.deduplication is None:
+        return None
+    groups = Counter(tuple(r.field(k) for k in plan.deduplication.keys) for r in records)
+    twice = [g for g, n in groups.items() if n > 1]
+    if not twice:
+        return None
+    return (
+        f"it counts group {twice[0]!r} of the deduplication twice (emitted again once its entry expired), "
+        "which the job's transform run as a batch job would deduplicate"
+    )
 
 
 def window_named(span: Span, trial: Step, records: Sequence[Record]) -> str:
@@ -181,7 +343,7 @@ def pack(plan: StatefulPlan, kept: Mapping[Span, Sequence[Record]]) -> dict[Span
                 break
         else:
             groups.append((own, {span}))
-    return {s: tuple(sorted(_row(r) for r in records)) for records, spans in groups for s in spans}
+    return {s: tuple(sorted(record_row(r) for r in records)) for records, spans in groups for s in spans}
 
 
 def _emissions(plan: StatefulPlan, trial: Step) -> list[Part]:
@@ -193,12 +355,12 @@ def _emissions(plan: StatefulPlan, trial: Step) -> list[Part]:
         frame = next((f for f in frames if emission.group not in f), None)
         if frame is None:
             frames.append(frame := {})
-        frame[emission.group] = _row(emission.candidates[0])
+        frame[emission.group] = record_row(emission.candidates[0])
     parts = [Part((Pick(tuple(sorted(f.values()))),), "the records emitted once each") for f in frames]
     for e in out.emitted:
         if e.certain and len(e.candidates) == 1:
             continue
-        picks = tuple(Pick((_row(c),)) for c in e.candidates)
+        picks = tuple(Pick((record_row(c),)) for c in e.candidates)
         what = f"one of {[c.data for c in e.candidates]} (batch {e.batch})" + (
             "" if e.certain else ", or none"
         )
@@ -206,21 +368,30 @@ def _emissions(plan: StatefulPlan, trial: Step) -> list[Part]:
     return parts
 
 
-def _row(record: Record) -> tuple:
+def record_row(record: Record) -> tuple:
+    """A record as a frame holds it, as the source reads it: `(key, event_time, data, partition, offset)`."""
     return (record.key, record.event_time, record.data, record.partition, record.offset)
 
 
 def frames_of(parts: Sequence[Part]) -> list[Frame]:
-    """Every frame the parts read, once."""
-    return sorted({p.frame for part in parts for p in part.picks})
+    """Every frame the parts read, once (an unjudged part reads none)."""
+    return sorted({p.frame for part in parts if not part.unjudged for p in part.picks})
 
 
 def rows_of(pick: Pick, outputs: Mapping[Frame, Rows], window_column: str | None) -> Rows:
     """The rows `pick` reads from its frame's output: all, or those whose window is its span."""
-    rows = outputs[pick.frame]
-    if pick.span is None or window_column is None:
+    return in_window(outputs[pick.frame], pick.span, window_column)
+
+
+def in_window(rows: Rows, span: Span | None, window_column: str | None) -> Rows:
+    """The rows whose window (the `window_column`) is `span`; all of them when `span` is None.
+
+    >>> in_window(Rows({(("w", (("end", 10), ("start", 0))),): 1, (("w", (("end", 20), ("start", 10))),): 2}), Span(10, 20), "w")
+    Counter({(('w', (('end', 20), ('start', 10))),): 2})
+    """
+    if span is None or window_column is None:
         return Rows(rows)
-    want = (("end", pick.span.end), ("start", pick.span.start))
+    want = (("end", span.end), ("start", span.start))
     return Rows({row: n for row, n in rows.items() if dict(row).get(window_column) == want})
 
 
@@ -242,8 +413,14 @@ def matched(
     """Each part's rows taken from the result (one pick of a part with several, the first that is wholly
     there); what no part takes is extra."""
     remaining = Counter(actual)
+    for part in parts:
+        if part.unjudged:
+            for pick in part.picks:
+                remaining -= in_window(remaining, pick.span, window_column)
     missing: list[tuple[Any, str]] = []
     for part in sorted(parts, key=lambda p: len(p.picks)):  # the certain parts first
+        if part.unjudged:
+            continue
         options = [rows_of(pick, outputs, window_column) for pick in part.picks]
         whole = next((rows for rows in options if not rows - remaining), None)
         if whole is not None:

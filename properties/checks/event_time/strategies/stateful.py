@@ -15,7 +15,15 @@ crashed counting only once it ran again) and draws each event time as one of: ah
 (the watermark moves), far ahead (every window so far completes), within the delay, exactly on the watermark's boundary (a deduplication: the
 watermark itself; a window: a time in the window that ends at it), beyond the delay but within the
 promised lateness, well behind it (late), or a redelivery. A partition may stay idle while others
-move the watermark.
+move the watermark. A job that deduplicates within the watermark also gets its defining cases
+(`DEDUPLICATION_KINDS`): a duplicate of an earlier record (its key and data) whose event time is later by
+up to the delay, the bound of the first's entry included (`duplicate`), and a record that moves the
+watermark exactly to that bound, so the entry expires there (`expiry`). A duplicate is never earlier than
+its original nor more than the delay later: the group is then never emitted twice (an emission again needs
+an event time beyond the emitted one's entry, `event_time + delay`). A session-window job gets its own
+(`SESSION_KINDS`): a record exactly the gap after an earlier one of its key (`gap`: one session), and one
+behind the watermark by less than the gap (`behind`: its session is not late, it counts); its `boundary`
+is a record whose session ends exactly at the watermark (late).
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> from frontier_harness.model.event_time.stateful import StatefulPlan, Window
@@ -32,13 +40,9 @@ from typing import Any
 
 from frontier_harness.model.event_time.stateful import Bound, Span, StatefulPlan, Window
 from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.ingestion import (
-    CrashPoint,
-    IngestionArg,
-    OutputMode,
-    StreamingAction,
-    Trigger,
-)
+from frontier_harness.model.vocabulary.event_time import OutputMode
+from frontier_harness.model.vocabulary.ingestion import IngestionArg
+from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, Trigger
 from frontier_harness.properties.checks.streaming.strategies.streaming import CRASH_POINTS, TRIGGERS
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
@@ -48,6 +52,15 @@ MAX_PARTITIONS = 3
 DEFAULT_UNIT = 1_000  # ms, for a job with no delay and no window
 # How an event time is drawn (`_event_time`), each as often as it is listed.
 KINDS = ("ahead", "ahead", "far", "within", "within", "boundary", "boundary", "promise", "late", "redelivery")
+DEDUPLICATION_KINDS = ("duplicate", "duplicate", "expiry")
+SESSION_KINDS = ("gap", "gap", "behind")
+
+
+def kinds(plan: StatefulPlan) -> tuple[str, ...]:
+    """The kinds of event time drawn for `plan`'s records: `KINDS`, and `DEDUPLICATION_KINDS` for a job that
+    deduplicates within the watermark."""
+    sessions = SESSION_KINDS if plan.gap is not None else ()
+    return KINDS + (DEDUPLICATION_KINDS if plan.within_watermark and plan.delays else ()) + sessions
 
 
 def unit(plan: StatefulPlan) -> int:
@@ -58,7 +71,7 @@ def unit(plan: StatefulPlan) -> int:
     >>> unit(StatefulPlan("aggregation", (1_500,), Window(10_000, 5_000), ("key",)))
     500
     """
-    parts = [*plan.delays, plan.lateness or 0]
+    parts = [*plan.delays, plan.lateness or 0, plan.gap or 0]
     if plan.window is not None:
         parts += [plan.window.duration, plan.window.slide, plan.window.start]
     return math.gcd(*parts) or DEFAULT_UNIT
@@ -68,7 +81,7 @@ def span(plan: StatefulPlan) -> int:
     """The event-time distance the generator moves in: the largest of the delay, the window and the
     promise (one unit when none is set)."""
     window = plan.window.duration if plan.window is not None else 0
-    return max(plan.delay, window, plan.lateness or 0, unit(plan))
+    return max(plan.delay, window, plan.lateness or 0, plan.gap or 0, unit(plan))
 
 
 class Tracker:
@@ -117,6 +130,7 @@ class Drawing:
         # In append mode a re-run batch writes again the windows it emitted: `after_sink` twice as often.
         self.append = plan.output_mode == OutputMode.APPEND and plan.window is not None
         self.crash_points = (*CRASH_POINTS, CrashPoint.AFTER_SINK) if self.append else CRASH_POINTS
+        self.kinds = kinds(plan)
 
     @property
     def newest(self) -> int:
@@ -129,12 +143,18 @@ def _event_time(source: Source, drawing: Drawing, kind: str) -> int:
     steps = max(1, drawing.span // u)
     if kind == "ahead":
         return newest + u * source.integer(1, steps)
+    if kind == "behind" and plan.gap is not None and mark > 0:  # behind the watermark, its session not late
+        return mark - u * source.integer(0, max(0, plan.gap // u - 1))
+    if kind == "expiry" and drawing.records:  # E reaches the newest record's entry's bound exactly
+        return drawing.records[-1][IngestionArg.EVENT_TIME] + 2 * plan.delay
     if kind == "far":  # the next batch's watermark passes every window so far, landing on a window's end
         ahead = newest + drawing.span + u * source.integer(0, steps)
         return (_window_ending_at(plan.window, ahead).end if plan.window else ahead) + plan.delay
     if kind == "within":
         return newest - u * source.integer(0, max(0, plan.delay // u - 1))
     if kind == "boundary":
+        if plan.gap is not None:  # its session ends exactly at the watermark: late
+            return max(u, mark - plan.gap) if mark > 0 else newest
         if plan.window is None:
             return max(u, mark)
         return max(u, _window_ending_at(plan.window, mark).end - 1) if mark > 0 else newest
@@ -155,13 +175,28 @@ def produce(
 ) -> Action:
     """A record to a known partition or the next new one (or `partition`), its event time of a drawn kind
     (or `kind`)."""
-    kind = kind or source.choice(KINDS)
+    kind = kind or source.choice(drawing.kinds)
     if partition is None:
         partition = source.integer(0, min(drawing.partitions, MAX_PARTITIONS - 1))
     drawing.partitions = max(drawing.partitions, partition + 1)
-    if kind == "redelivery" and drawing.records:
+    if kind in ("redelivery", "duplicate") and drawing.records:
         earlier = drawing.records[source.integer(0, len(drawing.records) - 1)]
+        later = (
+            drawing.unit * source.integer(0, drawing.plan.delay // drawing.unit) if kind == "duplicate" else 0
+        )
         args = {**earlier, IngestionArg.PARTITION: partition}
+        args[IngestionArg.EVENT_TIME] += later
+    elif kind == "gap" and drawing.records and drawing.plan.gap is not None:
+        # exactly the gap after an earlier record of its key: the two share a session (a record 1 ms further
+        # would open one of its own)
+        earlier = drawing.records[source.integer(0, len(drawing.records) - 1)]
+        args = {
+            IngestionArg.PARTITION: partition,
+            IngestionArg.KEY: earlier[IngestionArg.KEY],
+            IngestionArg.EVENT_TIME: earlier[IngestionArg.EVENT_TIME] + drawing.plan.gap,
+            Arg.DATA: f"r{len(drawing.records)}",
+        }
+        drawing.records.append(args)
     else:
         args = {
             IngestionArg.PARTITION: partition,
@@ -222,6 +257,16 @@ def draw_stateful_history(
     return History(domain_name, tuple(actions))
 
 
+def draw_processor_history(
+    source: Source, domain_name: str, plan: StatefulPlan, max_rounds: int = 5, kill: bool = False
+) -> History:
+    """`draw_stateful_history` under a processing-time trigger: a user's processor's history, whose reference
+    run (the same batches in one start of the query) is a processing-time query."""
+    drawn = draw_stateful_history(source, domain_name, plan, max_rounds, kill)
+    query = Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: Trigger.PROCESSING_TIME})
+    return History(domain_name, (query, *drawn.actions[1:]))
+
+
 def scripted(
     source: Source, domain_name: str, plan: StatefulPlan, script: str, trigger: str = Trigger.PROCESSING_TIME
 ) -> History:
@@ -260,6 +305,10 @@ def is_late(plan: StatefulPlan, event_time: int, mark: int) -> list[bool]:
     """Per window of the record (one entry when the job has no window), whether it is late at `mark`."""
     if not plan.delays or plan.bound is Bound.NONE and plan.operator == "aggregation":
         return [False]
-    if plan.window is None:
-        return [event_time <= mark]
+    if plan.gap is not None:  # late by its own session's end
+        return [event_time + plan.gap <= mark]
+    if (
+        plan.window is None or plan.deduplication is not None
+    ):  # a deduplication drops it, whatever its windows
+        return [event_time <= mark] * (1 if plan.window is None else len(plan.window.containing(event_time)))
     return [s.end <= mark for s in plan.window.containing(event_time)]

@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.model.vocabulary.ingestion import LogArg
+from frontier_harness.model.vocabulary.streaming import LogArg
 from frontier_harness.properties.checks.streaming.checkpoint_log.broken import Broken
 
 WATERMARK_MONOTONE = "watermark monotone"

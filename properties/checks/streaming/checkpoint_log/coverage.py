@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
+from frontier_harness.model.vocabulary.streaming import LogAction, LogArg
 from frontier_harness.properties.checks.streaming.checkpoint_log.batch_metadata import (
     PINNED_SETTING,
     TIMESTAMP_MONOTONE,

@@ -8,6 +8,7 @@ source Spark ships, and ours, are read:
   one point per listed partition and the partitions above the highest not yet seen;
 - a plain number (rate, socket, memory sources): a Total frontier `{n}`;
 - the file source's `{"logOffset": n}`: a Total frontier `{n}`;
+- frontier-harness's CDC source's `{"lsn": n}` (a commit end LSN): a Total frontier `{n}`;
 - `rate-micro-batch`'s `{"offset": n, "timestamp": ms}`: a `product(total,total)` frontier
   `{(n, ms)}` (both grow with every batch).
 
@@ -22,6 +23,8 @@ come back encoded (`Domain.encode`), ready for a history's arguments.
 [('0', 'total', [7])]
 >>> streams("1", {"orders": {"1": 5, "0": 3}})
 [('1:orders', 'partitioned', [[0, 0, 3], [1, 1, 5], [2, 2147483647, 0]])]
+>>> streams("0", {"lsn": 6456936})
+[('0', 'total', [6456936])]
 >>> streams("0", {"offset": 7, "timestamp": 1000})
 [('0', 'product(total,total)', [[7, 1000]])]
 """
@@ -32,11 +35,11 @@ from typing import Any
 
 from frontier_harness.model.errors import InvalidTime
 from frontier_harness.model.time.domains import PARTITION_MAX, Partitioned, Total
-from frontier_harness.model.vocabulary.ingestion import SourceOffsets
+from frontier_harness.model.vocabulary.streaming import SourceOffsets
 
 KNOWN = (
     'frontier-harness {"frontier": [...]}, Kafka {"topic": {"partition": offset}}, a number, '
-    '{"logOffset": n}, rate-micro-batch {"offset": n, "timestamp": ms}'
+    '{"logOffset": n}, the CDC source {"lsn": n}, rate-micro-batch {"offset": n, "timestamp": ms}'
 )
 RATE_MICRO_BATCH = "product(total,total)"
 
@@ -53,8 +56,9 @@ def streams(source: str, raw: Any) -> list[tuple[str, str, list]]:
     """`(stream, domain name, encoded frontier)` for one source's offsets; `UnknownOffsets` otherwise."""
     if _is_int(raw):
         return [(source, "total", [_total(raw)])]
-    if isinstance(raw, dict) and set(raw) == {"logOffset"} and _is_int(raw["logOffset"]):
-        return [(source, "total", [_total(raw["logOffset"])])]
+    for key in ("logOffset", "lsn"):
+        if isinstance(raw, dict) and set(raw) == {key} and _is_int(raw[key]):
+            return [(source, "total", [_total(raw[key])])]
     if isinstance(raw, dict) and set(raw) == {"offset", "timestamp"} and all(map(_is_int, raw.values())):
         return [(source, RATE_MICRO_BATCH, [[_total(raw["offset"]), _total(raw["timestamp"])]])]
     ours = SourceOffsets.FRONTIER

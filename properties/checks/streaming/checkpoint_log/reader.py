@@ -32,7 +32,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.model.vocabulary.ingestion import CheckpointLog, LogAction, LogArg
+from frontier_harness.model.vocabulary.streaming import CheckpointLog, LogAction, LogArg
 from frontier_harness.properties.checks.streaming.checkpoint_log.offsets import (
     InvalidOffsets,
     UnknownOffsets,

@@ -40,7 +40,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
+from frontier_harness.model.vocabulary.streaming import LogAction, LogArg
 from frontier_harness.properties.engine.errors import CheckpointFormatError
 from frontier_harness.properties.engine.history import Action
 

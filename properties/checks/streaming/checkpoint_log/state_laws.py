@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_harness.model.vocabulary.ingestion import LogArg
+from frontier_harness.model.vocabulary.streaming import LogArg
 from frontier_harness.properties.checks.streaming.checkpoint_log.broken import Broken
 
 STATE_VERSION_MADE = "state version made"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from frontier_harness.model.time.domains import parse_domain
-from frontier_harness.model.vocabulary.ingestion import LogAction, LogArg
+from frontier_harness.model.vocabulary.streaming import LogAction, LogArg
 from frontier_harness.properties.engine.history import History
 
 Log = dict[str, Any]

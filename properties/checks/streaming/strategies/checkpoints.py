@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from frontier_harness.model.time.domains import PARTITION_MAX
-from frontier_harness.model.vocabulary.ingestion import CrashPoint, LogAction, LogArg
+from frontier_harness.model.vocabulary.streaming import CrashPoint, LogAction, LogArg
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
 
@@ -130,33 +130,44 @@ def draw_checkpoint_log(source: Source, domain_name: str) -> History:
         head.append(Action(LogAction.FILE_SINK, {LogArg.RETENTION_MS: 1000} if engine.retention else {}))
         damage = _damage(source, engine) if source.boolean(0.3) else None
     log = head + _in_order(engine) + (_state(source, engine, retain, purged) if source.boolean(0.5) else [])
+    said: dict[str, str] = {}
     if damage is None and source.boolean(0.4):
-        damage, log = _log_damage(source, log)
+        damage, log, said = _log_damage(source, log)
     if damage is None:
         return History(domain_name, tuple(log))
     law = DAMAGES[damage] if damage in DAMAGES else LOG_DAMAGES[damage][0]
-    expect = Action(LogAction.EXPECT, {LogArg.LAW: law, LogArg.DAMAGE: damage})
+    expect = Action(LogAction.EXPECT, {LogArg.LAW: law, LogArg.DAMAGE: damage, **said})
     return History(domain_name, tuple(log[: len(head)] + [expect] + log[len(head) :]))
 
 
 def _state(source: Source, engine: _Engine, retain: int, purged: bool) -> list[Action]:
     """The state of one windowed aggregation: each partition's versions (one per committed batch, from the
-    oldest Spark keeps, a full copy there when the log was purged), its operator, and each kept batch's rows."""
+    oldest Spark keeps, a full copy there when the log was purged), its operator, and each kept batch's rows.
+    Now and then Spark's maintenance has deleted the versions below the newest `retain` committed batches
+    (lawful: no restart loads them), a full copy left at the oldest it keeps."""
     committed = sorted(engine.commits)
     if not committed:
         return []
     kind = source.choice(("delta", "zip", "changelog"))
     versions = list(range(committed[0] + 1 if purged else 1, committed[-1] + 2))
+    oldest_kept = min(b for b in committed if b > committed[-1] - retain) + 1
+    cleaned = source.boolean(0.3)
     actions = []
     for partition in range(PARTITIONS):
         drawn = {v for v in versions if source.boolean(0.2)} | ({versions[0]} if purged else set())
+        present = [v for v in versions if v >= oldest_kept] if cleaned else versions
+        bases = (
+            present
+            if kind == "zip"
+            else sorted((drawn & set(present)) | ({oldest_kept} if cleaned else set()))
+        )
         args: dict[str, Any] = {
             LogArg.OPERATOR: 0,
             LogArg.PARTITION: partition,
             LogArg.STORE: "default",
             LogArg.FILE_KIND: kind,
-            LogArg.VERSIONS: versions,
-            LogArg.BASES: versions if kind == "zip" else sorted(drawn),
+            LogArg.VERSIONS: present,
+            LogArg.BASES: bases,
         }
         actions.append(Action(LogAction.STATE, args))
     actions.append(
@@ -282,7 +293,11 @@ def _with(entry: dict, other: dict, index: int) -> dict:
     return {**entry, **extra}
 
 
-Damage = Callable[[Source, list[Action]], list[Action] | None]
+# A damaged log, or with what the broken law must say besides its name (`LogArg.NAMED`: words its message
+# holds; `LogArg.RESTART`: the restart line it gives, "" for none), or None when the damage does not apply.
+Damaged = list[Action] | tuple[list[Action], dict[str, str]] | None
+Damage = Callable[[Source, list[Action]], Damaged]
+SST = "SSTs/000008-a.sst"
 
 
 def _at(actions: list[Action], name: str, **where: Any) -> list[int]:
@@ -347,11 +362,16 @@ def _purged_early(source: Source, actions: list[Action]) -> list[Action] | None:
     return _with_args(kept, _at(kept, LogAction.OFFSETS)[0], conf=conf) if conf else kept
 
 
-def _unplanned_commit(source: Source, actions: list[Action]) -> list[Action] | None:
+def _unplanned_commit(source: Source, actions: list[Action]) -> Damaged:
     planned = [actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.OFFSETS)]
     if not planned:
         return None
-    return actions + [Action(LogAction.COMMIT, {LogArg.BATCH: max(planned) + 1})]
+    batch = max(planned) + 1  # a restart plans it again, and finds its commit: Spark refuses
+    restart = (
+        f"restart will fail: batch {batch} is committed but offsets/{batch} is missing "
+        "(Spark refuses: CONCURRENT_STREAM_LOG_UPDATE)"
+    )
+    return actions + [Action(LogAction.COMMIT, {LogArg.BATCH: batch})], {LogArg.RESTART: restart}
 
 
 def _commit_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
@@ -415,30 +435,69 @@ def _kept_batches(actions: list[Action]) -> list[int]:
     return [actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.STATE_ROWS)]
 
 
-def _version_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+def _version_deleted(source: Source, actions: list[Action]) -> Damaged:
     kept, found = _kept_batches(actions), _at(actions, LogAction.STATE)
     if not kept or not found:
         return None
     i, version = source.choice(found), source.choice(kept) + 1
     args = actions[i].args
     versions = [v for v in args[LogArg.VERSIONS] if v != version]
-    return _with_args(actions, i, versions=versions, bases=sorted(set(args[LogArg.BASES]) | {version}))
+    file = f"state/0/{args[LogArg.PARTITION]}/{version}.{args[LogArg.FILE_KIND]}"
+    damaged = _with_args(actions, i, versions=versions, bases=sorted(set(args[LogArg.BASES]) | {version}))
+    return damaged, {LogArg.NAMED: f"{file} is missing", LogArg.RESTART: ""}  # a full copy there: rebuildable
 
 
-def _sst_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+def _sst_deleted(source: Source, actions: list[Action]) -> Damaged:
     kept, found = _kept_batches(actions), _at(actions, LogAction.STATE, file_kind="zip")
     if not kept or not found:
         return None
-    i = source.choice(found)
-    return _with_args(actions, i, missing=[[source.choice(kept) + 1, "SSTs/000008-a.sst"]])
+    i, batch = source.choice(found), source.choice(kept)
+    partition, zipped = (
+        actions[i].args[LogArg.PARTITION],
+        f"state/0/{actions[i].args[LogArg.PARTITION]}/{batch + 1}.zip",
+    )
+    restart = f"restart will fail: state for batch {batch}, partition {partition} is missing ({zipped})"
+    return _with_args(actions, i, missing=[[batch + 1, SST]]), {
+        LogArg.NAMED: f"{zipped} names {SST}, which are not there",
+        LogArg.RESTART: restart if batch == max(kept) else "",  # a restart loads the newest committed batch's
+    }
 
 
-def _partition_deleted(source: Source, actions: list[Action]) -> list[Action] | None:
+def _newest_delta_deleted(source: Source, actions: list[Action]) -> Damaged:
+    """The newest committed batch's delta (or changelog) deleted, no full copy at it: a restart cannot load it."""
+    found = [i for i in _at(actions, LogAction.STATE) if actions[i].args[LogArg.FILE_KIND] != "zip"]
+    if not found or not _kept_batches(actions):
+        return None
+    i, newest = source.choice(found), max(_kept_batches(actions))
+    args, version = actions[i].args, newest + 1
+    kind, base = args[LogArg.FILE_KIND], "snapshot" if args[LogArg.FILE_KIND] == "delta" else "zip"
+    file = f"state/0/{args[LogArg.PARTITION]}/{version}.{kind}"
+    damaged = _with_args(
+        actions,
+        i,
+        versions=[v for v in args[LogArg.VERSIONS] if v != version],
+        bases=[v for v in args[LogArg.BASES] if v != version],
+    )
+    return damaged, {
+        LogArg.NAMED: f"{file} is missing (and no {base} at or below version {version} follows)",
+        LogArg.RESTART: f"restart will fail: state for batch {newest}, partition {args[LogArg.PARTITION]} "
+        f"is missing ({file})",
+    }
+
+
+def _partition_deleted(source: Source, actions: list[Action]) -> Damaged:
     found = _at(actions, LogAction.STATE, partition=PARTITIONS - 1)
-    return _without(actions, found) if found else None
+    if not found:
+        return None
+    newest = max(actions[i].args[LogArg.BATCH] for i in _at(actions, LogAction.COMMIT))
+    restart = f"restart will fail: state for batch {newest}, partition {PARTITIONS - 1} is missing"
+    return _without(actions, found), {
+        LogArg.NAMED: f"operator 0 has state partitions {list(range(PARTITIONS - 1))}",
+        LogArg.RESTART: restart,  # the newest batch pins more shuffle partitions than the state has
+    }
 
 
-def _kept_past_watermark(source: Source, actions: list[Action]) -> list[Action] | None:
+def _kept_past_watermark(source: Source, actions: list[Action]) -> Damaged:
     watermarks: dict[int, int] = {
         actions[i].args[LogArg.BATCH]: actions[i].args[LogArg.WATERMARK_MS]
         for i in _at(actions, LogAction.OFFSETS)
@@ -449,8 +508,12 @@ def _kept_past_watermark(source: Source, actions: list[Action]) -> list[Action] 
         return None
     i = source.choice(found)
     below = 0 if source.boolean(0.5) else source.integer(1, 1000)  # at the watermark: the boundary
-    late = watermarks[actions[i].args[LogArg.BATCH]] - below
-    return _with_args(actions, i, rows=max(1, actions[i].args[LogArg.ROWS]), oldest_bound_ms=late)
+    batch = actions[i].args[LogArg.BATCH]
+    late = watermarks[batch] - below
+    damaged = _with_args(actions, i, rows=max(1, actions[i].args[LogArg.ROWS]), oldest_bound_ms=late)
+    return damaged, {
+        LogArg.NAMED: f"after batch {batch}, operator 0 still holds an entry whose window ends (or which expires) at {late} ms"
+    }
 
 
 def _entry_twice(source: Source, actions: list[Action]) -> list[Action] | None:
@@ -513,6 +576,7 @@ LOG_DAMAGES: dict[str, tuple[str, Damage]] = {
     "a pinned setting changed": ("pinned setting", _setting_changed),
     "a state delta deleted under a snapshot": ("state version made", _version_deleted),
     "an SST file of a state zip deleted": ("state rebuildable", _sst_deleted),
+    "the newest state delta deleted, no full copy at it": ("state rebuildable", _newest_delta_deleted),
     "a state partition deleted": ("state partitions", _partition_deleted),
     "a state entry kept past the watermark": ("state evicted", _kept_past_watermark),
     "a sink entry written twice": ("sink once", _entry_twice),
@@ -522,8 +586,11 @@ LOG_DAMAGES: dict[str, tuple[str, Damage]] = {
 }
 
 
-def _log_damage(source: Source, actions: list[Action]) -> tuple[str | None, list[Action]]:
-    """One damage drawn from `LOG_DAMAGES` applied to the log; (None, the log) when it does not apply."""
+def _log_damage(source: Source, actions: list[Action]) -> tuple[str | None, list[Action], dict[str, str]]:
+    """One damage drawn from `LOG_DAMAGES` applied to the log, and what the broken law must say beyond its
+    name; (None, the log, {}) when it does not apply."""
     kind = source.choice(sorted(LOG_DAMAGES))
     damaged = LOG_DAMAGES[kind][1](source, actions)
-    return (None, actions) if damaged is None else (kind, damaged)
+    if damaged is None:
+        return None, actions, {}
+    return (kind, *damaged) if isinstance(damaged, tuple) else (kind, damaged, {})

@@ -25,13 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from frontier_harness.model.vocabulary.ingestion import (
-    CrashPoint,
-    IngestionArg,
-    Sink,
-    StreamingAction,
-    Trigger,
-)
+from frontier_harness.model.vocabulary.ingestion import IngestionArg
+from frontier_harness.model.vocabulary.streaming import CrashPoint, Sink, StreamingAction, Trigger
 from frontier_harness.properties.checks.ingestion.strategies.ingestion import ProducerState, produce
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import Source, repeat
@@ -70,12 +65,13 @@ def _step(source: Source, state: ProducerState, kill: bool) -> Action:
     return _trigger(source, state, kill)
 
 
-def _query(source: Source) -> Action:
-    """The query's settings: its trigger (`availableNow` 1 in 3) and its sink."""
+def _query(source: Source, killed_at: str | None = None) -> Action:
+    """The query's settings: its trigger (`availableNow` 1 in 3) and its sink; for a SIGKILL at `after_sink`,
+    our shard sink (Spark's file sink runs none of our code: no process of it can be killed there)."""
     trigger = source.choice(TRIGGERS + TRIGGERS[:1])  # availableNow starts a query per trigger: 1 in 3
-    return Action(
-        StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger, IngestionArg.SINK: source.choice(SINKS)}
-    )
+    sink = source.choice(SINKS)
+    sink = Sink.SHARD if killed_at == CrashPoint.AFTER_SINK else sink
+    return Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger, IngestionArg.SINK: sink})
 
 
 def _crash(point: str, kill: bool) -> Action:
@@ -93,7 +89,8 @@ def _crash_then_restart(point: str, kill: bool) -> Draw:
 
     def draw(source: Source, domain_name: str) -> History:
         state = ProducerState(domain_name)
-        actions = (_query(source), produce(source, state), _crash(point, kill), RESTART)
+        query = _query(source, point if kill else None)
+        actions = (query, produce(source, state), _crash(point, kill), RESTART)
         return History(domain_name, actions)
 
     return draw
@@ -105,6 +102,8 @@ def _compaction_while_down(kill: bool) -> Draw:
     def draw(source: Source, domain_name: str) -> History:
         state = ProducerState(domain_name)
         query, point = _query(source), source.choice(CRASH_POINTS)
+        if kill and point == CrashPoint.AFTER_SINK:  # killed in our sink: the shard's
+            query = Action(query.name, {**query.args, IngestionArg.SINK: Sink.SHARD})
         first, second, third = (produce(source, state) for _ in range(3))
         actions = (query, first, TRIGGER, second, TRIGGER, third, _crash(point, kill))
         return History(domain_name, (*actions, Action(StreamingAction.UPSTREAM_COMPACT, {}), RESTART))

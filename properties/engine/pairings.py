@@ -1,4 +1,4 @@
-"""Which implementations a run judges each suite against: its lanes.
+"""Which implementations a run judges each suite against: its pairings.
 
 The default run (no `--impl`) judges every implementation a suite supports,
 the model included. A suite runs against its default implementation (a batched
@@ -7,13 +7,13 @@ reference independent of the model (`frontier_harness.properties.engine.suite.Re
 laws, an intrinsic property), against the model in process as well: those
 properties judge the model. A property whose reference is the model's own
 answer judges every other implementation and never the model, so the model's
-lane names it as the reference and claims no verdict. `--impl X` narrows the
+pairing names it as the reference and claims no verdict. `--impl X` narrows the
 run to X.
 
 >>> from frontier_harness.properties.checks.registry import get_suite
->>> [(lane.impl_name, lane.reference_only) for lane in lanes(get_suite("collections"), None, _stub)]
+>>> [(pairing.impl_name, pairing.reference_only) for pairing in pairings(get_suite("collections"), None, _stub)]
 [('model', ('observations_match_model',)), ('spark', ())]
->>> [p.name for p in lanes(get_suite("ttl"), "model", _stub)[0].suite.properties]
+>>> [p.name for p in pairings(get_suite("ttl"), "model", _stub)[0].suite.properties]
 ['reads_match_store_without_compaction']
 """
 
@@ -25,12 +25,12 @@ from collections.abc import Callable
 import attrs
 
 from frontier_harness.properties.engine.implementation import Implementation
-from frontier_harness.properties.engine.runner import SuiteResult
+from frontier_harness.properties.engine.results import SuiteResult
 from frontier_harness.properties.engine.suite import Property, Reference, Suite
 
 MODEL = "model"  # the `--impl` spec of the model itself (a subclass that breaks a rule is not the reference)
 Load = Callable[[str], Implementation]
-NO_ORACLE = "reference (no independent oracle)"  # what a lane shows for a property it is the reference of
+NO_ORACLE = "reference (no independent oracle)"  # what a pairing shows for a property it is the reference of
 
 
 def reference_of(suite: Suite, prop: Property) -> Reference:
@@ -39,11 +39,11 @@ def reference_of(suite: Suite, prop: Property) -> Reference:
 
 
 @attrs.frozen
-class Lane:
+class Pairing:
     """One suite against one implementation: the properties it judges, and those it only shows.
 
     `suite` keeps only the judged properties; `reference_only` names the ones whose
-    reference is this implementation itself (the model's answer, in the model's lane).
+    reference is this implementation itself (the model's answer, in the model's pairing).
     """
 
     suite: Suite
@@ -57,8 +57,8 @@ class Lane:
 
 
 @attrs.frozen
-class LaneResult:
-    """What one lane did: the suite's results against `impl`, and the properties it showed as the reference."""
+class PairingResult:
+    """What one pairing did: the suite's results against `impl`, and the properties it showed as the reference."""
 
     impl: str
     result: SuiteResult
@@ -73,14 +73,14 @@ class LaneResult:
         return self.result.passed
 
 
-def lanes(suite: Suite, impl: str | None, load: Load) -> list[Lane]:
-    """`suite`'s lanes: against `impl` alone when given, else the model (when it is judged) and the default.
+def pairings(suite: Suite, impl: str | None, load: Load) -> list[Pairing]:
+    """`suite`'s pairings: against `impl` alone when given, else the model (when it is judged) and the default.
 
-    Support is not checked here (`unsupported`): a lane may name an
+    Support is not checked here (`unsupported`): a pairing may name an
     implementation the suite cannot run against.
     """
     specs = [impl] if impl else _default_specs(suite)
-    return [_lane(suite, spec, load(spec)) for spec in specs]
+    return [_pairing(suite, spec, load(spec)) for spec in specs]
 
 
 def _default_specs(suite: Suite) -> list[str]:
@@ -88,12 +88,12 @@ def _default_specs(suite: Suite) -> list[str]:
     return [MODEL] if suite.default_impl == MODEL else [MODEL, suite.default_impl]
 
 
-def _lane(suite: Suite, spec: str, impl: Implementation) -> Lane:
+def _pairing(suite: Suite, spec: str, impl: Implementation) -> Pairing:
     if spec != MODEL:
-        return Lane(suite, spec, impl)
+        return Pairing(suite, spec, impl)
     judged = tuple(p for p in suite.properties if reference_of(suite, p).independent)
     shown = tuple(p.name for p in suite.properties if not reference_of(suite, p).independent)
-    return Lane(attrs.evolve(suite, properties=judged), spec, impl, shown)
+    return Pairing(attrs.evolve(suite, properties=judged), spec, impl, shown)
 
 
 def runs_against(suite: Suite, prop: Property, model: Implementation) -> str:

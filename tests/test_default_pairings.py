@@ -1,11 +1,11 @@
-"""The default run judges every implementation: the model's lane catches a one-line bug in each model module.
+"""The default run judges every implementation: the model's pairing catches a one-line bug in each model module.
 
 `check` without `--impl` runs a suite against the model in process as well as
 against its default implementation, with the properties whose reference is
 independent of the model (an oracle, laws, an intrinsic property). Each test
 here plants one bug in one model module (every binding of the broken function
-replaced, as an edit of the module would) and runs the model's lane of the
-default run, the Spark lane left out, with a small profile: the lane fails.
+replaced, as an edit of the module would) and runs the model's pairing of the
+default run, the Spark pairing left out, with a small profile: the pairing fails.
 """
 
 from __future__ import annotations
@@ -30,15 +30,16 @@ from frontier_harness.model.ttl import codec
 from frontier_harness.model.ttl import store as model_store
 from frontier_harness.properties.checks.registry import SUITES, get_suite
 from frontier_harness.properties.cli import main as cli
+from frontier_harness.properties.cli import run as runs
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.cli.verify import summary_table
 from frontier_harness.properties.engine import report
 from frontier_harness.properties.engine.counterexample import Counterexample
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.junit import write_junit
-from frontier_harness.properties.engine.lanes import MODEL, NO_ORACLE, LaneResult
+from frontier_harness.properties.engine.pairings import MODEL, NO_ORACLE, PairingResult
 from frontier_harness.properties.engine.profiles import PROFILES
-from frontier_harness.properties.engine.runner import PropertyResult, SuiteResult
+from frontier_harness.properties.engine.results import PropertyResult, SuiteResult
 
 # Small and quick: a planted bug is caught in a few hundred histories and shrunk within the suite's count of
 # implementation calls (`shrink_calls`, as `ci` shrinks: the same size on any machine, loaded or not).
@@ -52,13 +53,13 @@ SMALL = attrs.evolve(
 )
 
 
-def model_lane(suite: str, domains: list[str] | None = None) -> LaneResult:
-    """The model's lane of `check --suite SUITE` (no `--impl`), run as `check` runs it; Spark's is left out."""
+def model_lane(suite: str, domains: list[str] | None = None) -> PairingResult:
+    """The model's pairing of `check --suite SUITE` (no `--impl`), run as `check` runs it; Spark's is left out."""
     args = cli.build_parser().parse_args(["check", "--suite", suite])
     out = Console(file=io.StringIO())
-    lanes = cli._against(args, out, [get_suite(suite)])
-    assert [lane.impl_name for lane in lanes][0] == MODEL, lanes
-    return cli._run_lane(lanes[0], out, SMALL, 0, domains)
+    pairings = runs.against(args, out, [get_suite(suite)])
+    assert [pairing.impl_name for pairing in pairings][0] == MODEL, pairings
+    return runs.run_pairing(pairings[0], out, SMALL, 0, domains)
 
 
 def plant(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, broken: Callable) -> None:
@@ -70,7 +71,7 @@ def plant(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, broken: Calla
             monkeypatch.setattr(loaded, name, broken)
 
 
-def failed(result: LaneResult) -> list[str]:
+def failed(result: PairingResult) -> list[str]:
     return [f"{r.property}[{r.domain}]" for r in result.result.results if not r.passed]
 
 
@@ -144,20 +145,25 @@ PLANTED = [
 def test_the_default_runs_model_lane_catches_a_planted_bug(monkeypatch, suite, owner, name, broken, domains):
     plant(monkeypatch, owner, name, broken)
     result = model_lane(suite, domains)
-    assert failed(result), f"{suite}: the model lane passed with {name} broken"
+    assert failed(result), f"{suite}: the model pairing passed with {name} broken"
     smallest = min((len(r.failure.history.actions) for r in result.result.results if r.failure), default=None)
     assert smallest is not None and smallest <= 30, smallest
 
 
-# ------------------------------------------------------------------ which lanes a run has
+# ------------------------------------------------------------------ which pairings a run has
 
 
 def lanes_of(argv: list[str]) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
     args = cli.build_parser().parse_args(["check", *argv])
     suites = [get_suite(s) for s in (args.suite or SUITES)]
     return [
-        (lane.suite.name, lane.impl_name, tuple(p.name for p in lane.suite.properties), lane.reference_only)
-        for lane in cli._against(args, Console(file=io.StringIO()), suites)
+        (
+            pairing.suite.name,
+            pairing.impl_name,
+            tuple(p.name for p in pairing.suite.properties),
+            pairing.reference_only,
+        )
+        for pairing in runs.against(args, Console(file=io.StringIO()), suites)
     ]
 
 
@@ -192,10 +198,12 @@ def test_a_suite_whose_only_reference_is_the_model_shows_it_as_the_reference():
 def test_every_suite_the_model_can_run_has_a_model_lane_and_impl_narrows_to_one():
     default = {(s, impl) for s, impl, _, _ in lanes_of([])}
     # the model has no observe_streaming nor observe_stateful (a user's job), nor a Spark engine for
-    # observe_ttl_spark_state
+    # observe_ttl_spark_state, nor a PostgreSQL for observe_cdc, nor observe_upgrade (a user's job)
     assert {s for s, impl in default if impl == MODEL} == set(SUITES) - {
         "streaming",
         "stateful",
+        "cdc",
+        "upgrade",
         "ttl_spark_state",
     }
     assert {s for s, impl in default if impl == "spark"} == {
@@ -214,6 +222,8 @@ INDEPENDENT = {
     "durable_resumption": None,
     "streaming": "laws",
     "stateful": "laws",
+    "cdc": None,
+    "upgrade": None,
     "checkpoint": "laws",
     "ttl": "oracle",
     "ttl_compaction": None,
@@ -231,7 +241,7 @@ INDEPENDENT = {
 
 
 def test_each_suite_declares_what_its_properties_compare_with():
-    from frontier_harness.properties.engine.lanes import reference_of
+    from frontier_harness.properties.engine.pairings import reference_of
 
     declared = {
         s.name: next((reference_of(s, p).value for p in s.properties if reference_of(s, p).independent), None)
@@ -253,11 +263,11 @@ def _counterexample(suite: str, prop: str) -> Counterexample:
 
 
 def test_the_table_and_junit_have_one_row_per_implementation(tmp_path):
-    lanes = [
-        LaneResult(
+    pairings = [
+        PairingResult(
             "model", SuiteResult("ttl_codec", (_result("ttl_codec", "laws", "total"),), ()), ("agrees",)
         ),
-        LaneResult(
+        PairingResult(
             "spark",
             SuiteResult(
                 "ttl_codec",
@@ -265,10 +275,10 @@ def test_the_table_and_junit_have_one_row_per_implementation(tmp_path):
                 (),
             ),
         ),
-        LaneResult("model", SuiteResult("collections", (), ()), ("matches",)),
+        PairingResult("model", SuiteResult("collections", (), ()), ("matches",)),
     ]
     console = Console(file=io.StringIO(), width=200)
-    console.print(report.results_table(lanes))
+    console.print(report.results_table(pairings))
     rows = [[c.strip() for c in line.split("│")[1:4]] for line in console.file.getvalue().splitlines()]
     assert [r for r in rows if r and r[0] in ("ttl_codec", "collections")] == [
         ["ttl_codec", "model", "laws"],
@@ -279,7 +289,7 @@ def test_the_table_and_junit_have_one_row_per_implementation(tmp_path):
     ]
     assert console.file.getvalue().count(NO_ORACLE) == 2
     path = tmp_path / "junit.xml"
-    write_junit(path, lanes, {("ttl_codec", "spark", "agrees", "total"): "cx.itf.json"})
+    write_junit(path, pairings, {("ttl_codec", "spark", "agrees", "total"): "cx.itf.json"})
     root = ElementTree.parse(path).getroot()
     cases = {
         (suite.get("name"), case.get("name")): [child.tag for child in case if child.tag != "properties"]
@@ -295,7 +305,7 @@ def test_the_table_and_junit_have_one_row_per_implementation(tmp_path):
     }
     assert "cx.itf.json" in path.read_text()
     console = Console(file=io.StringIO(), width=200)
-    console.print(summary_table(lanes, (), ()))
+    console.print(summary_table(pairings, (), ()))
     verify_rows = [line for line in console.file.getvalue().splitlines() if "│ suite" in line]
     assert [row.split("│")[2].strip() for row in verify_rows] == [
         "ttl_codec (model)",

@@ -1,0 +1,84 @@
+"""Chained stateful operators: what one operator emits becomes the next one's input, batch by batch.
+
+Spark 4.3 runs a chain of stateful operators in append mode within each micro-batch: the rows an operator
+emits in batch N are the next operator's input in batch N, judged with that operator's own watermarks
+(`dag.per_operator`). Pinned against real queries by `tests/test_spark_stateful_operators.py`:
+
+- **Deduplication, then an aggregation.** The deduplication passes on the rows it keeps, their event
+  times unchanged; a duplicate it drops is counted nowhere, whatever window its own event time falls in.
+- **Aggregation, then an aggregation.** A window aggregation emits a window once it completes; downstream,
+  its event time is `window_time(window)`, the window's end less 1 microsecond (`window(window_time(w),
+  ...)`, or a `window` over the window column itself). On windows whose grid is whole milliseconds, the
+  windows that hold `end - 1 µs` are those that hold `end - 1 ms`, which is what the model carries. A window
+  emitted in batch N has `end > E(N-1)`, so it is not late downstream (`L(N) = E(N-1)`): the next operator
+  counts it in batch N, and emits its own window in the same batch when E(N) reaches that window's end
+  (before Spark 3.4 one watermark did both, and such rows were dropped as late: SPARK-40925).
+- **Join, then an aggregation.** A joined row carries both sides' event times; the next operator uses the
+  one the job keeps (`paired`), under the join's output watermark (`dag.py`).
+
+>>> from frontier_harness.model.event_time.stateful import Watermarks, Window, aggregate
+>>> r = lambda t, data: Record("a", t, data, 0, 0)
+>>> batches = [Batch(0, (r(5_000, "a5"), r(15_000, "a15"))), Batch(1, ()), Batch(2, ())]
+>>> marks = Watermarks((0, 15_000, 20_000), 20_000)
+>>> first = aggregate(Window(10_000), batches, marks)
+>>> second = aggregate(Window(20_000), carried(first, batches), marks)
+>>> [(s.end, [x.data for x in rows], second.completed[s]) for s, rows in second.kept.items()]
+[(20000, ['0:10000', '10000:20000'], 2)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from frontier_harness.model.errors import UndecidedChoice
+from frontier_harness.model.event_time.join import Joined, Side
+from frontier_harness.model.event_time.stateful import Aggregated, Batch, Deduplicated, Record
+
+
+def carried(aggregated: Aggregated, batches: Sequence[Batch]) -> list[Batch]:
+    """An append-mode window aggregation's output as the next operator's input: each window, in the batch it
+    completed, as a record at `end - 1` (its `window_time`) whose `data` is `start:end` and whose `offset` is
+    its start."""
+    done: dict[int, list[Record]] = {}
+    for span, batch in sorted(aggregated.completed.items(), key=lambda item: (item[1], item[0])):
+        row = Record("", span.end - 1, f"{span.start}:{span.end}", 0, span.start)
+        done.setdefault(batch, []).append(row)
+    return [Batch(b.id, tuple(done.get(b.id, ())), b.run_start) for b in batches]
+
+
+def passed_on(deduplicated: Deduplicated, batches: Sequence[Batch]) -> list[Batch]:
+    """A deduplication's output as the next operator's input: each group's emitted record in its batch.
+
+    Where Spark's choice decides what is passed on (candidates that differ in event time or data, or an
+    emission that depends on an earlier choice), the next operator's input is not one thing: `UndecidedChoice`.
+
+    >>> from frontier_harness.model.event_time.stateful import Emission
+    >>> passed_on(Deduplicated((Emission(("x",), (Record("x", 1, "p", 0, 0), Record("x", 2, "q", 0, 1)), 0),), ()), [Batch(0, ())])
+    Traceback (most recent call last):
+    ...
+    frontier_harness.model.errors.UndecidedChoice: group ('x',) passes on one of ['p', 'q'], which differ: the next operator's input depends on Spark's choice
+    """
+    out: dict[int, list[Record]] = {}
+    for emission in deduplicated.emitted:
+        first = emission.candidates[0]
+        differ = any((c.event_time, c.data) != (first.event_time, first.data) for c in emission.candidates)
+        if differ or not emission.certain:
+            raise UndecidedChoice(emission.group, [c.data for c in emission.candidates])
+        out.setdefault(emission.batch, []).append(first)
+    return [Batch(b.id, tuple(out.get(b.id, ())), b.run_start) for b in batches]
+
+
+def paired(joined: Joined, batches: Sequence[Batch], side: Side) -> list[Batch]:
+    """A join's output as the next operator's input, keeping `side`'s event time: each matched pair (its
+    `data` is `left|right`) and each unmatched row of `side`, in the batch it was emitted. Unmatched rows of
+    the other side have no event time in that column; the model states nothing about them downstream.
+    """
+    out: dict[int, list[Record]] = {}
+    for pair in joined.matched:
+        kept = pair.left if side is Side.LEFT else pair.right
+        row = Record(kept.key, kept.event_time, f"{pair.left.data}|{pair.right.data}", 0, kept.offset)
+        out.setdefault(pair.batch, []).append(row)
+    for lone in joined.unmatched:
+        if lone.side is side:
+            out.setdefault(lone.batch, []).append(lone.record)
+    return [Batch(b.id, tuple(out.get(b.id, ())), b.run_start) for b in batches]

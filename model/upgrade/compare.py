@@ -1,0 +1,174 @@
+"""The static half of an upgrade check: what Spark keys the old job's checkpoint on, against what the new job
+plans, every difference judged (`sources`, `state`, `output`).
+
+`compare(old, new)` takes two `Recorded` dicts (`model.vocabulary.event_time`): the new job's plan, and
+the old job's plan, its checkpoint, or both `merged` (the plan says how each field is computed, the
+checkpoint what Spark wrote: its state schemas, the files its sources read, its settings, the groups its
+state holds). It returns a `Comparison`: every difference with its verdict, what was compared (counts),
+and what the old side did not record. Inputs that cannot be judged raise `CannotJudge`.
+
+>>> plan = {"origin": "plan", "sources": [{"kind": "rate", "options": {}}], "operators": [],
+...         "watermarks": [], "conf": {}, "output": [], "output_rows": []}
+>>> compare(plan, plan).outcome().value
+'safe'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from frontier_harness.model.errors import CannotJudge
+from frontier_harness.model.upgrade.difference import Comparison, Difference
+from frontier_harness.model.upgrade.output import (
+    NULLABLE_SETTING,
+    mode_differences,
+    output_differences,
+    setting_differences,
+)
+from frontier_harness.model.upgrade.sources import source_differences
+from frontier_harness.model.upgrade.state import delay_differences, operator_differences
+from frontier_harness.model.vocabulary.event_time import (
+    FieldKey,
+    OperatorKey,
+    Origin,
+    Recorded,
+    SourceKey,
+    WatermarkKey,
+)
+from frontier_harness.model.vocabulary.upgrade import Area, Verdict
+
+Metadata = Mapping[str, Any]
+SHOWN_GROUPS = 4
+# Differences that explain a change of the output columns too: the output rule then says nothing more.
+EXPLAINING = (Area.OPERATORS, Area.KEY, Area.VALUE, Area.WINDOW, Area.AGGREGATES)
+
+
+def compare(old: Metadata, new: Metadata) -> Comparison:
+    """Every difference between the old job (`old`: a plan, a checkpoint, or both `merged`) and the new
+    job's plan `new`, judged."""
+    held = held_groups(old)
+    widen = str((old.get(Recorded.CONF) or {}).get(NULLABLE_SETTING, "false")).lower() == "true"
+    found: list[Difference] = source_differences(old[Recorded.SOURCES], new[Recorded.SOURCES])
+    found += operator_differences(old[Recorded.OPERATORS], new[Recorded.OPERATORS], held, widen)
+    found += delay_differences(_delays(old), _delays(new), old.get(Recorded.WATERMARK_MS))
+    watermarks = len(new.get(Recorded.WATERMARKS) or ())
+    found += setting_differences(old.get(Recorded.CONF) or {}, new.get(Recorded.CONF) or {}, watermarks)
+    found += mode_differences(old.get(Recorded.OUTPUT_MODE), new.get(Recorded.OUTPUT_MODE), held)
+    if not any(d.area in EXPLAINING and d.verdict is not Verdict.SAFE for d in found):
+        found += output_differences(
+            old.get(Recorded.OUTPUT),
+            new.get(Recorded.OUTPUT),
+            old.get(Recorded.OUTPUT_ROWS),
+            new.get(Recorded.OUTPUT_ROWS),
+        )
+    return Comparison(tuple(found), _compared(old, new), _not_compared(old, new))
+
+
+def _delays(recorded: Metadata) -> list[int]:
+    """The watermark delays: each `withWatermark`'s (a plan), else those Spark recorded on state key fields."""
+    watermarks = recorded.get(Recorded.WATERMARKS)
+    if watermarks is not None:
+        return sorted({w[WatermarkKey.DELAY_MS] for w in watermarks})
+    return sorted(
+        {
+            f[FieldKey.DELAY_MS]
+            for op in recorded[Recorded.OPERATORS]
+            for f in op.get(OperatorKey.KEY) or ()
+            if f.get(FieldKey.DELAY_MS) is not None
+        }
+    )
+
+
+def _compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
+    operators = new[Recorded.OPERATORS]
+    fields = sum(
+        len(op.get(OperatorKey.KEY) or ()) + len(op.get(OperatorKey.VALUE) or ()) for op in operators
+    )
+    settings = set(old.get(Recorded.CONF) or {}) & set(new.get(Recorded.CONF) or {})
+    return (
+        f"{len(new[Recorded.SOURCES])} source(s)",
+        f"{len(operators)} stateful operator(s), {fields} state field(s)",
+        f"{len(_delays(new))} watermark delay(s)",
+        f"{len(settings)} pinned setting(s)",
+    )
+
+
+def _not_compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
+    if old.get(Recorded.ORIGIN) != Origin.CHECKPOINT:
+        return ()
+    notes: tuple[str, ...] = (
+        "the old job's output mode, output columns and filters: a checkpoint records none of them",
+        "how the old job computed its keys and aggregates: a checkpoint records their names and types, so fields are matched by name",
+    )
+    if _delays(new) and not _delays(old):
+        notes += (
+            "the old watermark delay: a checkpoint records it only on a state key that holds event time",
+        )
+    return notes
+
+
+def held_groups(old: Metadata) -> str:
+    """The groups in state at the switch: those the checkpoint holds, named, or in words."""
+    operators = [op for op in old[Recorded.OPERATORS] if op.get(OperatorKey.GROUPS) is not None]
+    if not operators:
+        return "the groups in state at the switch (those the watermark has not yet evicted)"
+    groups = [g for op in operators for g in op[OperatorKey.GROUPS]]
+    batch = old.get(Recorded.COMMITTED)
+    if not groups:
+        return f"none: the state held no group after batch {batch}"
+    shown = "; ".join(_group(g) for g in groups[:SHOWN_GROUPS])
+    more = f" and {len(groups) - SHOWN_GROUPS} more" if len(groups) > SHOWN_GROUPS else ""
+    return f"the {len(groups)} group(s) held in state after batch {batch} ({shown}{more})"
+
+
+def _group(group: Mapping[str, Any]) -> str:
+    def value(v: Any) -> str:
+        if isinstance(v, Mapping) and {"start", "end"} <= set(v):
+            return f"[{v['start']}, {v['end']})"
+        return repr(v)
+
+    return ", ".join(f"{k}={value(v)}" for k, v in group.items())
+
+
+def merged(plan: Metadata, checkpoint: Metadata) -> dict:
+    """The old job as its plan says (how each field is computed, its output) and as its checkpoint recorded
+    it (its state schemas, the files read, the settings, the watermark and the groups held); `CannotJudge`
+    when the plan is not the job that wrote the checkpoint."""
+    planned = {op[OperatorKey.ID]: op[OperatorKey.NAME] for op in plan[Recorded.OPERATORS]}
+    recorded = {op[OperatorKey.ID]: op[OperatorKey.NAME] for op in checkpoint[Recorded.OPERATORS]}
+    if planned != recorded or len(plan[Recorded.SOURCES]) != len(checkpoint[Recorded.SOURCES]):
+        raise CannotJudge(
+            "--from with --checkpoint",
+            f"the old job plans {len(plan[Recorded.SOURCES])} source(s) and the operators {planned}, the checkpoint "
+            f"records {len(checkpoint[Recorded.SOURCES])} and {recorded}: it is not the job that wrote the checkpoint",
+        )
+    written = {op[OperatorKey.ID]: op for op in checkpoint[Recorded.OPERATORS]}
+    return {
+        **plan,
+        **{
+            k: checkpoint[k]
+            for k in (Recorded.CONF, Recorded.WATERMARK_MS, Recorded.BATCH, Recorded.COMMITTED)
+        },
+        Recorded.SOURCES: [
+            {**p, **{k: v for k, v in c.items() if k in (SourceKey.OFFSET, SourceKey.FILES)}}
+            for p, c in zip(plan[Recorded.SOURCES], checkpoint[Recorded.SOURCES])
+        ],
+        Recorded.OPERATORS: [_operator(op, written[op[OperatorKey.ID]]) for op in plan[Recorded.OPERATORS]],
+    }
+
+
+def _operator(planned: Metadata, written: Metadata) -> dict:
+    """An operator as Spark wrote its state (fields, groups), each key field with the plan's lineage."""
+    return {
+        **planned,
+        OperatorKey.KEY: _fields(written.get(OperatorKey.KEY), planned.get(OperatorKey.KEY)),
+        OperatorKey.VALUE: written.get(OperatorKey.VALUE) or planned.get(OperatorKey.VALUE),
+        OperatorKey.GROUPS: written.get(OperatorKey.GROUPS),
+    }
+
+
+def _fields(written: Sequence[Metadata] | None, planned: Sequence[Metadata] | None) -> Any:
+    if written is None or planned is None or len(written) != len(planned):
+        return written if written is not None else planned
+    return [{**w, FieldKey.LINEAGE: p.get(FieldKey.LINEAGE)} for w, p in zip(written, planned)]

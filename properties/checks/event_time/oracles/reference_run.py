@@ -1,0 +1,123 @@
+"""What a crash must not change: a user's processor's output against its own run over the same batches
+without a crash (the oracle of `crash_invisible`, issue 52's point 3).
+
+A processor (`transformWithStateInPandas`, `applyInPandasWithState`) is the user's code: no model states
+what it outputs. What the seeds do state is that a crash and a restart are invisible in what a correct job
+wrote: the query re-runs a batch it logged with the offsets it logged, from the state it committed. So the
+reference is the same processor over the same batches, once, without any crash or restart
+(`reference_history`): the records of each batch the crashed trial's offset log bound (reclocked through
+it, as `stateful_rows.read_step` reads them), produced in their partitions in offset order and triggered
+batch by batch in one start of the query, under a processing-time trigger. Each reference history is run
+once (`reference_runs` of the implementation, cached by history) and serves every property.
+
+The processor's timers fire by the watermark Spark hands it: first, the watermark every batch journaled
+(`batchWatermarkMs` of `offsets/N`) must be the model's E(N) (`stateful_rows.journaled`: the newest event
+time of the batches before it, minus the delay, never going back). Then the job's writer promises its rows
+as `read(spark)` returns them (a `batch_id` column dropped): after every
+step that left the crashed query up, `read(spark)` equals, as a multiset of rows, the reference's
+`read(spark)` after the reference's batch that holds the last committed batch's records (`held_at`). A
+failure names, per key, the rows held more or fewer times than the run without a crash held them.
+
+>>> from frontier_harness.model.event_time.stateful import Batch, Record
+>>> h = reference_of("partitioned", [Batch(0, (Record("a", 5, "r0", 0, 0),)), Batch(1, ())])
+>>> [a.name for a in h.actions]
+['query', 'produce', 'trigger']
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from frontier_harness.model.event_time.stateful import Batch
+from frontier_harness.model.vocabulary import Arg
+from frontier_harness.model.vocabulary.ingestion import IngestionArg
+from frontier_harness.model.vocabulary.streaming import StreamingAction, StreamingLabel, Trigger
+from frontier_harness.properties.checks.event_time.oracles.stateful_rows import Step, journaled, read_step
+from frontier_harness.properties.checks.streaming.committed import failed_at, up_steps
+from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.suite import Observation, Outcome
+
+SHOWN = 6  # keys named in a message
+
+
+def reference_of(domain: str, batches: Sequence[Batch]) -> History:
+    """The history that runs `batches` without a crash: each batch with records produced, in its partitions'
+    offset order, then triggered; a batch without records (Spark plans those itself) left out."""
+    actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: Trigger.PROCESSING_TIME})]
+    for batch in batches:
+        if not batch.records:
+            continue
+        for r in sorted(batch.records, key=lambda r: (r.partition, r.offset)):
+            args: dict[str, Any] = {
+                IngestionArg.PARTITION: r.partition,
+                IngestionArg.KEY: r.key,
+                IngestionArg.EVENT_TIME: r.event_time,
+                Arg.DATA: r.data,
+            }
+            actions.append(Action(StreamingAction.PRODUCE, args))
+        actions.append(Action(StreamingAction.TRIGGER, {}))
+    return History(domain, tuple(actions))
+
+
+def held_at(reference: History, batches: Sequence[Batch], committed: frozenset[int]) -> int:
+    """The reference's step after which it has run every record of the `committed` batches (its query
+    action, step 0, when they hold none)."""
+    last = [b for b in batches if b.records and b.id in committed]
+    if not last:
+        return 0
+    triggers = [i for i, a in enumerate(reference.actions) if a.name == StreamingAction.TRIGGER]
+    data = [b.id for b in batches if b.records]
+    return triggers[data.index(last[-1].id)]
+
+
+def trial_of(history: History, obs: Observation, plan: Any) -> Step | Outcome:
+    """The crashed trial at its final step, as the model reads it."""
+    return read_step(history, obs, len(history.actions), plan)
+
+
+def crash_invisible(
+    history: History, obs: Observation, trial: Step, reference: History, ref_obs: Observation
+) -> Outcome:
+    """The journaled watermarks are the model's, and after every up step `read(spark)` equals the
+    reference's at `held_at` (see the module)."""
+    message = journaled(obs, trial)
+    if message is not None:
+        return failed_at(trial.step, message, obs, StreamingLabel.OFFSET_METADATA)
+    error = next((v for (s, label), v in sorted(ref_obs.items()) if label == StreamingLabel.ERROR), None)
+    if error:
+        return Outcome(ok=False, message=f"the run without a crash failed: {sorted(error)[0]}", step=None)
+    for step in up_steps(obs):
+        committed = frozenset(obs[(step, StreamingLabel.COMMITS)])
+        at = held_at(reference, trial.batches, committed)
+        actual = Counter(dict(obs.get((step, StreamingLabel.JOB_ROWS), frozenset())))
+        expected = Counter(dict(ref_obs.get((at, StreamingLabel.JOB_ROWS), frozenset())))
+        if actual != expected:
+            return failed_at(
+                step, _differ(step, committed, obs, actual, expected), obs, StreamingLabel.JOB_ROWS
+            )
+    return Outcome(ok=True)
+
+
+def _differ(
+    step: int, committed: frozenset[int], obs: Observation, actual: Counter, expected: Counter
+) -> str:
+    starts = len(obs.get((step, StreamingLabel.RUNS), ()))
+    keys: dict[Any, list[str]] = {}
+    for row in sorted(set(actual) | set(expected), key=repr):
+        if actual[row] != expected[row]:
+            keys.setdefault(dict(row).get("key"), []).append(
+                f"{_show(row)} held {actual[row]}x, {expected[row]}x without a crash"
+            )
+    shown = [f"key {k!r}: {'; '.join(rows)}" for k, rows in list(keys.items())[:SHOWN]]
+    more = f" (and {len(keys) - SHOWN} more keys)" if len(keys) > SHOWN else ""
+    return (
+        f"after step {step} (batches {sorted(committed)} committed, over {starts} starts of the query) read(spark) "
+        f"differs from the same processor's run over the same batches without a crash or restart: "
+        f"{' | '.join(shown)}{more}"
+    )
+
+
+def _show(row: tuple) -> str:
+    return "(" + ", ".join(f"{name}={value!r}" for name, value in row) + ")"

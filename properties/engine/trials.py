@@ -1,0 +1,84 @@
+"""Outcomes a check hands over one by one, as each trial ends: a trial suite's histories are slow (each a
+real streaming query), so the run hears of each as it comes, through what the check returns.
+
+A check returns `Trials` (`in_waves` makes them) instead of a list: the runner reads it lazily, so
+the progress shows each trial's verdict and the first failure's file is written at once, before the
+rest of the batch runs; read as a list (indexed, measured), it runs to its end first.
+
+>>> seen = []
+>>> def wave(histories):
+...     seen.append(list(histories))
+...     return [Outcome(ok=h != "b") for h in histories]
+>>> outcomes = in_waves("abcde", 2, wave)
+>>> seen  # nothing runs before it is read
+[]
+>>> [o.ok for o in outcomes], seen
+([True, False, False, False, False], [['a', 'b']])
+>>> outcomes[2] is UNCHECKED, len(outcomes)
+(True, 5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, overload
+
+from frontier_harness.properties.engine.suite import Outcome
+
+# A history after the one found to raise in its batch (`batch._bisect`), or after a failing trial of a
+# suite that stops there (`in_waves`): not checked.
+UNCHECKED = Outcome(ok=False, unresolved=True, message="not checked: an earlier history of its batch failed")
+
+
+class Trials(Sequence[Outcome]):
+    """A check's outcomes, computed as they are read: iterating yields each as its trial ends."""
+
+    def __init__(self, outcomes: Iterable[Outcome]):
+        self._source: Iterator[Outcome] = iter(outcomes)
+        self._read: list[Outcome] = []
+
+    def __iter__(self) -> Iterator[Outcome]:
+        i = 0
+        while True:
+            if i == len(self._read):
+                following = next(self._source, None)
+                if following is None:
+                    return
+                self._read.append(following)
+            yield self._read[i]
+            i += 1
+
+    def _all(self) -> list[Outcome]:
+        self._read.extend(self._source)
+        return self._read
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    @overload
+    def __getitem__(self, index: int) -> Outcome: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Outcome]: ...
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+
+def in_waves(
+    histories: Sequence[Any],
+    size: int,
+    wave: Callable[[Sequence[Any]], Sequence[Outcome]],
+    stops: Callable[[Outcome], bool] = lambda outcome: not outcome.ok,
+) -> Trials:
+    """`wave` over `size` histories at a time, each outcome handed over as its wave ends; after a wave
+    with an outcome that `stops` the run (a failure), the histories left are not run (`UNCHECKED`: a
+    lane reports its first failure, and shrinking keeps the smallest failing candidate it saw)."""
+
+    def run() -> Iterator[Outcome]:
+        for start in range(0, len(histories), size):
+            outcomes = wave(histories[start : start + size])
+            yield from outcomes
+            if any(map(stops, outcomes)):
+                yield from [UNCHECKED] * (len(histories) - start - len(outcomes))
+                return
+
+    return Trials(run())

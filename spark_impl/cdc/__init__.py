@@ -1,0 +1,1 @@
+"""The CDC source: Postgres logical replication read by Spark."""

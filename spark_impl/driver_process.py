@@ -1,0 +1,65 @@
+"""What a driver process the harness starts needs, whatever capability it runs: the harness's code and the
+working directory on its path (`environment`), by name what it imports (`name_of`, `load`), and, for a
+driver armed to be killed, what its death shows (`killed`).
+
+A killable driver runs in a session of its own (its own process group) with `KILLABLE` set; at its crash
+point it writes a marker naming the point and SIGKILLs its group (`spark_impl.streaming.faults`). The
+harness counts the kill only when it sees both, the marker and the death by SIGKILL; a driver that exits
+without reaching its point is infrastructure (`CrashPointNotReached`, exit 3), naming the point.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from frontier_harness.spark_impl.errors import CrashPointNotReached, SparkInfrastructureError
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_S = 600
+
+
+def environment(extra: dict[str, str]) -> dict[str, str]:
+    """The environment of a driver process: the harness's, with the harness's code and the working
+    directory (where a user's job or planted processor imports from) on its path."""
+    env = {**os.environ, **extra}
+    paths = (str(ROOT), os.getcwd(), env.get("PYTHONPATH", ""))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    return env
+
+
+def name_of(obj: Any) -> str:
+    """`module:qualname` of a class or function, as a driver process imports it.
+
+    >>> name_of(CrashPointNotReached)
+    'frontier_harness.spark_impl.errors:CrashPointNotReached'
+    """
+    return f"{obj.__module__}:{obj.__qualname__}"
+
+
+def load(name: str) -> Any:
+    """What `name_of` named."""
+    module, _, attr = name.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def killed(process: subprocess.Popen, marked: Callable[[], str | None], point: str, log: Path) -> str:
+    """The point a killable driver was killed at, once it is seen dead of SIGKILL and then with that point's
+    marker (`marked()`, read after its death: `faults.killed_at`); `CrashPointNotReached` if it exited 0
+    without reaching it, `SparkInfrastructureError` otherwise (another exit, another signal, no marker,
+    another point)."""
+    code = process.wait(timeout=TIMEOUT_S)
+    marker = marked()
+    if code == -signal.SIGKILL and marker == point:
+        return point
+    if code == 0 and marker is None:
+        raise CrashPointNotReached(point, "exited 0")
+    tail = log.read_text()[-2000:] if log.exists() else ""
+    how = "killed by SIGKILL" if code == -signal.SIGKILL else f"exited with {code}"
+    seen = f"a marker at {marker}" if marker else "no marker"
+    raise SparkInfrastructureError(f"the killable driver armed at {point} was {how} with {seen}: {tail}")

@@ -1,0 +1,249 @@
+"""One start of a trial's query, in a Python process of its own attached to the harness's JVM.
+
+A restart is a restart: every start of a trial's query (the first, each restart, each run of an
+`availableNow` query) runs in a Python process that never ran the job before, so nothing the job's
+Python held (its module globals, what it imported lazily inside `write`, a helper's cache) survives
+into the next start. The JVM is the harness's: `start` opens a Py4J server of its own in it
+(Spark's `Py4JServer`, so the process's `foreachBatch` callbacks reach that process alone) and starts
+`python -m frontier_harness.spark_impl.streaming.driver` (forked from a warm process that imported
+PySpark and pandas but never a job: `warm_runner.launcher(DRIVER)`), which attaches through PySpark's
+`PYSPARK_GATEWAY_PORT` and `PYSPARK_GATEWAY_SECRET`, makes a new `SparkSession` of the harness's
+(its own SQL settings, temporary views and registered sources), registers the trial's source,
+builds the job (`FACTORY(directory)`) and starts the query (`query.start_query`). The harness then
+asks it, a line at a time on its standard input (it answers on its standard output; what the job
+prints goes to the log beside it), to `drain` the query (its failure's
+text is the answer, as Spark's `StreamingQueryException` said it) and to `stop` it; the process exits
+after `stop`, and its Py4J server is shut down.
+
+What is kept across a restart, and what is not, is stated once in docs/streaming.md ("What a
+restart keeps").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+import uuid
+from pathlib import Path
+from typing import Any
+
+from frontier_harness.spark_impl.driver_process import TIMEOUT_S, environment, load, name_of
+from frontier_harness.spark_impl.errors import QueryStartFailed, SparkInfrastructureError
+from frontier_harness.spark_impl.streaming import python_workers
+from frontier_harness.spark_impl.streaming.query import QuerySpec
+
+DRIVER = __name__ if __name__ != "__main__" else "frontier_harness.spark_impl.streaming.driver"
+LAUNCHER = "FRONTIER_HARNESS_DRIVER_RUNNERS"  # the warm runners' launcher, for the sources it registers
+
+
+def spec_json(spec: QuerySpec, source: type, writer: Any, fault: str | None = None) -> dict:
+    """A query start as a driver process reads it: where, how, which source, writer and job."""
+    return {
+        "root": str(spec.root),
+        "trigger": spec.trigger,
+        "sink": spec.sink,
+        "job": spec.job,
+        "source": name_of(source),
+        "writer": name_of(writer),
+        "fault": fault,
+    }
+
+
+def query_spec(found: dict) -> QuerySpec:
+    return QuerySpec(Path(found["root"]), found["trigger"], found["sink"], found.get("job"))
+
+
+class Attached:
+    """A running driver process attached to the harness's JVM, and its Py4J server there."""
+
+    def __init__(self, process: subprocess.Popen, server: Any, log: Path, start: str = ""):
+        self.process, self.server, self.log, self.start = process, server, log, start
+
+    def _ask(self, command: str) -> dict:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(command + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died: its answer is missing, said below
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            code = self.process.wait(timeout=TIMEOUT_S)
+            raise SparkInfrastructureError(
+                f"the trial's driver process exited ({code}) before it answered {command!r}: {self.tail()}"
+            )
+        return json.loads(line)
+
+    def tail(self) -> str:
+        return self.log.read_text()[-2000:] if self.log.exists() else ""
+
+    def drain(self) -> str | None:
+        """Processes everything the source offers (`query.drain`); the query's failure as Spark said it,
+        or None."""
+        return self._ask("drain").get("failed")
+
+    def stop(self) -> None:
+        """Stops the query, then the process, and shuts its Py4J server down."""
+        try:
+            if self.process.poll() is None:
+                self._ask("stop")
+                self.process.wait(timeout=TIMEOUT_S)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Ends the process (killed if it still runs), its Py4J server and its start's Python workers
+        (`python_workers.end`); nothing of it is left."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=TIMEOUT_S)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+        if self.server is not None:
+            server, self.server = self.server, None
+            server.shutdown()
+        if self.start:
+            python_workers.end(self.start)
+
+
+def start(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached:
+    """Starts one start of the trial's query in a new driver process attached to `session`'s JVM, and waits
+    until its source is initialized; `QueryStartFailed` (with the process's traceback) if it could not
+    start, `SparkInfrastructureError` if the process died."""
+    from frontier_harness.spark_impl.streaming import warm_runner
+
+    jvm = session.sparkContext._jvm
+    server = jvm.org.apache.spark.api.python.Py4JServer(session.sparkContext._jsc.sc().conf())
+    server.start()
+    log = Path(tempfile.mkstemp(prefix="driver-", suffix=".log", dir=spec.root)[1])
+    start_id = uuid.uuid4().hex if spec.job else ""  # a user's job's Python runs in workers of its start
+    runners = warm_runner.launcher() if warm_runner.available() else None
+    env = environment(
+        {
+            "PYSPARK_GATEWAY_PORT": str(server.getListeningPort()),
+            "PYSPARK_GATEWAY_SECRET": server.secret(),
+            **({python_workers.START: start_id} if start_id else {}),
+            **({LAUNCHER: str(runners)} if runners is not None else {}),
+        }
+    )
+    warm = warm_runner.launcher(DRIVER) if warm_runner.available() else None
+    try:
+        with open(log, "w") as stderr:
+            process = subprocess.Popen(
+                [str(warm or sys.executable), "-m", DRIVER],
+                cwd=os.getcwd(),
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            )
+    except BaseException:
+        server.shutdown()
+        raise
+    attached = Attached(process, server, log, start_id)
+    started = attached._ask(json.dumps(spec_json(spec, source, writer)))
+    if "refused" in started:
+        attached.close()
+        raise QueryStartFailed(started["refused"])
+    return attached
+
+
+# ---- the driver process ----
+
+
+def attached_session(launcher: str | None) -> Any:
+    """A new SparkSession of the harness's, over the harness's SparkContext, through this process's gateway.
+
+    PySpark makes a `SparkContext` object over the running one (`jsc`: no second context is started)
+    and a session over the harness's default session's `newSession()`; the JVM's default session stays
+    the harness's."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    gateway = launch_gateway()
+    jvm = gateway.jvm
+    running = jvm.org.apache.spark.SparkContext.getOrCreate()
+    context = SparkContext(gateway=gateway, jsc=jvm.org.apache.spark.api.java.JavaSparkContext(running))
+    if launcher:
+        context.pythonExec = launcher  # our sources' runners forked warm, as in the harness
+    if os.environ.get(python_workers.START):  # a user's job: its start's own workers
+        context.environment[python_workers.MARK] = os.environ[python_workers.START]
+    harness = jvm.org.apache.spark.sql.SparkSession.getDefaultSession().get()
+    session = SparkSession(context, jsparkSession=harness.newSession())
+    jvm.org.apache.spark.sql.SparkSession.setDefaultSession(harness)
+    return session
+
+
+def warm() -> None:
+    """What a forked driver process finds imported (`warm_runner.serve` calls it before it forks): PySpark,
+    pandas (which PySpark's `SparkContext` imports), and the trial's own modules; never a job."""
+    import pyspark.sql  # noqa: F401
+    import pyspark.testing  # noqa: F401
+
+    import frontier_harness.spark_impl.streaming.job  # noqa: F401
+    import frontier_harness.spark_impl.streaming.query  # noqa: F401
+    import frontier_harness.spark_impl.streaming.sinks  # noqa: F401
+    import frontier_harness.spark_impl.streaming.source  # noqa: F401
+
+
+def main() -> None:
+    answers = os.fdopen(os.dup(1), "w")  # the harness reads the answers; anything printed goes to the log
+    os.dup2(2, 1)
+
+    def answer(found: dict) -> None:
+        answers.write(json.dumps(found) + "\n")
+        answers.flush()
+
+    try:
+        query, trigger = _started(json.loads(sys.stdin.readline()))
+    except Exception:
+        answer({"refused": traceback.format_exc()})
+        return
+    answer({"started": True})
+    _serve(query, trigger, answer)
+
+
+def _started(found: dict) -> tuple[Any, str]:
+    from frontier_harness.spark_impl.streaming.job import make_job
+    from frontier_harness.spark_impl.streaming.query import start_query
+
+    session = attached_session(os.environ.get(LAUNCHER))
+    spec = query_spec(found)
+    source = load(found["source"])
+    session.dataSource.register(source)
+    job = make_job(spec.job, spec.job_dir) if spec.job else None
+    return start_query(session, source.name(), spec, load(found["writer"]), job), spec.trigger
+
+
+def _serve(query: Any, trigger: str, answer: Any) -> None:
+    from pyspark.errors import StreamingQueryException
+
+    from frontier_harness.spark_impl.streaming.query import drain
+
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "drain":
+            try:
+                drain(query, trigger)
+                answer({})
+            except StreamingQueryException as exc:
+                answer({"failed": str(exc)})
+        elif command == "stop":
+            try:
+                query.stop()
+            finally:
+                answer({})
+            return
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+"""A user's own processor under the stateful suite's trials (issue 52, point 3): `crash_invisible` against the
+harness's own run of the same batches without a crash, the processor's hard cases read from its state and
+timers, and the worked examples (`streaming_job_example/processor_counts*.py`) through the suite's own search
+and shrinking on real trials."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from frontier_harness.model.event_time.stateful import Batch, Record, StatefulPlan
+from frontier_harness.properties.checks.event_time import stateful
+from frontier_harness.properties.checks.event_time.oracles.reference_run import held_at, reference_of
+from frontier_harness.properties.checks.event_time.processor_reached import (
+    STATE_ACROSS_KILL,
+    TIMER_AFTER_RESTART,
+    processor_reached,
+)
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.source import RandomSource
+from frontier_harness.spark_impl.streaming import python_workers
+from tests.test_suite_stateful import RESTART, TRIGGER, crash, history, produce, trial_step
+
+SUITE = get_suite("stateful")
+S = 1_000
+PROCESSOR = StatefulPlan("processor", (5 * S,), None, ("key",), "append", 5 * S, time_mode="event_time")
+EXAMPLE = "frontier_harness.streaming_job_example.processor_counts:factory"
+IN_MEMORY = "frontier_harness.streaming_job_example.processor_counts_in_memory:factory"
+
+
+class Impl:
+    """What `crash_invisible` reads of an implementation: the plan and the reference runs (`runs`, by the
+    reference history's key; `asked` records the histories it was asked to run)."""
+
+    def __init__(self, runs: dict):
+        self.plan, self.runs, self.asked = PROCESSOR, runs, []
+
+    def reference_runs(self, histories):
+        self.asked += histories
+        return [self.runs[h.key] for h in histories]
+
+
+def _row(key: str, count: int) -> tuple:
+    return (("count", count), ("due", 20 * S), ("key", key))
+
+
+# A crash after the sink of batch 1, a restart that re-runs it, a record far ahead that fires the timer.
+CRASHED = history(
+    ("query", {"trigger": "processingTime"}),
+    produce("r0", 12 * S),
+    TRIGGER,
+    produce("r1", 13 * S),
+    crash("after_sink"),
+    RESTART,
+    produce("r2", 40 * S, key="b"),
+    TRIGGER,
+)
+BATCHES = [
+    Batch(0, (Record("a", 12 * S, "r0", 0, 0),)),
+    Batch(1, (Record("a", 13 * S, "r1", 0, 1),)),
+    Batch(2, (Record("b", 40 * S, "r2", 0, 2),)),
+    Batch(3, ()),
+]
+
+
+def _crashed_observation(final_rows: list) -> dict:
+    obs = {}
+    obs.update(trial_step(2, [(0, 1)], [0], [(0, 0)], []))
+    obs.update(trial_step(4, [(0, 1), (1, 2)], [0], [(0, 0), (1, 7 * S)], []))
+    obs[(4, "crash")] = frozenset({("after_sink",)})
+    obs[(4, "down")] = frozenset({("down",)})
+    obs.update(trial_step(5, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 7 * S)], [], runs=(0, 1)))
+    marks = [(0, 0), (1, 7 * S), (2, 8 * S), (3, 35 * S)]  # the model's E(N): the newest before, minus 5 s
+    for step in (7, 8):
+        obs.update(
+            trial_step(step, [(0, 1), (1, 2), (2, 3), (3, 3)], [0, 1, 2, 3], marks, final_rows, (0, 1))
+        )
+    return obs
+
+
+def test_the_reference_runs_the_same_batches_in_one_start_and_is_read_where_it_holds_the_same_records():
+    reference = reference_of("partitioned", BATCHES)
+    assert [(a.name, a.args.get("data")) for a in reference.actions] == [
+        ("query", None),
+        ("produce", "r0"),
+        ("trigger", None),
+        ("produce", "r1"),
+        ("trigger", None),
+        ("produce", "r2"),
+        ("trigger", None),
+    ]
+    assert reference.actions[0].args == {"trigger": "processingTime"}
+    assert not any(a.args.get("fault") or a.name == "restart" for a in reference.actions)
+    assert held_at(reference, BATCHES, frozenset()) == 0
+    assert held_at(reference, BATCHES, frozenset({0, 1})) == 4
+    assert held_at(reference, BATCHES, frozenset({0, 1, 2, 3})) == 6  # the batch without records: Spark's own
+
+
+def test_crash_invisible_holds_when_the_rows_equal_the_reference_and_names_the_key_that_differs():
+    reference = reference_of("partitioned", BATCHES)
+    runs = {reference.key: {(6, "job_rows"): frozenset({(_row("a", 2), 1)})}}
+    impl = Impl(runs)
+    [held] = stateful.crash_invisible(impl, [CRASHED], [_crashed_observation([(_row("a", 2), 1)])])
+    assert held.ok, held.message
+    assert [h.key for h in impl.asked] == [reference.key]
+    [failed] = stateful.crash_invisible(impl, [CRASHED], [_crashed_observation([(_row("a", 1), 1)])])
+    assert not failed.ok and failed.step == 7
+    assert "after step 7 (batches [0, 1, 2, 3] committed, over 2 starts of the query)" in failed.message
+    assert "key 'a': (count=1, due=20000, key='a') held 1x, 0x without a crash" in failed.message
+    assert "(count=2, due=20000, key='a') held 0x, 1x without a crash" in failed.message
+
+
+def test_crash_invisible_first_holds_the_journaled_watermarks_to_the_models():
+    reference = reference_of("partitioned", BATCHES)
+    obs = _crashed_observation([])
+    obs[(8, "offset_metadata")] = frozenset(
+        {(0, 0, 0, ()), (1, 7 * S, 0, ()), (2, 8 * S, 0, ()), (3, 36 * S, 0, ())}
+    )
+    impl = Impl({reference.key: {}})
+    [failed] = stateful.crash_invisible(impl, [CRASHED], [obs])
+    assert (
+        not failed.ok
+        and "offsets/3 journals batchWatermarkMs 36000, the model's E(3) is 35000" in failed.message
+    )
+
+
+def test_crash_invisible_fails_when_the_run_without_a_crash_failed():
+    reference = reference_of("partitioned", BATCHES)
+    impl = Impl({reference.key: {(6, "error"): frozenset({("job_failed", "Traceback ...")})}})
+    [failed] = stateful.crash_invisible(impl, [CRASHED], [_crashed_observation([])])
+    assert not failed.ok and "the run without a crash failed" in failed.message
+
+
+def _state(*rows: tuple) -> dict:
+    return {(8, "processor_state"): frozenset(rows)}
+
+
+def test_a_timer_across_a_restart_and_a_value_across_a_kill_are_read_from_the_state_after_each_batch():
+    obs = _crashed_observation([])
+    timers = [(0, 0, "$timers", '{"key":"a"}', 20 * S), (1, 0, "$timers", '{"key":"a"}', 20 * S)]
+    counts = [(0, 0, "count", '{"key":"a"}', '{"count":1}'), (1, 0, "count", '{"key":"a"}', '{"count":2}')]
+    later = [(3, 0, "$timers", '{"key":"b"}', 50 * S)]
+    obs.update(_state(*timers, *counts, *later))
+    assert processor_reached(CRASHED, obs) == [TIMER_AFTER_RESTART]  # no kill: no value across one
+    obs[(4, "killed")] = frozenset({("after_sink",)})
+    assert processor_reached(CRASHED, obs) == [TIMER_AFTER_RESTART, STATE_ACROSS_KILL]
+    # the timer still registered and the count unchanged after every later batch: neither case
+    unchanged = [(b, 0, "count", '{"key":"a"}', '{"count":1}') for b in (0, 1, 3)]
+    obs.update(_state(*timers, *unchanged, (3, 0, "$timers", '{"key":"a"}', 20 * S)))
+    assert processor_reached(CRASHED, obs) == []
+
+
+def test_a_processor_requires_its_cases_and_the_model_properties_do_not_apply_to_it():
+    suite = SUITE.scaled_to(PROCESSOR)
+    assert TIMER_AFTER_RESTART in suite.required_events and STATE_ACROSS_KILL in suite.required_events
+    untimed = attrs.evolve(PROCESSOR, time_mode="none")
+    assert TIMER_AFTER_RESTART not in SUITE.scaled_to(untimed).required_events
+    impl = Impl({})
+    for name in ("exactly_once", "lateness_kept", "complete_windows_emitted", "state_bounded"):
+        assert "a user's processor" in suite.property(name).applies(impl), name
+    assert suite.property("crash_invisible").applies(impl) is None
+    assert "no user's processor" in SUITE.property("crash_invisible").applies(_Model())
+    draws = suite.property("crash_invisible").directed.values()
+    directed = {h.key: h for h in (draw(RandomSource(0), "partitioned") for draw in draws)}
+    assert all(h.actions[0].args == {"trigger": "processingTime"} for h in directed.values())
+    assert len(directed) == 7  # a history a crash point, in the driver and by SIGKILL, and a plain restart
+
+
+class _Model:
+    """An implementation of the model's operators (the example windowed count)."""
+
+    plan = stateful.EXAMPLE_PLAN
+
+
+def test_ending_the_workers_of_a_start_that_has_none_ends_nothing():
+    assert python_workers.end("no-such-start") == 0
+
+
+# A few real trials, as `check --job` runs them: the directed trials, then one screened; a failure shrunk.
+TRIALS = attrs.evolve(PROFILES["ci"], batched_screening_histories=160, shrink_seconds=900)
+
+
+def _run(job: str, only: str | None = None):
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+
+    impl = load_job(job, stateful=True)
+    suite = SUITE.under_job()
+    if only is not None:
+        suite = attrs.evolve(suite, properties=(suite.property(only),))
+    return run_suite(SuiteRequest(suite, impl, impl.name, TRIALS, 0)), impl
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_the_processor_example_holds_and_reaches_every_hard_case(spark_session):
+    """`processor_counts` (a count in its ValueState, emitted by an event-time timer): every property held or
+    does not apply, and every hard case was reached, counted from what the trials observed (a timer that
+    fired after a restart, a value written before a SIGKILL changed after it, each crash point)."""
+    from frontier_harness.properties.engine.verdict import Verdict
+
+    result, _ = _run(EXAMPLE)
+    verdicts = {r.property: r.verdict for r in result.results}
+    print({r.property: (str(r.verdict), r.examples, dict(r.events)) for r in result.results})
+    assert set(verdicts.values()) <= {Verdict.HELD, Verdict.NOT_APPLICABLE}, verdicts
+    assert verdicts["crash_invisible"] is Verdict.HELD and verdicts["exactly_once"] is Verdict.NOT_APPLICABLE
+    assert next(r for r in result.results if r.property == "crash_invisible").examples >= 8  # 7 directed
+    assert result.missing_events == result.not_run_events == (), result
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_the_processor_counting_in_a_python_dict_is_caught_small_after_a_restart(spark_session):
+    """`processor_counts_in_memory`: through the suite's own search and shrinking, `crash_invisible` fails
+    on a short history with a restart: the count made before it was in a worker that died with its start."""
+    result, _ = _run(IN_MEMORY, only="crash_invisible")
+    [failure] = [r.failure for r in result.results if r.failure is not None]
+    print(len(failure.history.actions), "actions:", failure.message, failure.history.actions)
+    assert "differs from the same processor's run over the same batches without a crash" in failure.message
+    assert any(a.name == "restart" for a in failure.history.actions), failure.history
+    assert len(failure.history.actions) <= 5, failure.history
+
+
+@pytest.mark.spark
+def test_a_processor_query_gets_the_rocksdb_provider_unless_the_session_names_its_own(spark_session):
+    from frontier_harness.spark_impl.streaming import query
+    from frontier_harness.spark_impl.streaming.event_source import NAME, EventSource
+    from frontier_harness.spark_impl.ttl.state.query import ROCKSDB
+    from frontier_harness.streaming_job_example.processor_counts import factory
+    from frontier_harness.streaming_job_example.windowed_counts import WindowedCounts
+
+    def provider_after(job: object, theirs: str | None = None) -> str | None:
+        """The provider the harness's session names once `job`'s stream is planned; its own restored after
+        (the session is this worker's, shared with the tests after)."""
+        session, own = spark_session, spark_session.conf.get(query.PROVIDER, None)
+        try:
+            if theirs is not None:
+                session.conf.set(query.PROVIDER, theirs)
+            session.dataSource.register(EventSource)  # as the plan reader does, on the same session
+            stream = session.readStream.format(NAME).option("path", "/nonexistent").load()
+            query._state_store_for_processors(session, job.transform(stream))  # type: ignore[attr-defined]
+            return session.conf.get(query.PROVIDER, None)
+        finally:
+            if own is None:
+                session.conf.unset(query.PROVIDER)
+            else:
+                session.conf.set(query.PROVIDER, own)
+
+    # An earlier test in this process may have named a provider on the session (the ttl suites name
+    # RocksDB): that provider is the session's, and is kept.
+    base = spark_session.conf.get(query.PROVIDER, None)
+    assert provider_after(factory("/tmp/unused")) == (base or ROCKSDB)
+    assert provider_after(WindowedCounts("/tmp/unused")) == base  # the model's operators keep the session's
+    theirs = "org.example.TheirProvider"
+    assert provider_after(factory("/tmp/unused"), theirs) == theirs

@@ -1,0 +1,113 @@
+"""The stateful suite's plan (`spark_impl/event_time/stateful_plan.py`), read from Spark's plan objects: the
+plans of jobs written as a user would, and every refusal ("cannot model ...") in one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from frontier_harness.spark_impl.event_time.stateful_plan import stateful_plan
+from frontier_harness.spark_impl.streaming.job import JobContractError, WrongSuite
+from tests.jobs import refused, stateful
+
+WINDOWED = {
+    "window": [10_000, 10_000, 0],
+    "window_column": "window",
+    "keys": ["key"],
+    "deduplication": None,
+    "gap": None,
+}
+COLUMNS = ["key", "event_time", "data", "partition", "offset"]
+PLANS = [
+    ("upsert_counts", {"operator": "aggregation", "delays": [5000], "output_mode": "update", "lateness": 5000,
+                       "columns": ["key", "window", "count"], **WINDOWED}),
+    ("append_windows", {"operator": "aggregation", "delays": [5000], "output_mode": "append", "lateness": 5000,
+                        "columns": ["key", "window", "count", "last"], **WINDOWED}),
+    ("promises_ten_seconds", {"operator": "aggregation", "delays": [1000], "output_mode": "update",
+                              "lateness": 10_000, "columns": ["key", "window", "count"], **WINDOWED}),
+    ("deduplicated", {"operator": "dropDuplicatesWithinWatermark", "delays": [5000], "output_mode": "append",
+                      "lateness": 5000, "columns": ["key", "data", "event_time"], "keys": ["key", "data"],
+                      "window": None, "window_column": None, "deduplication": None, "gap": None}),
+    ("counts_per_key", {"operator": "aggregation", "delays": [5000], "output_mode": "update", "lateness": 5000,
+                        "columns": ["key", "count"], "keys": ["key"], "window": None, "window_column": None,
+                        "deduplication": None, "gap": None}),
+    ("deduplicated_counts", {"operator": "aggregation", "delays": [5000], "output_mode": "append", "lateness": 5000,
+                             "columns": ["key", "window", "count"], **WINDOWED,
+                             "deduplication": {"name": "dropDuplicatesWithinWatermark", "keys": ["data"]}}),
+    ("session_counts", {"operator": "aggregation", "delays": [5000], "output_mode": "append", "lateness": 5000,
+                        "columns": ["key", "session_window", "count"], "keys": ["key"], "window": None,
+                        "window_column": "session_window", "deduplication": None, "gap": 10_000}),
+    ("processor_counts", {"operator": "processor", "delays": [5000], "output_mode": "append", "lateness": 5000,
+                          "columns": ["key", "due", "count"], "keys": ["key"], "window": None,
+                          "window_column": None, "deduplication": None, "gap": None, "time_mode": "event_time"}),
+    ("running_counts", {"operator": "processor", "delays": [], "output_mode": "update", "lateness": None,
+                        "columns": ["key", "count"], "keys": ["key"], "window": None,
+                        "window_column": None, "deduplication": None, "gap": None, "time_mode": "none"}),
+    ("running_counts_with_timeouts", {"operator": "processor", "delays": [5000], "output_mode": "update",
+                                      "lateness": 5000, "columns": ["key", "count"], "keys": ["key"],
+                                      "window": None, "window_column": None, "deduplication": None,
+                                      "gap": None, "time_mode": "event_time"}),
+]  # fmt: skip
+
+
+def processor_counts(directory: str):
+    """The worked processor example, as `PLANS` names the jobs of `tests.jobs.stateful`."""
+    from frontier_harness.streaming_job_example.processor_counts import factory
+
+    return factory(directory)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("job,plan", PLANS, ids=[p[0] for p in PLANS])
+def test_the_plan_of_a_job_as_a_user_writes_it(job, plan, spark_session):
+    make = processor_counts if job == "processor_counts" else getattr(stateful, job)
+    assert stateful_plan(job, spark_session, make("/tmp/unused")) == plan
+
+
+REFUSALS = [
+    ("complete_mode", "output_mode 'complete' is not supported"),
+    ("session_windows", "a session_window aggregation runs in append mode only (Spark refuses update)"),
+    ("count_over_deduplication", "an aggregation over a deduplication is supported with a window only"),
+    ("session_dropped", "a session_window aggregation's output must keep its session_window column"),
+    ("processing_timeout", "a processor with processing-time timers (or timeouts) is not supported"),
+    ("processing_time_timers", "a processor with processing-time timers (or timeouts) is not supported"),
+    (
+        "chained_processor",
+        "a processor (transformWithStateInPandasExec) chained with other stateful operators",
+    ),
+    ("chained", "chained stateful operators are not supported: aggregation over aggregation"),
+    ("stream_stream_join", "a stream-stream join is not supported"),
+    ("no_watermark_append", "an append-mode aggregation needs a watermark"),
+    ("no_window_append", "an append-mode aggregation needs a window"),
+    ("watermark_on_another_column", "withWatermark must name the records' event_time column"),
+    ("watermark_over_filter", "withWatermark over Filter: apply it to the records first"),
+    ("deduplicated_on_derived", "deduplicates on key: only the records' own columns are supported"),
+    ("filter_before_deduplication", "a filter before its deduplication is not supported"),
+    ("grouped_by_raw_event_time", "grouping by the raw event_time is not supported"),
+    ("window_dropped", "a window aggregation's output must keep its window column"),
+    ("transform_raises", "transform(records) raised AnalysisException: [UNRESOLVED_COLUMN"),
+    ("lateness_not_an_interval", "lateness 'a little' is not a Spark interval: [INVALID_TYPED_LITERAL]"),
+    ("limited", "the stateful operator globalLimit is not supported"),
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("job,problem", REFUSALS, ids=[r[0] for r in REFUSALS])
+def test_a_job_the_suite_cannot_model_is_refused_in_one_line(job, problem, spark_session):
+    with pytest.raises(JobContractError) as refusal:
+        stateful_plan(job, spark_session, getattr(refused, job)("/tmp/unused"))
+    assert not isinstance(refusal.value, WrongSuite)
+    message = str(refusal.value)
+    assert message.startswith(f"--job {job}: ") and problem in message, message
+    assert len(message.splitlines()) == 1, message
+
+
+@pytest.mark.spark
+def test_a_row_wise_job_belongs_to_the_streaming_suite(spark_session):
+    with pytest.raises(WrongSuite, match="a row-wise job runs in --suite streaming"):
+        stateful_plan("row_wise", spark_session, refused.row_wise("/tmp/unused"))
+
+
+def test_a_spark_connect_session_is_refused_before_the_job_is_planned():
+    connect = type("SparkSession", (), {"__module__": "pyspark.sql.connect.session"})()
+    with pytest.raises(JobContractError, match="does not run through Spark Connect"):
+        stateful_plan("upsert_counts", connect, stateful.upsert_counts("/tmp/unused"))

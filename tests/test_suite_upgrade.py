@@ -1,0 +1,176 @@
+"""The upgrade suite, the dynamic half of `upgrade`: its histories and rule on written data, then real trials
+of jobs switched at a drawn batch, through the suite's own search and shrinking: `count` -> `sum` and two
+keys swapped restart and change exactly the groups held across the switch, a refactor continues the old
+job's results, an added key fails the restart as predicted; a wrong prediction and a new job with a bug are
+caught small, and the job's counterexample replays."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from frontier_harness.model.event_time.stateful import Batch, Record, Span, StatefulPlan, Window, watermarks
+from frontier_harness.model.upgrade.switch import Mix
+from frontier_harness.properties.checks.event_time.oracles.stateful_rows import Step
+from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.upgrade import upgrade
+from frontier_harness.properties.checks.upgrade.oracles.switch_rows import expected_groups
+from frontier_harness.properties.checks.upgrade.strategies.upgrade import (
+    draw_upgrade_history,
+    scripted_upgrade,
+    switch_step,
+)
+from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.profiles import PROFILES
+from frontier_harness.properties.engine.source import RandomSource
+
+SUITE = get_suite("upgrade")
+PLAN = StatefulPlan("aggregation", (5_000,), Window(10_000), ("key",), "update", 5_000)
+EXAMPLE = "frontier_harness.streaming_job_example.windowed_counts"
+CHANGED = "frontier_harness.streaming_job_example.windowed_counts_changed"
+JOBS = "tests.jobs.upgrades"
+
+
+def test_every_history_has_one_switch_and_the_directed_ones_reach_each_hard_case():
+    for seed in range(40):
+        history = draw_upgrade_history(RandomSource(seed), "partitioned", PLAN)
+        assert sum(a.args.get("upgrade") is True for a in history.actions) == 1, history
+        assert switch_step(history) is not None
+    for event, draw in upgrade.directed(PLAN).items():
+        assert event in upgrade.aimed_at(PLAN, draw(RandomSource(0), "partitioned")), event
+    crashed = scripted_upgrade(
+        RandomSource(0), "partitioned", PLAN, "ahead trigger ahead crash:after_sink upgrade"
+    )
+    assert set(upgrade.aimed_at(PLAN, crashed)) == {
+        upgrade.SWITCH_CRASH,
+        upgrade.RAN_AFTER,
+        upgrade.FAILED_AS_PREDICTED,
+    }
+
+
+def test_a_group_held_across_the_switch_is_the_rule_of_its_mix():
+    r = lambda t, data, offset: Record("a", t, data, 0, offset)  # noqa: E731
+    batches = (Batch(0, (r(15_000, "r0", 0),)), Batch(1, (r(17_500, "r1", 1),), True))
+    trial = Step(2, batches, frozenset({0, 1}), watermarks(batches, PLAN.delays))
+    span = Span(10_000, 20_000)
+    groups = {mix: expected_groups(PLAN, trial, 1, mix) for mix in Mix}
+    assert [(g.span, g.key, g.named) for g in groups[Mix.PLAIN]] == [(span, ("a",), True)]
+    assert [[job for job, _ in g.frames] for g in groups[Mix.ADDED]] == [["old", "new"]]
+    assert [len(frame) for _, frame in groups[Mix.ORPHANED][0].frames] == [1]  # the record after the switch
+    assert [len(frame) for _, frame in groups[Mix.PLAIN][0].frames] == [2]  # both records
+    before = expected_groups(PLAN, trial, 2, Mix.ADDED)  # no switch yet: the old job's row over both
+    assert [(g.named, [job for job, _ in g.frames]) for g in before] == [(False, ["old"])]
+
+
+# A few real trials a run, as `check --job ... --upgrade-to` runs them (the ci profile's order: the directed
+# trials, then one wave, or two to catch a bug), with a shrink budget a loaded machine does not cut short.
+TRIALS = attrs.evolve(PROFILES["ci"], batched_screening_histories=6 * 1_667, shrink_seconds=900)
+MORE_TRIALS = attrs.evolve(TRIALS, batched_screening_histories=12 * 1_667)
+
+
+def _run(old: str, new: str, wrong_mix: Mix | None = None, profile=TRIALS):
+    from frontier_harness.properties.adapters.upgrade import UpgradeImplementation
+    from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+
+    impl = UpgradeImplementation(old, new)
+    if wrong_mix is not None:  # a planted bug in the prediction: the suite must catch it
+        impl.mix = wrong_mix
+    return run_suite(SuiteRequest(SUITE, impl, impl.name, profile, 0)), impl
+
+
+PAIRS = [
+    (f"{EXAMPLE}:factory", f"{CHANGED}:summed", Mix.ADDED),
+    (f"{EXAMPLE}:factory", f"{CHANGED}:refactored", Mix.PLAIN),
+    (f"{JOBS}:keyed_by_two_on_records", f"{JOBS}:keys_swapped_on_records", Mix.ORPHANED),
+    (f"{EXAMPLE}:factory", f"{JOBS}:key_added_on_records", None),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.parametrize("old,new,mix", PAIRS, ids=[p[1].rsplit(":", 1)[1] for p in PAIRS])
+def test_an_upgrade_holds_as_predicted_and_reaches_every_hard_case(old, new, mix, spark_session):
+    result, impl = _run(old, new)
+    assert impl.mix == mix, impl.comparison
+    failed = [(r.property, r.failure.message) for r in result.results if r.failure is not None]
+    assert not failed, failed
+    assert result.missing_events == (), result.missing_events
+    assert sum(r.examples for r in result.results) >= len(upgrade.EVENTS)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.parametrize("old,new,_", PAIRS[0:3:2], ids=["summed", "keys_swapped"])
+def test_a_prediction_that_calls_a_mixing_upgrade_safe_fails_small_naming_the_row(old, new, _, spark_session):
+    # judged as if safe (exactly once against the new job's transform), the rows held across the switch are wrong
+    result, _impl = _run(old, new, wrong_mix=Mix.PLAIN)
+    [failure] = [r.failure for r in result.results if r.failure is not None]
+    assert "held in state at the switch" in failure.message and "from batch" in failure.message, (
+        failure.message
+    )
+    assert len(failure.history.actions) <= 6, failure.history
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_new_job_with_a_bug_is_caught_and_its_counterexample_replays(spark_session, tmp_path):
+    result, impl = _run(f"{EXAMPLE}:factory", "tests.jobs.stateful:upsert_by_window", profile=MORE_TRIALS)
+    [failure] = [r.failure for r in result.results if r.failure is not None]
+    assert "missing" in failure.message, failure.message
+    path = counterexample.write(failure, tmp_path)
+    assert counterexample.read(path).impl == impl.name
+    assert main(["replay", str(path)]) == 1
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    "args,problem",
+    [
+        (["--suite", "upgrade", "--job", f"{EXAMPLE}:factory"], "--suite upgrade under --job needs --upgrade-to"),
+        (["--suite", "stateful", "--job", f"{EXAMPLE}:factory", "--upgrade-to", f"{CHANGED}:summed"],
+         "--upgrade-to names the new job of --suite upgrade"),
+        (["--suite", "upgrade", "--job", f"{EXAMPLE}:factory", "--upgrade-to", "tests.jobs.stateful:promises_ten_seconds"],
+         "cannot judge the trials of"),
+    ],
+    ids=["no_new_job", "not_the_upgrade_suite", "delay_changed"],
+)  # fmt: skip
+def test_an_upgrade_the_trials_cannot_run_is_refused_in_one_line(args, problem, spark_session, capsys):
+    assert main(["check", *args]) == 2
+    out = capsys.readouterr().out.strip()
+    assert problem in out and len(out.splitlines()) == 1, out
+
+
+def test_the_hard_cases_are_what_the_trial_showed_never_the_history():
+    """A history aimed at a crash before the switch and a batch after it reaches neither unless the trial
+    showed them: the crash seen and the query down at the switch, a batch committed by the new job after
+    one of the old job's."""
+    from frontier_harness.model.vocabulary.streaming import StreamingLabel as L
+
+    history = scripted_upgrade(
+        RandomSource(0), "partitioned", PLAN, "ahead trigger ahead crash:after_sink upgrade"
+    )
+    assert (
+        switch_step(history) == 5
+    )  # query, produce, trigger (2), produce, trigger at after_sink (4), restart
+    nothing = {(s, label): frozenset() for s in (2, 4, 5, 6) for label in (L.OFFSETS, L.COMMITS)}
+    assert upgrade.reached(history, nothing, None) == {upgrade.SWITCH_CLEAN}  # the query up, nothing run
+    shown = nothing | {(4, L.CRASH): frozenset({("after_sink",)}), (4, L.DOWN): frozenset({("down",)})}
+    shown |= {(s, L.COMMITS): frozenset({0}) for s in (2, 4)} | {
+        (s, L.COMMITS): frozenset({0, 1}) for s in (5, 6)
+    }
+    assert upgrade.reached(history, shown, None) == {upgrade.SWITCH_CRASH, upgrade.RAN_AFTER}
+    down_without_a_crash = shown | {(4, L.CRASH): frozenset()}
+    del down_without_a_crash[(4, L.CRASH)]
+    assert upgrade.reached(history, down_without_a_crash, None) == {upgrade.RAN_AFTER}
+
+
+def test_an_upgrade_whose_restart_fails_requires_what_its_trials_can_show():
+    from types import SimpleNamespace
+
+    from frontier_harness.model.vocabulary.upgrade import Verdict
+
+    fails = SimpleNamespace(plan=PLAN, comparison=SimpleNamespace(outcome=lambda: Verdict.RESTART_FAILS))
+    runs = SimpleNamespace(plan=PLAN, comparison=SimpleNamespace(outcome=lambda: Verdict.SAFE))
+    assert SUITE.for_implementation(fails).required_events == upgrade.EVENTS_WHEN_RESTART_FAILS
+    assert SUITE.for_implementation(runs).required_events == upgrade.EVENTS

@@ -1,0 +1,92 @@
+"""Spark is the oracle of the upgrade check's static half: for each change of `tests/jobs/upgrades.py`, the
+old job writes a checkpoint over two batches, the new job restarts on it (`tests/upgrade_runs.py`), and
+the verdict `upgrade` predicts, from the two plans (`--from`), from the checkpoint alone (`--checkpoint`)
+and from both, is what Spark did: it raised that error, or it ran and the rows of the groups written after
+the switch are (`safe`) or are not (`restarts, results change`) those the new job writes had it always
+run. A disagreement is a bug in the prediction, never in Spark."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from frontier_harness.model.upgrade.compare import compare, merged
+from frontier_harness.model.vocabulary.upgrade import Verdict
+from frontier_harness.properties.adapters.upgrade import recorded_checkpoint, recorded_job
+from tests.upgrade_runs import JOBS, always, differs, restarted, restored, scratch
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+FAILS, CHANGE, SAFE = Verdict.RESTART_FAILS, Verdict.RESULTS_CHANGE, Verdict.SAFE
+
+
+@attrs.frozen
+class Case:
+    old: str
+    new: str
+    verdict: Verdict
+    error: str | None = None
+    renamed: dict = attrs.field(factory=dict)  # the old job's columns under the new job's names
+    group: tuple = ("key", "window")
+    moved: bool = False
+    unrecorded: str | None = None  # what the change is in that a checkpoint does not record
+
+
+CASES = [
+    Case("counts", "counts", SAFE),
+    Case("counts", "filter_added", CHANGE, unrecorded="filters"),
+    Case("counts", "projection_reordered", SAFE),
+    Case("counts", "key_added", FAILS, "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"),
+    Case("counts", "key_removed", FAILS, "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"),
+    Case("counts", "key_renamed", SAFE, renamed={"key": "user"}, group=("user", "window")),
+    Case("keyed_by_two", "keys_swapped", CHANGE, group=("key", "data", "window")),
+    Case("counts", "count_to_sum", CHANGE),
+    Case("counts", "count_to_average", FAILS, "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"),
+    Case("counts", "aggregate_renamed", SAFE, renamed={"n": "total"}),
+    Case("counts", "window_longer", CHANGE),
+    Case("counts", "sql_window", SAFE),
+    Case("counts", "delay_longer", CHANGE),
+    Case("counts", "delay_in_milliseconds", SAFE),
+    Case("counts", "deduplication_added", FAILS, "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA"),
+    Case("counts", "aggregation_removed", FAILS, "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA"),
+    Case("counts", "more_partitions", SAFE),
+    Case("counts", "rocksdb", SAFE),
+    Case("two_watermarks", "policy_max", CHANGE),
+    Case("counts", "policy_max_one_watermark", SAFE),
+    Case("counts", "source_added", FAILS, "AssertionError"),
+    Case("counts", "append_mode", CHANGE, unrecorded="output mode"),
+    Case("counts", "counts", CHANGE, moved=True),
+]
+WORKING = scratch() / "working"
+
+
+def _what_spark_did(spark, case: Case, ran) -> tuple[Verdict, str | None]:
+    if ran.error is not None:
+        return FAILS, ran.error
+    changed = differs(ran, always(spark, case.new), case.group, case.renamed)
+    return (CHANGE if changed else SAFE), None
+
+
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{c.old}->{c.new}" + ("-moved" if c.moved else "") for c in CASES]
+)
+def test_the_predicted_verdict_is_what_spark_does_on_the_restart(case, spark_session):
+    root = restored(spark_session, case.old, WORKING, case.moved)
+    old = recorded_job(f"{JOBS}:{case.old}", WORKING / "job")
+    new = recorded_job(f"{JOBS}:{case.new}", root / "job")
+    written = recorded_checkpoint(root / "checkpoint")
+    predicted = {
+        "--from": compare(old, new),
+        "--checkpoint": compare(written, new),
+        "both": compare(merged(old, written), new),
+    }
+    spark = _what_spark_did(spark_session, case, restarted(spark_session, case.new, root))
+    assert spark == (case.verdict, case.error), f"Spark did {spark}: the case's expectation is wrong"
+    for how, comparison in predicted.items():
+        if (
+            how == "--checkpoint" and case.unrecorded
+        ):  # a checkpoint does not record it: not compared, said so
+            assert comparison.outcome() is SAFE and any(case.unrecorded in n for n in comparison.not_compared)
+            continue
+        lines = [d.line() for d in comparison.differences]
+        error = comparison.error()  # an error class, or an exception and its message
+        assert (comparison.outcome(), error and error.split(":")[0]) == spark, (how, lines)

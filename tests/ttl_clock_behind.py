@@ -1,0 +1,41 @@
+"""A ttl_spark_state driver whose JVM runs an hour behind the real clock: the production driver
+(`frontier_harness.spark_impl.ttl.state.driver`) with its JVM under Debian's libfaketime
+(`FAKETIME_DONT_FAKE_MONOTONIC=1`). The planted restart of `tests.planted_ttl_state:restarts_an_hour_behind`:
+every restart of the query runs on a machine whose clock is behind the first driver's, so the batch
+timestamp goes back. This Python process is not faked (libfaketime breaks Python's `time.sleep`), nor
+are the Python workers the JVM starts.
+
+`python -m tests.ttl_clock_behind SPEC`, as the production driver is run.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from pathlib import Path
+
+LIBFAKETIME = "/usr/lib/*/faketime/libfaketime.so.1"  # not libfaketimeMT: a JVM on it ran ~25x slower here
+BEHIND = "-3600s"
+
+
+def fake_the_jvm_clock(offset: str, root: Path) -> None:
+    """The JVM started after this call (and only it) reads a wall clock `offset` away: the Python workers it
+    starts, on the driver (transformWithState's) and the executors, run through a script in `root` that
+    drops libfaketime first (under it, Python's `time.sleep` fails with EINVAL)."""
+    [library] = glob.glob(LIBFAKETIME)
+    python = root / "python-on-the-real-clock"
+    python.write_text(
+        f'#!/bin/sh\nunset LD_PRELOAD FAKETIME FAKETIME_DONT_FAKE_MONOTONIC\nexec {sys.executable} "$@"\n'
+    )
+    python.chmod(0o755)
+    os.environ.update(
+        LD_PRELOAD=library, FAKETIME=offset, FAKETIME_DONT_FAKE_MONOTONIC="1", PYSPARK_PYTHON=str(python)
+    )
+
+
+if __name__ == "__main__":
+    fake_the_jvm_clock(BEHIND, Path(sys.argv[1]).parent)
+    from frontier_harness.spark_impl.ttl.state.driver import main
+
+    main(sys.argv[1])
