@@ -8,9 +8,11 @@ monotone`, and TTL runs on the clock set back. One history through the suite's o
 with a 3 s TTL and reads it; batch 1, 6 s later, reads it expired; then the query restarts in a driver of
 its own (`tests.ttl_clock_behind`, the planted `tests.planted_ttl_state:restarts_an_hour_behind`), which
 reads it again and puts and reads another (batch 2). `ci/install-test-packages.sh` installs faketime.
-A JVM under libfaketime runs ~27x slower here (one round in a driver of its own: 15 s, and 405 s under
-libfaketime; calibration: python-loop 0.244 s, jvm-start 0.126 s, load 35.17 on 2 cores), so the suite's
-search, a driver per restart and per shrinking call, is not run with it: this one history is.
+Under libfaketime's default "forced monotonic fix" the JVM's timed waits returned at once and it ran ~27x
+slower (one round in a driver of its own: 405 s instead of 15); with the fix off (`tests/ttl_clock_behind.py`)
+this test ran 41 s (calibration: python-loop 0.668 s, jvm-start 0.229 s, load 10.85 on 2 cores). The
+suite's search, a driver per restart and per shrinking call, is still not run with the planted restart:
+this one history is.
 """
 
 from __future__ import annotations

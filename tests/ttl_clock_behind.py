@@ -1,6 +1,6 @@
 """A ttl_spark_state driver whose JVM runs an hour behind the real clock: the production driver
 (`frontier_harness.spark_impl.ttl.state.driver`) with its JVM under Debian's libfaketime
-(`FAKETIME_DONT_FAKE_MONOTONIC=1`). The planted restart of `tests.planted_ttl_state:restarts_an_hour_behind`:
+(`FAKETIME_DONT_FAKE_MONOTONIC=1`, `FAKETIME_FORCE_MONOTONIC_FIX=0`). The planted restart of `tests.planted_ttl_state:restarts_an_hour_behind`:
 every restart of the query runs on a machine whose clock is behind the first driver's, so the batch
 timestamp goes back. This Python process is not faked (libfaketime breaks Python's `time.sleep`), nor
 are the Python workers the JVM starts.
@@ -15,7 +15,12 @@ import os
 import sys
 from pathlib import Path
 
-LIBFAKETIME = "/usr/lib/*/faketime/libfaketime.so.1"  # not libfaketimeMT: a JVM on it ran ~25x slower here
+LIBFAKETIME = "/usr/lib/*/faketime/libfaketime.so.1"
+# libfaketime 0.9.10's "forced monotonic fix" (on by default on this glibc) makes every timed wait of the JVM
+# (Object.wait, LockSupport.parkNanos) return at once and Thread.sleep(1) take ~26 ms: the JVM spins, and a
+# driver's round took 405 s instead of 15. Off, waits and sleeps keep their length and the wall clock is
+# still an hour behind (measured with a 10-line Java program: java under both settings).
+FAKED_JVM = {"FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_FORCE_MONOTONIC_FIX": "0"}
 BEHIND = "-3600s"
 
 
@@ -26,12 +31,10 @@ def fake_the_jvm_clock(offset: str, root: Path) -> None:
     [library] = glob.glob(LIBFAKETIME)
     python = root / "python-on-the-real-clock"
     python.write_text(
-        f'#!/bin/sh\nunset LD_PRELOAD FAKETIME FAKETIME_DONT_FAKE_MONOTONIC\nexec {sys.executable} "$@"\n'
+        f'#!/bin/sh\nunset LD_PRELOAD FAKETIME {" ".join(FAKED_JVM)}\nexec {sys.executable} "$@"\n'
     )
     python.chmod(0o755)
-    os.environ.update(
-        LD_PRELOAD=library, FAKETIME=offset, FAKETIME_DONT_FAKE_MONOTONIC="1", PYSPARK_PYTHON=str(python)
-    )
+    os.environ.update(LD_PRELOAD=library, FAKETIME=offset, PYSPARK_PYTHON=str(python), **FAKED_JVM)
 
 
 if __name__ == "__main__":
