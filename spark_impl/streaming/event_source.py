@@ -74,4 +74,4 @@ class EventSource(UpstreamSource):
     format_name, row_schema, stream_reader = NAME, SCHEMA, EventStreamReader
 
     def streamReader(self, schema) -> EventStreamReader:
-        return EventStreamReader(self.options["path"], self.options.get(SIDE))
+        return self.stream_reader(self.options["path"], self.options.get(SIDE))
