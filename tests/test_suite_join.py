@@ -15,7 +15,7 @@ from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.source import RandomSource
-from tests.test_suite_stateful import _run
+from tests.test_suite_stateful import HELD, _run
 from tests.test_suite_streaming import observed
 
 S = 1_000
@@ -199,7 +199,7 @@ def test_inner_left_and_right_outer_joins_hold_and_reach_every_hard_case(job, sp
     from what the trials observed (a right outer join too, its directed histories with the sides swapped)."""
     from frontier_harness.properties.engine.verdict import Verdict
 
-    result, impl = _run(job)
+    result, impl = _run(job, profile=HELD)
     verdicts = {r.property: r.verdict for r in result.results}
     assert set(verdicts.values()) <= {Verdict.HELD, Verdict.NOT_APPLICABLE}, verdicts
     assert verdicts["exactly_once"] is Verdict.HELD and verdicts["state_bounded"] is Verdict.HELD, verdicts

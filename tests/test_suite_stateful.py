@@ -490,10 +490,14 @@ def test_a_job_that_cannot_be_imported_is_refused_before_spark_starts(capsys):
 # A few real trials a run, as `check --job` runs them (the ci profile's order: the directed trials, then 12
 # screened; a failure shrunk), with a shrink budget a loaded machine does not cut short.
 TRIALS = attrs.evolve(PROFILES["ci"], batched_screening_histories=1_920, shrink_seconds=900)
+# A correct job's run: its directed histories (every hard case) and one random trial beside them. The search's
+# breadth (`TRIALS`: 12 random trials) is the wrong jobs' to show; a correct job's claim is that it holds where
+# the hard cases are, and each random trial costs a driver start or more.
+HELD = attrs.evolve(TRIALS, batched_screening_histories=160)
 
 
-def _run(job: str, only: str | None = None, impl=None):
-    """The suite's run of `job` (or of a planted `impl`) under `TRIALS`, of the property `only` if named."""
+def _run(job: str, only: str | None = None, impl=None, profile=TRIALS):
+    """The suite's run of `job` (or of a planted `impl`) under `profile`, of the property `only` if named."""
     from frontier_harness.properties.adapters.job import load_job
     from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 
@@ -501,7 +505,7 @@ def _run(job: str, only: str | None = None, impl=None):
     suite = SUITE.under_job()
     if only is not None:
         suite = attrs.evolve(suite, properties=(suite.property(only),))
-    return run_suite(SuiteRequest(suite, impl, impl.name, TRIALS, 0)), impl
+    return run_suite(SuiteRequest(suite, impl, impl.name, profile, 0)), impl
 
 
 @pytest.mark.spark
@@ -545,7 +549,7 @@ def test_a_correct_job_holds_and_reaches_every_hard_case(job, spark_session):
     hard case the job requires was reached, counted from what the trials observed."""
     from frontier_harness.properties.engine.verdict import Verdict
 
-    result, _ = _run(f"tests.jobs.stateful:{job}")
+    result, _ = _run(f"tests.jobs.stateful:{job}", profile=HELD)
     verdicts = {r.property: r.verdict for r in result.results}
     assert set(verdicts.values()) <= {Verdict.HELD, Verdict.NOT_APPLICABLE}, verdicts
     assert Verdict.HELD in verdicts.values() and verdicts["exactly_once"] is Verdict.HELD, verdicts
@@ -612,3 +616,14 @@ def test_laws_under_sigkill_catch_the_append_writer_through_the_suites_own_searc
     [failure] = [r.failure for r in result.results if r.failure is not None]
     assert "doubled" in failure.message and len(failure.history.actions) <= 6, failure.history
     assert any(a.args.get("kill") for a in failure.history.actions), failure.history
+
+
+@pytest.mark.parametrize("source", ["CountingEventSource", "EagerEventSource"])
+def test_a_planted_event_source_reads_through_its_own_reader(source, tmp_path):
+    """A planted source reaches Spark through its own reader (its class's `stream_reader`): while
+    `EventSource.streamReader` named its reader class, the planted bugs ran as the correct source and the
+    wrong-job tests of `stateful_latest_offset_backwards` and `stateful_commits_beyond_durable` found nothing."""
+    from tests import planted_streaming
+
+    planted = getattr(planted_streaming, source)
+    assert type(planted({"path": str(tmp_path)}).streamReader(None)) is planted.stream_reader
