@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 OUTPUT = "FRONTIER_HARNESS_COLLECTED"
+NIGHTLY = "nightly"
 
 
 def marker_skips(item: pytest.Item) -> list[str]:
@@ -24,8 +25,8 @@ def marker_skips(item: pytest.Item) -> list[str]:
     >>> from types import SimpleNamespace
     >>> marks = [pytest.mark.slow, pytest.mark.skipif(False, reason="never"), pytest.mark.skipif(True, reason="no X")]
     >>> marks += [pytest.mark.xfail(reason="flaky"), pytest.mark.xfail(run=False, reason="hangs"), pytest.mark.skip]
-    >>> marker_skips(SimpleNamespace(iter_markers=lambda: [m.mark for m in marks]))
-    ['skipif: no X', 'xfail(run=False): hangs', 'skip: ']
+    >>> marker_skips(SimpleNamespace(iter_markers=lambda: [m.mark for m in marks + [pytest.mark.nightly]]))
+    ['skipif: no X', 'xfail(run=False): hangs', 'skip: ', 'nightly: .ci/run leaves it to the nightly run']
     """
     reasons = []
     for mark in item.iter_markers():
@@ -35,6 +36,8 @@ def marker_skips(item: pytest.Item) -> list[str]:
             reasons.append(f"{mark.name}: {said}")
         elif mark.name == "xfail" and not mark.kwargs.get("run", True):
             reasons.append(f"xfail(run=False): {said}")
+        elif mark.name == "nightly":
+            reasons.append(f"{NIGHTLY}: .ci/run leaves it to the nightly run")
     return reasons
 
 

@@ -4,7 +4,9 @@ A name is a pytest node id (`tests/test_x.py::test_y`, with `[case]` for one par
 every case). It must be collected, from a `tests/**/test_*.py` file (what `.ci/run`'s pytest collects),
 and no marker may stop it: `.ci/run` runs the fast tests (the README's test command) and then the `slow`
 ones (`--run-slow -m slow`), so a `skip`, a holding `skipif` or an `xfail(run=False)` is the only way a
-named test would not run. Renaming or deleting a named test fails here, naming it.
+named test would not run. A `nightly` test (`.ci/run` leaves it to the nightly run: CI's 90 minutes) may be
+named only on a line that says "(nightly)", so a claim CI does not show says so. Renaming or deleting a named
+test fails here, naming it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.collected_tests import OUTPUT
+from tests.collected_tests import NIGHTLY, OUTPUT
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = ROOT / "docs" / "claims.md"
@@ -33,6 +35,16 @@ def named_tests(text: str) -> set[str]:
     ['tests/cdc/test_z.py::test_w', 'tests/test_x.py::test_y[ci]']
     """
     return set(NODE_ID.findall(text))
+
+
+def nightly_named(text: str) -> set[str]:
+    """The node ids named on a line that says the claim is shown by the nightly run only.
+
+    >>> page = ["| a | `tests/test_x.py::test_y` (nightly) |", "| b | `tests/test_x.py::test_z` |"]
+    >>> sorted(nightly_named(chr(10).join(page)))
+    ['tests/test_x.py::test_y']
+    """
+    return {n for line in text.splitlines() if f"({NIGHTLY})" in line for n in named_tests(line)}
 
 
 @functools.cache
@@ -65,8 +77,9 @@ def collect_into(output: Path, files: tuple[str, ...]) -> dict[str, list[str]]:
     return json.loads(output.read_text())
 
 
-def not_run(named: set[str], found: dict[str, list[str]]) -> list[str]:
-    """Each named test `.ci/run` would not run, with why; empty when it runs them all.
+def not_run(named: set[str], found: dict[str, list[str]], nightly: frozenset[str] = frozenset()) -> list[str]:
+    """Each named test `.ci/run` would not run, with why; empty when it runs them all (a `nightly` one named
+    as such, in `nightly`, does not count).
 
     >>> found = {"tests/test_a.py::test_b[x]": [], "tests/test_a.py::test_c": ["skip: no"]}
     >>> not_run({"tests/test_a.py::test_b", "tests/test_a.py::test_c", "tests/a.py::test_d"}, found)
@@ -81,7 +94,9 @@ def not_run(named: set[str], found: dict[str, list[str]]) -> list[str]:
             said.append(f"{node}: not a tests/**/test_*.py file, which .ci/run collects")
         elif not cases:
             said.append(f"{node}: not collected (renamed, deleted, or a case id that changed?)")
-        elif skips := sorted({why for n in cases for why in found[n]}):
+        elif skips := sorted(
+            {why for n in cases for why in found[n] if not (node in nightly and why.startswith(NIGHTLY))}
+        ):
             said.append(f"{node}: skipped by a marker ({'; '.join(skips)})")
     return said
 
@@ -90,7 +105,7 @@ def check_claims(text: str) -> list[str]:
     """What `not_run` says of every test a claims page names, collecting their files once."""
     named = named_tests(text)
     files = tuple(sorted({n.split("::")[0] for n in named if (ROOT / n.split("::")[0]).exists()}))
-    return not_run(named, collected(files) if files else {})
+    return not_run(named, collected(files) if files else {}, frozenset(nightly_named(text)))
 
 
 def test_every_test_the_claims_name_is_collected_and_run_by_ci_run():

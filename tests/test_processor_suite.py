@@ -210,6 +210,7 @@ def test_the_processor_example_holds_and_reaches_every_hard_case(spark_session):
 
 
 @pytest.mark.slow
+@pytest.mark.nightly  # .ci/run leaves it to the nightly run (CI's 90 minutes: docs/claims.md)
 @pytest.mark.spark
 def test_the_processor_counting_in_a_python_dict_is_caught_small_after_a_restart(spark_session):
     """`processor_counts_in_memory`: through the suite's own search and shrinking, `crash_invisible` fails

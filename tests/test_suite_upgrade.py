@@ -116,6 +116,7 @@ def test_a_prediction_that_calls_a_mixing_upgrade_safe_fails_small_naming_the_ro
 
 
 @pytest.mark.slow
+@pytest.mark.nightly  # .ci/run leaves it to the nightly run (CI's 90 minutes: docs/claims.md)
 @pytest.mark.spark
 def test_a_new_job_with_a_bug_is_caught_and_its_counterexample_replays(spark_session, tmp_path):
     result, impl = _run(f"{EXAMPLE}:factory", "tests.jobs.stateful:upsert_by_window", profile=MORE_TRIALS)

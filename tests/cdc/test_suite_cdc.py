@@ -92,6 +92,7 @@ def test_a_planted_bug_is_caught_through_the_search_and_shrunk(
 
 
 @pytest.mark.slow
+@pytest.mark.nightly  # .ci/run leaves it to the nightly run (CI's 90 minutes: docs/claims.md)
 @pytest.mark.spark
 def test_an_append_writer_job_is_caught_doubling_a_re_run_batch(spark_session, postgres_cluster, tmp_path):
     from frontier_harness.properties.adapters.job import load_suite_job
