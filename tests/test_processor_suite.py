@@ -5,6 +5,8 @@ and shrinking on real trials."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import attrs
 import pytest
 
@@ -14,6 +16,7 @@ from frontier_harness.properties.checks.event_time.oracles.reference_run import 
 from frontier_harness.properties.checks.event_time.processor_reached import (
     STATE_ACROSS_KILL,
     TIMER_AFTER_RESTART,
+    TIMER_RERUN,
     processor_reached,
 )
 from frontier_harness.properties.checks.registry import get_suite
@@ -151,6 +154,20 @@ def test_a_timer_across_a_restart_and_a_value_across_a_kill_are_read_from_the_st
     assert processor_reached(CRASHED, obs) == []
 
 
+def test_a_timer_fired_in_the_batch_after_sink_crashed_is_read_from_the_state_before_and_after_it():
+    """Batch 1 was logged and written when `after_sink` crashed, then committed by the restart: a timer the
+    state of batch 0 held and batch 1's lacks fired in the batch Spark ran twice."""
+    timer = (0, 0, "$timers", '{"key":"a"}', 20 * S)
+    obs = _crashed_observation([])
+    obs.update(_state(timer, (1, 0, "count", '{"key":"b"}', '{"count":1}')))
+    assert TIMER_RERUN in processor_reached(CRASHED, obs)
+    obs.update(_state(timer, (1, 0, "$timers", '{"key":"a"}', 20 * S)))  # still registered: it did not fire
+    assert TIMER_RERUN not in processor_reached(CRASHED, obs)
+    del obs[(4, "crash")]  # no crash after the sink: no batch ran twice
+    obs.update(_state(timer, (1, 0, "count", '{"key":"b"}', '{"count":1}')))
+    assert TIMER_RERUN not in processor_reached(CRASHED, obs)
+
+
 def test_a_processor_requires_its_cases_and_the_model_properties_do_not_apply_to_it():
     suite = SUITE.scaled_to(PROCESSOR)
     assert TIMER_AFTER_RESTART in suite.required_events and STATE_ACROSS_KILL in suite.required_events
@@ -163,8 +180,13 @@ def test_a_processor_requires_its_cases_and_the_model_properties_do_not_apply_to
     assert "no user's processor" in SUITE.property("crash_invisible").applies(_Model())
     draws = suite.property("crash_invisible").directed.values()
     directed = {h.key: h for h in (draw(RandomSource(0), "partitioned") for draw in draws)}
-    assert all(h.actions[0].args == {"trigger": "processingTime"} for h in directed.values())
-    assert len(directed) == 7  # a history a crash point, in the driver and by SIGKILL, and a plain restart
+    triggers = Counter(h.actions[0].args["trigger"] for h in directed.values())
+    assert triggers == {"processingTime": 7, "availableNow": 1}, (
+        triggers
+    )  # the timer fired in a re-run batch's
+    assert (
+        TIMER_RERUN in suite.required_events and TIMER_RERUN not in SUITE.scaled_to(untimed).required_events
+    )
 
 
 class _Model:
@@ -221,6 +243,22 @@ def test_the_processor_counting_in_a_python_dict_is_caught_small_after_a_restart
     assert "differs from the same processor's run over the same batches without a crash" in failure.message
     assert any(a.name == "restart" for a in failure.history.actions), failure.history
     assert len(failure.history.actions) <= 5, failure.history
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_processor_whose_timer_rows_are_appended_twice_after_a_crash_is_caught_small(spark_session):
+    """`processor_append_writer` (tests.jobs.stateful): the example's processor, its rows written with the
+    docs' `mode("append")`. Through the suite's own search and shrinking, `crash_invisible` fails on a short
+    history whose crash falls between a batch's write and its commit: the batch runs again, its timer fires
+    again, and its row is held twice where the run without a crash holds it once."""
+    result, _ = _run("tests.jobs.stateful:processor_append_writer", only="crash_invisible")
+    [failure] = [r.failure for r in result.results if r.failure is not None]
+    print(len(failure.history.actions), "actions:", failure.message, failure.history.actions)
+    assert "differs from the same processor's run over the same batches without a crash" in failure.message
+    assert "held 2x, 1x without a crash" in failure.message, failure.message
+    assert any(a.args.get("fault") == "after_sink" for a in failure.history.actions), failure.history
+    assert len(failure.history.actions) <= 6, failure.history  # query, 3 records, 2 triggers
 
 
 @pytest.mark.spark

@@ -9,6 +9,7 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from frontier_harness.streaming_job_example.processor_counts import ProcessorCounts
 from frontier_harness.streaming_job_example.windowed_counts import WindowedCounts
 
 
@@ -314,3 +315,16 @@ class RunningCountsWithTimeouts(WindowedCounts):
 
 def running_counts_with_timeouts(directory: str) -> RunningCountsWithTimeouts:
     return RunningCountsWithTimeouts(directory)
+
+
+class ProcessorCountsAppendWriter(AppendWriter, ProcessorCounts):
+    """The processor example (`processor_counts`) written with the docs' `mode("append")`: a batch whose
+    timers fired, run again after a crash between its write and its commit, fires them again and appends
+    their rows a second time."""
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        return spark.read.parquet(str(self.directory)) if _parquet(self.directory) else None
+
+
+def processor_append_writer(directory: str) -> ProcessorCountsAppendWriter:
+    return ProcessorCountsAppendWriter(directory)

@@ -7,7 +7,8 @@ wrote: the query re-runs a batch it logged with the offsets it logged, from the 
 reference is the same processor over the same batches, once, without any crash or restart
 (`reference_history`): the records of each batch the crashed trial's offset log bound (reclocked through
 it, as `stateful_rows.read_step` reads them), produced in their partitions in offset order and triggered
-batch by batch in one start of the query, under a processing-time trigger. Each reference history is run
+batch by batch in one start of the query, under the trial's trigger (an `availableNow` trial's reference, a run
+a batch: neither plans a batch that only moves the watermark). Each reference history is run
 once (`reference_runs` of the implementation, cached by history) and serves every property.
 
 The processor's timers fire by the watermark Spark hands it: first, the watermark every batch journaled
@@ -42,10 +43,11 @@ from frontier_harness.properties.engine.suite import Observation, Outcome
 SHOWN = 6  # keys named in a message
 
 
-def reference_of(domain: str, batches: Sequence[Batch]) -> History:
-    """The history that runs `batches` without a crash: each batch with records produced, in its partitions'
-    offset order, then triggered; a batch without records (Spark plans those itself) left out."""
-    actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: Trigger.PROCESSING_TIME})]
+def reference_of(domain: str, batches: Sequence[Batch], trigger: str = Trigger.PROCESSING_TIME) -> History:
+    """The history that runs `batches` without a crash, under the crashed trial's `trigger`: each batch with
+    records produced, in its partitions' offset order, then triggered; a batch without records (Spark plans
+    those itself, an `availableNow` run none) left out."""
+    actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger})]
     for batch in batches:
         if not batch.records:
             continue
@@ -59,6 +61,16 @@ def reference_of(domain: str, batches: Sequence[Batch]) -> History:
             actions.append(Action(StreamingAction.PRODUCE, args))
         actions.append(Action(StreamingAction.TRIGGER, {}))
     return History(domain, tuple(actions))
+
+
+def trigger_of(history: History) -> str:
+    """The trigger a trial's query runs under: its `query` action's (a processing-time trigger without one).
+
+    >>> trigger_of(History("partitioned", (Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: "availableNow"}),)))
+    'availableNow'
+    """
+    query = next((a for a in history.actions if a.name == StreamingAction.QUERY), None)
+    return query.args.get(IngestionArg.TRIGGER, Trigger.PROCESSING_TIME) if query else Trigger.PROCESSING_TIME
 
 
 def held_at(reference: History, batches: Sequence[Batch], committed: frozenset[int]) -> int:
