@@ -15,11 +15,18 @@ watermarks, the `matched` flag, outer rows at eviction), `statefulOperators.scal
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.stateful_processor import (
+    ExpiredTimerInfo,
+    StatefulProcessor,
+    StatefulProcessorHandle,
+    TimerValues,
+)
 
 from frontier_harness.model.event_time.chain import carried, paired, passed_on
 from frontier_harness.model.event_time.dag import Node, Passing, per_operator
@@ -35,7 +42,10 @@ from frontier_harness.model.event_time.stateful import (
     deduplicate,
     watermarks,
 )
+from frontier_harness.model.event_time.timers import fires_in
 from frontier_harness.model.vocabulary.event_time import OutputMode
+from frontier_harness.spark_impl.streaming.query import PROVIDER
+from frontier_harness.spark_impl.ttl.state.query import ROCKSDB
 from tests.memory_query import MemoryQuery, left, right, row
 
 pytestmark = pytest.mark.spark
@@ -437,3 +447,53 @@ def test_the_output_modes_spark_runs_each_shape_in(spark_session, tmp_path):
         if shape is Shape.INNER_JOIN:
             ls, rs, marks = join_marks(q, (5 * S, 5 * S))
             assert joined_rows(join(StreamJoin(JoinType.INNER, RANGE), ls, rs, marks)) == q.emitted()
+
+
+class TimerAt20s(StatefulProcessor):
+    """Registers one event-time timer at 20 s for key `a` on its first record; emits `(key, due, mark)` when it
+    fires, `mark` the watermark Spark hands the processor then."""
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: TimerValues) -> Iterator[Any]:
+        list(rows)
+        if key[0] == "a" and not list(self.handle.listTimers()):
+            self.handle.registerTimer(20 * S)
+        return iter(())
+
+    def handleExpiredTimer(
+        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
+    ) -> Iterator[Any]:
+        import pandas as pd
+
+        due, mark = expiredTimerInfo.getExpiryTimeInMs(), timerValues.getCurrentWatermarkInMs()
+        yield pd.DataFrame({"key": [key[0]], "due": [due], "mark": [mark]})
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def test_an_event_time_timer_fires_in_the_first_batch_whose_eviction_watermark_reaches_it(
+    spark_session, tmp_path
+):
+    """`transformWithStateInPandas` in event-time mode, delay 5 s, a timer at 20 s registered in batch 0: the
+    watermark a millisecond short of it (E = 19.999 s) fires nothing, the batch whose E is exactly 20 s fires it,
+    once, handing the processor that watermark (`model/event_time/timers.py`)."""
+
+    def fired(rows: DataFrame) -> DataFrame:
+        marked = rows.withWatermark("event_time", "5 seconds").groupBy("key")
+        return marked.transformWithStateInPandas(
+            TimerAt20s(), "key string, due long, mark long", "Append", "EventTime"
+        )
+
+    q = MemoryQuery(spark_session, tmp_path, fired, conf={PROVIDER: ROCKSDB}).start()
+    q.feed(row("a", 12 * S, "registers"))
+    q.feed(row("w", 24_999, "short"))
+    q.feed(row("w", 25 * S, "reaches"))
+    q.feed(row("w", 30 * S, "past"))
+    q.stop()
+    eviction = q.eviction()
+    [(key, due, mark, batch)] = q.emitted()
+    assert (key, due, mark) == ("a", 20 * S, 20 * S) and eviction[batch] == 20 * S
+    assert 19_999 in eviction.values() and batch == fires_in(20 * S, eviction, registered_in=0), eviction
