@@ -40,9 +40,9 @@ class Spans:
     totals: dict[str, float] = attrs.field(factory=dict)
     counts: Counter[str] = attrs.field(factory=Counter)
 
-    def add(self, name: str, seconds: float) -> None:
+    def add(self, name: str, seconds: float, counted: bool = True) -> None:
         self.totals[name] = self.totals.get(name, 0.0) + seconds
-        self.counts[name] += 1
+        self.counts[name] += counted
 
     def seconds(self, name: str) -> float:
         return self.totals.get(name, 0.0)
@@ -69,8 +69,18 @@ def recording() -> Iterator[Spans]:
 
 
 @contextmanager
-def span(name: str) -> Iterator[None]:
-    """The wall time of the block, recorded as `name` in each open recording."""
+def span(name: str, counted: bool = True) -> Iterator[None]:
+    """The wall time of the block, recorded as `name` in each open recording; not `counted`, the rest of a
+    span counted before (its seconds added, its count not: a driver's start, launched, then waited for).
+
+    >>> with recording() as spans:
+    ...     with span(DRIVER_START):
+    ...         pass
+    ...     with span(DRIVER_START, counted=False):
+    ...         pass
+    >>> spans.count(DRIVER_START)
+    1
+    """
     started = time.perf_counter()
     try:
         yield
@@ -78,4 +88,4 @@ def span(name: str) -> Iterator[None]:
         seconds = time.perf_counter() - started
         with _lock:
             for spans in _recording:
-                spans.add(name, seconds)
+                spans.add(name, seconds, counted)

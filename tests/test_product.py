@@ -10,13 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from frontier_harness.model.time.domains import DOMAIN_NAMES
 from frontier_harness.properties.adapters import load_implementation
-from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.registry import SUITES, get_suite
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.config import load_config
 from frontier_harness.properties.engine.errors import HarnessError
+from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+from frontier_harness.properties.solver.registry import OBLIGATIONS
 from tests import planted
 from tests.helpers import QUICK
 
@@ -93,9 +96,9 @@ def test_replay_plot_draws_a_png(planted_failure, tmp_path):
 NOT_INT = st.text(string.printable, max_size=6).filter(lambda t: not t.strip().lstrip("-+").isdigit())
 NEGATIVE = st.integers(max_value=-1).map(str)
 NOT_POSITIVE = st.sampled_from(["0", "-1", "nan", "inf", "-inf", "1e999", "", "x"])
-NOT_A_NAME = st.text(string.ascii_letters + "(),:", min_size=1, max_size=8).filter(
-    lambda t: t not in ("dev", "ci", "thorough", "total", "partitioned", "laws")
-)
+# Every name a flag accepts: a fuzzed value that spells one (`temporal` is 8 letters) would run, not be refused.
+NAMES = {*PROFILES, *SUITES, *DOMAIN_NAMES, *(o.name for o in OBLIGATIONS)}
+NOT_A_NAME = st.text(string.ascii_letters + "(),:", min_size=1, max_size=8).filter(lambda t: t not in NAMES)
 # flag -> (verbs that take it, bad values for it)
 BAD = {
     "--seed": (["check", "verify"], NOT_INT | NEGATIVE),

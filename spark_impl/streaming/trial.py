@@ -305,7 +305,7 @@ class Trial:
 
     def _await(self, retries: int = RETRIES) -> None:
         if isinstance(self.query, driver.Attached) and self.query.starting:
-            with span(DRIVER_START):  # the rest of its start: the query's source initialized
+            with span(DRIVER_START, counted=False):  # the rest of its start: the query's source initialized
                 self.query.started()
         with span(WAIT):
             failed = self.query.drain()
