@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from frontier_harness.model.vocabulary.event_time import TimeMode
 from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, StreamingLabel
-from frontier_harness.properties.checks.streaming.committed import observed_steps
+from frontier_harness.properties.checks.streaming.committed import observed_steps, rerun_after_sink
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation
 
@@ -64,15 +64,7 @@ def _timers(state: set[tuple]) -> set[tuple]:
 def _timer_rerun(obs: Observation, after: dict[int, set[tuple]]) -> bool:
     """A batch logged and uncommitted when `after_sink` crashed, committed later, whose state lacks a timer
     the state of the batch before it held (see the module)."""
-    steps = observed_steps(obs)
-    for i, step in enumerate(steps):
-        if (CrashPoint.AFTER_SINK,) not in obs.get((step, StreamingLabel.CRASH), ()):
-            continue
-        left = {b for b, _ in obs[(step, StreamingLabel.OFFSETS)]} - obs[(step, StreamingLabel.COMMITS)]
-        later = set().union(*(obs[(s, StreamingLabel.COMMITS)] for s in steps[i + 1 :]))
-        if any(_timers(after.get(b - 1, set())) - _timers(after.get(b, set())) for b in left & later):
-            return True
-    return False
+    return any(_timers(after.get(b - 1, set())) - _timers(after.get(b, set())) for b in rerun_after_sink(obs))
 
 
 def _changed(values: dict, state: set[tuple]) -> bool:

@@ -43,11 +43,11 @@ from frontier_harness.model.event_time.stateful import (
     aggregate,
     deduplicate,
 )
-from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingLabel
+from frontier_harness.model.vocabulary.streaming import StreamingLabel
 from frontier_harness.properties.checks.event_time.oracles.stateful_rows import read_step
 from frontier_harness.properties.checks.event_time.strategies.stateful import is_late
 from frontier_harness.properties.checks.streaming import streaming
-from frontier_harness.properties.checks.streaming.committed import observed_steps, up_steps
+from frontier_harness.properties.checks.streaming.committed import rerun_after_sink, up_steps
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Outcome
 
@@ -191,12 +191,4 @@ def _idle(done: Sequence[Batch], marks: Watermarks, obs: Observation, step: int)
 
 def _reemitted(obs: Observation, emitting: set[int]) -> bool:
     """A batch that emitted a window, logged and uncommitted when `after_sink` crashed, committed later."""
-    steps = observed_steps(obs)
-    for i, step in enumerate(steps):
-        if (CrashPoint.AFTER_SINK,) not in obs.get((step, StreamingLabel.CRASH), ()):
-            continue
-        left = {b for b, _ in obs[(step, StreamingLabel.OFFSETS)]} - obs[(step, StreamingLabel.COMMITS)]
-        later = set().union(*(obs[(s, StreamingLabel.COMMITS)] for s in steps[i + 1 :]))
-        if left & emitting & later:
-            return True
-    return False
+    return bool(rerun_after_sink(obs) & emitting)

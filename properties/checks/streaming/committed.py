@@ -22,7 +22,7 @@ from frontier_harness.model.time.collection import Update
 from frontier_harness.model.time.domains import Partitioned, PartitionedTime
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
-from frontier_harness.model.vocabulary.streaming import StreamingAction, StreamingLabel
+from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, StreamingLabel
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Outcome
 
@@ -32,6 +32,25 @@ DOMAIN = Partitioned()
 def observed_steps(obs: Observation) -> list[int]:
     """The steps a trial observed (after each trigger, restart and the final step)."""
     return sorted(step for step, label in obs if label == StreamingLabel.OFFSETS)
+
+
+def rerun_after_sink(obs: Observation) -> set[int]:
+    """The batches a trial saw Spark run twice: logged and uncommitted at a step `after_sink` crashed (their
+    output written), committed at a later step.
+
+    >>> rerun_after_sink({(1, StreamingLabel.OFFSETS): frozenset({(0, ()), (1, ())}),
+    ...     (1, StreamingLabel.COMMITS): frozenset({0}), (1, StreamingLabel.CRASH): frozenset({("after_sink",)}),
+    ...     (2, StreamingLabel.OFFSETS): frozenset({(0, ()), (1, ())}), (2, StreamingLabel.COMMITS): frozenset({0, 1})})
+    {1}
+    """
+    steps = observed_steps(obs)
+    found: set[int] = set()
+    for i, step in enumerate(steps):
+        if (CrashPoint.AFTER_SINK,) not in obs.get((step, StreamingLabel.CRASH), ()):
+            continue
+        left = {b for b, _ in obs[(step, StreamingLabel.OFFSETS)]} - obs[(step, StreamingLabel.COMMITS)]
+        found |= left & set().union(*(obs[(s, StreamingLabel.COMMITS)] for s in steps[i + 1 :]))
+    return found
 
 
 def as_frontier(elements: Any) -> Antichain:
