@@ -30,7 +30,7 @@ import tempfile
 import traceback
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from frontier_harness.spark_impl.driver_process import TIMEOUT_S, environment, load, name_of
 from frontier_harness.spark_impl.errors import QueryStartFailed, SparkInfrastructureError
@@ -79,7 +79,7 @@ class Attached:
             self.close()
             raise QueryStartFailed(answer["refused"])
 
-    def _died(self, waiting_for: str) -> None:
+    def _died(self, waiting_for: str) -> NoReturn:
         code = self.process.wait(timeout=TIMEOUT_S)
         raise SparkInfrastructureError(
             f"the trial's driver process exited ({code}) before it answered {waiting_for}: {self.tail()}"
