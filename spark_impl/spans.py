@@ -40,9 +40,9 @@ class Spans:
     totals: dict[str, float] = attrs.field(factory=dict)
     counts: Counter[str] = attrs.field(factory=Counter)
 
-    def add(self, name: str, seconds: float, counted: bool = True) -> None:
+    def add(self, name: str, seconds: float) -> None:
         self.totals[name] = self.totals.get(name, 0.0) + seconds
-        self.counts[name] += counted
+        self.counts[name] += 1
 
     def seconds(self, name: str) -> float:
         return self.totals.get(name, 0.0)
@@ -69,18 +69,8 @@ def recording() -> Iterator[Spans]:
 
 
 @contextmanager
-def span(name: str, counted: bool = True) -> Iterator[None]:
-    """The wall time of the block, recorded as `name` in each open recording; not `counted`, the rest of a
-    span counted before (its seconds added, its count not: a driver's start, launched, then waited for).
-
-    >>> with recording() as spans:
-    ...     with span(DRIVER_START):
-    ...         pass
-    ...     with span(DRIVER_START, counted=False):
-    ...         pass
-    >>> spans.count(DRIVER_START)
-    1
-    """
+def span(name: str) -> Iterator[None]:
+    """The wall time of the block, recorded as `name` in each open recording."""
     started = time.perf_counter()
     try:
         yield
@@ -88,4 +78,4 @@ def span(name: str, counted: bool = True) -> Iterator[None]:
         seconds = time.perf_counter() - started
         with _lock:
             for spans in _recording:
-                spans.add(name, seconds, counted)
+                spans.add(name, seconds)

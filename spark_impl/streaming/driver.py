@@ -30,7 +30,7 @@ import tempfile
 import traceback
 import uuid
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from frontier_harness.spark_impl.driver_process import TIMEOUT_S, environment, load, name_of
 from frontier_harness.spark_impl.errors import QueryStartFailed, SparkInfrastructureError
@@ -63,30 +63,8 @@ class Attached:
 
     def __init__(self, process: subprocess.Popen, server: Any, log: Path, start: str = ""):
         self.process, self.server, self.log, self.start = process, server, log, start
-        self.starting = True  # its answer to the query's start is not read yet (`started`)
-
-    def started(self) -> None:
-        """Waits for the process's answer to its start: the query started (its source initialized), or
-        `QueryStartFailed` with the process's traceback. Read once; every later question finds it read."""
-        if not self.starting:
-            return
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        self.starting = False
-        if not line:
-            self._died("its start")
-        if "refused" in (answer := json.loads(line)):
-            self.close()
-            raise QueryStartFailed(answer["refused"])
-
-    def _died(self, waiting_for: str) -> NoReturn:
-        code = self.process.wait(timeout=TIMEOUT_S)
-        raise SparkInfrastructureError(
-            f"the trial's driver process exited ({code}) before it answered {waiting_for}: {self.tail()}"
-        )
 
     def _ask(self, command: str) -> dict:
-        self.started()
         assert self.process.stdin is not None
         try:
             self.process.stdin.write(command + "\n")
@@ -96,7 +74,10 @@ class Attached:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            self._died(repr(command))
+            code = self.process.wait(timeout=TIMEOUT_S)
+            raise SparkInfrastructureError(
+                f"the trial's driver process exited ({code}) before it answered {command!r}: {self.tail()}"
+            )
         return json.loads(line)
 
     def tail(self) -> str:
@@ -133,17 +114,9 @@ class Attached:
 
 
 def start(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached:
-    """`launch`, then wait until the query's source is initialized (`Attached.started`)."""
-    attached = launch(session, spec, source, writer)
-    attached.started()
-    return attached
-
-
-def launch(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached:
-    """Starts one start of the trial's query in a new driver process attached to `session`'s JVM, without
-    waiting for it: a wave's trials launch theirs, then each waits for its own (`Attached.started`:
-    `QueryStartFailed` with the process's traceback if it could not start, `SparkInfrastructureError` if
-    the process died), so the starts overlap."""
+    """Starts one start of the trial's query in a new driver process attached to `session`'s JVM, and waits
+    until its source is initialized; `QueryStartFailed` (with the process's traceback) if it could not
+    start, `SparkInfrastructureError` if the process died."""
     from frontier_harness.spark_impl.streaming import warm_runner
 
     jvm = session.sparkContext._jvm
@@ -175,13 +148,12 @@ def launch(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached
     except BaseException:
         server.shutdown()
         raise
-    assert process.stdin is not None
-    try:
-        process.stdin.write(json.dumps(spec_json(spec, source, writer)) + "\n")
-        process.stdin.flush()
-    except BrokenPipeError:
-        pass  # it died: `started` says so
-    return Attached(process, server, log, start_id)
+    attached = Attached(process, server, log, start_id)
+    started = attached._ask(json.dumps(spec_json(spec, source, writer)))
+    if "refused" in started:
+        attached.close()
+        raise QueryStartFailed(started["refused"])
+    return attached
 
 
 # ---- the driver process ----

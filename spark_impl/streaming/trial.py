@@ -261,8 +261,8 @@ class Trial:
                 query = start_query(session, self.source.name(), self.spec, self.writer, job)
             self.query = InProcess(query, self.spec.trigger)
         else:
-            with span(DRIVER_START):  # launched: the wave's other trials launch theirs meanwhile
-                self.query = driver.launch(session, self.spec, self.source, self.writer)
+            with span(DRIVER_START):
+                self.query = driver.start(session, self.spec, self.source, self.writer)
 
     def _next_batch(self) -> int:
         """The batch a start of the query runs first: the one after the last committed (re-run if logged)."""
@@ -304,9 +304,6 @@ class Trial:
             self._uncommit_new_batch()
 
     def _await(self, retries: int = RETRIES) -> None:
-        if isinstance(self.query, driver.Attached) and self.query.starting:
-            with span(DRIVER_START, counted=False):  # the rest of its start: the query's source initialized
-                self.query.started()
         with span(WAIT):
             failed = self.query.drain()
         if failed is None:
