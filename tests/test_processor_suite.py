@@ -163,6 +163,9 @@ def test_a_timer_fired_in_the_batch_after_sink_crashed_is_read_from_the_state_be
     assert TIMER_RERUN in processor_reached(CRASHED, obs)
     obs.update(_state(timer, (1, 0, "$timers", '{"key":"a"}', 20 * S)))  # still registered: it did not fire
     assert TIMER_RERUN not in processor_reached(CRASHED, obs)
+    value = (0, 0, "count", '{"key":"a"}', '{"count":1}')  # a value the re-run batch changed: no timer fired
+    obs.update(_state(timer, value, (1, 0, "$timers", '{"key":"a"}', 20 * S)))
+    assert TIMER_RERUN not in processor_reached(CRASHED, obs)
     del obs[(4, "crash")]  # no crash after the sink: no batch ran twice
     obs.update(_state(timer, (1, 0, "count", '{"key":"b"}', '{"count":1}')))
     assert TIMER_RERUN not in processor_reached(CRASHED, obs)
