@@ -497,3 +497,44 @@ def test_an_event_time_timer_fires_in_the_first_batch_whose_eviction_watermark_r
     [(key, due, mark, batch)] = q.emitted()
     assert (key, due, mark) == ("a", 20 * S, 20 * S) and eviction[batch] == 20 * S
     assert 19_999 in eviction.values() and batch == fires_in(20 * S, eviction, registered_in=0), eviction
+
+
+class TimerAt20sRearmed(TimerAt20s):
+    """`TimerAt20s` whose handler sets the key's next timer a second after the one that fired."""
+
+    def handleExpiredTimer(
+        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
+    ) -> Iterator[Any]:
+        self.handle.registerTimer(expiredTimerInfo.getExpiryTimeInMs() + S)
+        yield from super().handleExpiredTimer(key, timerValues, expiredTimerInfo)
+
+
+def test_a_timer_set_at_or_below_the_watermark_fires_in_its_own_batch_from_a_row_and_in_the_next_from_a_timer(
+    spark_session, tmp_path
+):
+    """Key `a`'s first record arrives after the watermark passed 20 s (batch 2, E = 25 s): the timer its row
+    sets at 20 s fires in batch 2 itself. The handler sets the next at 21 s, also at or below E: it stays
+    registered, expired, and Spark plans no batch for it; it fires in the next batch there is (batch 3, fed a
+    record that moves nothing), whose handler's 22 s timer waits in turn (`model/event_time/timers.py`)."""
+
+    def fired(rows: DataFrame) -> DataFrame:
+        marked = rows.withWatermark("event_time", "5 seconds").groupBy("key")
+        return marked.transformWithStateInPandas(
+            TimerAt20sRearmed(), "key string, due long, mark long", "Append", "EventTime"
+        )
+
+    def timers() -> list[tuple]:
+        return q.state("expiration_timestamp_ms", readRegisteredTimers="true")
+
+    q = MemoryQuery(spark_session, tmp_path, fired, conf={PROVIDER: ROCKSDB}).start()
+    q.feed(row("w", 30 * S, "moves"))  # batch 0, then batch 1 (no data): E = 25 s
+    q.feed(row("a", 26 * S, "sets 20 s"))  # batch 2
+    after_row, waiting = q.eviction(), timers()
+    q.feed(row("w", 30 * S, "moves nothing"))  # batch 3
+    q.stop()
+    eviction = q.eviction()
+    assert after_row == {0: 0, 1: 25 * S, 2: 25 * S} and waiting == [(21 * S,)], (after_row, waiting)
+    assert q.emitted() == {("a", 20 * S, 25 * S, 2), ("a", 21 * S, 25 * S, 3)}, q.emitted()
+    assert eviction == {**after_row, 3: 25 * S} and timers() == [(22 * S,)], (eviction, timers())
+    assert fires_in(20 * S, eviction, registered_in=2) == 2
+    assert fires_in(21 * S, eviction, registered_in=2, by_timer=True) == 3

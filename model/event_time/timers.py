@@ -1,19 +1,26 @@
 """When a user's processor's event-time timer fires, in Spark's micro-batches.
 
-Spark 4.3's `transformWithState...` in event-time mode (`TransformWithStateExec`: each batch handles its input
-rows, then the timers the eviction watermark has reached; pinned against a real query by
-`tests/test_spark_stateful_operators.py::test_an_event_time_timer_fires_in_the_first_batch_whose_eviction_watermark_reaches_it`):
+Spark 4.3's `transformWithState...` in event-time mode hands each batch its input rows first, then the
+timers its eviction watermark has reached, and deletes each timer after its handler ran. Pinned against real
+queries by `tests/test_spark_stateful_operators.py`
+(`test_an_event_time_timer_fires_in_the_first_batch_whose_eviction_watermark_reaches_it`,
+`test_a_timer_set_at_or_below_the_watermark_fires_in_its_own_batch_from_a_row_and_in_the_next_from_a_timer`):
 
 - **A timer at `t` has expired in batch N when `t <= E(N)`**, batch N's eviction watermark: a timer exactly
   at the watermark fires, one a millisecond past it waits.
-- **It fires once, in the first batch after the one that registered it whose E(N) reaches it** (a timer
-  registered past its batch's watermark, as a processor registers one). Spark runs a batch without data when
-  the watermark moves past a timer, so the batch that fires it may hold no record.
+- **A timer set while batch N handles its rows fires once, in the first batch from N on whose E reaches it**:
+  in batch N itself when it is already at or below E(N) (the timers are read after the rows). Spark runs a
+  batch without data when the watermark moves past a timer, so the batch that fires it may hold no record.
+- **A timer set while batch N's timers fire (`handleExpiredTimer`) waits for batch N+1**, even at or below
+  E(N): the timers a batch fires are the ones registered before they began to fire. Spark plans no batch for
+  it, so it stays registered, expired, until the next batch runs (new data, or the watermark moving).
 
 >>> expired(20_000, 20_000), expired(20_000, 19_999)
 (True, False)
 >>> fires_in(20_000, {0: 0, 1: 7_000, 2: 19_999, 3: 20_000, 4: 25_000}, registered_in=0)
 3
+>>> fires_in(20_000, {0: 0, 1: 25_000, 2: 25_000}, registered_in=2), fires_in(21_000, {2: 25_000, 3: 25_000}, registered_in=2, by_timer=True)
+(2, 3)
 """
 
 from __future__ import annotations
@@ -26,13 +33,15 @@ def expired(timer_ms: int, eviction_ms: int) -> bool:
     return timer_ms <= eviction_ms
 
 
-def fires_in(timer_ms: int, eviction: Mapping[int, int], registered_in: int) -> int | None:
-    """The batch a timer registered in batch `registered_in` fires in, from each batch's eviction watermark
-    (`eviction`: E(N) by batch); None when no batch after its registration reaches it.
+def fires_in(
+    timer_ms: int, eviction: Mapping[int, int], registered_in: int, by_timer: bool = False
+) -> int | None:
+    """The batch a timer set in batch `registered_in` fires in, from each batch's eviction watermark
+    (`eviction`: E(N) by batch): the first from `registered_in` on (after it, when the timer was set
+    `by_timer`, while that batch's timers fired) whose E reaches it; None when none does.
 
-    >>> fires_in(20_000, {0: 0, 1: 20_000}, registered_in=1) is None
-    True
+    >>> fires_in(20_000, {0: 0, 1: 20_000}, registered_in=0, by_timer=True), fires_in(20_000, {0: 0}, registered_in=0)
+    (1, None)
     """
-    return next(
-        (b for b, mark in sorted(eviction.items()) if b > registered_in and expired(timer_ms, mark)), None
-    )
+    first = registered_in + 1 if by_timer else registered_in
+    return next((b for b, mark in sorted(eviction.items()) if b >= first and expired(timer_ms, mark)), None)
