@@ -1,7 +1,8 @@
 """The trial suites' oracles judged over recorded observations: what `frontier-harness mutate` runs on them.
 
 A mutant of an oracle or law module (`properties/checks/streaming/streaming.py`, `committed.py`,
-`streaming_job.py`; `properties/checks/event_time/stateful.py`, `oracles/`, `reached.py`;
+`streaming_job.py`; `properties/checks/event_time/stateful.py`, `oracles/`, `reached.py`,
+`processor_reached.py`;
 `properties/checks/ttl/spark_state.py`) is killed when some suite would say something else about a trial
 than it does today; running Spark's trials for every mutant is too slow, so the trials are recorded once
 (`record`, a real query each, into `tests/recorded/SUITE.json.gz`) and each mutant is judged on them: a
@@ -40,7 +41,9 @@ import attrs
 # Imported for `mutate`'s import graph (a mutant of these modules reaches `SUITE`'s checks); the checks look
 # each suite up at call time, so they judge with the mutant `mutate` put in `sys.modules`.
 import frontier_harness.properties.checks.event_time.oracles.promise
+import frontier_harness.properties.checks.event_time.oracles.reference_run
 import frontier_harness.properties.checks.event_time.oracles.stateful_rows
+import frontier_harness.properties.checks.event_time.processor_reached
 import frontier_harness.properties.checks.event_time.reached
 import frontier_harness.properties.checks.event_time.stateful
 import frontier_harness.properties.checks.streaming.committed
@@ -167,13 +170,19 @@ def history_of(found: dict) -> History:
 
 
 class Recorded:
-    """Answers each history with its recorded observation; anything else (a job's plan, the oracle's batch
-    jobs) comes from `base`, the implementation the case was recorded with (None: Spark's own sink)."""
+    """Answers each history with its recorded observation, and a processor's reference runs (`reference_runs`,
+    a run without a crash) with theirs; anything else (a job's plan, the oracle's batch jobs) comes from
+    `base`, the implementation the case was recorded with (None: Spark's own sink). Recording
+    (`references` None), it runs the references on `base` and keeps them in `references_used`."""
 
     speed = Speed.BATCHED
 
-    def __init__(self, name: str, base: Any, observations: dict[str, dict]):
+    def __init__(
+        self, name: str, base: Any, observations: dict[str, dict], references: dict[str, dict] | None = None
+    ):
         self.name, self.base, self.recorded = name, base, observations
+        self.references = references
+        self.references_used: dict[str, dict] = {}
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("observe_") or self.base is None:
@@ -184,6 +193,17 @@ class Recorded:
         return [self.recorded[h.key] for h in histories]
 
     observe_streaming = observe_stateful = observe_ttl_spark_state = _observe
+
+    def reference_runs(self, histories: Sequence[History]) -> list[dict]:
+        """The recorded run of each reference history; a history not recorded (a mutant asked for another
+        reference) raises `KeyError` naming it: the suite then says something else than it did."""
+        if self.references is None:
+            self.references_used.update(zip((h.key for h in histories), self.base.reference_runs(histories)))
+            return [self.references_used[h.key] for h in histories]
+        missing = [h.key for h in histories if h.key not in self.references]
+        if missing:
+            raise KeyError(f"no reference run recorded for {missing[0]}")
+        return [self.references[h.key] for h in histories]
 
 
 _BASES: dict[str, Any] = {}
@@ -295,13 +315,25 @@ class Case:
     history: History
     observation: dict
     said: dict
+    references: dict[str, dict] = attrs.field(factory=dict)
+
+    def implementation(self) -> Recorded:
+        """The implementation that answers this case's history (and its reference runs) as recorded."""
+        return Recorded(self.impl, base_of(self.impl), {self.history.key: self.observation}, self.references)
 
 
 def cases(suite_name: str) -> list[Case]:
     path = RECORDED / f"{suite_name}.json.gz"
     records = json.loads(gzip.decompress(path.read_bytes()))
     return [
-        Case(r["label"], r["impl"], history_of(r["history"]), loaded(r["observation"]), r["said"])
+        Case(
+            r["label"],
+            r["impl"],
+            history_of(r["history"]),
+            loaded(r["observation"]),
+            r["said"],
+            {key: loaded(run) for key, run in r.get("references", [])},
+        )
         for r in records
     ]
 
@@ -315,8 +347,7 @@ def differs(suite_name: str) -> str | None:
         _CASES[suite_name] = cases(suite_name)
     module = imported_now(suite_name)
     for case in _CASES[suite_name]:
-        impl = Recorded(case.impl, base_of(case.impl), {case.history.key: case.observation})
-        now = _jsonish(verdicts(suite_name, impl, case.history, module))
+        now = _jsonish(verdicts(suite_name, case.implementation(), case.history, module))
         if now != case.said:
             changed = sorted(p for p in set(now) | set(case.said) if now.get(p) != case.said.get(p))
             return f"{case.label}: {changed[0]} said {case.said.get(changed[0])}, now {now.get(changed[0])}"
@@ -491,7 +522,28 @@ def _stateful_cases() -> list[tuple[str, str, list[History] | Directed]]:
         (f"planted {p}", f"tests.planted_streaming:{p}", Directed((*crashes, RESTART_AFTER_COMPACTION)))
         for p in ("stateful_latest_offset_backwards", "stateful_commits_beyond_durable")
     ]
-    return found
+    return found + _processor_cases()
+
+
+def _processor_cases() -> list[tuple[str, str, list[History] | Directed]]:
+    """A user's processors (judged by `crash_invisible` against a run without a crash, recorded with the case):
+    the example every hard case, kills included, and one drawn history; its twins the case each fails on."""
+    from frontier_harness.properties.checks.event_time import processor_reached as p
+
+    example = "stateful-job:frontier_harness.streaming_job_example"
+    return [
+        ("processor processor_counts", f"{example}.processor_counts:factory", Directed(None, drawn=1)),
+        (
+            "processor processor_counts_in_memory",
+            f"{example}.processor_counts_in_memory:factory",
+            Directed((p.TIMER_AFTER_RESTART,)),
+        ),
+        (
+            "processor processor_append_writer",
+            "stateful-job:tests.jobs.stateful:processor_append_writer",
+            Directed((p.TIMER_RERUN,)),
+        ),
+    ]
 
 
 @attrs.frozen
@@ -554,10 +606,12 @@ def _stateful_histories(impl: Any, wanted: Directed) -> list[History]:
         if event in events:
             history = draw(RandomSource(0), "partitioned")
             directed.setdefault(history.key, history)
-    drawn = [
-        stateful.draw_stateful_history(RandomSource(seed), "partitioned", impl.plan)
-        for seed in range(wanted.drawn)
-    ]
+    draw: Callable[..., History] = (
+        stateful.draw_processor_history
+        if impl.plan.operator == stateful.StatefulOperator.PROCESSOR
+        else stateful.draw_stateful_history
+    )
+    drawn = [draw(RandomSource(seed), "partitioned", impl.plan) for seed in range(wanted.drawn)]
     return [*directed.values(), *drawn, *wanted.written]
 
 
@@ -697,6 +751,7 @@ def record(suite_name: str, only: str | None = None) -> None:
                     "history": history_json(history),
                     "observation": _jsonish(dumped(observation)),  # this checkout's paths from its root
                     "said": said,
+                    **_references_json(impl.references_used),
                 }
             )
         print(f"{suite_name}: {label}: {len(histories)} trials recorded", flush=True)
@@ -704,6 +759,11 @@ def record(suite_name: str, only: str | None = None) -> None:
     if suite_name == "ttl_spark_state":
         records += _derived(records)
     _write(suite_name, records)
+
+
+def _references_json(used: dict[str, dict]) -> dict:
+    """A processor's reference runs the case's verdicts read, as the recording holds them (none: no key)."""
+    return _jsonish({"references": [[key, dumped(run)] for key, run in sorted(used.items())]}) if used else {}
 
 
 def _write(suite_name: str, records: list[dict]) -> None:
@@ -716,10 +776,8 @@ def refresh(suite_name: str) -> None:
     change of an oracle: read the diff of what it says before committing it); no trial runs again."""
     path = RECORDED / f"{suite_name}.json.gz"
     records = json.loads(gzip.decompress(path.read_bytes()))
-    for record in records:
-        history = history_of(record["history"])
-        impl = Recorded(record["impl"], base_of(record["impl"]), {history.key: loaded(record["observation"])})
-        record["said"] = _jsonish(verdicts(suite_name, impl, history))
+    for record, case in zip(records, cases(suite_name)):
+        record["said"] = _jsonish(verdicts(suite_name, case.implementation(), case.history))
     path.write_bytes(gzip.compress(json.dumps(records).encode(), mtime=0))
 
 
