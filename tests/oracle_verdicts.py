@@ -124,6 +124,35 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
             "those not among its commits"
         ),
     },
+    "properties/checks/event_time/processor_reached.py": {
+        ("b > before", "b >= before"): (
+            "adds the batch the query had committed when it went down to the later ones: its state less itself is "
+            "nothing, and its values are unchanged from themselves"
+        ),
+        ("if var != TIMERS", "(no condition)"): (
+            "(in `_changed`) adds the timers to the state a value is looked up in, by `(variable, key)`; the values "
+            "looked up exclude the timers, so no lookup meets one"
+        ),
+        (
+            "killed or (step, StreamingLabel.CRASH) in obs",
+            "killed and (step, StreamingLabel.CRASH) in obs",
+        ): (
+            "a killed step is observed crashed too; a crash step then passes for no down, but the restart that "
+            "follows it is one, read at the step before it: the crash step, so the same commits"
+        ),
+        ("i > 0", "i >= 0"): (
+            "a restart at the first observed step: every history begins with its query (or its records), never "
+            "with a restart"
+        ),
+    },
+    "properties/checks/event_time/oracles/reference_run.py": {
+        ("r.offset", "r.offset + 1"): "a sort key: every offset shifted by one keeps their order",
+        ("r.offset", "r.offset - 1"): "a sort key: every offset shifted by one keeps their order",
+        ("if a.name == StreamingAction.QUERY", "(no condition)"): (
+            "(in `trigger_of`) a history's `query` action is its first, and one without a query starts with a "
+            "record, whose missing trigger gives the same default"
+        ),
+    },
     "properties/checks/streaming/committed.py": {
         ("if label == StreamingLabel.OFFSETS", "(no condition)"): (
             "every step a trial observes reports its offsets with its other labels: the steps come out "
@@ -527,16 +556,34 @@ def _stateful_cases() -> list[tuple[str, str, list[History] | Directed]]:
 
 def _processor_cases() -> list[tuple[str, str, list[History] | Directed]]:
     """A user's processors (judged by `crash_invisible` against a run without a crash, recorded with the case):
-    the example every hard case, kills included, and one drawn history; its twins the case each fails on."""
+    the example every hard case, kills included, one drawn history and its near misses (hard cases a trial
+    comes close to and does not reach); its twins the case each fails on."""
     from frontier_harness.properties.checks.event_time import processor_reached as p
 
     example = "stateful-job:frontier_harness.streaming_job_example"
     return [
         ("processor processor_counts", f"{example}.processor_counts:factory", Directed(None, drawn=1)),
         (
+            "processor processor_counts, near misses",
+            f"{example}.processor_counts:factory",
+            [
+                RESTART_WITHOUT_FIRING,
+                KILL_WITHOUT_CHANGE,
+                FIRED_WITHOUT_RESTART,
+                CRASH_BEFORE_ANY_COMMIT,
+                FIRED_BEFORE_RESTART,
+                PENDING_ACROSS_RESTART,
+            ],
+        ),
+        (
             "processor processor_counts_in_memory",
             f"{example}.processor_counts_in_memory:factory",
             Directed((p.TIMER_AFTER_RESTART,)),
+        ),
+        (
+            "processor processor_counts_in_memory, six keys",
+            f"{example}.processor_counts_in_memory:factory",
+            [SIX_KEYS_ACROSS_RESTART],
         ),
         (
             "processor processor_append_writer",
@@ -558,13 +605,16 @@ class Directed:
 
 def _timed(*actions: tuple | str) -> History:
     """A stateful history: `(data, event time in s[, key[, partition]])` a record (key "a", partition 0 unless
-    named), "trigger" a batch."""
+    named), "trigger" a batch, "restart", "crash:POINT" or "kill:POINT" a batch that crashes there."""
     return History("partitioned", tuple(_action(a) for a in actions))
 
 
 def _action(a: tuple | str) -> Action:
-    if a == "trigger":
-        return Action("trigger", {})
+    if a in ("trigger", "restart"):
+        return Action(str(a), {})
+    if isinstance(a, str):  # crash:POINT, kill:POINT
+        how, _, point = a.partition(":")
+        return Action("trigger", {"fault": point, **({"kill": True} if how == "kill" else {})})
     data, seconds, key, partition = (*a, "a", 0)[:4] if len(a) == 2 else (*a, 0)[:4]
     return Action(
         "produce", {"partition": partition, "key": key, "event_time": round(seconds * 1000), "data": data}
@@ -591,6 +641,33 @@ HELD_WHILE_IDLE = _timed(("r0", 20), "trigger", ("r1", 10, "b", 1), "trigger", (
 IDLE_FOR_ONE = _timed(("r0", 20), "trigger", ("r1", 30, "b", 1), "trigger")  # the second batch moves it
 # (10 s windows sliding by 5 s) a record late for [25, 35), which counts an earlier record of its key, and kept
 # for [30, 40): the frame [25, 35) is read from must not hold it
+# A processor's near misses (`processor_counts`: a key's timer at the end of its first record's 10 s window, a
+# 5 s delay): a plain restart after which a count changes and no timer fires (b's timer, set in the last batch
+# before it, is in no earlier state); a SIGKILL after which a batch changes another key's state only; a timer
+# fired with no restart; a crash before any batch committed; a timer fired before a plain restart (none after
+# it); a record pending across a plain restart, whose batch the restart runs, firing a timer set before it.
+RESTART_WITHOUT_FIRING = _timed(
+    ("r0", 12), "trigger", ("r1", 13, "b"), "trigger", "restart", ("r2", 14), "trigger"
+)
+KILL_WITHOUT_CHANGE = _timed(
+    ("r0", 12), "trigger", ("r1", 13, "b"), "kill:before_offsets", "restart", "trigger"
+)
+FIRED_WITHOUT_RESTART = _timed(("r0", 12), "trigger", ("r1", 30, "b"), "trigger")
+CRASH_BEFORE_ANY_COMMIT = _timed(("r0", 12), "crash:before_offsets", "restart", ("r1", 30), "trigger")
+FIRED_BEFORE_RESTART = _timed(
+    ("r0", 12), "trigger", ("r1", 30, "b"), "trigger", "restart", ("r2", 31, "b"), "trigger"
+)
+# Six keys counted across a restart, then a record that fires their timers: the in-memory twin's failure names
+# every key (`reference_run.SHOWN`), no "more".
+SIX_KEYS_ACROSS_RESTART = _timed(
+    *((f"r{k}", 12, k) for k in "abcdef"),
+    "trigger",
+    "restart",
+    *((f"s{k}", 13, k) for k in "abcdef"),
+    ("rz", 30, "z"),
+    "trigger",
+)
+PENDING_ACROSS_RESTART = _timed(("r0", 12), "trigger", ("r1", 30, "b"), "restart", "trigger")
 LATE_BESIDE_KEPT = _timed(("r0", 26, "c"), ("r1", 40, "c"), "trigger", ("r2", 34.999, "c"), "trigger")
 
 
