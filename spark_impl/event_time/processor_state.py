@@ -7,6 +7,11 @@ variable and its `stateVariableType`: `ValueState`, `ListState`, `MapState`, `Ti
 source reads one variable at a time (`statestore` with `stateVarName`: columns `key`, `value`,
 `partition_id`) and the registered timers (`readRegisteredTimers`: `key`, `expiration_timestamp_ms`).
 
+An `applyInPandasWithState` operator keeps the older layout (`state/<id>/_metadata/metadata`: a line `v1`,
+then JSON whose `operatorInfo.operatorName` is `applyInPandasWithState`) and one store whose `value` is
+`groupState` (the user's state) and `timeoutTimestamp` (-1 when no timeout is set), measured on the same
+PySpark: its state reads as one value state, `GROUP_STATE`, and its timeout as a timer.
+
 `variables(checkpoint, operator)` names a processor's value states (None for an operator that is not a
 processor's); `entries(session, stores)` reads, for many `(checkpoint, batch, operator, value states)` in
 one Spark job, each store's value-state entries `(variable, key, value)` (key and value as JSON) and its
@@ -28,7 +33,10 @@ from pyspark.sql import functions as F
 from frontier_harness.spark_impl.event_time.state_store import read_or_raise
 
 TIMERS = "$timers"  # the variable name `entries` gives registered timers
+GROUP_STATE = "$groupState"  # the variable name `entries` gives an applyInPandasWithState group's state
 PROCESSOR_NAMES = ("transformWithState",)  # the prefix of a processor's operator name
+GROUP_STATE_NAMES = ("applyInPandasWithState",)  # an operator keeping one group state and its timeout
+NO_TIMEOUT = -1  # `timeoutTimestamp` when a group has no timeout set
 TAG = "_fh_store"
 
 
@@ -42,12 +50,20 @@ def variables(checkpoint: Path, operator: int) -> tuple[str, ...] | None:
         else []
     )
     if not files:
-        return None
+        return _group_state(checkpoint / "state" / str(operator) / "_metadata" / "metadata")
     found = json.loads(files[-1].read_text().splitlines()[1])
     if not found["operatorInfo"]["operatorName"].startswith(PROCESSOR_NAMES):
         return None
     states = json.loads(found.get("operatorPropertiesJson") or "{}").get("stateVariables", [])
     return tuple(v["stateName"] for v in states if v["stateVariableType"] == "ValueState")
+
+
+def _group_state(metadata: Path) -> tuple[str, ...] | None:
+    """`(GROUP_STATE,)` when the `v1` metadata file names an `applyInPandasWithState` operator, else None."""
+    if not metadata.is_file():
+        return None
+    found = json.loads(metadata.read_text().splitlines()[1])
+    return (GROUP_STATE,) if found["operatorInfo"]["operatorName"].startswith(GROUP_STATE_NAMES) else None
 
 
 def entries(session: Any, stores: Sequence[tuple[Path, int, int, tuple[str, ...]]]) -> list[set[tuple]]:
@@ -56,6 +72,9 @@ def entries(session: Any, stores: Sequence[tuple[Path, int, int, tuple[str, ...]
     ms)`. One Spark job for every store."""
     frames = []
     for i, (checkpoint, batch, operator, names) in enumerate(stores):
+        if names == (GROUP_STATE,):
+            frames += _group_frames(_read(session, checkpoint, batch, operator).load(str(checkpoint)), i)
+            continue
         for name in names:
             rows = (
                 _read(session, checkpoint, batch, operator).option("stateVarName", name).load(str(checkpoint))
@@ -78,6 +97,17 @@ def entries(session: Any, stores: Sequence[tuple[Path, int, int, tuple[str, ...]
         value = int(row["value"]) if row["variable"] == TIMERS else row["value"]
         found[row[TAG]].add((row["variable"], row["key"], value))
     return found
+
+
+def _group_frames(rows: Any, i: int) -> list[Any]:
+    """An `applyInPandasWithState` store's rows as `entries` reads them: each group's state, and its timeout
+    as a timer when one is set."""
+    state = rows.select(F.lit(i), F.lit(GROUP_STATE), F.to_json("key"), F.to_json("value.groupState"))
+    timeouts = rows.where(F.col("value.timeoutTimestamp") != NO_TIMEOUT)
+    timer = timeouts.select(
+        F.lit(i), F.lit(TIMERS), F.to_json("key"), F.col("value.timeoutTimestamp").cast("string")
+    )
+    return [state, timer]
 
 
 def _read(session: Any, checkpoint: Path, batch: int, operator: int) -> Any:

@@ -3,13 +3,16 @@ good ones, and the mistakes users make with watermarks, output modes and writers
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
-from frontier_harness.streaming_job_example.processor_counts import ProcessorCounts
+from frontier_harness.streaming_job_example.processor_counts import Counts, ProcessorCounts
 from frontier_harness.streaming_job_example.windowed_counts import WindowedCounts
 
 
@@ -296,8 +299,6 @@ class RunningCountsWithTimeouts(WindowedCounts):
     """The same count with `applyInPandasWithState` and event-time timeouts, under a 5-second watermark."""
 
     def transform(self, records: DataFrame) -> DataFrame:
-        from pyspark.sql.streaming.state import GroupStateTimeout
-
         from tests.jobs.refused import _running_count
 
         return (
@@ -328,3 +329,47 @@ class ProcessorCountsAppendWriter(AppendWriter, ProcessorCounts):
 
 def processor_append_writer(directory: str) -> ProcessorCountsAppendWriter:
     return ProcessorCountsAppendWriter(directory)
+
+
+def count_until_window_end(
+    key: tuple, frames: Iterator[pd.DataFrame], state: GroupState
+) -> Iterator[pd.DataFrame]:
+    """`processor_counts`'s count as an `applyInPandasWithState` function: a group's records counted in its
+    state, its event-time timeout at the end of the 10-second window its first record falls in (past the
+    watermark), set again at every call (Spark clears a group's timeout whenever it calls the function);
+    when the timeout fires, `(key, due, count)` is emitted and the state removed."""
+    if state.hasTimedOut:
+        count, due = state.get
+        state.remove()
+        yield pd.DataFrame({"key": [key[0]], "due": [due], "count": [count]})
+        return
+    frames = list(frames)
+    seen = sum(len(f) for f in frames)
+    if state.exists:
+        count, due = state.get
+    else:
+        first = min(int(f["event_time"].min().value // 1_000_000) for f in frames)
+        count, due = 0, max(Counts.due_of(first), state.getCurrentWatermarkMs() + 1)
+    state.update((count + seen, due))
+    state.setTimeoutTimestamp(max(due, state.getCurrentWatermarkMs() + 1))
+
+
+class GroupCounts(ProcessorCounts):
+    """`processor_counts` written with `applyInPandasWithState` and event-time timeouts: the same rows."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return (
+            records.withWatermark("event_time", "5 seconds")
+            .groupBy("key")
+            .applyInPandasWithState(
+                count_until_window_end,
+                "key string, due long, count long",
+                "count long, due long",
+                "append",
+                GroupStateTimeout.EventTimeTimeout,
+            )
+        )
+
+
+def group_counts(directory: str) -> GroupCounts:
+    return GroupCounts(directory)
