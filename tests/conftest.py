@@ -4,7 +4,8 @@ Tests marked `slow` (minutes each: SIGKILL trials, a fresh JVM, a cluster) are s
 `--run-slow` (or a `-m` expression that chooses them) is given. A run that skipped any test says so
 in its last line, with why (no Java, slow, or the test's own reason, such as not being in a git
 checkout): a green run that never started Spark, or skipped a test for any reason, is not mistaken
-for one that ran everything.
+for one that ran everything. Under `--run-slow` the slow tests run first, the longest first
+(`tests/durations.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections import Counter
 import pytest
 
 from frontier_harness.spark_impl import session
+from tests import durations
 
 NO_JAVA = "Java is not installed"
 SLOW = "slow: run with --run-slow"
@@ -36,6 +38,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):  # the longest slow tests first (`tests/durations.py`)
+        by_id = {item.nodeid: item for item in items}
+        slow = {item.nodeid for item in items if "slow" in item.keywords}
+        items[:] = [by_id[i] for i in durations.ordered(by_id, durations.known(), slow)]
     if config.getoption("--run-slow") or config.getoption("markexpr"):  # an -m expression chooses itself
         return
     for item in items:

@@ -125,7 +125,8 @@ def test_ci_run_runs_the_readmes_command_then_the_slow_tests_alone_and_says_how_
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert pytests == [
         "python -m pytest -n 2 | --junitxml=.frontier-harness/junit-tests.xml -x",
-        "python -m pytest -n 2 --run-slow -m slow and not nightly | --junitxml=.frontier-harness/junit-slow.xml -x",
+        "python -m pytest -n 2 --run-slow -m slow and not nightly --dist load --maxschedchunk 1"
+        " | --junitxml=.frontier-harness/junit-slow.xml -x",
     ]
     last = ran.stdout.strip().splitlines()[-2:]
     assert re.fullmatch(

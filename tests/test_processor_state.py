@@ -5,11 +5,9 @@ timeout as a timer, as a `transformWithStateInPandas` processor's value states a
 from __future__ import annotations
 
 import pytest
-from pyspark.sql import DataFrame
-from pyspark.sql.streaming.state import GroupStateTimeout
 
 from frontier_harness.spark_impl.event_time import processor_state
-from tests.jobs.stateful import count_until_window_end
+from tests.jobs.stateful import GroupCounts
 from tests.memory_query import MemoryQuery, row
 
 pytestmark = pytest.mark.spark
@@ -19,23 +17,10 @@ S = 1_000
 def test_an_apply_in_pandas_with_state_group_reads_as_a_value_state_and_its_timeout_as_a_timer(
     spark_session, tmp_path
 ):
-    """Key `a` counted twice, its timeout at 20 s (the end of its first record's window); key `b`'s timeout
-    fired (the watermark passed 20 s in the last batch): its state removed, no timer left for it."""
-
-    def counted(rows: DataFrame) -> DataFrame:
-        return (
-            rows.withWatermark("event_time", "5 seconds")
-            .groupBy("key")
-            .applyInPandasWithState(
-                count_until_window_end,
-                "key string, due long, count long",
-                "count long, due long",
-                "append",
-                GroupStateTimeout.EventTimeTimeout,
-            )
-        )
-
-    q = MemoryQuery(spark_session, tmp_path, counted).start()
+    """`GroupCounts` (tests.jobs.stateful, `count_until_window_end`): key `a` counted twice, its timeout at
+    20 s (the end of its first record's window); key `b`'s timeout fired (the watermark passed its 10 s in the
+    last batch): its state removed, no timer left for it."""
+    q = MemoryQuery(spark_session, tmp_path, GroupCounts(str(tmp_path / "job")).transform).start()
     q.feed(row("b", 2 * S, "b1"), row("a", 12 * S, "a1"))
     q.feed(row("a", 14 * S, "a2"), row("w", 16 * S, "moves E past b's 10 s"))
     q.stop()
