@@ -10,7 +10,10 @@ source reads one variable at a time (`statestore` with `stateVarName`: columns `
 An `applyInPandasWithState` operator keeps the older layout (`state/<id>/_metadata/metadata`: a line `v1`,
 then JSON whose `operatorInfo.operatorName` is `applyInPandasWithState`) and one store whose `value` is
 `groupState` (the user's state) and `timeoutTimestamp` (-1 when no timeout is set), measured on the same
-PySpark: its state reads as one value state, `GROUP_STATE`, and its timeout as a timer.
+PySpark: its state reads as one value state, `GROUP_STATE`, and its timeout as a timer. Spark clears a
+group's timeout whenever it calls the function, so a timeout gone from the state may have been moved by a
+call with new data rather than fired: the timer hard cases read from it (`processor_reached`) can count
+such a move as a fire, which a `transformWithState...` timer's deletion by the processor can too.
 
 `variables(checkpoint, operator)` names a processor's value states (None for an operator that is not a
 processor's); `entries(session, stores)` reads, for many `(checkpoint, batch, operator, value states)` in
