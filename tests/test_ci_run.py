@@ -12,6 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CI_RUN = ROOT / ".ci" / "run"
+WORKERS = int(subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout) + 1  # the slow part's
 
 
 def readme_test_command() -> str:
@@ -126,7 +127,7 @@ def test_ci_run_runs_the_readmes_command_then_the_slow_tests_alone_and_says_how_
     assert pytests == [
         "python -m pytest -n 2 | --junitxml=.frontier-harness/junit-tests.xml -x",
         "python -m pytest -n 2 --run-slow -m slow and not nightly --dist load --maxschedchunk 1"
-        " | --junitxml=.frontier-harness/junit-slow.xml -x",
+        f" -n {WORKERS} | --junitxml=.frontier-harness/junit-slow.xml -x",
     ]
     last = ran.stdout.strip().splitlines()[-2:]
     assert re.fullmatch(
