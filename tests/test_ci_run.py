@@ -12,7 +12,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CI_RUN = ROOT / ".ci" / "run"
-WORKERS = int(subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout) + 1  # the slow part's
+# the slow part's workers: one more than the cores
+WORKERS = int(subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout) + 1
 
 
 def readme_test_command() -> str:

@@ -156,15 +156,19 @@ def test_a_timer_across_a_restart_and_a_value_across_a_kill_are_read_from_the_st
 
 def test_a_timer_fired_in_the_batch_after_sink_crashed_is_read_from_the_state_before_and_after_it():
     """Batch 1 was logged and written when `after_sink` crashed, then committed by the restart: a timer the
-    state of batch 0 held and batch 1's lacks fired in the batch Spark ran twice."""
-    timer = (0, 0, "$timers", '{"key":"a"}', 20 * S)
+    state of batch 0 held and batch 1's lacks, due by batch 1's watermark (7 s), fired in the batch Spark ran
+    twice; one not yet due was moved or deleted, not fired."""
+    timer = (0, 0, "$timers", '{"key":"a"}', 7 * S)
     obs = _crashed_observation([])
     obs.update(_state(timer, (1, 0, "count", '{"key":"b"}', '{"count":1}')))
     assert TIMER_RERUN in processor_reached(CRASHED, obs)
-    obs.update(_state(timer, (1, 0, "$timers", '{"key":"a"}', 20 * S)))  # still registered: it did not fire
+    moved = [(0, 0, "$timers", '{"key":"a"}', 7 * S + 1), (1, 0, "$timers", '{"key":"a"}', 9 * S)]
+    obs.update(_state(*moved))  # not due by E(1): a call with new data moved it
+    assert TIMER_RERUN not in processor_reached(CRASHED, obs)
+    obs.update(_state(timer, (1, 0, "$timers", '{"key":"a"}', 7 * S)))  # still registered: it did not fire
     assert TIMER_RERUN not in processor_reached(CRASHED, obs)
     value = (0, 0, "count", '{"key":"a"}', '{"count":1}')  # a value the re-run batch changed: no timer fired
-    obs.update(_state(timer, value, (1, 0, "$timers", '{"key":"a"}', 20 * S)))
+    obs.update(_state(timer, value, (1, 0, "$timers", '{"key":"a"}', 7 * S)))
     assert TIMER_RERUN not in processor_reached(CRASHED, obs)
     del obs[(4, "crash")]  # no crash after the sink: no batch ran twice
     obs.update(_state(timer, (1, 0, "count", '{"key":"b"}', '{"count":1}')))

@@ -12,8 +12,9 @@ then JSON whose `operatorInfo.operatorName` is `applyInPandasWithState`) and one
 `groupState` (the user's state) and `timeoutTimestamp` (-1 when no timeout is set), measured on the same
 PySpark: its state reads as one value state, `GROUP_STATE`, and its timeout as a timer. Spark clears a
 group's timeout whenever it calls the function, so a timeout gone from the state may have been moved by a
-call with new data rather than fired: the timer hard cases read from it (`processor_reached`) can count
-such a move as a fire, which a `transformWithState...` timer's deletion by the processor can too.
+call with new data rather than fired: the timer hard cases read from it (`processor_reached`) count a timer
+as fired only in a batch whose watermark had reached it (a due timer the processor deleted, or moved in the
+call that handled the batch's rows, still counts).
 
 `variables(checkpoint, operator)` names a processor's value states (None for an operator that is not a
 processor's); `entries(session, stores)` reads, for many `(checkpoint, batch, operator, value states)` in

@@ -3,14 +3,22 @@
 history it meant to run.
 
 - `TIMER_AFTER_RESTART`: a timer registered in the state the query had committed when it went down (a crash,
-  a SIGKILL, or a plain restart), gone from the state of a batch committed after it: the timer fired (or the
-  processor deleted it) in a start of the query after the restart;
+  a SIGKILL, or a plain restart), gone from the state of a batch committed after it whose watermark
+  (`batchWatermarkMs`, the offset log's) had reached it: the timer fired (or the processor deleted it once
+  it was due) in a start of the query after the restart;
 - `TIMER_RERUN`: a timer registered in the state of the batch before one that `after_sink` crashed (logged,
-  its output written, uncommitted), gone from the state that batch committed when it ran again: the timer
-  fired in a batch Spark ran twice, so its output was written twice (an appending writer holds it twice);
+  its output written, uncommitted), gone, and due by that batch's watermark, from the state that batch
+  committed when it ran again: the timer fired in a batch Spark ran twice, so its output was written twice (an
+  appending writer holds it twice);
 - `STATE_ACROSS_KILL`: a value-state entry in the state the query had committed when its driver was seen
   killed by SIGKILL, changed or cleared by a batch committed after the kill: the processor read and wrote,
   in a new driver with a new JVM, a value written before the kill.
+
+A timer gone from the state before its time came was moved or deleted, not fired (an `applyInPandasWithState`
+function sets its timeout again at every call: a call with new data may move it), and counts for neither.
+
+>>> due({("k", 5_000), ("k", 9_000)}, 7, {7: 5_000})  # the timer at 9 s was moved: E(7) is 5 s
+{('k', 5000)}
 
 >>> processor_events("event_time")  # doctest: +NORMALIZE_WHITESPACE
 ('a timer registered before a restart, fired after it', 'a timer fired in a batch re-run after after_sink',
@@ -45,14 +53,15 @@ def processor_reached(history: History, obs: Observation) -> list[str]:
     for batch, _, variable, key, value in state:
         if variable is not None:
             after.setdefault(batch, set()).add((variable, key, value))
-    found = {TIMER_RERUN} if _timer_rerun(obs, after) else set()
+    marks = _watermarks(obs)
+    found = {TIMER_RERUN} if _timer_rerun(obs, after, marks) else set()
     for before, killed in _downs(history, obs):
         held = after.get(before, set()) if before is not None else set()
-        later = [after.get(b, set()) for b in sorted(after) if before is not None and b > before]
-        if any(_timers(held) - _timers(s) for s in later):
+        later = [b for b in sorted(after) if before is not None and b > before]
+        if any(due(_timers(held) - _timers(after[b]), b, marks) for b in later):
             found.add(TIMER_AFTER_RESTART)
         values = {(var, k): v for var, k, v in held if var != TIMERS}
-        if killed and any(_changed(values, s) for s in later):
+        if killed and any(_changed(values, after[b]) for b in later):
             found.add(STATE_ACROSS_KILL)
     return sorted(found)
 
@@ -61,10 +70,28 @@ def _timers(state: set[tuple]) -> set[tuple]:
     return {(k, v) for var, k, v in state if var == TIMERS}
 
 
-def _timer_rerun(obs: Observation, after: dict[int, set[tuple]]) -> bool:
-    """A batch logged and uncommitted when `after_sink` crashed, committed later, whose state lacks a timer
+def due(gone: set[tuple], batch: int, marks: dict[int, int]) -> set[tuple]:
+    """The timers `(key, expiry ms)` of `gone` that batch `batch`'s watermark had reached: those it fired."""
+    mark = marks.get(batch)
+    return {timer for timer in gone if mark is not None and timer[1] <= mark}
+
+
+def _watermarks(obs: Observation) -> dict[int, int]:
+    """Each logged batch's `batchWatermarkMs`, from the offset log as every step read it."""
+    return {
+        b: w
+        for step in observed_steps(obs)
+        for b, w, *_ in obs.get((step, StreamingLabel.OFFSET_METADATA), ())
+    }
+
+
+def _timer_rerun(obs: Observation, after: dict[int, set[tuple]], marks: dict[int, int]) -> bool:
+    """A batch logged and uncommitted when `after_sink` crashed, committed later, whose state lacks a due timer
     the state of the batch before it held (see the module)."""
-    return any(_timers(after.get(b - 1, set())) - _timers(after.get(b, set())) for b in rerun_after_sink(obs))
+    return any(
+        due(_timers(after.get(b - 1, set())) - _timers(after.get(b, set())), b, marks)
+        for b in rerun_after_sink(obs)
+    )
 
 
 def _changed(values: dict, state: set[tuple]) -> bool:
