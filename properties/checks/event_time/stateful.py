@@ -158,9 +158,11 @@ SCRIPTS = {
 PROCESSOR_SCRIPT = "ahead trigger ahead redelivery {crash} {compact}restart far trigger far trigger"
 PLAIN_RESTART = "ahead trigger restart far trigger far trigger"
 # A timer that fires in a batch `after_sink` crashes, under `availableNow` (a run ends without the batch that
-# only moves the watermark): the first run's records put the watermark past the first record's timer, which
-# fires in the next run's batch, with its record; the crash after its write makes Spark run it again.
-TIMER_RERUN_SCRIPT = f"ahead far trigger ahead crash:{CrashPoint.AFTER_SINK} restart"
+# only moves the watermark): the first run's records put the watermark past the first record's timer (one
+# unit past a window's end: a group's timeout fires only below the watermark), which fires in the next run's
+# batch, with a record of another key (a call with data for its own group would set its timeout again); the
+# crash after its write makes Spark run it again.
+TIMER_RERUN_SCRIPT = f"ahead past trigger ahead#new crash:{CrashPoint.AFTER_SINK} restart"
 
 
 def processor_directed(plan: StatefulPlan, kill: bool = False) -> dict[str, Callable[[Any, str], History]]:

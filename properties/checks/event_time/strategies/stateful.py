@@ -147,9 +147,14 @@ def _event_time(source: Source, drawing: Drawing, kind: str) -> int:
         return mark - u * source.integer(0, max(0, plan.gap // u - 1))
     if kind == "expiry" and drawing.records:  # E reaches the newest record's entry's bound exactly
         return drawing.records[-1][IngestionArg.EVENT_TIME] + 2 * plan.delay
-    if kind == "far":  # the next batch's watermark passes every window so far, landing on a window's end
+    if kind in (
+        "far",
+        "past",
+    ):  # the next batch's watermark passes every window so far, landing on a window's
+        # end (`past`: one unit beyond it, where a group's timeout fires only below the watermark)
         ahead = newest + drawing.span + u * source.integer(0, steps)
-        return (_window_ending_at(plan.window, ahead).end if plan.window else ahead) + plan.delay
+        end = _window_ending_at(plan.window, ahead).end if plan.window else ahead
+        return end + plan.delay + (u if kind == "past" else 0)
     if kind == "within":
         return newest - u * source.integer(0, max(0, plan.delay // u - 1))
     if kind == "boundary":
@@ -170,11 +175,24 @@ def _window_ending_at(window: Window, end: int) -> Span:
     return Span(start, start + window.duration)
 
 
+def _new_key(drawing: Drawing) -> str:
+    """The first of `KEYS` no record drawn so far has."""
+    used = {r[IngestionArg.KEY] for r in drawing.records}
+    for key in KEYS:
+        if key not in used:
+            return key
+    raise ValueError(f"a record of a new key after records of every key {KEYS}")
+
+
 def produce(
-    source: Source, drawing: Drawing, kind: str | None = None, partition: int | None = None
+    source: Source,
+    drawing: Drawing,
+    kind: str | None = None,
+    partition: int | None = None,
+    new_key: bool = False,
 ) -> Action:
     """A record to a known partition or the next new one (or `partition`), its event time of a drawn kind
-    (or `kind`)."""
+    (or `kind`); `new_key`: of a key no earlier record has."""
     kind = kind or source.choice(drawing.kinds)
     if partition is None:
         partition = source.integer(0, min(drawing.partitions, MAX_PARTITIONS - 1))
@@ -204,6 +222,8 @@ def produce(
             IngestionArg.EVENT_TIME: _event_time(source, drawing, kind),
             Arg.DATA: f"r{len(drawing.records)}",
         }
+        if new_key:
+            args[IngestionArg.KEY] = _new_key(drawing)
         drawing.records.append(args)
     action = Action(StreamingAction.PRODUCE, args)
     drawing.tracker.step(action)
@@ -271,8 +291,8 @@ def scripted(
     source: Source, domain_name: str, plan: StatefulPlan, script: str, trigger: str = Trigger.PROCESSING_TIME
 ) -> History:
     """A small history that follows `script`, words separated by spaces: a record of a kind (`far`,
-    `ahead`, `boundary`, ...; `kind@p` to partition `p`), `trigger`, `crash:POINT` (`kill:POINT` by
-    SIGKILL), `compact`, `restart`.
+    `ahead`, `boundary`, ...; `kind@p` to partition `p`; `kind#new` of a key no earlier record has),
+    `trigger`, `crash:POINT` (`kill:POINT` by SIGKILL), `compact`, `restart`.
 
     >>> from frontier_harness.properties.engine.source import RandomSource
     >>> from frontier_harness.model.event_time.stateful import StatefulPlan, Window
@@ -280,6 +300,9 @@ def scripted(
     >>> h = scripted(RandomSource(0), "partitioned", plan, "ahead far@1 trigger")
     >>> [(a.name, a.args.get("event_time"), a.args.get("partition")) for a in h.actions]
     [('query', None, None), ('produce', 20000, 0), ('produce', 45000, 1), ('trigger', None, None)]
+    >>> h = scripted(RandomSource(0), "partitioned", plan, "ahead past ahead#new trigger")
+    >>> [(a.args["key"], a.args["event_time"]) for a in h.actions[1:-1]]  # E = 45 s: one unit past 40 s
+    [('b', 20000), ('a', 50000), ('c', 60000)]
     """
     drawing = Drawing(plan)
     actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger})]
@@ -296,7 +319,8 @@ def scripted(
             )
             drawing.tracker.step(actions[-1])
         else:
-            actions.append(produce(source, drawing, kind, int(partition) if partition else 0))
+            kind, _, key = kind.partition("#")
+            actions.append(produce(source, drawing, kind, int(partition) if partition else 0, key == "new"))
             drawing.partitions = max(drawing.partitions, actions[-1].args[IngestionArg.PARTITION] + 1)
     return History(domain_name, tuple(actions))
 
