@@ -223,13 +223,24 @@ def _run(job: str, only: str | None = None):
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_the_processor_example_holds_and_reaches_every_hard_case(spark_session):
-    """`processor_counts` (a count in its ValueState, emitted by an event-time timer): every property held or
-    does not apply, and every hard case was reached, counted from what the trials observed (a timer that
-    fired after a restart, a value written before a SIGKILL changed after it, each crash point)."""
+@pytest.mark.parametrize(
+    "job",
+    [
+        EXAMPLE,
+        # the same count as an `applyInPandasWithState` function with an event-time timeout (a variant of the
+        # claim the example shows: nightly)
+        pytest.param("tests.jobs.stateful:group_counts", marks=pytest.mark.nightly),
+    ],
+    ids=["transformWithStateInPandas", "applyInPandasWithState"],
+)
+def test_the_processor_example_holds_and_reaches_every_hard_case(job, spark_session):
+    """`processor_counts` (a count in its ValueState, emitted by an event-time timer), and the same count as
+    a group-state function: every property held or does not apply, and every hard case was reached, counted
+    from what the trials observed (a timer that fired after a restart and one in a batch Spark ran twice, a
+    value written before a SIGKILL changed after it, each crash point)."""
     from frontier_harness.properties.engine.verdict import Verdict
 
-    result, _ = _run(EXAMPLE)
+    result, _ = _run(job)
     verdicts = {r.property: r.verdict for r in result.results}
     print({r.property: (str(r.verdict), r.examples, dict(r.events)) for r in result.results})
     assert set(verdicts.values()) <= {Verdict.HELD, Verdict.NOT_APPLICABLE}, verdicts

@@ -15,12 +15,25 @@ queries by `tests/test_spark_stateful_operators.py`
   E(N): the timers a batch fires are the ones registered before they began to fire. Spark plans no batch for
   it, so it stays registered, expired, until the next batch runs (new data, or the watermark moving).
 
+A group's event-time timeout (`applyInPandasWithState`, `(flat)MapGroupsWithState`:
+`FlatMapGroupsWithStateExec`) follows other rules, pinned by
+`test_a_group_state_timeout_fires_only_once_the_eviction_watermark_is_past_it`:
+
+- **A group's timeout at `t` times out in batch N when `t < E(N)`**: the watermark must be past it, so a timeout
+  exactly at E waits (Spark's `timeoutTimestamp < watermark`).
+- **Spark clears a group's timeout whenever it calls the function**, and a function may set it no earlier
+  than the watermark it is handed (`INVALID_TIMEOUT_TIMESTAMP`), E(N): a timeout set in batch N times out in
+  the first batch after N whose E is past it, unless a call for the group's data sets it again first. A
+  group called with data in a batch is never timed out in it.
+
 >>> expired(20_000, 20_000), expired(20_000, 19_999)
 (True, False)
 >>> fires_in(20_000, {0: 0, 1: 7_000, 2: 19_999, 3: 20_000, 4: 25_000}, registered_in=0)
 3
 >>> fires_in(20_000, {0: 0, 1: 25_000, 2: 25_000}, registered_in=2), fires_in(21_000, {2: 25_000, 3: 25_000}, registered_in=2, by_timer=True)
 (2, 3)
+>>> times_out_in(20_000, {0: 0, 1: 20_000, 2: 20_001}, set_in=0)
+2
 """
 
 from __future__ import annotations
@@ -45,3 +58,25 @@ def fires_in(
     """
     first = registered_in + 1 if by_timer else registered_in
     return next((b for b, mark in sorted(eviction.items()) if b >= first and expired(timer_ms, mark)), None)
+
+
+def timed_out(timeout_ms: int, eviction_ms: int) -> bool:
+    """Whether a group's event-time timeout at `timeout_ms` has timed out at the eviction watermark
+    `eviction_ms` (past it, strictly).
+
+    >>> timed_out(20_000, 20_000), timed_out(20_000, 20_001)
+    (False, True)
+    """
+    return timeout_ms < eviction_ms
+
+
+def times_out_in(timeout_ms: int, eviction: Mapping[int, int], set_in: int) -> int | None:
+    """The batch a group's timeout set in batch `set_in` (and not set again) times out in: the first after
+    `set_in` whose E (`eviction`, by batch) is past it; None when none is.
+
+    >>> times_out_in(20_000, {0: 25_000, 1: 25_000}, set_in=0), times_out_in(20_000, {3: 20_000}, set_in=2)
+    (1, None)
+    """
+    return next(
+        (b for b, mark in sorted(eviction.items()) if b > set_in and timed_out(timeout_ms, mark)), None
+    )
