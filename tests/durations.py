@@ -1,7 +1,7 @@
 """The slow tests' durations in the last measured run, so a `--run-slow` run starts the longest first.
 
-Two workers share the slow tests (`.ci/run`'s second part: `-n 2 --dist load --maxschedchunk 1`, each
-worker handed the next test when it frees up). In collection order, a ten-minute test collected last
+One worker more than the cores shares the slow tests (`.ci/run`'s second part: `--dist load
+--maxschedchunk 1 -n $(($(nproc) + 1))`, each worker handed the next test when it frees up). In collection order, a ten-minute test collected last
 starts when the other worker is nearly done and the run waits on it alone; longest first, the last tests
 to start are the shortest, and the workers end within a short test of each other (LPT scheduling).
 `ordered` sorts the slow tests by `durations.json` (a test it does not know first: a new test may be
