@@ -46,7 +46,7 @@ from frontier_harness.model.event_time.timers import fires_in, times_out_in
 from frontier_harness.model.vocabulary.event_time import OutputMode
 from frontier_harness.spark_impl.streaming.query import PROVIDER
 from frontier_harness.spark_impl.ttl.state.query import ROCKSDB
-from tests.jobs.stateful import count_until_window_end
+from tests.jobs.stateful import group_counts
 from tests.memory_query import MemoryQuery, left, right, row
 
 pytestmark = pytest.mark.spark
@@ -542,24 +542,13 @@ def test_a_timer_set_at_or_below_the_watermark_fires_in_its_own_batch_from_a_row
 
 
 def test_a_group_state_timeout_fires_only_once_the_eviction_watermark_is_past_it(spark_session, tmp_path):
-    """`applyInPandasWithState` with an event-time timeout, delay 5 s (`tests.jobs.stateful:
-    count_until_window_end`): key `a`'s record at 12 s sets its timeout at 20 s in batch 0. Unlike a
+    """`applyInPandasWithState` with an event-time timeout, delay 5 s (`tests.jobs.stateful:GroupCounts`, its
+    function `count_until_window_end`): key `a`'s record at 12 s sets its timeout at 20 s in batch 0. Unlike a
     `transformWithState...` timer, the batch whose E is exactly 20 s does not time it out; the first whose E
     is past it, by a millisecond, does, once (`model/event_time/timers.py`)."""
-    from pyspark.sql.streaming.state import GroupStateTimeout
 
     def counted(rows: DataFrame) -> DataFrame:
-        return (
-            rows.withWatermark("event_time", "5 seconds")
-            .groupBy("key")
-            .applyInPandasWithState(
-                count_until_window_end,
-                "key string, due long, count long",
-                "count long, due long",
-                "append",
-                GroupStateTimeout.EventTimeTimeout,
-            )
-        )
+        return group_counts(str(tmp_path / "job")).transform(rows)
 
     q = MemoryQuery(spark_session, tmp_path, counted).start()
     q.feed(row("a", 12 * S, "sets 20 s"))
