@@ -573,7 +573,13 @@ def _processor_cases() -> list[tuple[str, str, list[History] | Directed]]:
                 CRASH_BEFORE_ANY_COMMIT,
                 FIRED_BEFORE_RESTART,
                 PENDING_ACROSS_RESTART,
+                KILL_AFTER_CHANGE,
             ],
+        ),
+        (
+            "processor quiet_group_counts, near misses",
+            "stateful-job:tests.jobs.stateful:quiet_group_counts",
+            [MOVED_ACROSS_RESTART],
         ),
         (
             "processor processor_counts_in_memory",
@@ -652,6 +658,13 @@ RESTART_WITHOUT_FIRING = _timed(
 KILL_WITHOUT_CHANGE = _timed(
     ("r0", 12), "trigger", ("r1", 13, "b"), "kill:before_offsets", "restart", "trigger"
 )
+# a SIGKILL after a batch that changed a count, and none after it: the change before the kill is not one after
+KILL_AFTER_CHANGE = _timed(
+    ("r0", 12), "trigger", ("r1", 13), "trigger", ("r2", 14, "b"), "kill:before_offsets", "restart", "trigger"
+)
+# (`quiet_group_counts`: a group's timeout 10 s after its newest record) a timeout moved by a record after a
+# plain restart, before the watermark reached it: gone from the state, never fired
+MOVED_ACROSS_RESTART = _timed(("r0", 10), "trigger", "restart", ("r1", 12), "trigger")
 FIRED_WITHOUT_RESTART = _timed(("r0", 12), "trigger", ("r1", 30, "b"), "trigger")
 CRASH_BEFORE_ANY_COMMIT = _timed(("r0", 12), "crash:before_offsets", "restart", ("r1", 30), "trigger")
 FIRED_BEFORE_RESTART = _timed(

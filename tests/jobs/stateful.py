@@ -339,36 +339,71 @@ def count_until_window_end(
     watermark), set again at every call (Spark clears a group's timeout whenever it calls the function);
     when the timeout fires, `(key, due, count)` is emitted and the state removed."""
     if state.hasTimedOut:
-        count, due = state.get
-        state.remove()
-        yield pd.DataFrame({"key": [key[0]], "due": [due], "count": [count]})
+        yield _timed_out(key, state)
         return
     frames = list(frames)
-    seen = sum(len(f) for f in frames)
     if state.exists:
         count, due = state.get
     else:
         first = min(int(f["event_time"].min().value // 1_000_000) for f in frames)
         count, due = 0, max(Counts.due_of(first), state.getCurrentWatermarkMs() + 1)
-    state.update((count + seen, due))
+    state.update((count + sum(len(f) for f in frames), due))
     state.setTimeoutTimestamp(max(due, state.getCurrentWatermarkMs() + 1))
+
+
+QUIET_MS = 10_000
+
+
+def count_until_quiet(
+    key: tuple, frames: Iterator[pd.DataFrame], state: GroupState
+) -> Iterator[pd.DataFrame]:
+    """`count_until_window_end` whose timeout is `QUIET_MS` after the newest record of its group: a call with
+    new data moves it later, before it was due."""
+    if state.hasTimedOut:
+        yield _timed_out(key, state)
+        return
+    frames = list(frames)
+    newest = max(int(f["event_time"].max().value // 1_000_000) for f in frames)
+    count = state.get[0] if state.exists else 0
+    due = max(newest + QUIET_MS, state.getCurrentWatermarkMs() + 1)
+    state.update((count + sum(len(f) for f in frames), due))
+    state.setTimeoutTimestamp(due)
+
+
+def _timed_out(key: tuple, state: GroupState) -> pd.DataFrame:
+    """A timed-out group's row `(key, due, count)`; its state removed."""
+    count, due = state.get
+    state.remove()
+    return pd.DataFrame({"key": [key[0]], "due": [due], "count": [count]})
 
 
 class GroupCounts(ProcessorCounts):
     """`processor_counts` written with `applyInPandasWithState` and event-time timeouts: the same rows."""
+
+    function = staticmethod(count_until_window_end)  # the group's function
 
     def transform(self, records: DataFrame) -> DataFrame:
         return (
             records.withWatermark("event_time", "5 seconds")
             .groupBy("key")
             .applyInPandasWithState(
-                count_until_window_end,
+                self.function,
                 "key string, due long, count long",
                 "count long, due long",
                 "append",
                 GroupStateTimeout.EventTimeTimeout,
             )
         )
+
+
+class QuietGroupCounts(GroupCounts):
+    """`GroupCounts` whose timeout moves with every record of its group (`count_until_quiet`)."""
+
+    function = staticmethod(count_until_quiet)
+
+
+def quiet_group_counts(directory: str) -> QuietGroupCounts:
+    return QuietGroupCounts(directory)
 
 
 def group_counts(directory: str) -> GroupCounts:
