@@ -147,11 +147,9 @@ def _event_time(source: Source, drawing: Drawing, kind: str) -> int:
         return mark - u * source.integer(0, max(0, plan.gap // u - 1))
     if kind == "expiry" and drawing.records:  # E reaches the newest record's entry's bound exactly
         return drawing.records[-1][IngestionArg.EVENT_TIME] + 2 * plan.delay
-    if kind in (
-        "far",
-        "past",
-    ):  # the next batch's watermark passes every window so far, landing on a window's
-        # end (`past`: one unit beyond it, where a group's timeout fires only below the watermark)
+    # `far`: the next batch's watermark passes every window so far, landing on a window's end; `past`: one unit
+    # beyond it (a group's timeout fires only below the watermark)
+    if kind in ("far", "past"):
         ahead = newest + drawing.span + u * source.integer(0, steps)
         end = _window_ending_at(plan.window, ahead).end if plan.window else ahead
         return end + plan.delay + (u if kind == "past" else 0)
