@@ -32,18 +32,22 @@ TRIALS = attrs.evolve(
 
 class Queries(Implementation):
     """A planted trial implementation: each history is a "query" whose observation is the number of its
-    actions; `observed` counts the queries run, `waits` blocks each wave until it is set (the slow lane)."""
+    actions; `observed` counts the queries run, `began` is set as a wave begins and `waits` blocks each wave
+    until it is set (the slow lane's: the failing lane waits for it to begin, however the threads are
+    scheduled)."""
 
     name = "queries"
     speed = Speed.BATCHED  # screened first: one lane, its trials in the order drawn
 
-    def __init__(self, waits: threading.Event | None = None):
+    def __init__(self, waits: threading.Event | None = None, began: threading.Event | None = None):
         self.observed = 0
-        self.waits = waits
+        self.waits, self.began = waits, began
 
     def observe_queries(self, domain, histories: Sequence[History]) -> list[dict]:
+        if self.began is not None:
+            self.began.set()
         if self.waits is not None:
-            assert self.waits.wait(timeout=60), "the failing lane never announced its failure"
+            assert self.waits.wait(timeout=60), "the other lane never got where this one waits for it"
         self.observed += len(histories)
         return [{(0, "actions"): len(h.actions)} for h in histories]
 
@@ -71,9 +75,10 @@ def trial_suite(*checks, name: str = "queries") -> Suite:
 
 def test_a_failing_trial_suite_stops_a_slow_lane_running_beside_it():
     """Two requests of one run, in two threads, sharing its `Stop`: the slow lane's first wave waits until
-    the trial suite has found its failure (on its first trial); the slow lane then ends after that wave."""
-    stop, announced = Stop(), threading.Event()
-    slow_impl, fast_impl = Queries(waits=announced), Queries()
+    the trial suite has found its failure (on its first trial), which waits for that wave to begin; the slow
+    lane then ends after that wave."""
+    stop, announced, began = Stop(), threading.Event(), threading.Event()
+    slow_impl, fast_impl = Queries(waits=announced, began=began), Queries(waits=began)
     slow = {}
 
     def run_slow():
