@@ -27,6 +27,7 @@ function sets its timeout again at every call: a call with new data may move it)
 
 from __future__ import annotations
 
+from frontier_harness.model.event_time.timers import expired
 from frontier_harness.model.vocabulary.event_time import TimeMode
 from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, StreamingLabel
 from frontier_harness.properties.checks.streaming.committed import observed_steps, rerun_after_sink
@@ -71,9 +72,10 @@ def _timers(state: set[tuple]) -> set[tuple]:
 
 
 def due(gone: set[tuple], batch: int, marks: dict[int, int]) -> set[tuple]:
-    """The timers `(key, expiry ms)` of `gone` that batch `batch`'s watermark had reached: those it fired."""
+    """The timers `(key, expiry ms)` of `gone` that batch `batch`'s watermark had reached (`timers.expired`; a
+    group's timeout, fired only past it, is among them): those it fired."""
     mark = marks.get(batch)
-    return {timer for timer in gone if mark is not None and timer[1] <= mark}
+    return {timer for timer in gone if mark is not None and expired(timer[1], mark)}
 
 
 def _watermarks(obs: Observation) -> dict[int, int]:
