@@ -140,3 +140,24 @@ def test_without_suite_an_impl_runs_the_suites_it_supports_and_names_the_others(
     out = capsys.readouterr().out
     assert "collections against pandas_impl:factory" in out
     assert "not run: suite 'reclock' calls observe_reclock, which 'pandas_impl:factory' lacks" in out
+
+
+@pytest.mark.parametrize(
+    "argv,gated",
+    [
+        ([], None),  # every suite but `prove`, whose obligations verify proves itself
+        (["--suite", "collections", "--suite", "ttl"], ["collections", "ttl"]),
+    ],
+)
+def test_verify_gates_on_every_suite_but_prove_or_on_those_suite_names(argv, gated, monkeypatch, tmp_path):
+    from frontier_harness.properties.checks.registry import SUITES
+    from frontier_harness.properties.cli import run as runs
+    from frontier_harness.properties.solver import check as obligations
+
+    ran = []
+    monkeypatch.setattr(
+        runs, "run_suites", lambda args, out, config, suites, domains: ran.extend(suites) or ([], {})
+    )
+    monkeypatch.setattr(obligations, "prove", lambda *args: [])
+    main(["verify", *argv, "--corpus", str(tmp_path)])
+    assert [s.name for s in ran] == (gated or [name for name in SUITES if name != "prove"])

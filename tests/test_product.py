@@ -106,7 +106,7 @@ BAD = {
     "--batched-examples": (["check", "verify"], NOT_INT | NEGATIVE | st.just("0")),
     "--screening": (["check", "verify"], NOT_INT | NEGATIVE | st.just("0")),
     "--profile": (["check", "verify"], NOT_A_NAME),
-    "--suite": (["check"], NOT_A_NAME),
+    "--suite": (["check", "verify"], NOT_A_NAME),
     "--domain": (["check"], NOT_A_NAME),
     "--obligation": (["prove"], NOT_A_NAME),
     "--timeout": (["prove", "verify"], NOT_POSITIVE),

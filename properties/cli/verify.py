@@ -33,6 +33,11 @@ def add_parser(verbs: Any) -> None:
     verb = verbs.add_parser(
         "verify", help="pre-merge gate: every suite (ci), every proof, the regression corpus"
     )
+    verb.add_argument(
+        "--suite",
+        action="append",
+        help="suite to gate on (repeatable; default every suite); the proofs and the corpus run either way",
+    )
     run_options(verb, default_profile="ci")
     verb.add_argument(
         "--corpus", type=Path, help="regression corpus of counterexample files (default: counterexamples/)"
@@ -43,15 +48,21 @@ def add_parser(verbs: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
-    """Every suite under the ci profile, every z3 obligation, every file of the regression corpus."""
-    from frontier_harness.properties.checks.registry import SUITES
+    """Every suite under the ci profile (or those `--suite` names), every z3 obligation, every file of the
+    regression corpus."""
+    from frontier_harness.properties.checks.registry import SUITES, get_suite
     from frontier_harness.properties.cli.prove import exit_code
     from frontier_harness.properties.cli.run import run_suites
     from frontier_harness.properties.solver import check as obligations
     from frontier_harness.properties.solver.encoding import FAITHFUL
 
     config = load_config()
-    results, written = run_suites(args, out, config, [s for s in SUITES.values() if s.name != "prove"], None)
+    suites = (
+        [get_suite(name) for name in args.suite]
+        if args.suite
+        else [s for s in SUITES.values() if s.name != "prove"]
+    )
+    results, written = run_suites(args, out, config, suites, None)
     stopped = args.fail_fast and not all(r.passed for r in results)
     if stopped:
         out.print("--fail-fast: a suite failed; proofs and the corpus not run", markup=False)
