@@ -11,18 +11,23 @@ options from `class_archive`.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 from frontier_harness.spark_impl import session
-from frontier_harness.spark_impl.class_archive import BUILD_TIMEOUT_S, DUMP, archive_path, take_lock
+from frontier_harness.spark_impl.class_archive import BUILD_TIMEOUT_S, BUILDER, DUMP, archive_path, take_lock
 
 
 def ensure(path: Path | None = None) -> bool:
     """Builds the archive now (a JVM's start, a few jobs and its exit: about a minute's CPU) unless it exists
-    or another process is building it; True if it is in place after."""
+    or another process is building it; True if it is in place after. The build runs in a process of its own,
+    as `class_archive.java_options` starts it: a build stops the session it runs in and ends its JVM, which
+    in the caller's process would be the caller's."""
     path = path or archive_path()
-    return path.exists() or (take_lock(path) and build(path))
+    if not path.exists() and take_lock(path):
+        subprocess.run([sys.executable, "-m", BUILDER, str(path)], timeout=BUILD_TIMEOUT_S, check=False)
+    return path.exists()
 
 
 def build(path: Path) -> bool:

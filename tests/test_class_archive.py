@@ -51,6 +51,20 @@ def test_without_an_archive_one_builder_starts_and_the_jvm_starts_without_it(tmp
     ]
 
 
+def test_ensure_builds_in_a_process_of_its_own_never_in_the_callers_session(tmp_path, monkeypatch):
+    """A build stops the session it runs in and ends its JVM: `ensure` (the bench, a test) runs the builder
+    as `java_options` does, and a caller's session is never touched."""
+    archive = tmp_path / "spark.jsa"
+    ran: list = []
+    monkeypatch.setattr(session, "spark", lambda: pytest.fail("ensure built in the caller's session"))
+    monkeypatch.setattr(
+        class_archive_builder.subprocess, "run", lambda args, **kw: ran.append(args) or archive.touch()
+    )
+    assert class_archive_builder.ensure(archive)
+    assert ran == [[sys.executable, "-m", class_archive.BUILDER, str(archive)]]
+    assert class_archive_builder.ensure(archive) and len(ran) == 1  # it exists: nothing built
+
+
 def test_a_stale_lock_is_taken_over_by_the_next_start(tmp_path, started):
     archive = tmp_path / "spark.jsa"
     lock = tmp_path / "spark.jsa.lock"
