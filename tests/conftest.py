@@ -81,9 +81,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     reporter.write_line(line, yellow=True, bold=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def spark_session():
-    """The process's Spark session; skips (never fails) only when Java is absent, and the run says so."""
+    """The process's Spark session, live: asked for afresh by each test, since a test may restart it (the
+    runner's recovery after an infrastructure failure stops the session and starts another), and one kept
+    for the whole process would hand every later test the stopped one. Skips (never fails) only when Java
+    is absent, and the run says so."""
+    return live_session()
+
+
+def live_session():
+    """`spark_session` for a fixture of a wider scope, which lives across tests: it calls this when it is
+    made, and keeps no session itself."""
     if not session.java_available():
         pytest.skip(NO_JAVA)
     return session.spark()

@@ -20,6 +20,7 @@ from frontier_harness.properties.checks.streaming.checkpoint_log.laws import che
 from frontier_harness.properties.checks.streaming.checkpoint_log.reader import read_checkpoint
 from frontier_harness.properties.cli.main import main as cli
 from frontier_harness.properties.engine import counterexample
+from tests.conftest import live_session
 
 pytestmark = pytest.mark.spark
 COMPACT_INTERVAL = "spark.sql.streaming.fileSink.log.compactInterval"
@@ -68,7 +69,8 @@ def _rate_micro_batch_query(spark, root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def made(spark_session, tmp_path_factory) -> dict[str, Path]:
+def made(tmp_path_factory) -> dict[str, Path]:
+    spark_session = live_session()
     root = tmp_path_factory.mktemp("checkpoints")
     spark_session.conf.set(COMPACT_INTERVAL, "3")
     try:

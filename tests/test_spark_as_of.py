@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytestmark = pytest.mark.spark
@@ -85,7 +85,13 @@ def test_every_value_gets_exactly_the_first_step_above_it(spark_session):
     assert assigned(spark_session, rows) == expected(rows)
 
 
-@settings(max_examples=10, deadline=None, derandomize=True)  # the same ten in every run: CI is deterministic
+# the same ten in every run (CI is deterministic); the session fixture is the process's session, nothing per example
+@settings(
+    max_examples=10,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     monotone_boundaries(),
     st.lists(
