@@ -175,12 +175,18 @@ def attached_session(launcher: str | None) -> Any:
     context = SparkContext(gateway=gateway, jsc=jvm.org.apache.spark.api.java.JavaSparkContext(running))
     if launcher:
         context.pythonExec = launcher  # our sources' runners forked warm, as in the harness
-    if os.environ.get(python_workers.START):  # a user's job: its start's own workers
-        context.environment[python_workers.MARK] = os.environ[python_workers.START]
     harness = jvm.org.apache.spark.sql.SparkSession.getDefaultSession().get()
     session = SparkSession(context, jsparkSession=harness.newSession())
     jvm.org.apache.spark.sql.SparkSession.setDefaultSession(harness)
     return session
+
+
+def _mark_workers(context: Any) -> None:
+    """A user's job's Python functions, made from here on, run in workers of this start's own
+    (`python_workers`): `MARK` joins the environment PySpark sends with each function. A source registered
+    before keeps the JVM's shared workers: the harness's code, which holds nothing across a start."""
+    if os.environ.get(python_workers.START):
+        context.environment[python_workers.MARK] = os.environ[python_workers.START]
 
 
 def warm() -> None:
@@ -219,7 +225,8 @@ def _started(found: dict) -> tuple[Any, str]:
     session = attached_session(os.environ.get(LAUNCHER))
     spec = query_spec(found)
     source = load(found["source"])
-    session.dataSource.register(source)
+    session.dataSource.register(source)  # before the mark: the harness's source keeps the shared workers
+    _mark_workers(session.sparkContext)
     job = make_job(spec.job, spec.job_dir) if spec.job else None
     return start_query(session, source.name(), spec, load(found["writer"]), job), spec.trigger
 

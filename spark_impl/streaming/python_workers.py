@@ -6,9 +6,11 @@ one `pyspark.daemon` per Python executable and environment, forking workers that
 that counts in a module-level dict kept its counts across a restart through a reused worker, where a real
 restart (a new JVM) starts its workers afresh. So each start of a user's job's query names its workers (a
 trial of the harness's own sink runs no user code in them, and keeps the JVM's shared daemon): the driver
-process puts `MARK=<start id>` into the environment PySpark gives every Python function it sends (its
+process puts `MARK=<start id>` into the environment PySpark gives every Python function the job makes (its
 `SparkContext.environment`), so the JVM starts a daemon of that start's own, which forks that start's
-workers (the daemon leads a process group of its own). When the start ends, `end(start)` SIGKILLs the
+workers (the daemon leads a process group of its own). The trial's source, the harness's code, is
+registered before the mark and keeps the JVM's shared daemons: a daemon of each kind per start (the
+source's creation, planning and reads) cost the stateful suite a third of its CPU. When the start ends, `end(start)` SIGKILLs the
 groups those daemons lead, and any other process with the mark, and returns only once none is seen
 alive: what the job's Python held in a worker dies with its start, observed.
 
