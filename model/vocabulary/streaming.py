@@ -66,8 +66,8 @@ class StreamingLabel(Word):
     `(setting, value)` pairs), `commit_metadata` (batch id, `nextBatchWatermarkMs`), and `runs` (the
     first batch id each start of the query ran); at a stateful trial's final step, `state` (the last
     committed batch, an entry's bound in event time or None, how many entries have it) or, for a user's
-    processor, `processor_state` (batch, operator, state variable, key, value: its value states' entries
-    and its timers after each committed batch); under a join's two sources `side_offsets` (batch id, side,
+    processor, `processor_state` (batch, operator, state variable, key, value: its value, list and map
+    states' entries and its timers after each committed batch); under a join's two sources `side_offsets` (batch id, side,
     end frontier) and, at the final step, `join_state` (batch id, side, a stored row's `data`).
     """
 

@@ -53,8 +53,8 @@ read for a whole wave at once after every step that left the query up (a statefu
 a `batch_id` column). Every trial also reports `offset_metadata` (batch id, `batchWatermarkMs`,
 `batchTimestampMs`, `conf`), `commit_metadata` (batch id, `nextBatchWatermarkMs`) and `runs` (the
 first batch id of each start of the query); at a stateful trial's final step, `state` (each operator's state
-bounds after every committed batch) or, for a user's processor, `processor_state` (its value states and
-timers after every committed batch: `spark_impl.event_time.processor_state`).
+bounds after every committed batch) or, for a user's processor, `processor_state` (its value, list and
+map states and timers after every committed batch: `spark_impl.event_time.processor_state`).
 
 `run_trials(..., floor=True)` is what Spark itself needs for the same histories (`bench`'s floor): each
 history's batches, with the same query starts on the same checkpoint, in the harness's own warm session,
@@ -610,7 +610,7 @@ def _read_join_state(trials: list[tuple[int, Trial, int]], observed: list[dict])
 
 
 def _read_processor_state(stores: list[tuple], processors: dict, observed: list[dict]) -> None:
-    """A user's processor's state after every committed batch (`processor_state.entries`: its value states'
+    """A user's processor's state after every committed batch (`processor_state.entries`: its states'
     entries and its timers, one Spark job for the wave), as `(batch, operator, variable, key, value)` rows of
     the final step's `processor_state`; `(batch, operator, None, None, None)` for every store read."""
     if not stores:

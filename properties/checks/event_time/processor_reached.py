@@ -1,5 +1,5 @@
 """The hard cases a user's processor's trial reached, read from the state it left after every committed batch
-(`processor_state` at the final step: its value states and timers, read from the checkpoint), never from the
+(`processor_state` at the final step: its value, list and map states and timers, read from the checkpoint), never from the
 history it meant to run.
 
 - `TIMER_AFTER_RESTART`: a timer registered in the state the query had committed when it went down (a crash,
@@ -10,7 +10,7 @@ history it meant to run.
   its output written, uncommitted), gone, and due by that batch's watermark, from the state that batch
   committed when it ran again: the timer fired in a batch Spark ran twice, so its output was written twice (an
   appending writer holds it twice);
-- `STATE_ACROSS_KILL`: a value-state entry in the state the query had committed when its driver was seen
+- `STATE_ACROSS_KILL`: a state entry (a value, or a key's whole list or map) in the state the query had committed when its driver was seen
   killed by SIGKILL, changed or cleared by a batch committed after the kill: the processor read and wrote,
   in a new driver with a new JVM, a value written before the kill.
 
