@@ -8,7 +8,8 @@ starts a local Connect server, which is how the Connect test mode runs.
 Spark's Python workers run the driver's own interpreter (`sys.executable`) unless
 `PYSPARK_PYTHON` says otherwise, so an install in a virtualenv that is not on
 PATH still finds its packages. Spark's and the JVM's own lines (log4j, the JVM's
-start-up warnings, a Python worker's traceback) go to `.frontier-harness/spark.log`,
+start-up warnings, a Python worker's traceback, and the JSON line PySpark logs for each exception
+it raises with a DataFrame's or SQL's context) go to `.frontier-harness/spark.log`,
 not to the terminal; `configure(verbose=True)` (the CLI's `--verbose`) shows them too.
 """
 
@@ -38,6 +39,10 @@ _settings: dict = {
 # own JVM, which runs for minutes, gains nothing from it.
 SHORT_LIVED_JVM = ("-XX:TieredStopAtLevel=1",)
 LOG = Path(".frontier-harness") / "spark.log"  # relative to the working directory, as counterexamples are
+# PySpark 4 logs every exception it raises with a DataFrame's or SQL's context (`PySparkException._log_exception`),
+# as a JSON line of the whole Java stack, to stderr: a user's job whose `read` raised in every trial printed
+# 252 such lines, a few kilobytes each, around the harness's own report of it.
+QUERY_CONTEXT_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
 
 # Measured on 2 cores (collections, 20-update histories): whole-stage codegen costs
 # ~2-4 s of compilation per distinct plan and wins nothing at these sizes
@@ -387,9 +392,21 @@ def _launch_jvm_logging_to_file(conf: dict) -> None:
         return
     log = LOG.absolute()
     _python_logger_to_file("py4j", log)
+    _query_context_loggers_to_file(log)
     spark_conf = SparkConf(loadDefaults=False).setAll(list(conf.items()))
     with open(log, "ab") as stderr:
         SparkContext._ensure_initialized(gateway=launch_gateway(spark_conf, popen_kwargs={"stderr": stderr}))
+
+
+def _query_context_loggers_to_file(log: Path) -> None:
+    """PySpark's query-context loggers (`QUERY_CONTEXT_LOGGERS`) write to `log` instead of stderr."""
+    from pyspark.logger import PySparkLogger
+
+    for name in QUERY_CONTEXT_LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        for handler in [h for h in logger.handlers if type(h) is logging.StreamHandler]:
+            logger.removeHandler(handler)
+        _python_logger_to_file(name, log)
 
 
 def _python_logger_to_file(name: str, log: Path) -> None:

@@ -9,6 +9,7 @@ lines go to `.frontier-harness/spark.log`, none to stderr.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -107,6 +108,23 @@ def test_spark_log_lines_go_to_the_log_file_not_stderr(installed_run):
     log = tmp / ".frontier-harness" / "spark.log"
     assert log.exists()
     assert "WARN" in log.read_text()  # the JVM's start-up warnings are there, not lost
+
+
+@pytest.mark.spark
+def test_an_exception_pyspark_raises_is_logged_to_the_log_file_not_stderr(spark_session, capfd):
+    """PySpark logs each exception it raises with a DataFrame's context as a JSON line of the Java stack: a
+    user's `read` that raised in every trial printed hundreds of them among the harness's own report."""
+    from pyspark.sql import functions as F
+
+    if session._settings["verbose"] or session._settings["remote"] or os.environ.get("SPARK_REMOTE"):
+        pytest.skip("a verbose or Connect session keeps PySpark's own logging")
+    with pytest.raises(Exception, match="UNRESOLVED_COLUMN"):
+        spark_session.range(1).select(F.col("no_such_column")).collect()
+    err = capfd.readouterr().err
+    assert "DataFrameQueryContextLogger" not in err, err[-2000:]
+    handlers = logging.getLogger("DataFrameQueryContextLogger").handlers
+    [log] = [h.baseFilename for h in handlers if isinstance(h, logging.FileHandler)]
+    assert Path(log).name == session.LOG.name and "no_such_column" in Path(log).read_text()
 
 
 def test_verbose_adds_the_console_appender(tmp_path, monkeypatch):
