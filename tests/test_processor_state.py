@@ -12,13 +12,13 @@ import pytest
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle, TimerValues
 
 from frontier_harness.spark_impl.event_time import processor_state
+from frontier_harness.spark_impl.streaming.query import PROVIDER
 from frontier_harness.spark_impl.ttl.state.query import ROCKSDB
 from tests.jobs.stateful import GroupCounts
 from tests.memory_query import MemoryQuery, row
 
 pytestmark = pytest.mark.spark
 S = 1_000
-PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 
 
 def test_an_apply_in_pandas_with_state_group_reads_as_a_value_state_and_its_timeout_as_a_timer(
