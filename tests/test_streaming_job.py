@@ -141,6 +141,25 @@ def test_an_exception_in_write_fails_the_job_with_its_traceback(spark_session):
     assert "pyspark" not in outcome.message
 
 
+@pytest.mark.spark
+def test_an_exception_in_read_fails_the_job_with_its_traceback(spark_session):
+    """As an exception in `write` does: the implementation raised on a valid history. Whether a crash came
+    first or not, the shrunk history and the user's own frame tell which."""
+    from frontier_harness.properties.adapters.job import load_job
+
+    outcome = SUITE.property("exactly_once").check(
+        load_job("tests.jobs.bad:read_raises_once_written"), [history(produce("r0"), trigger())]
+    )[0]
+    assert not outcome.ok and outcome.step == 1, outcome.message
+    assert outcome.message.startswith("the job's read failed: read(spark) raised AnalysisException"), (
+        outcome.message
+    )
+    assert 'tests/jobs/bad.py", line' in outcome.message and 'select("total")' in outcome.message, (
+        outcome.message
+    )
+    assert "pyspark/" not in outcome.message
+
+
 BAD = [
     ("tests.jobs.nope:factory", "cannot import 'factory' from 'tests.jobs.nope'"),
     ("tests.jobs.user:nope", "cannot import 'nope' from 'tests.jobs.user'"),

@@ -10,7 +10,8 @@ A job is named `MODULE:FACTORY`; `FACTORY(directory)` returns an object with an 
   `joined(job, load)`: a join job's `transform(left, right)` over its two inputs (`is_join`);
 - `job_writer(job, fault_dir)`: the `foreachBatch` function: the user's `write`, then the
   `after_sink` crash point (a crash after `write` returned, before Spark commits);
-- `read_rows(jobs)`: every trial's `read(spark)` of a wave in one Spark job per schema;
+- `read_rows(jobs)`: every trial's `read(spark)` of a wave in one Spark job per schema (a read that
+  raises is the job's failure, with its traceback: `raised`);
 - `batch_outputs(spec, record_sets)`: the oracle's side, `transform` as a batch job over each
   set of records, many sets per Spark job; `frame_outputs` the same for a stateful job, each set
   (a frame) transformed whole;
@@ -34,6 +35,7 @@ import os
 import re
 import sys
 import tempfile
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -237,7 +239,7 @@ def read_rows(session: Any, jobs: Sequence[Any], drop: Sequence[str] = ()) -> li
         try:
             frame = job.read(session)
         except Exception as exc:
-            results[i] = f"read(spark) raised {_one_line(exc)}"
+            results[i] = f"read(spark) raised {_one_line(exc)}\n{raised(exc)}"
             continue
         if frame is None:
             continue
@@ -379,6 +381,11 @@ def _frozen(value: Any) -> Any:
 def _one_line(exc: BaseException) -> str:
     first = (str(exc).strip().splitlines() or [""])[0][:300]
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def raised(exc: BaseException) -> str:
+    """`exc`'s traceback as `traceback_of` cuts it: the user's frames and the exception line."""
+    return traceback_of("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
 def traceback_of(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Jobs the trials refuse (one line, exit 2), and one whose writer fails (a failure of the job, exit 1)."""
+"""Jobs the trials refuse (one line, exit 2), and two whose writer or read fails (a failure of the job, exit 1)."""
 
 from __future__ import annotations
 
@@ -66,3 +66,13 @@ class FailingWriter(OverwriteEachBatch):
 
 def failing_writer(directory: str) -> FailingWriter:
     return FailingWriter(directory)
+
+
+class ReadsAColumnItNeverWrote(OverwriteEachBatch):
+    def read(self, spark):  # type: ignore[override]
+        written = super().read(spark)
+        return None if written is None else written.select("total")  # planted: no such column
+
+
+def read_raises_once_written(directory: str) -> ReadsAColumnItNeverWrote:
+    return ReadsAColumnItNeverWrote(directory)

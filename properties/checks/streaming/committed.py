@@ -22,7 +22,7 @@ from frontier_harness.model.time.collection import Update
 from frontier_harness.model.time.domains import Partitioned, PartitionedTime
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
-from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, StreamingLabel
+from frontier_harness.model.vocabulary.streaming import CrashPoint, ErrorKind, StreamingAction, StreamingLabel
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Outcome
 
@@ -88,8 +88,7 @@ def committed_batches(
     at IntoTime `N + 1`). A failing outcome when the query failed, the offset log is no remap, or (at
     the final step) a record was never processed."""
     if (step, StreamingLabel.ERROR) in obs:
-        error = obs[(step, StreamingLabel.ERROR)]
-        return failed_at(step, f"the query failed: {show(error)}", obs, StreamingLabel.ERROR)
+        return failed_at(step, failure(obs[(step, StreamingLabel.ERROR)]), obs, StreamingLabel.ERROR)
     try:
         remap = Remap.minted(
             DOMAIN, [(as_frontier(f), b + 1) for b, f in sorted(obs[(step, StreamingLabel.OFFSETS)])]
@@ -139,6 +138,18 @@ def failed_at(step: int, message: str, obs: Observation, label: str) -> Outcome:
         if key[0] <= step and key[1] in (label, StreamingLabel.CRASH, StreamingLabel.ERROR)
     }
     return Outcome(ok=False, message=message, expected=None, actual=shown, step=step)
+
+
+def failure(error: frozenset[tuple[str, str]]) -> str:
+    """A step's `error` rows as a verdict says them: the job's read, or the query, failed.
+
+    >>> failure(frozenset({("the job's read failed", "read(spark) raised OSError: disk")}))
+    "the job's read failed: read(spark) raised OSError: disk"
+    >>> failure(frozenset({("StreamingQueryException", "boom")}))
+    'the query failed: StreamingQueryException boom'
+    """
+    reads = sorted(text for kind, text in error if kind == ErrorKind.JOB_READ_FAILED)
+    return f"{ErrorKind.JOB_READ_FAILED}: {reads[0]}" if reads else f"the query failed: {show(error)}"
 
 
 def show(rows: frozenset[tuple[Any, ...]]) -> str:
