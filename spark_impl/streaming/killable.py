@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.spark_impl.driver_process import ROOT, environment, killed, load
+from frontier_harness.spark_impl.driver_process import ROOT, die_with_harness, environment, killed, load
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.streaming.driver import query_spec, spec_json
 from frontier_harness.spark_impl.streaming.job import make_job
@@ -57,6 +57,7 @@ def launch(spec: QuerySpec, source: type, writer: Any, fault: str) -> Launched:
             ],
             cwd=ROOT,
             env=env,
+            stdin=subprocess.PIPE,  # held by the harness: its end is the harness's exit (`die_with_harness`)
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,
@@ -67,6 +68,7 @@ def launch(spec: QuerySpec, source: type, writer: Any, fault: str) -> Launched:
 def main(spec_file: str) -> None:
     from frontier_harness.spark_impl.session import configure, spark
 
+    die_with_harness()
     configure(short_lived=True)  # this JVM runs one query and is killed
     found = json.loads(Path(spec_file).read_text())
     spec = query_spec(found)

@@ -1,0 +1,82 @@
+"""A driver process the harness starts in a group of its own dies, with everything it started, when the harness
+does (`spark_impl/driver_process.die_with_harness`), however the harness ended."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+# A driver as `killable.launch` starts one (its own session, stdin a pipe the harness holds) that starts a child
+# in its group, as a driver starts its JVM, then prints the child's pid and waits.
+DRIVER = """
+import subprocess, sys, time
+from frontier_harness.spark_impl.driver_process import die_with_harness
+die_with_harness()
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], stdin=subprocess.DEVNULL)
+print(child.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has died
+
+
+def test_a_driver_and_its_group_are_sigkilled_once_the_harness_pipe_ends():
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        child = int(driver.stdout.readline())
+        time.sleep(0.5)
+        assert driver.poll() is None and _alive(child), "the driver died while the harness was there"
+        driver.stdin.close()  # what the harness's exit does to the pipe, however it ends
+        assert driver.wait(timeout=30) == -signal.SIGKILL
+        deadline = time.monotonic() + 30
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(child), "the driver's child outlived it"
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+
+
+def test_a_process_that_does_not_lead_its_group_kills_nothing():
+    """Its group is the process's that started it (here a stand-in for the harness, itself in a session of its
+    own so that a wrong kill takes nothing else): not the driver's to kill, even once its stdin ends."""
+    guarded = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
+    harness = (
+        "import subprocess, sys, time\n"
+        f"subprocess.run([sys.executable, '-c', {guarded + '; import time; time.sleep(1)'!r}], "
+        "stdin=subprocess.DEVNULL, check=True)\n"
+        "print('ok')\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", harness],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+    )
+    assert ran.returncode == 0 and ran.stdout == "ok\n", ran
+
+
+def test_a_driver_that_ends_on_its_own_exits_0_while_the_harness_still_holds_the_pipe():
+    """The watch blocks in the pipe's read while the interpreter exits: it must not abort the exit (a driver
+    that ran its batch without reaching its crash point exits 0, and the harness says so)."""
+    guarded = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
+    driver = subprocess.Popen(
+        [sys.executable, "-c", guarded], stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        assert driver.wait(timeout=30) == 0, driver.stderr.read()
+    finally:
+        driver.stdin.close()
