@@ -5,9 +5,11 @@ driver armed to be killed, what its death shows (`killed`).
 A killable driver runs in a session of its own (its own process group) with `KILLABLE` set; at its crash
 point it writes a marker naming the point and SIGKILLs its group (`spark_impl.streaming.faults`). The
 harness counts the kill only when it sees both, the marker and the death by SIGKILL; a driver that exits
-without reaching its point is infrastructure (`CrashPointNotReached`, exit 3), naming the point. Its stdin is
-a pipe from the harness: at the pipe's end, which is the harness's exit however it ended, the driver SIGKILLs
-its group (`die_with_harness`), so a harness stopped by a signal leaves no query running.
+without reaching its point is infrastructure (`CrashPointNotReached`, exit 3), naming the point. A streaming
+trial's killable driver (`spark_impl.streaming.killable`) has for stdin a pipe from the harness: at the pipe's
+end, which is the harness's exit however it ended, it SIGKILLs its group (`die_with_harness`), so a harness
+stopped by a signal leaves no such query running (the ttl suite's drivers, whose stdin says when to run,
+are not guarded).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import importlib
 import os
 import signal
+import stat
 import subprocess
 import threading
 from collections.abc import Callable
@@ -39,10 +42,11 @@ def environment(extra: dict[str, str]) -> dict[str, str]:
 
 def die_with_harness() -> None:
     """In a driver process that leads its own process group, its stdin a pipe the harness holds: SIGKILLs the
-    group (the driver, its JVM, its Python workers) once the pipe ends, that is, once the harness has exited.
-    Measured before: a `check` stopped by SIGTERM left its killable drivers' queries running, each JVM at
-    about 40 % of a core, until their queries ended."""
-    if os.getpgrp() != os.getpid():  # not a group of its own: the harness's group is not ours to kill
+    group (the driver and its JVM; the JVM's Python workers, in groups of their own, end with the JVM) once
+    the pipe ends, that is, once the harness has exited. Anywhere else (another group's member, a stdin that
+    is no pipe: a driver run by hand) it does nothing. Measured before: a `check` stopped by SIGTERM left
+    its killable drivers' queries running, each JVM at about 40 % of a core, until their queries ended."""
+    if os.getpgrp() != os.getpid() or not _is_pipe(STDIN):  # the harness's group is not ours to kill
         return
 
     def watch() -> None:  # the raw descriptor: a thread blocked in `sys.stdin` aborts the interpreter's exit
@@ -51,6 +55,13 @@ def die_with_harness() -> None:
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
     threading.Thread(target=watch, name="die-with-harness", daemon=True).start()
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:  # closed
+        return False
 
 
 def name_of(obj: Any) -> str:

@@ -3,11 +3,15 @@ does (`spark_impl/driver_process.die_with_harness`), however the harness ended."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
+
+import pytest
 
 # A driver as `killable.launch` starts one (its own session, stdin a pipe the harness holds) that starts a child
 # in its group, as a driver starts its JVM, then prints the child's pid and waits.
@@ -22,12 +26,12 @@ time.sleep(120)
 
 
 def _alive(pid: int) -> bool:
+    """Running: neither gone nor a zombie (read from /proc, which a reaped process leaves at any moment)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
         return False
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has died
 
 
 def test_a_driver_and_its_group_are_sigkilled_once_the_harness_pipe_ends():
@@ -45,7 +49,7 @@ def test_a_driver_and_its_group_are_sigkilled_once_the_harness_pipe_ends():
             time.sleep(0.1)
         assert not _alive(child), "the driver's child outlived it"
     finally:
-        if driver.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(driver.pid, signal.SIGKILL)
 
 
@@ -80,3 +84,38 @@ def test_a_driver_that_ends_on_its_own_exits_0_while_the_harness_still_holds_the
         assert driver.wait(timeout=30) == 0, driver.stderr.read()
     finally:
         driver.stdin.close()
+
+
+def test_a_driver_whose_stdin_is_no_pipe_is_not_guarded():
+    """Run by hand (stdin /dev/null, at once at its end): the driver runs on, as it would without the guard."""
+    guarded = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
+    ran = subprocess.run(
+        [sys.executable, "-c", f"{guarded}; import time; time.sleep(1); print('ran')"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+    )
+    assert ran.returncode == 0 and ran.stdout == "ran\n", ran
+
+
+def test_a_killable_driver_is_launched_with_the_pipe_and_guards_itself_first(monkeypatch, tmp_path):
+    """The wiring: `killable.launch` hands the driver a pipe for stdin, and its `main` arms the guard before
+    anything else (before its JVM starts)."""
+    from frontier_harness.spark_impl.streaming import killable
+
+    started: dict = {}
+    monkeypatch.setattr(killable.subprocess, "Popen", lambda argv, **options: started.update(options))
+    monkeypatch.setattr(killable, "spec_json", lambda *args: {})
+    killable.launch(SimpleNamespace(root=tmp_path, log=tmp_path), object, object, "before_offsets")
+    assert started["stdin"] is subprocess.PIPE and started["start_new_session"] is True
+
+    class Guarded(Exception):
+        pass
+
+    def guard() -> None:
+        raise Guarded
+
+    monkeypatch.setattr(killable, "die_with_harness", guard)
+    with pytest.raises(Guarded):
+        killable.main(str(tmp_path / "never-read.json"))
