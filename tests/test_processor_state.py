@@ -1,7 +1,7 @@
 """A user's processor's state as a trial reads it (`spark_impl/event_time/processor_state.py`), from a real
 query's checkpoint: an `applyInPandasWithState` group's state reads as one value state and its event-time
 timeout as a timer, as a `transformWithStateInPandas` processor's value states and timers do; its list and
-map states read as each key's whole list and map; which variables are read, from the metadata Spark wrote."""
+map states read as each key's whole list and map."""
 
 from __future__ import annotations
 
@@ -92,39 +92,3 @@ def test_a_processors_list_and_map_states_read_as_each_keys_list_in_order_and_it
         ("times", a, '[{"key":{"data":"a1"},"value":{"t":1000}},{"key":{"data":"a2"},"value":{"t":2000}}]'),
     }, last
     assert ("datas", '{"key":"b"}', '[{"data":"b1"}]') in last, last
-
-
-# `_metadata/v2/0` as PySpark 4.3.0 wrote it for a processor with event-time timers (its only state variable
-# is Spark's own `TimerState`) and for one with no timers, a map and a list state; the schema paths cut.
-EVENT_TIME_TIMERS_ONLY = (
-    '{"operatorInfo":{"operatorId":0,"operatorName":"transformWithStateInPandasExec"},"stateStoreInfo":[],'
-    '"operatorPropertiesJson":"{\\"timeMode\\":\\"EventTime\\",\\"outputMode\\":\\"Append\\",'
-    '\\"stateVariables\\":[{\\"stateName\\":\\"$eventTimers_keyToTimestamp\\",'
-    '\\"stateVariableType\\":\\"TimerState\\",\\"ttlEnabled\\":false}]}"}'
-)
-NO_TIME_MAP_AND_LIST = (
-    '{"operatorInfo":{"operatorId":0,"operatorName":"transformWithStateInPandasExec"},"stateStoreInfo":[],'
-    '"operatorPropertiesJson":"{\\"timeMode\\":\\"NoTime\\",\\"outputMode\\":\\"Append\\",'
-    '\\"stateVariables\\":[{\\"stateName\\":\\"times\\",\\"stateVariableType\\":\\"MapState\\",'
-    '\\"ttlEnabled\\":false},{\\"stateName\\":\\"datas\\",\\"stateVariableType\\":\\"ListState\\",'
-    '\\"ttlEnabled\\":false}]}"}'
-)
-
-
-@pytest.mark.parametrize(
-    ("metadata", "expected"),
-    [
-        (EVENT_TIME_TIMERS_ONLY, ((processor_state.TIMERS, processor_state.TIMER),)),
-        (NO_TIME_MAP_AND_LIST, (("times", processor_state.MAP), ("datas", processor_state.LIST))),
-    ],
-    ids=["timers-only", "no-time"],
-)
-def test_variables_name_the_users_states_and_the_timers_only_once_and_only_with_a_time_mode(
-    tmp_path, metadata, expected
-):
-    """Spark's own `TimerState` variable is not read as a state (`readRegisteredTimers` reads the timers, once);
-    a processor in the `NoTime` mode has no timers to read."""
-    directory = tmp_path / "state" / "0" / "_metadata" / "v2"
-    directory.mkdir(parents=True)
-    (directory / "0").write_text(f"v2\n{metadata}")
-    assert processor_state.variables(tmp_path, 0) == expected

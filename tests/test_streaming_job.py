@@ -160,6 +160,36 @@ def test_an_exception_in_read_fails_the_job_with_its_traceback(spark_session):
     assert "pyspark/" not in outcome.message
 
 
+def test_a_frame_that_resolves_only_when_its_schema_is_asked_is_the_jobs_failure():
+    """As under Spark Connect, which resolves a DataFrame only when its columns are asked (by `read_rows`, after
+    `read` returned): the job's failure, named, never the harness's."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import DataFrame
+
+    from frontier_harness.spark_impl.streaming.job import read_rows
+
+    class Unresolved(DataFrame):
+        def __new__(cls) -> Unresolved:  # no plan: only its columns are asked
+            return object.__new__(cls)
+
+        def __init__(self) -> None:
+            pass
+
+        @property
+        def columns(self) -> list[str]:  # type: ignore[override]
+            raise AnalysisException("[UNRESOLVED_COLUMN] `total` cannot be resolved")
+
+    class Job:
+        def read(self, spark: object) -> DataFrame:
+            return Unresolved()
+
+    [why] = read_rows(None, [Job()])
+    assert why == (
+        "read(spark) returned a DataFrame that does not resolve: "
+        "AnalysisException: [UNRESOLVED_COLUMN] `total` cannot be resolved"
+    ), why
+
+
 BAD = [
     ("tests.jobs.nope:factory", "cannot import 'factory' from 'tests.jobs.nope'"),
     ("tests.jobs.user:nope", "cannot import 'nope' from 'tests.jobs.user'"),

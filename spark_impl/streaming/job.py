@@ -42,6 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
@@ -228,31 +229,44 @@ def plan_operators(frame: DataFrame) -> list[str]:
 
 
 def read_rows(session: Any, jobs: Sequence[Any], drop: Sequence[str] = ()) -> list[Rows | str]:
-    """Each job's `read(spark)` as a multiset of rows (without the columns `drop` names), or the one-line
-    reason it could not be read.
+    """Each job's `read(spark)` as a multiset of rows (without the columns `drop` names), or why it could not
+    be read: a first line, then the job's traceback cut to its frames (`raised`).
 
-    Frames with the same columns are unioned and collected together: one Spark job per schema.
+    Frames with the same columns are unioned and collected together: one Spark job per schema. A frame that
+    does not resolve (an `AnalysisException`, raised in `read` by classic Spark, later by Spark Connect) is
+    its job's; an error collecting the rows is raised as it is (the check's: Spark's, or an implementation's).
     """
     results: list[Rows | str] = [Rows() for _ in jobs]
     groups: dict[str, list[DataFrame]] = {}
     for i, job in enumerate(jobs):
-        try:
-            frame = job.read(session)
-        except Exception as exc:
-            results[i] = f"read(spark) raised {_one_line(exc)}\n{raised(exc)}"
-            continue
-        if frame is None:
-            continue
-        if not isinstance(frame, DataFrame):
-            results[i] = f"read(spark) returned a {type(frame).__name__}, not a DataFrame or None"
-            continue
-        columns = sorted(c for c in frame.columns if c not in drop)
-        tagged = frame.select(*[F.col(f"`{c}`") for c in columns]).withColumn(TRIAL, F.lit(i))
-        groups.setdefault(tagged.schema.simpleString(), []).append(tagged)
+        tagged = _tagged(session, job, i, drop)
+        if isinstance(tagged, str):
+            results[i] = tagged
+        elif tagged is not None:
+            groups.setdefault(tagged[0], []).append(tagged[1])
     for frames in groups.values():
         for i, rows in _collect_tagged(frames, TRIAL).items():
             results[i] = rows
     return results
+
+
+def _tagged(session: Any, job: Any, i: int, drop: Sequence[str]) -> tuple[str, DataFrame] | str | None:
+    """Job `i`'s `read(spark)`, its columns sorted and tagged `i`, with its schema; None before its first
+    write; else why it cannot be read (`read_rows`)."""
+    try:
+        frame = job.read(session)
+    except Exception as exc:
+        return f"read(spark) raised {_one_line(exc)}\n{raised(exc)}"
+    if frame is None:
+        return None
+    if not isinstance(frame, DataFrame):
+        return f"read(spark) returned a {type(frame).__name__}, not a DataFrame or None"
+    try:
+        columns = sorted(c for c in frame.columns if c not in drop)
+        tagged = frame.select(*[F.col(f"`{c}`") for c in columns]).withColumn(TRIAL, F.lit(i))
+        return tagged.schema.simpleString(), tagged
+    except AnalysisException as exc:
+        return f"read(spark) returned a DataFrame that does not resolve: {_one_line(exc)}"
 
 
 def batch_outputs(
@@ -389,7 +403,8 @@ def raised(exc: BaseException) -> str:
 
 
 def traceback_of(text: str) -> str:
-    """The Python traceback inside a failed query's message, Spark's and PySpark's frames cut away."""
+    """The Python traceback inside a failed query's message (or a formatted exception's), Spark's, PySpark's
+    and this module's frames cut away."""
     start = text.rfind("Traceback (most recent call last):")
     if start < 0:
         return (text.strip().splitlines() or ["(no message)"])[0][:500]

@@ -166,3 +166,18 @@ def test_a_query_that_failed_fails_every_property():
     for prop in cdc.SUITE.properties[:4]:
         [outcome] = prop.check(Failing(), [ONE])
         assert not outcome.ok and outcome.message.startswith("the query failed: Traceback"), prop.name
+
+
+def test_a_jobs_read_that_failed_fails_every_property_saying_so():
+    read = ("the job's read failed", "read(spark) raised OSError: disk\nTraceback ... OSError: disk")
+    failed = GOOD | {(3, "error"): frozenset({read})}
+
+    class Failing:
+        def observe_cdc(self, domain, histories):
+            return [failed for _ in histories]
+
+    for prop in cdc.SUITE.properties[:4]:
+        [outcome] = prop.check(Failing(), [ONE])
+        assert not outcome.ok and outcome.message.startswith(
+            "the job's read failed: read(spark) raised OSError"
+        )

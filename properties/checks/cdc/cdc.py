@@ -429,12 +429,16 @@ def query_failed(obs: Observation) -> Outcome | None:
     refusal: a failure of every property, whatever it judges, as an implementation that raises."""
     for step, label in sorted(obs):
         failed = (
-            [m for kind, m in obs[(step, label)] if kind != CdcError.SOURCE_REFUSED]
+            sorted((kind, m) for kind, m in obs[(step, label)] if kind != CdcError.SOURCE_REFUSED)
             if label == CdcLabel.ERROR
             else []
         )
         if failed:
-            return _failed(step, f"the query failed: {failed[0]}", obs, CdcLabel.ERROR)
+            kind, message = failed[0]
+            said = (
+                f"{kind}: {message}" if kind == CdcError.JOB_READ_FAILED else f"the query failed: {message}"
+            )
+            return _failed(step, said, obs, CdcLabel.ERROR)
     return None
 
 
