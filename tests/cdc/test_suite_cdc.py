@@ -55,7 +55,6 @@ PLANTED = [
         "remap_atomic",
         ("where no transaction ends", "never fired"),
         id="change_lsns",
-        marks=pytest.mark.slow,  # the README command's longest test: .ci/run's second part runs it
     ),
     # a batch cut after 50 rows: the large transaction is split
     pytest.param(
