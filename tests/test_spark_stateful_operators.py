@@ -334,6 +334,50 @@ def test_a_deduplication_within_the_watermark_then_a_window_count(spark_session,
     assert model == written
 
 
+FILTERS = {  # where the job writes its filter, what it reads: (transform, the watermark follows kept rows)
+    "key_before_the_watermark": (lambda r: r.where(KEY).withWatermark(*MARK), True),
+    "key_after_the_watermark": (lambda r: r.withWatermark(*MARK).where(KEY), True),
+    "event_time_after_the_watermark": (lambda r: r.withWatermark(*MARK).where(EARLY), False),
+}
+KEY, EARLY = "key != 'c'", "event_time < timestamp_millis(30000)"  # SQL: no session at import
+MARK = ("event_time", "5 seconds")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", FILTERS)
+def test_a_filter_spark_runs_under_the_watermark_keeps_a_dropped_row_from_moving_it(
+    where, spark_session, tmp_path
+):
+    """A filter, then a count per 10-second window (update mode), over `r0` at 12 s, `r1` (key `c`) at
+    30 s and `r2` at 13 s, each a batch. Spark's optimizer pushes a filter that does not read the event
+    time under `withWatermark` wherever the job writes it: `r1` dropped moves nothing, E stays 7 s and
+    `r2` counts. A filter on the event time stays above it: `r1` moves E to 25 s before it is dropped, and
+    `r2`, late for [10 s, 20 s), counts nowhere (`prefix.filters_before`; `stateful_rows.read_step` reads
+    the batches so)."""
+    filtered, under = FILTERS[where]
+
+    def filtered_counts(rows: DataFrame) -> DataFrame:
+        counted = filtered(rows).groupBy(F.window("event_time", "10 seconds"))
+        return counted.agg(F.sort_array(F.collect_list("data")).alias("d")).select(
+            F.unix_millis("window.end").alias("end"), "d"
+        )
+
+    q = MemoryQuery(spark_session, tmp_path, filtered_counts, mode="update").start()
+    for record in (row("a", 12 * S, "r0"), row("c", 30 * S, "r1"), row("a", 13 * S, "r2")):
+        q.feed(record)
+    q.stop()
+    newest = {end: data for end, data, _ in sorted(q.emitted(), key=lambda r: r[-1])}
+    assert newest == {20 * S: ("r0", "r2") if under else ("r0",)}
+
+    batches = q.batches()
+    kept = [Batch(b.id, tuple(r for r in b.records if r.data != "r1")) for b in batches]
+    marks = watermarks(kept if under else batches, (5 * S,))
+    assert marks.eviction == tuple(q.eviction().values())
+    assert max(marks.eviction) == (8 * S if under else 25 * S)
+    counted = aggregate(Window(10 * S), kept, marks)
+    assert {s.end: tuple(sorted(r.data for r in rs)) for s, rs in counted.kept.items()} == newest
+
+
 def test_session_windows_merge_within_the_gap_are_late_and_emitted_by_their_end(spark_session, tmp_path):
     """`session_window(event_time, "10 seconds")` per key, watermark delay 20 s, append mode.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from frontier_harness.spark_impl.event_time.prefix import reaching
 from frontier_harness.spark_impl.event_time.stateful_plan import stateful_plan
 from frontier_harness.spark_impl.streaming.job import JobContractError, WrongSuite
 from tests.jobs import refused, stateful
@@ -46,6 +47,12 @@ PLANS = [
                                       "lateness": 5000, "columns": ["key", "count"], "keys": ["key"],
                                       "window": None, "window_column": None, "deduplication": None,
                                       "gap": None, "time_mode": "event_time"}),
+    ("filtered_counts", {"operator": "aggregation", "delays": [5000], "output_mode": "update", "lateness": 5000,
+                         "columns": ["key", "window", "count"], **WINDOWED, "prefix": "watermark"}),
+    ("filtered_deliveries", {"operator": "dropDuplicatesWithinWatermark", "delays": [5000],
+                             "output_mode": "append", "lateness": 5000, "columns": ["key", "data", "event_time"],
+                             "keys": ["key", "data"], "window": None, "window_column": None,
+                             "deduplication": None, "gap": None, "prefix": "watermark"}),
 ]  # fmt: skip
 
 
@@ -60,7 +67,7 @@ def processor_counts(directory: str):
 @pytest.mark.parametrize("job,plan", PLANS, ids=[p[0] for p in PLANS])
 def test_the_plan_of_a_job_as_a_user_writes_it(job, plan, spark_session):
     make = processor_counts if job == "processor_counts" else getattr(stateful, job)
-    assert stateful_plan(job, spark_session, make("/tmp/unused")) == plan
+    assert stateful_plan(job, spark_session, make("/tmp/unused")) == {"prefix": None, **plan}
 
 
 REFUSALS = [
@@ -79,15 +86,34 @@ REFUSALS = [
     ("no_watermark_append", "an append-mode aggregation needs a watermark"),
     ("no_window_append", "an append-mode aggregation needs a window"),
     ("watermark_on_another_column", "withWatermark must name the records' event_time column"),
-    ("watermark_over_filter", "withWatermark over Filter: apply it to the records first"),
+    ("watermark_over_sample", "withWatermark over Sample: apply it to the records first"),
     ("deduplicated_on_derived", "deduplicates on key: only the records' own columns are supported"),
-    ("filter_before_deduplication", "a filter before its deduplication is not supported"),
+    ("filter_between_operators", "a filter between two stateful operators is not supported"),
+    (
+        "filter_dropping_data",
+        "a filter before the stateful operator is supported when the records' data column",
+    ),
     ("grouped_by_raw_event_time", "grouping by the raw event_time is not supported"),
     ("window_dropped", "a window aggregation's output must keep its window column"),
     ("transform_raises", "transform(records) raised AnalysisException: [UNRESOLVED_COLUMN"),
     ("lateness_not_an_interval", "lateness 'a little' is not a Spark interval: [INVALID_TYPED_LITERAL]"),
     ("limited", "the stateful operator globalLimit is not supported"),
 ]
+
+
+@pytest.mark.spark
+def test_what_a_jobs_filters_pass_is_read_per_history(spark_session):
+    """`prefix.reaching`: each history's records through the job's filters apart (a `data` names a record
+    in its history only: `r1` is dropped in one and kept in the other); under `Prefix.OPERATOR` the
+    watermark sees every record."""
+    histories = [[("a", 12_000, "r0", 0, 0), ("c", 45_000, "r1", 0, 1)], [("b", 30_000, "r1", 1, 0)], []]
+    job = stateful.filtered_counts("/tmp/unused")
+    assert reaching(spark_session, job, histories, "watermark") == [
+        [(True, True), (False, False)],
+        [(True, True)],
+        [],
+    ]
+    assert reaching(spark_session, job, histories, "operator")[0] == [(True, True), (True, False)]
 
 
 @pytest.mark.spark

@@ -11,9 +11,13 @@ import pytest
 
 from frontier_harness.model.event_time.stateful import Deduplication, StatefulPlan, Window
 from frontier_harness.properties.checks.event_time import stateful
+from frontier_harness.properties.checks.event_time.reached import FILTERED as FILTERED_EVENT
+from frontier_harness.properties.checks.event_time.reached import FILTERED_AHEAD as AHEAD
+from frontier_harness.properties.checks.event_time.reached import reached
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.errors import UnsupportedImplementation
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.profiles import PROFILES
 from tests.test_suite_streaming import observed
@@ -103,6 +107,65 @@ def test_exactly_once_first_holds_the_journaled_watermarks_to_the_models():
         not outcome.ok
         and "offsets/1 journals batchWatermarkMs 6000, the model's E(1) is 7000" in outcome.message
     )
+
+
+FILTERED = attrs.evolve(UPDATE, prefix="watermark")  # `records.where(key != "c").withWatermark(...)`
+KEPT = (("a", 12 * S, "r0", 0, 0), ("a", 13 * S, "r2", 0, 2))
+
+
+def test_a_record_the_jobs_filter_drops_before_the_watermark_neither_moves_it_nor_is_counted():
+    """`filtered_counts`'s plan: what its filter passed is observed at the final step; the model's E(2) follows
+    the records kept (12 s, not the dropped record's 30 s), and the window of the dropped record is expected
+    nowhere. Without that observation the suite cannot read the trial, and says so."""
+    h = history(
+        produce("r0", 12 * S),
+        TRIGGER,
+        produce("r1", 30 * S, key="c"),
+        TRIGGER,
+        produce("r2", 13 * S),
+        TRIGGER,
+    )
+    prefix = {
+        (6, "prefix"): frozenset(
+            {(KEPT[0], True, True), (("c", 30 * S, "r1", 0, 1), False, False), (KEPT[1], True, True)}
+        )
+    }
+    rows = [(window_row(10 * S, 2), 1)]
+    step = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 7 * S)], rows)
+    impl = Impl(FILTERED, {KEPT: {window_row(10 * S, 2): 1}})
+    assert stateful.exactly_once(impl, [h], [step | prefix])[0].ok
+    assert {FILTERED_EVENT, AHEAD} <= set(reached(FILTERED, h, step | prefix, ()))
+    moved = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 25 * S)], rows)
+    outcome = stateful.exactly_once(impl, [h], [moved | prefix])[0]
+    assert "offsets/2 journals batchWatermarkMs 25000, the model's E(2) is 7000" in outcome.message
+    with pytest.raises(UnsupportedImplementation, match="the job filters before its stateful operator"):
+        stateful.exactly_once(impl, [h], [step])
+
+
+def test_a_record_the_jobs_filter_drops_after_the_watermark_moves_it_and_is_counted_nowhere():
+    """A filter Spark keeps between the watermark and the operator (one on the event time): the dropped
+    record's 30 s moves E(2) to 25 s, and its window is expected nowhere."""
+    h = history(
+        produce("r0", 12 * S),
+        TRIGGER,
+        produce("r1", 30 * S, key="c"),
+        TRIGGER,
+        produce("r2", 13 * S),
+        TRIGGER,
+    )
+    prefix = {
+        (6, "prefix"): frozenset(
+            {(KEPT[0], True, True), (("c", 30 * S, "r1", 0, 1), True, False), (KEPT[1], True, True)}
+        )
+    }
+    impl = Impl(attrs.evolve(UPDATE, prefix="operator"), {KEPT: {window_row(10 * S, 2): 1}})
+    rows = [(window_row(10 * S, 2), 1)]
+    moved = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 25 * S)], rows)
+    assert stateful.exactly_once(impl, [h], [moved | prefix])[0].ok
+    assert FILTERED_EVENT in reached(impl.plan, h, moved | prefix, ())
+    kept = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 7 * S)], rows)
+    outcome = stateful.exactly_once(impl, [h], [kept | prefix])[0]
+    assert "offsets/2 journals batchWatermarkMs 7000, the model's E(2) is 25000" in outcome.message
 
 
 def test_append_mode_expects_only_the_windows_complete_by_the_last_committed_batch():
@@ -555,6 +618,8 @@ def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_rep
         "upsert_counts",
         *(pytest.param(j, marks=NIGHTLY) for j in ("append_windows", "deduplicated", "deduplicated_counts")),
         "session_counts",
+        "filtered_counts",  # a filter before the watermark: its records' cases drawn and reached
+        pytest.param("filtered_deliveries", marks=NIGHTLY),  # written after it: Spark runs it under it
     ],
 )
 def test_a_correct_job_holds_and_reaches_every_hard_case(job, spark_session):

@@ -190,6 +190,8 @@ class StatefulPlan:
     time_mode: str | None = (
         None  # a user's processor's (`StatefulOperator.PROCESSOR`): what its timers fire by
     )
+    prefix: str | None = None  # where it filters before its operator (a `Prefix`): read as the filters pass
+    kept_keys: tuple[str, ...] = ()  # under a prefix, the keys whose records it passes (probed), if known
 
     @property
     def bound(self) -> Bound:

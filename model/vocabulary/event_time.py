@@ -48,7 +48,9 @@ class PlanKey(Word):
     columns a deduplication keys on, or an aggregation groups by besides the window), `output_mode`,
     `lateness` (ms the job promises to keep), `columns` (transform's output columns), `deduplication`
     (an aggregation's deduplication below it, `{operator, keys}`, or None), `gap` (ms, the session windows'
-    gap of a `session_window` aggregation, or None), `time_mode` (a processor's `TimeMode`, or None).
+    gap of a `session_window` aggregation, or None), `time_mode` (a processor's `TimeMode`, or None),
+    `prefix` (where the job filters its records before its first stateful operator, a `Prefix`, or None:
+    which records pass is then observed).
     """
 
     OPERATOR = "operator"
@@ -62,6 +64,15 @@ class PlanKey(Word):
     DEDUPLICATION = "deduplication"
     GAP = "gap"
     TIME_MODE = "time_mode"
+    PREFIX = "prefix"
+
+
+class Prefix(Word):
+    """Where a stateful job filters its records: under its watermark (which then follows only the records
+    kept), or between the watermark and its first stateful operator (the operator reads the records kept)."""
+
+    WATERMARK = "watermark"
+    OPERATOR = "operator"
 
 
 class Recorded(Word):

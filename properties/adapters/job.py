@@ -125,6 +125,7 @@ class StatefulJobImplementation(JobImplementation):
             return
         described = stateful_plan(self.streaming_job, spark(), job)
         window, first = described[PlanKey.WINDOW], described[PlanKey.DEDUPLICATION]
+        prefix = described.get(PlanKey.PREFIX)
         self.plan = StatefulPlan(
             described[PlanKey.OPERATOR],
             tuple(described[PlanKey.DELAYS]),
@@ -135,9 +136,23 @@ class StatefulJobImplementation(JobImplementation):
             Deduplication(first[OperatorKey.NAME], tuple(first[PlanKey.KEYS])) if first else None,
             described[PlanKey.GAP],
             described.get(PlanKey.TIME_MODE),
+            prefix,
+            self._kept_keys(job, prefix) if prefix is not None else (),
         )
         self.window_column = described[PlanKey.WINDOW_COLUMN]
         self.columns = described[PlanKey.COLUMNS]
+
+    def _kept_keys(self, job: Any, prefix: str) -> tuple[str, ...]:
+        """The keys the strategies draw from whose records the job's filters pass to its operator, probed
+        with a record of each at event time 0 (`KEYS`: the strategies' hint; what passed in a trial is
+        observed, `_observe_prefix`)."""
+        from frontier_harness.properties.checks.event_time.strategies.stateful import KEYS
+        from frontier_harness.spark_impl.event_time.prefix import reaching
+        from frontier_harness.spark_impl.session import spark
+
+        probes = [(key, 0, f"probe-{key}", 0, 0) for key in KEYS]
+        [reached] = reaching(spark(), job, [probes], prefix)
+        return tuple(key for key, (_, kept) in zip(KEYS, reached) if kept)
 
     def _join(self, job: Any) -> None:
         """A stream-stream join job: its plan as the model's `JoinPlan`."""
@@ -160,7 +175,27 @@ class StatefulJobImplementation(JobImplementation):
     def observe_stateful(self, domain: Domain, histories: Sequence[History]) -> list[Observation]:
         from frontier_harness.spark_impl.streaming.trial import observe_stateful
 
-        return observe_stateful(domain, histories, job=self.streaming_job)
+        observed = observe_stateful(domain, histories, job=self.streaming_job)
+        prefix = getattr(self.plan, "prefix", None)
+        if prefix is not None:
+            self._observe_prefix(histories, observed, prefix)
+        return observed
+
+    def _observe_prefix(self, histories: Sequence[History], observed: list[Observation], prefix: str) -> None:
+        """At each history's final step, what the job's filters pass of each record it produced, to the
+        watermark and to the operator (`StreamingLabel.PREFIX`): one Spark job for the wave."""
+        from frontier_harness.model.vocabulary.streaming import StreamingLabel
+        from frontier_harness.properties.checks.streaming.committed import produced
+        from frontier_harness.spark_impl.event_time.prefix import reaching_for
+        from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.spans import ORACLE, span
+
+        records = [[u.data for u in produced(h, len(h.actions), whole=True)] for h in histories]
+        with span(ORACLE):
+            passed = reaching_for(spark(), self.streaming_job, records, prefix)
+        for history, obs, rs, ps in zip(histories, observed, records, passed):
+            found = frozenset((r, *p) for r, p in zip(rs, ps))
+            obs[(len(history.actions), StreamingLabel.PREFIX)] = found  # type: ignore[index]
 
     def reference_runs(self, histories: Sequence[History]) -> list[Observation]:
         """The job's trials of `histories` (each a run without a crash or a restart), each history run once:

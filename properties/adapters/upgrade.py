@@ -150,11 +150,13 @@ class UpgradeImplementation(StatefulJobImplementation):
             or chained
             or old[PlanKey.DEDUPLICATION] is not None
             or tuple(old[PlanKey.DELAYS]) != plan.delays
+            or getattr(plan, "prefix", None) is not None
+            or old[PlanKey.PREFIX] is not None
         ):
             raise CannotJudge(
                 f"the trials of {self.old_job} -> {self.streaming_job}",
-                "the dynamic half models window aggregations (not over a deduplication) whose window and watermark "
-                "delay the upgrade keeps",
+                "the dynamic half models window aggregations (not over a deduplication, no filter before them) "
+                "whose window and watermark delay the upgrade keeps",
             )
         aggregates = [p[Recorded.OPERATORS][0].get(OperatorKey.AGGREGATES) or [] for p in planned]
         return mix_of(self.comparison, *aggregates)

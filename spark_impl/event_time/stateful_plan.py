@@ -24,17 +24,22 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
   (or timeouts) fire by, read from the physical operator Spark runs (`_time_mode`); one with processing-time
   timers is refused (they fire by the wall clock, which the harness's reference run cannot repeat);
 - `output_mode` and `lateness` (ms) from the job's attributes (`lateness` defaults to the delay of the
-  job's only `withWatermark`); `columns`, transform's output columns.
+  job's only `withWatermark`); `columns`, transform's output columns;
+- `prefix`: where the job filters its records before its first stateful operator (a `Prefix`: under its
+  watermark, `where` before `withWatermark`, or between the watermark and the operator), or None: which
+  records pass is then observed, the filters run by Spark as a batch job
+  (`frontier_harness.spark_impl.event_time.prefix`).
 
 Refused: complete mode, a `session_window` in update mode (Spark refuses it) or with a gap that is not
 a constant interval, a processor with processing-time timers, `(flat)MapGroupsWithState` and Scala's
 `transformWithState`, chained stateful operators but an aggregation over a deduplication,
 stream-stream joins, an append-mode
 aggregation without a watermark or without a window, and what the suite cannot model (a watermark on
-another column than the records' `event_time` or over filtered records, a deduplication on derived
-columns or after a filter, an aggregation grouped by the raw event time, a window aggregation whose output
-drops its window, no stateful operator), a `transform` that raises, a `lateness` Spark cannot read, and a
-Spark Connect session.
+another column than the records' `event_time`, a deduplication on derived columns, a filter between two
+stateful operators, a filter before the operator that drops the records' `data` column or under more than
+one `withWatermark`, an aggregation grouped by the raw event time, a window aggregation whose output drops
+its window, no stateful operator), a `transform` that raises, a `lateness` Spark cannot read, and a Spark
+Connect session.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ from frontier_harness.spark_impl.event_time.plan_metadata import (
     preorder,
     seq,
 )
+from frontier_harness.spark_impl.event_time.prefix import PrefixNotModeled, filters_before, reaching
 from frontier_harness.spark_impl.streaming.event_source import NAME, SCHEMA, EventSource
 from frontier_harness.spark_impl.streaming.job import JobContractError, WrongSuite, transformed
 
@@ -93,7 +99,7 @@ REFUSED = {
     "transformWithStateExec": "transformWithState is not supported: arbitrary state",
     "symmetricHashJoin": "a stream-stream join is not supported over one input: a join job's transform takes two (transform(left, right), StatefulJoinJob)",
 }
-UNDER_A_WATERMARK = {"Project", "SubqueryAlias", "StreamingRelationV2", "StreamingRelation"}
+UNDER_A_WATERMARK = {"Project", "Filter", "SubqueryAlias", "StreamingRelationV2", "StreamingRelation"}
 
 
 def output_mode(spec: str, job: Any) -> str:
@@ -142,13 +148,42 @@ def stateful_plan(spec: str, session: Any, job: Any) -> dict:
             raise JobContractError(
                 spec, "an aggregation over a deduplication is supported with a window only: group by a window"
             )
+        if set(operator[OperatorKey.ROWS] or ()) - {"isnotnull(event_time)"}:  # TimeWindowing's
+            raise JobContractError(
+                spec, "a filter between two stateful operators is not supported: filter before the first"
+            )
         keys = _deduplication(spec, below[0])
         plan[PlanKey.DEDUPLICATION] = {
             OperatorKey.NAME: STATEFUL[below[0][OperatorKey.NAME]],
             PlanKey.KEYS: keys,
         }
     plan[PlanKey.LATENESS] = _lateness(spec, session, job, delays)
+    plan[PlanKey.PREFIX] = _prefix(spec, session, job, out, plan[PlanKey.OPERATOR])
     return plan
+
+
+def _prefix(spec: str, session: Any, job: Any, out: Any, operator: str) -> str | None:
+    """Where the job filters its records before its first stateful operator (`filters_before`; a processor
+    is judged against its own run without a crash: None), refused where the records cannot be followed."""
+    if operator == StatefulOperator.PROCESSOR:
+        return None
+    try:
+        where = filters_before(out)
+    except PrefixNotModeled as exc:
+        raise JobContractError(
+            spec, f"{exc}: filter on the event time, or on other columns, not both"
+        ) from exc
+    if where is None:
+        return None
+    try:
+        reaching(session, job, [[]], where)
+    except Exception as exc:
+        raise JobContractError(
+            spec,
+            "a filter before the stateful operator is supported when the records' data column reaches the "
+            f"operator (it names each record): {first_line(exc)}",
+        ) from exc
+    return where
 
 
 def _processor(spec: str, out: Any) -> dict:
@@ -203,11 +238,8 @@ def _sessions(spec: str, session: Any, output: Sequence[dict], mode: str) -> dic
 
 
 def _deduplication(spec: str, operator: dict) -> list[str]:
-    """The record columns a deduplication keys on, unless it keys on others or filtered records."""
-    keys = _record_columns(spec, operator[OperatorKey.KEY], "deduplicates on")
-    if operator[OperatorKey.ROWS]:
-        raise JobContractError(spec, "a filter before its deduplication is not supported: filter after it")
-    return keys
+    """The record columns a deduplication keys on, unless it keys on others."""
+    return _record_columns(spec, operator[OperatorKey.KEY], "deduplicates on")
 
 
 def job_plan(spec: str, session: Any, job: Any, stream: Any) -> tuple[Any, dict]:

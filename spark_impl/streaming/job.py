@@ -322,7 +322,7 @@ def frame_outputs(spec: str, session: Any, frames: Sequence[Sequence[tuple]]) ->
     job = make_job(spec, tempfile.mkdtemp(prefix="frontier-harness-job-oracle-"))
     records = session.createDataFrame(rows, f"{SET} int, {EVENT_SCHEMA}")
     found: dict[int, Rows] = {}
-    with _within_watermark_as_plain(type(records)):
+    with within_watermark_as_plain(type(records)):
         outs = [
             transformed(job, records.where(F.col(SET) == i).drop(SET)).withColumn(SET, F.lit(i))
             for i, frame in enumerate(frames)
@@ -333,7 +333,9 @@ def frame_outputs(spec: str, session: Any, frames: Sequence[Sequence[tuple]]) ->
 
 
 @contextlib.contextmanager
-def _within_watermark_as_plain(frame_type: type) -> Iterator[None]:
+def within_watermark_as_plain(frame_type: type) -> Iterator[None]:
+    """`dropDuplicatesWithinWatermark` runs as `dropDuplicates` on `frame_type` meanwhile (Spark refuses the
+    former in a batch job, where the two agree)."""
     original = frame_type.dropDuplicatesWithinWatermark  # type: ignore[attr-defined]
     frame_type.dropDuplicatesWithinWatermark = frame_type.dropDuplicates  # type: ignore[attr-defined]
     try:

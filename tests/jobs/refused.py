@@ -168,9 +168,9 @@ class WatermarkOnAnotherColumn(_Refused):
         return counts.count()
 
 
-class WatermarkOverFilter(_Refused):
+class WatermarkOverSample(_Refused):
     def transform(self, records: DataFrame) -> DataFrame:
-        kept = records.where(F.col("key") != "x").withWatermark("event_time", "5 seconds")
+        kept = records.sample(0.5, seed=1).withWatermark("event_time", "5 seconds")
         return kept.groupBy("key", F.window("event_time", "10 seconds")).count()
 
 
@@ -180,10 +180,20 @@ class DeduplicatedOnDerived(_Refused):
         return lowered.dropDuplicates(["key", "event_time"])
 
 
-class FilterBeforeDeduplication(_Refused):
+class FilterBetweenOperators(_Refused):
     def transform(self, records: DataFrame) -> DataFrame:
-        kept = records.withWatermark("event_time", "5 seconds").where(F.col("key") != "x")
-        return kept.dropDuplicates(["key", "event_time"])
+        unique = records.withWatermark("event_time", "5 seconds").dropDuplicatesWithinWatermark(["data"])
+        kept = unique.where(F.col("key") != "c")
+        return kept.groupBy("key", F.window("event_time", "10 seconds")).count()
+
+
+class FilterDroppingData(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        kept = records.select("key", "event_time").where(F.col("key") != "c")
+        counts = kept.withWatermark("event_time", "5 seconds").groupBy(
+            "key", F.window("event_time", "10 seconds")
+        )
+        return counts.count()
 
 
 class GroupedByRawEventTime(_Refused):
@@ -217,16 +227,20 @@ def watermark_on_another_column(directory: str) -> WatermarkOnAnotherColumn:
     return WatermarkOnAnotherColumn(directory)
 
 
-def watermark_over_filter(directory: str) -> WatermarkOverFilter:
-    return WatermarkOverFilter(directory)
+def watermark_over_sample(directory: str) -> WatermarkOverSample:
+    return WatermarkOverSample(directory)
 
 
 def deduplicated_on_derived(directory: str) -> DeduplicatedOnDerived:
     return DeduplicatedOnDerived(directory)
 
 
-def filter_before_deduplication(directory: str) -> FilterBeforeDeduplication:
-    return FilterBeforeDeduplication(directory)
+def filter_between_operators(directory: str) -> FilterBetweenOperators:
+    return FilterBetweenOperators(directory)
+
+
+def filter_dropping_data(directory: str) -> FilterDroppingData:
+    return FilterDroppingData(directory)
 
 
 def grouped_by_raw_event_time(directory: str) -> GroupedByRawEventTime:

@@ -408,3 +408,38 @@ def quiet_group_counts(directory: str) -> QuietGroupCounts:
 
 def group_counts(directory: str) -> GroupCounts:
     return GroupCounts(directory)
+
+
+class FilteredCounts(WindowedCounts):
+    """The worked example's count of the records of keys other than `c`, filtered before the watermark (so
+    a record of `c` never moves it), upserted per key and window (idempotent): holds."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return (
+            records.where(F.col("key") != "c")
+            .withWatermark("event_time", "5 seconds")
+            .groupBy("key", F.window("event_time", "10 seconds"))
+            .agg(F.count("*").alias("count"))
+        )
+
+
+def filtered_counts(directory: str) -> FilteredCounts:
+    return FilteredCounts(directory)
+
+
+class FilteredDeliveries(DeduplicatedDeliveries):
+    """Deliveries of keys other than `c` deduplicated within the watermark, the filter written after it
+    (Spark runs it under the watermark: a record of `c` moves nothing), written per batch (idempotent):
+    holds."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return (
+            records.withWatermark("event_time", "5 seconds")
+            .where(F.col("key") != "c")
+            .dropDuplicatesWithinWatermark(["key", "data"])
+            .select("key", "data", "event_time")
+        )
+
+
+def filtered_deliveries(directory: str) -> FilteredDeliveries:
+    return FilteredDeliveries(directory)

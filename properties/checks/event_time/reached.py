@@ -21,7 +21,11 @@ of `offsets/N`, and `nextBatchWatermarkMs` of `commits/N`):
   (the emitted event time plus the delay) a committed batch's E reached exactly (it expired at its bound);
 - under session windows: two records exactly the gap apart in one session (nothing between them), and a
   record behind the watermark it was filtered with by less than the gap (its session not late: counted); a
-  record exactly at the watermark is one whose session ends there, and a session complete is one emitted.
+  record exactly at the watermark is one whose session ends there, and a session complete is one emitted;
+- under a job that filters before its operator (`plan.prefix`, what the filters passed observed at the
+  final step): a record of a committed batch the filters dropped; under a filter before the watermark, one
+  dropped there that is newer than every record the watermark saw before it (had it passed, the watermark
+  would have moved).
 
 >>> from frontier_harness.model.event_time.stateful import Window
 >>> marks = journaled_marks({(3, "offset_metadata"): {(0, 0, 0, ()), (1, 25_000, 0, ())}}, 3, 2)
@@ -44,10 +48,14 @@ from frontier_harness.model.event_time.stateful import (
     deduplicate,
 )
 from frontier_harness.model.vocabulary.streaming import StreamingLabel
-from frontier_harness.properties.checks.event_time.oracles.stateful_rows import read_step
+from frontier_harness.properties.checks.event_time.oracles.stateful_rows import prefix_of, read_step
 from frontier_harness.properties.checks.event_time.strategies.stateful import is_late
 from frontier_harness.properties.checks.streaming import streaming
-from frontier_harness.properties.checks.streaming.committed import rerun_after_sink, up_steps
+from frontier_harness.properties.checks.streaming.committed import (
+    committed_batches,
+    rerun_after_sink,
+    up_steps,
+)
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Outcome
 
@@ -64,6 +72,8 @@ DUPLICATE = "a duplicate within the delay of its group's first, dropped"
 EXPIRY = "a deduplication entry expired at its bound (first event time plus the delay)"
 SESSION_GAP = "two records exactly the gap apart in one session"
 BEHIND = "a record behind the watermark, counted in its session (within the gap)"
+FILTERED = "a record the job's filters dropped before its operator"
+FILTERED_AHEAD = "a record filtered before the watermark, newer than every record it saw"
 
 
 def journaled_marks(obs: Observation, step: int, batches: int) -> Watermarks:
@@ -96,6 +106,8 @@ def reached(plan: StatefulPlan, history: History, obs: Observation, crashes: Seq
         found |= _deduplication_cases(plan, done, marks)
     if plan.gap is not None:
         found |= _session_cases(plan, done, marks, obs)
+    if plan.prefix is not None:
+        found |= _filtered(plan, history, obs, trial.step)
     if plan.window is not None:
         completed = aggregate(plan.window, done, marks).completed
         found |= {COMPLETE} if any(marks.eviction[b] > 0 for b in completed.values()) else set()
@@ -169,6 +181,26 @@ def _deduplication_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Water
         latest.update(emitted.get(batch.id, {}))
     bounds = {c.event_time + plan.delay for e in out.emitted if e.certain for c in e.candidates[:1]}
     found |= {EXPIRY} if bounds & {marks.eviction[b.id] for b in done} else set()
+    return found
+
+
+def _filtered(plan: StatefulPlan, history: History, obs: Observation, step: int) -> set[str]:
+    """A record of a batch committed at `step` the job's filters dropped, and one dropped under the
+    watermark newer than every record the watermark saw in its batch and before (`prefix_of`: observed)."""
+    logged = committed_batches(history, obs, step)
+    if isinstance(logged, Outcome):
+        return set()
+    passed = prefix_of(history, obs, plan)
+    found: set[str] = set()
+    newest: int | None = None
+    for batch in sorted(logged):
+        records = [(r, *passed.get(tuple(r), (True, True))) for r in logged[batch]]
+        newest = max(
+            [r[1] for r, seen, _ in records if seen] + ([newest] if newest is not None else []), default=None
+        )
+        found |= {FILTERED} if any(not kept for *_, kept in records) else set()
+        ahead = any(not seen and (newest is None or r[1] > newest) for r, seen, _ in records)
+        found |= {FILTERED_AHEAD} if ahead else set()
     return found
 
 

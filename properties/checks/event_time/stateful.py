@@ -54,7 +54,7 @@ import attrs
 from frontier_harness.model.event_time.session import sessionize
 from frontier_harness.model.event_time.stateful import Bound, Span, StatefulPlan, Window, aggregate
 from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.event_time import OutputMode, StatefulOperator
+from frontier_harness.model.vocabulary.event_time import OutputMode, Prefix, StatefulOperator
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
 from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, StreamingLabel, Trigger
 from frontier_harness.properties.checks.event_time.oracles import reference_run
@@ -84,6 +84,8 @@ from frontier_harness.properties.checks.event_time.reached import (
     COMPLETE,
     DUPLICATE,
     EXPIRY,
+    FILTERED,
+    FILTERED_AHEAD,
     IDLE,
     LATE,
     LATE_AND_KEPT,
@@ -147,6 +149,8 @@ SCRIPTS = {
     EXPIRY: "ahead trigger expiry trigger ahead trigger",
     SESSION_GAP: "ahead gap trigger",
     BEHIND: "ahead trigger far trigger behind trigger",
+    FILTERED: "ahead far#dropped trigger ahead trigger",
+    FILTERED_AHEAD: "ahead far#dropped trigger ahead trigger",
 }
 
 
@@ -236,6 +240,8 @@ def required_events(plan: StatefulPlan) -> tuple[str, ...]:
         found += [DUPLICATE, EXPIRY]
     if plan.gap is not None:
         found += [SESSION_GAP, *([BEHIND] if plan.delays else [])]
+    if plan.prefix is not None:
+        found += [FILTERED, *([FILTERED_AHEAD] if plan.prefix == Prefix.WATERMARK and plan.delays else [])]
     return tuple(found)
 
 

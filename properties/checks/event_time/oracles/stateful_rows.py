@@ -4,7 +4,9 @@ streaming engine.
 A trial's step is read as the model reads a micro-batch query (`read_step`): the batches the offset log
 binds (their records from the reclocked collection, `committed.committed_batches`), the first batch of
 each start of the query, and the watermark policy the checkpoint pinned; the model's watermarks
-(`frontier_harness.model.event_time.stateful.watermarks`) follow from them alone. What the result must
+(`frontier_harness.model.event_time.stateful.watermarks`) follow from them alone. Under a job that filters
+its records before its stateful operator, the watermark follows the records its filters pass to it and
+the operator reads those they pass on, as observed (`prefix_of`). What the result must
 hold (`expected_parts`) is the job's `transform` run as a batch job over the records the model keeps:
 
 - a window aggregation: per window, the records not late for it in the committed batches; every such
@@ -54,6 +56,7 @@ from frontier_harness.model.event_time.stateful import (
 from frontier_harness.model.vocabulary.event_time import OutputMode, StatefulOperator
 from frontier_harness.model.vocabulary.streaming import StreamingLabel
 from frontier_harness.properties.checks.streaming.committed import committed_batches
+from frontier_harness.properties.engine.errors import UnsupportedImplementation
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Outcome
 
@@ -91,12 +94,40 @@ def read_step(history: History, obs: Observation, step: int, plan: StatefulPlan)
         return logged
     ids = {b for b, *_ in obs[(step, StreamingLabel.OFFSET_METADATA)]}
     starts = {b for (b,) in obs.get((step, StreamingLabel.RUNS), ())}
-    batches = tuple(
-        Batch(b, tuple(Record(*r) for r in logged.get(b, [])), b in starts)
-        for b in range(max(ids, default=-1) + 1)
-    )
+    passed = prefix_of(history, obs, plan)
+
+    def batches(reaches: int) -> tuple[Batch, ...]:  # as the watermark (0) or the operator (1) reads them
+        return tuple(
+            Batch(
+                b,
+                tuple(Record(*r) for r in logged.get(b, []) if not passed or passed[r][reaches]),
+                b in starts,
+            )
+            for b in range(max(ids, default=-1) + 1)
+        )
+
     committed = frozenset(obs[(step, StreamingLabel.COMMITS)])
-    return Step(step, batches, committed, watermarks(batches, plan.delays, policy_of(obs, step)))
+    return Step(step, batches(1), committed, watermarks(batches(0), plan.delays, policy_of(obs, step)))
+
+
+def prefix_of(history: History, obs: Observation, plan: StatefulPlan) -> dict[tuple, tuple[bool, bool]]:
+    """Under a job that filters before its operator (`plan.prefix`), each record -> whether its filters pass
+    it to the watermark and to the operator, as observed at the final step; else nothing (every record
+    reaches both).
+
+    >>> plan = StatefulPlan("deduplication", (5_000,), None, ("key",), prefix="operator")
+    >>> prefix_of(History("events", ()), {(0, "prefix"): frozenset({(("c", 1, "r0", 0, 0), True, False)})}, plan)
+    {('c', 1, 'r0', 0, 0): (True, False)}
+    """
+    if plan.prefix is None:
+        return {}
+    found = obs.get((len(history.actions), StreamingLabel.PREFIX))
+    if found is None:
+        raise UnsupportedImplementation(
+            "the job filters before its stateful operator: its trials must observe what the filters pass "
+            f"of each record (`{StreamingLabel.PREFIX}` at the final step)"
+        )
+    return {record: (watermark, operator) for record, watermark, operator in found}
 
 
 def policy_of(obs: Observation, step: int) -> Policy:

@@ -40,7 +40,7 @@ from typing import Any
 
 from frontier_harness.model.event_time.stateful import Bound, Span, StatefulPlan, Window
 from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.event_time import OutputMode
+from frontier_harness.model.vocabulary.event_time import OutputMode, Prefix
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
 from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, Trigger
 from frontier_harness.properties.checks.streaming.strategies.streaming import CRASH_POINTS, TRIGGERS
@@ -131,6 +131,9 @@ class Drawing:
         self.append = plan.output_mode == OutputMode.APPEND and plan.window is not None
         self.crash_points = (*CRASH_POINTS, CrashPoint.AFTER_SINK) if self.append else CRASH_POINTS
         self.kinds = kinds(plan)
+        # Under a job that filters before its operator, records of the keys it keeps, but the dropped ones.
+        self.keys = plan.kept_keys or KEYS
+        self.dropped = tuple(k for k in KEYS if k not in self.keys)
 
     @property
     def newest(self) -> int:
@@ -174,12 +177,12 @@ def _window_ending_at(window: Window, end: int) -> Span:
 
 
 def _new_key(drawing: Drawing) -> str:
-    """The first of `KEYS` no record drawn so far has."""
+    """The first of the keys drawn from (`KEYS`, or those a job's filters keep) no record drawn so far has."""
     used = {r[IngestionArg.KEY] for r in drawing.records}
-    for key in KEYS:
+    for key in drawing.keys:
         if key not in used:
             return key
-    raise ValueError(f"a record of a new key after records of every key {KEYS}")
+    raise ValueError(f"a record of a new key after records of every key {drawing.keys}")
 
 
 def produce(
@@ -188,9 +191,11 @@ def produce(
     kind: str | None = None,
     partition: int | None = None,
     new_key: bool = False,
+    dropped: bool = False,
 ) -> Action:
     """A record to a known partition or the next new one (or `partition`), its event time of a drawn kind
-    (or `kind`); `new_key`: of a key no earlier record has."""
+    (or `kind`); `new_key`: of a key no earlier record has; `dropped`: of a key the job's filters drop (it
+    moves no watermark the generator tracks when they drop it under the watermark)."""
     kind = kind or source.choice(drawing.kinds)
     if partition is None:
         partition = source.integer(0, min(drawing.partitions, MAX_PARTITIONS - 1))
@@ -216,7 +221,7 @@ def produce(
     else:
         args = {
             IngestionArg.PARTITION: partition,
-            IngestionArg.KEY: source.choice(KEYS),
+            IngestionArg.KEY: source.choice(drawing.dropped if dropped else drawing.keys),
             IngestionArg.EVENT_TIME: _event_time(source, drawing, kind),
             Arg.DATA: f"r{len(drawing.records)}",
         }
@@ -224,7 +229,8 @@ def produce(
             args[IngestionArg.KEY] = _new_key(drawing)
         drawing.records.append(args)
     action = Action(StreamingAction.PRODUCE, args)
-    drawing.tracker.step(action)
+    if not (dropped and drawing.plan.prefix == Prefix.WATERMARK):
+        drawing.tracker.step(action)
     return action
 
 
@@ -236,6 +242,8 @@ def _round(source: Source, drawing: Drawing, kill: bool) -> list[Action]:
         completing = [produce(source, drawing, "far"), _trigger(drawing, {}), produce(source, drawing)]
         return completing + [_trigger(drawing, {IngestionArg.FAULT: CrashPoint.AFTER_SINK}, kill)]
     actions = repeat(source, lambda: produce(source, drawing), 1, 3, 0.4)
+    if drawing.dropped and source.boolean(0.2):  # a record the job's filters drop, now and then ahead of all
+        actions.append(produce(source, drawing, source.choice(("ahead", "within")), dropped=True))
     if source.boolean(0.15) or drawing.down and source.boolean(0.3):
         actions.append(Action(StreamingAction.UPSTREAM_COMPACT, {}))  # the tracker needs no step for it
     if drawing.down:
@@ -318,7 +326,10 @@ def scripted(
             drawing.tracker.step(actions[-1])
         else:
             kind, _, key = kind.partition("#")
-            actions.append(produce(source, drawing, kind, int(partition) if partition else 0, key == "new"))
+            dropped = key == "dropped" and bool(drawing.dropped)
+            actions.append(
+                produce(source, drawing, kind, int(partition) if partition else 0, key == "new", dropped)
+            )
             drawing.partitions = max(drawing.partitions, actions[-1].args[IngestionArg.PARTITION] + 1)
     return History(domain_name, tuple(actions))
 

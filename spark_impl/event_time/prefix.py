@@ -1,0 +1,102 @@
+"""Which records a stateful job's stateless prefix passes on, to its watermark and to its first stateful
+operator: the prefix run by Spark as a batch job over the records.
+
+A job may filter its records before its first stateful operator (`where`, `filter`). Where the filter runs
+is Spark's optimizer's choice, measured on 4.3: it pushes a deterministic filter that does not read the
+event time under `withWatermark` wherever the job wrote it (`records.withWatermark(...).where(key != "c")`
+filters before the watermark, which then follows the records kept only), and keeps one that reads the
+event time above it (the watermark follows every record, the operator reads those kept).
+`filters_before(frame)` reads where from the optimized plan of the job's stream: `Prefix.WATERMARK` when a
+filter runs under the watermark, `Prefix.OPERATOR` when one runs between the watermark and the operator
+only, or None (`IS NOT NULL` conditions drop none of the source's records: Spark's TimeWindowing and
+constraint inference add them); filters on both sides of the watermark are `PrefixNotModeled`.
+
+`reaching(session, job, histories, where)` runs the job's `transform` over each history's records as a
+batch job and reads the rows its analyzed plan holds under its first stateful operator: the `data` of each
+(it names the record in its history; a redelivery repeats it, and what the prefix does with it).
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from frontier_harness.model.vocabulary.event_time import Prefix
+from frontier_harness.spark_impl.event_time.plan_metadata import STATEFUL_NODES, kind, preorder, seq
+from frontier_harness.spark_impl.streaming.event_source import SCHEMA, instant
+from frontier_harness.spark_impl.streaming.job import make_job, transformed, within_watermark_as_plain
+
+WATERMARK = "EventTimeWatermark"
+SET = "_frontier_harness_history"  # the history a record is of, in the one frame of a wave's records
+
+
+class PrefixNotModeled(ValueError):
+    """A job's filters run on both sides of its watermark: the suite follows one place only."""
+
+
+def filters_before(frame: Any) -> str | None:
+    """Where the job whose stream `frame` is filters its records before its first stateful operator, by
+    Spark's optimized plan (see the module docstring): a `Prefix`, or None."""
+    nodes = preorder(frame._jdf.queryExecution().queryExecutionForExplain().optimizedPlan())
+    lowest = [n for n in nodes if kind(n) in STATEFUL_NODES][-1]
+    under_operator = preorder(lowest)[1:]
+    watermark = next((n for n in under_operator if kind(n) == WATERMARK), None)
+    under_watermark = preorder(watermark)[1:] if watermark is not None else []
+    below = any(_drops(n) for n in under_watermark)
+    above = any(_drops(n) for n in under_operator if not any(n.equals(u) for u in under_watermark))
+    if below and above:
+        raise PrefixNotModeled("the job filters its records both under and over its watermark")
+    return Prefix.WATERMARK if below else Prefix.OPERATOR if above else None
+
+
+def _drops(node: Any) -> bool:
+    """Whether a plan node is a filter with a condition besides `IS NOT NULL` ones."""
+    return kind(node) == "Filter" and any(kind(c) != "IsNotNull" for c in _conjuncts(node.condition()))
+
+
+def _conjuncts(condition: Any) -> list:
+    if kind(condition) != "And":
+        return [condition]
+    return [c for child in seq(condition.children()) for c in _conjuncts(child)]
+
+
+def reaching_for(
+    session: Any, spec: str, histories: Sequence[Sequence[tuple]], where: str
+) -> list[list[tuple[bool, bool]]]:
+    """`reaching` for the job `spec` (MODULE:FACTORY) names, made in a directory of its own."""
+    job = make_job(spec, tempfile.mkdtemp(prefix="frontier-harness-job-prefix-"))
+    return reaching(session, job, histories, where)
+
+
+def reaching(
+    session: Any, job: Any, histories: Sequence[Sequence[tuple]], where: str
+) -> list[list[tuple[bool, bool]]]:
+    """For each history's `(key, event_time_ms, data, partition, offset)` records (their `data` unique in
+    a history but for a redelivery, which repeats the record), whether the job's filters (`where`, a
+    `Prefix`) pass each to the watermark and to the first stateful operator. Each history's records are
+    transformed apart, in one Spark job; a prefix that drops the records' `data` column raises Spark's
+    `AnalysisException`."""
+    rows = [(i, k, instant(ms), d, p, o) for i, records in enumerate(histories) for k, ms, d, p, o in records]
+    frame = session.createDataFrame(rows, f"{SET} int, {SCHEMA}")
+    kept: list[Any] = []
+    with within_watermark_as_plain(type(frame)):
+        for i in range(len(histories)):
+            plan = transformed(job, frame.where(F.col(SET) == i).drop(SET))._jdf.queryExecution().analyzed()
+            lowest = [n for n in preorder(plan) if kind(n) in STATEFUL_NODES][-1]
+            kept.append(_rows_of(session, seq(lowest.children())[0]).select(F.lit(i).alias(SET), "data"))
+    passed = {(r[0], r[1]) for r in functools.reduce(DataFrame.union, kept).collect()} if kept else set()
+    return [
+        [((i, r[2]) in passed or where == Prefix.OPERATOR, (i, r[2]) in passed) for r in records]
+        for i, records in enumerate(histories)
+    ]
+
+
+def _rows_of(session: Any, node: Any) -> DataFrame:
+    """The rows a batch plan's node holds, as a DataFrame."""
+    jvm = session._jvm
+    return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(session._jsparkSession, node), session)
