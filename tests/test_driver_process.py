@@ -13,6 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
+# The guard as a driver process calls it, first thing (`killable.main`).
+GUARDED = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
+
 # A driver as `killable.launch` starts one (its own session, stdin a pipe the harness holds) that starts a child
 # in its group, as a driver starts its JVM, then prints the child's pid and waits.
 DRIVER = """
@@ -56,10 +59,9 @@ def test_a_driver_and_its_group_are_sigkilled_once_the_harness_pipe_ends():
 def test_a_process_that_does_not_lead_its_group_kills_nothing():
     """Its group is the process's that started it (here a stand-in for the harness, itself in a session of its
     own so that a wrong kill takes nothing else): not the driver's to kill, even once its stdin ends."""
-    guarded = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
     harness = (
         "import subprocess, sys, time\n"
-        f"subprocess.run([sys.executable, '-c', {guarded + '; import time; time.sleep(1)'!r}], "
+        f"subprocess.run([sys.executable, '-c', {GUARDED + '; import time; time.sleep(1)'!r}], "
         "stdin=subprocess.DEVNULL, check=True)\n"
         "print('ok')\n"
     )
@@ -76,9 +78,8 @@ def test_a_process_that_does_not_lead_its_group_kills_nothing():
 def test_a_driver_that_ends_on_its_own_exits_0_while_the_harness_still_holds_the_pipe():
     """The watch blocks in the pipe's read while the interpreter exits: it must not abort the exit (a driver
     that ran its batch without reaching its crash point exits 0, and the harness says so)."""
-    guarded = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
     driver = subprocess.Popen(
-        [sys.executable, "-c", guarded], stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        [sys.executable, "-c", GUARDED], stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
     try:
         assert driver.wait(timeout=30) == 0, driver.stderr.read()
@@ -86,11 +87,10 @@ def test_a_driver_that_ends_on_its_own_exits_0_while_the_harness_still_holds_the
         driver.stdin.close()
 
 
-def test_a_driver_whose_stdin_is_no_pipe_is_not_guarded():
+def test_a_driver_whose_stdin_is_no_pipe_is_not_GUARDED():
     """Run by hand (stdin /dev/null, at once at its end): the driver runs on, as it would without the guard."""
-    guarded = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
     ran = subprocess.run(
-        [sys.executable, "-c", f"{guarded}; import time; time.sleep(1); print('ran')"],
+        [sys.executable, "-c", f"{GUARDED}; import time; time.sleep(1); print('ran')"],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
