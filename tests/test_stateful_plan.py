@@ -53,6 +53,10 @@ PLANS = [
                              "output_mode": "append", "lateness": 5000, "columns": ["key", "data", "event_time"],
                              "keys": ["key", "data"], "window": None, "window_column": None,
                              "deduplication": None, "gap": None, "prefix": "watermark"}),
+    ("early_counts", {"operator": "aggregation", "delays": [5000], "output_mode": "update", "lateness": 5000,
+                      "columns": ["key", "window", "count"], **WINDOWED, "prefix": "operator"}),
+    ("not_null_counts", {"operator": "aggregation", "delays": [5000], "output_mode": "update", "lateness": 5000,
+                         "columns": ["key", "window", "count"], **WINDOWED}),
 ]  # fmt: skip
 
 

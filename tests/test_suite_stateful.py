@@ -135,6 +135,12 @@ def test_a_record_the_jobs_filter_drops_before_the_watermark_neither_moves_it_no
     impl = Impl(FILTERED, {KEPT: {window_row(10 * S, 2): 1}})
     assert stateful.exactly_once(impl, [h], [step | prefix])[0].ok
     assert {FILTERED_EVENT, AHEAD} <= set(reached(FILTERED, h, step | prefix, ()))
+    behind = {
+        (6, "prefix"): frozenset(
+            {(KEPT[0], True, True), (("c", 30 * S, "r1", 0, 1), True, True), (KEPT[1], True, True)}
+        )
+    }
+    assert not {FILTERED_EVENT, AHEAD} & set(reached(FILTERED, h, step | behind, ()))  # nothing dropped
     moved = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 25 * S)], rows)
     outcome = stateful.exactly_once(impl, [h], [moved | prefix])[0]
     assert "offsets/2 journals batchWatermarkMs 25000, the model's E(2) is 7000" in outcome.message
@@ -163,6 +169,7 @@ def test_a_record_the_jobs_filter_drops_after_the_watermark_moves_it_and_is_coun
     moved = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 25 * S)], rows)
     assert stateful.exactly_once(impl, [h], [moved | prefix])[0].ok
     assert FILTERED_EVENT in reached(impl.plan, h, moved | prefix, ())
+    assert AHEAD not in reached(impl.plan, h, moved | prefix, ())  # the watermark saw it
     kept = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 7 * S)], rows)
     outcome = stateful.exactly_once(impl, [h], [kept | prefix])[0]
     assert "offsets/2 journals batchWatermarkMs 7000, the model's E(2) is 25000" in outcome.message

@@ -194,7 +194,7 @@ def _filtered(plan: StatefulPlan, history: History, obs: Observation, step: int)
     found: set[str] = set()
     newest: int | None = None
     for batch in sorted(logged):
-        records = [(r, *passed.get(tuple(r), (True, True))) for r in logged[batch]]
+        records = [(r, *passed[tuple(r)]) for r in logged[batch]]
         newest = max(
             [r[1] for r, seen, _ in records if seen] + ([newest] if newest is not None else []), default=None
         )
