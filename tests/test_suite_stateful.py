@@ -625,8 +625,9 @@ def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_rep
         "upsert_counts",
         *(pytest.param(j, marks=NIGHTLY) for j in ("append_windows", "deduplicated", "deduplicated_counts")),
         "session_counts",
-        "filtered_counts",  # a filter before the watermark: its records' cases drawn and reached
+        "filtered_counts",  # a filter under the watermark: its records' cases drawn and reached
         pytest.param("filtered_deliveries", marks=NIGHTLY),  # written after it: Spark runs it under it
+        pytest.param("early_counts", marks=NIGHTLY),  # a filter on the event time, kept above the watermark
     ],
 )
 def test_a_correct_job_holds_and_reaches_every_hard_case(job, spark_session):
