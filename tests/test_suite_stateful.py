@@ -111,67 +111,53 @@ def test_exactly_once_first_holds_the_journaled_watermarks_to_the_models():
 
 FILTERED = attrs.evolve(UPDATE, prefix="watermark")  # `records.where(key != "c").withWatermark(...)`
 KEPT = (("a", 12 * S, "r0", 0, 0), ("a", 13 * S, "r2", 0, 2))
+DROPPED = ("c", 30 * S, "r1", 0, 1)
+THREE = history(
+    produce("r0", 12 * S), TRIGGER, produce("r1", 30 * S, key="c"), TRIGGER, produce("r2", 13 * S), TRIGGER
+)
+
+
+def passing(to_watermark: bool, to_operator: bool) -> dict:
+    """`THREE`'s prefix observation: `r0` and `r2` kept, `DROPPED` passed to the watermark and the operator
+    as said."""
+    return {
+        (6, "prefix"): frozenset(
+            {(KEPT[0], True, True), (DROPPED, to_watermark, to_operator), (KEPT[1], True, True)}
+        )
+    }
+
+
+def journaling(e2: int) -> dict:
+    """`THREE`'s final step: three batches committed, E(1) = 7 s, E(2) = `e2`, the window [10 s, 20 s) of 2."""
+    marks = [(0, 0), (1, 7 * S), (2, e2)]
+    return trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, [(window_row(10 * S, 2), 1)])
 
 
 def test_a_record_the_jobs_filter_drops_before_the_watermark_neither_moves_it_nor_is_counted():
     """`filtered_counts`'s plan: what its filter passed is observed at the final step; the model's E(2) follows
     the records kept (12 s, not the dropped record's 30 s), and the window of the dropped record is expected
     nowhere. Without that observation the suite cannot read the trial, and says so."""
-    h = history(
-        produce("r0", 12 * S),
-        TRIGGER,
-        produce("r1", 30 * S, key="c"),
-        TRIGGER,
-        produce("r2", 13 * S),
-        TRIGGER,
-    )
-    prefix = {
-        (6, "prefix"): frozenset(
-            {(KEPT[0], True, True), (("c", 30 * S, "r1", 0, 1), False, False), (KEPT[1], True, True)}
-        )
-    }
-    rows = [(window_row(10 * S, 2), 1)]
-    step = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 7 * S)], rows)
     impl = Impl(FILTERED, {KEPT: {window_row(10 * S, 2): 1}})
-    assert stateful.exactly_once(impl, [h], [step | prefix])[0].ok
-    assert {FILTERED_EVENT, AHEAD} <= set(reached(FILTERED, h, step | prefix, ()))
-    behind = {
-        (6, "prefix"): frozenset(
-            {(KEPT[0], True, True), (("c", 30 * S, "r1", 0, 1), True, True), (KEPT[1], True, True)}
-        )
-    }
-    assert not {FILTERED_EVENT, AHEAD} & set(reached(FILTERED, h, step | behind, ()))  # nothing dropped
-    moved = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 25 * S)], rows)
-    outcome = stateful.exactly_once(impl, [h], [moved | prefix])[0]
+    assert stateful.exactly_once(impl, [THREE], [journaling(7 * S) | passing(False, False)])[0].ok
+    assert {FILTERED_EVENT, AHEAD} <= set(
+        reached(FILTERED, THREE, journaling(7 * S) | passing(False, False), ())
+    )
+    nothing_dropped = reached(FILTERED, THREE, journaling(7 * S) | passing(True, True), ())
+    assert not {FILTERED_EVENT, AHEAD} & set(nothing_dropped)
+    outcome = stateful.exactly_once(impl, [THREE], [journaling(25 * S) | passing(False, False)])[0]
     assert "offsets/2 journals batchWatermarkMs 25000, the model's E(2) is 7000" in outcome.message
     with pytest.raises(UnsupportedImplementation, match="the job filters before its stateful operator"):
-        stateful.exactly_once(impl, [h], [step])
+        stateful.exactly_once(impl, [THREE], [journaling(7 * S)])
 
 
 def test_a_record_the_jobs_filter_drops_after_the_watermark_moves_it_and_is_counted_nowhere():
     """A filter Spark keeps between the watermark and the operator (one on the event time): the dropped
     record's 30 s moves E(2) to 25 s, and its window is expected nowhere."""
-    h = history(
-        produce("r0", 12 * S),
-        TRIGGER,
-        produce("r1", 30 * S, key="c"),
-        TRIGGER,
-        produce("r2", 13 * S),
-        TRIGGER,
-    )
-    prefix = {
-        (6, "prefix"): frozenset(
-            {(KEPT[0], True, True), (("c", 30 * S, "r1", 0, 1), True, False), (KEPT[1], True, True)}
-        )
-    }
     impl = Impl(attrs.evolve(UPDATE, prefix="operator"), {KEPT: {window_row(10 * S, 2): 1}})
-    rows = [(window_row(10 * S, 2), 1)]
-    moved = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 25 * S)], rows)
-    assert stateful.exactly_once(impl, [h], [moved | prefix])[0].ok
-    assert FILTERED_EVENT in reached(impl.plan, h, moved | prefix, ())
-    assert AHEAD not in reached(impl.plan, h, moved | prefix, ())  # the watermark saw it
-    kept = trial_step(6, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], [(0, 0), (1, 7 * S), (2, 7 * S)], rows)
-    outcome = stateful.exactly_once(impl, [h], [kept | prefix])[0]
+    assert stateful.exactly_once(impl, [THREE], [journaling(25 * S) | passing(True, False)])[0].ok
+    found = reached(impl.plan, THREE, journaling(25 * S) | passing(True, False), ())
+    assert FILTERED_EVENT in found and AHEAD not in found  # the watermark saw it
+    outcome = stateful.exactly_once(impl, [THREE], [journaling(7 * S) | passing(True, False)])[0]
     assert "offsets/2 journals batchWatermarkMs 7000, the model's E(2) is 25000" in outcome.message
 
 
