@@ -54,7 +54,8 @@ a `batch_id` column). Every trial also reports `offset_metadata` (batch id, `bat
 `batchTimestampMs`, `conf`), `commit_metadata` (batch id, `nextBatchWatermarkMs`) and `runs` (the
 first batch id of each start of the query); at a stateful trial's final step, `state` (each operator's state
 bounds after every committed batch) or, for a user's processor, `processor_state` (its value, list and
-map states and timers after every committed batch: `spark_impl.event_time.processor_state`).
+map states and timers after every committed batch from the newest committed when the query first went
+down: `spark_impl.event_time.processor_state`).
 
 `run_trials(..., floor=True)` is what Spark itself needs for the same histories (`bench`'s floor): each
 history's batches, with the same query starts on the same checkpoint, in the harness's own warm session,
@@ -575,7 +576,10 @@ def _read_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> N
         for batch in checkpoint_files.commit_log(trial.spec.checkpoint)
         for operator in operator_ids(trial.spec.checkpoint)
     ]
-    _read_processor_state([s for s in stores if s[3:] in processors], processors, observed)
+    since = {i: _after_first_down(trial.runs) for i, trial, _ in trials}
+    _read_processor_state(
+        [s for s in stores if s[3:] in processors and s[2] >= since[s[0]]], processors, observed
+    )
     stores = [s for s in stores if s[3:] not in processors]
     if not stores:
         return
@@ -587,6 +591,18 @@ def _read_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> N
             observed[i][(final, StreamingLabel.STATE)] = (
                 observed[i].get((final, StreamingLabel.STATE), frozenset()) | rows
             )
+
+
+def _after_first_down(runs: set[int]) -> float:
+    """The first batch whose processor state the hard cases read (`processor_reached`): the newest committed
+    when the query first went down, that is the first batch of its second start less one; infinite when it
+    never started again (no batch committed after a down, so no case can show).
+
+    >>> _after_first_down({0, 3, 5}), _after_first_down({0})
+    (2, inf)
+    """
+    later = sorted(runs)[1:]
+    return later[0] - 1 if later else float("inf")
 
 
 def _read_join_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> None:
@@ -610,8 +626,9 @@ def _read_join_state(trials: list[tuple[int, Trial, int]], observed: list[dict])
 
 
 def _read_processor_state(stores: list[tuple], processors: dict, observed: list[dict]) -> None:
-    """A user's processor's state after every committed batch (`processor_state.entries`: its states'
-    entries and its timers, one Spark job for the wave), as `(batch, operator, variable, key, value)` rows of
+    """A user's processor's state after every committed batch from the one before its second start
+    (`_after_first_down`; `processor_state.entries`: its states' entries and its timers, one Spark job for
+    the wave), as `(batch, operator, variable, key, value)` rows of
     the final step's `processor_state`; `(batch, operator, None, None, None)` for every store read."""
     if not stores:
         return

@@ -1,5 +1,6 @@
 """The hard cases a user's processor's trial reached, read from the state it left after every committed batch
-(`processor_state` at the final step: its value, list and map states and timers, read from the checkpoint), never from the
+from the newest committed when the query first went down (`processor_state` at the final step: its value, list
+and map states and timers, read from the checkpoint; the batches before it hold no case below), never from the
 history it meant to run.
 
 - `TIMER_AFTER_RESTART`: a timer registered in the state the query had committed when it went down (a crash,
