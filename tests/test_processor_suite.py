@@ -22,7 +22,7 @@ from frontier_harness.properties.checks.event_time.processor_reached import (
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.source import RandomSource
-from frontier_harness.spark_impl.streaming import python_workers
+from frontier_harness.spark_impl.streaming import python_workers, trial
 from tests.test_suite_stateful import RESTART, TRIGGER, crash, history, produce, trial_step
 
 SUITE = get_suite("stateful")
@@ -173,6 +173,17 @@ def test_a_timer_fired_in_the_batch_after_sink_crashed_is_read_from_the_state_be
     del obs[(4, "crash")]  # no crash after the sink: no batch ran twice
     obs.update(_state(timer, (1, 0, "count", '{"key":"b"}', '{"count":1}')))
     assert TIMER_RERUN not in processor_reached(CRASHED, obs)
+
+
+def test_a_processors_state_is_read_from_the_batch_committed_when_its_query_first_went_down():
+    """A trial whose query started at batches 0, 3 and 5 first went down after committing batch 2: its
+    processor's stores are read from batch 2 on, another operator's never; one never started again, none."""
+    stores = [(0, 9, b, "ck", op) for b in range(5) for op in (0, 1)] + [
+        (1, 9, b, "other", 0) for b in range(3)
+    ]
+    processors = {("ck", 0): ("count",), ("other", 0): ("count",)}
+    read = trial._processor_stores(stores, processors, {0: {0, 3, 5}, 1: {0}})
+    assert read == [(0, 9, b, "ck", 0) for b in (2, 3, 4)]
 
 
 def test_a_processor_requires_its_cases_and_the_model_properties_do_not_apply_to_it():

@@ -576,10 +576,8 @@ def _read_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> N
         for batch in checkpoint_files.commit_log(trial.spec.checkpoint)
         for operator in operator_ids(trial.spec.checkpoint)
     ]
-    since = {i: _after_first_down(trial.runs) for i, trial, _ in trials}
-    _read_processor_state(
-        [s for s in stores if s[3:] in processors and s[2] >= since[s[0]]], processors, observed
-    )
+    runs = {i: trial.runs for i, trial, _ in trials}
+    _read_processor_state(_processor_stores(stores, processors, runs), processors, observed)
     stores = [s for s in stores if s[3:] not in processors]
     if not stores:
         return
@@ -591,6 +589,17 @@ def _read_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> N
             observed[i][(final, StreamingLabel.STATE)] = (
                 observed[i].get((final, StreamingLabel.STATE), frozenset()) | rows
             )
+
+
+def _processor_stores(stores: list[tuple], processors: dict, runs: dict[int, set[int]]) -> list[tuple]:
+    """Of the stores `(i, final, batch, checkpoint, operator)`, those of a processor's operator from the first
+    batch its hard cases read (`_after_first_down` of trial `i`'s starts) on.
+
+    >>> stores = [(0, 9, b, "ck", 0) for b in range(4)] + [(0, 9, 3, "ck", 1)]
+    >>> [s[2] for s in _processor_stores(stores, {("ck", 0): ()}, {0: {0, 3}})]
+    [2, 3]
+    """
+    return [s for s in stores if s[3:] in processors and s[2] >= _after_first_down(runs[s[0]])]
 
 
 def _after_first_down(runs: set[int]) -> float:
