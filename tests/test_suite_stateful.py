@@ -445,6 +445,158 @@ def test_state_bounded_names_the_operator_of_a_chain_whose_state_grows():
     assert not outcome.ok and "operator 1 (dropDuplicates) keeps every group forever" in outcome.message
 
 
+ROLLUP = attrs.evolve(APPEND, window=Window(30 * S), inner_window=Window(10 * S))
+# r0, r1, r2 in inner windows [0 s, 10 s), [10 s, 20 s), [20 s, 30 s), emitted in batches 1, 2 and 3; r3 (8 s)
+# late for [0 s, 10 s) in batch 2 (L(2) = E(1) = 10 s); outer [0 s, 30 s) complete in batch 3 (E(3) = 35 s)
+ROLLED = history(
+    produce("r0", 5 * S), produce("r1", 15 * S), TRIGGER, produce("r2", 25 * S), TRIGGER,
+    produce("r3", 8 * S), produce("r4", 40 * S), TRIGGER, TRIGGER,
+)  # fmt: skip
+
+
+def _rolled(rows: list) -> dict:
+    logged = [(0, 2), (1, 3), (2, 5), (3, 5)], [0, 1, 2, 3], [(0, 0), (1, 10 * S), (2, 20 * S), (3, 35 * S)]
+    return trial_step(9, *logged, rows)
+
+
+def outer_row(start: int, count: int, key: str = "a") -> tuple:
+    return (("count", count), ("key", key), ("window", (("end", start + 30 * S), ("start", start))))
+
+
+class RollingUp(Impl):
+    """The oracle's rows of a count per key and 30-second window of 10-second windows, for any frame."""
+
+    def stateful_outputs(self, frames):
+        counted = [Counter((k, t - t % (30 * S)) for k, t, *_ in frame) for frame in frames]
+        return [Counter({outer_row(start, n, k): 1 for (k, start), n in c.items()}) for c in counted]
+
+
+def test_a_roll_up_counts_each_complete_outer_window_over_the_records_its_inner_windows_kept():
+    """Outer [0 s, 30 s) rolls up r0, r1 and r2, not r3 (late for its inner window, though not for the outer
+    one); [30 s, 60 s) is not complete. A job that counts r3, or writes an open window, is caught."""
+    impl = RollingUp(ROLLUP)
+    assert stateful.exactly_once(impl, [ROLLED], [_rolled([(outer_row(0, 3), 1)])])[0].ok
+    for rows, wrong in (
+        ([(outer_row(0, 4), 1)], "missing [{count=3, key='a', window=[0, 30000)}"),
+        (
+            [(outer_row(0, 3), 1), (outer_row(30 * S, 1), 1)],
+            "unexpected [{count=1, key='a', window=[30000, 60000)}",
+        ),
+    ):
+        outcome = stateful.exactly_once(impl, [ROLLED], [_rolled(rows)])[0]
+        assert not outcome.ok and wrong in outcome.message, outcome.message
+    lacking = stateful.complete_windows_emitted(impl, [ROLLED], [_rolled([])])[0]
+    assert not lacking.ok and "window [0, 30000) was complete in batch 3 (E(3) = 35000" in lacking.message
+
+
+def test_a_roll_up_reaches_its_defining_cases_and_its_promise_is_judged_over_inner_windows():
+    """Outer [0 s, 30 s) is complete in batch 3, which emits inner [20 s, 30 s), and rolls up inner windows of
+    batches 1 to 3. Under a 20-second promise r3 (8 s, 17 s behind r2) is covered: the rows must count it."""
+    from frontier_harness.model.event_time.stateful import Batch, Record, Watermarks
+    from frontier_harness.properties.checks.event_time.reached import _rolled_up_cases
+
+    assert {stateful.ROLLED_UP_AT_ONCE, stateful.ROLLED_UP_ACROSS} <= set(stateful.required_events(ROLLUP))
+    r = lambda t, data, off: Record("a", t, data, 0, off)  # noqa: E731
+    batches = [
+        Batch(0, (r(5 * S, "r0", 0), r(15 * S, "r1", 1))),
+        Batch(1, (r(25 * S, "r2", 2),)),
+        Batch(2, (r(8 * S, "r3", 3), r(40 * S, "r4", 4))),
+        Batch(3, ()),
+    ]
+    marks = Watermarks((0, 10 * S, 20 * S, 35 * S), 35 * S)
+    assert _rolled_up_cases(ROLLUP, batches, marks) == {stateful.ROLLED_UP_AT_ONCE, stateful.ROLLED_UP_ACROSS}
+    at_once = Watermarks((0, 0, 0, 35 * S), 35 * S)  # every inner window emitted in batch 3, with the outer
+    assert _rolled_up_cases(ROLLUP, batches, at_once) == {stateful.ROLLED_UP_AT_ONCE}
+    no_r2 = [batches[0], Batch(1, ()), *batches[2:]]  # the outer's last inner window empty: complete later
+    assert _rolled_up_cases(ROLLUP, no_r2, marks) == {stateful.ROLLED_UP_ACROSS}
+    promised = RollingUp(attrs.evolve(ROLLUP, lateness=20 * S))
+    broken = stateful.lateness_kept(promised, [ROLLED], [_rolled([(outer_row(0, 3), 1)])])[0]
+    assert not broken.ok and broken.message.startswith(
+        "record r3 (key 'a', event_time 8000) of batch 2 is 17000 ms behind the newest event time before it "
+        "(25000), within the promised lateness of 20000 ms, but the job's rows do not count it in window [0, 30000)"
+    ), broken.message
+    assert stateful.lateness_kept(promised, [ROLLED], [_rolled([(outer_row(0, 4), 1)])])[0].ok
+
+
+def test_under_a_roll_up_a_record_is_late_at_and_drawn_on_its_inner_windows_end():
+    """A record is late for its inner window when that window ends at or below the mark (the outer window
+    is open): 19.999 s at 20 s is late and exactly at the watermark, 20 s is neither; the strategies' boundary
+    record at mark 20 s is 19.999 s, and before any watermark the newest."""
+    from frontier_harness.model.event_time.stateful import Batch, Record, Watermarks
+    from frontier_harness.properties.checks.event_time.reached import _record_cases
+    from frontier_harness.properties.checks.event_time.strategies.stateful import (
+        Drawing,
+        _event_time,
+        is_late,
+    )
+    from frontier_harness.properties.engine.source import RandomSource
+
+    for plan in (ROLLUP, APPEND):
+        assert [is_late(plan, t, 20 * S) for t in (19_999, 20 * S, 10 * S, 9_999)] == [
+            [True],
+            [False],
+            [True],
+            [True],
+        ]
+        at = [Batch(0, ()), Batch(1, (Record("a", 19_999, "x", 0, 0),))]
+        found = _record_cases(plan, at, Watermarks((20 * S, 20 * S), 20 * S))
+        assert {stateful.LATE, stateful.AT_WATERMARK} <= found, found
+        above = [Batch(0, ()), Batch(1, (Record("a", 20 * S, "x", 0, 0), Record("a", 9_999, "y", 0, 1)))]
+        assert stateful.AT_WATERMARK not in _record_cases(plan, above, Watermarks((20 * S, 20 * S), 20 * S))
+        assert stateful.AT_WATERMARK in stateful._batch_events(plan, 20 * S, None, [19_999])
+        assert not {stateful.AT_WATERMARK} & stateful._batch_events(plan, 20 * S, None, [20 * S, 9_999])
+        assert is_late(plan, 15 * S, 19_999) == [False]  # its window ends a millisecond past the mark
+        drawing = Drawing(plan)
+        assert _event_time(RandomSource(0), drawing, "boundary") == drawing.newest  # no watermark yet
+        drawing.tracker.mark = 20 * S
+        assert _event_time(RandomSource(0), drawing, "boundary") == 19_999
+    deduplicated = StatefulPlan(
+        "dropDuplicates", (5 * S,), None, ("data",)
+    )  # a record is late at or below it
+    assert [
+        stateful.AT_WATERMARK in stateful._batch_events(deduplicated, 20 * S, None, [t])
+        for t in (19_999, 20 * S, 20_001)
+    ] == [False, True, False]
+
+
+def test_a_roll_up_promise_needs_its_outer_window_complete():
+    """r3's promise is owed once the outer window [0 s, 30 s) is complete: at E = 30 s, not at 29.999 s."""
+    from frontier_harness.model.event_time.stateful import Batch, Record, Watermarks
+    from frontier_harness.properties.checks.event_time.oracles.promise import promises
+    from frontier_harness.properties.checks.event_time.oracles.stateful_rows import Step
+
+    r = lambda t, data, off: Record("a", t, data, 0, off)  # noqa: E731
+    batches = (
+        Batch(0, (r(5 * S, "r0", 0), r(15 * S, "r1", 1))),
+        Batch(1, (r(25 * S, "r2", 2),)),
+        Batch(2, (r(8 * S, "r3", 3),)),
+        Batch(3, ()),
+    )
+    plan = attrs.evolve(ROLLUP, lateness=20 * S)
+    for e3, owed in ((30 * S, 1), (29_999, 0)):
+        step = Step(8, batches, frozenset(range(4)), Watermarks((0, 10 * S, 20 * S, e3), e3))
+        promised = promises(plan, step)
+        assert len(promised) == owed and all(p.span.end == 30 * S for p in promised), promised
+
+
+def test_state_bounded_judges_both_aggregations_of_a_roll_up():
+    """The outer aggregation is operator 0, the inner one operator 1: the inner's state unread fails, and an
+    inner window still held at or below E fails, naming operator 1."""
+    final = _rolled([(outer_row(0, 3), 1)])
+    outer = {(b, 30 * S, 1, 0) for b in range(3)}
+    inner = {(0, 10 * S, 1, 1), (0, 20 * S, 1, 1), (1, 20 * S, 1, 1), (1, 30 * S, 1, 1), (2, 30 * S, 1, 1)}
+    ok = final | {
+        (9, "state"): frozenset(outer | inner | {(2, 50 * S, 1, 1), (3, 50 * S, 1, 1), (3, 60 * S, 1, 0)})
+    }
+    assert stateful.state_bounded(Impl(ROLLUP), [ROLLED], [ok])[0].ok
+    unread = final | {(9, "state"): frozenset(outer)}
+    outcome = stateful.state_bounded(Impl(ROLLUP), [ROLLED], [unread])[0]
+    assert not outcome.ok and "no state store of operator 1 (aggregation)" in outcome.message, outcome.message
+    held = final | {(9, "state"): frozenset(outer | inner | {(3, 30 * S, 1, 1)})}
+    outcome = stateful.state_bounded(Impl(ROLLUP), [ROLLED], [held])[0]
+    assert not outcome.ok and "after batch 3 the state of operator 1 (aggregation)" in outcome.message
+
+
 SESSIONS = StatefulPlan("aggregation", (5 * S,), None, ("key",), "append", 5 * S, gap=10 * S)
 
 
@@ -516,8 +668,11 @@ REFUSED = [
     ("complete_mode", "output_mode 'complete' is not supported"),
     ("session_windows", "a session_window aggregation runs in append mode only"),
     ("processing_time_timers", "a processor with processing-time timers (or timeouts) is not supported"),
-    ("chained", "chained stateful operators are not supported: aggregation over aggregation"),
-    ("count_over_deduplication", "an aggregation over a deduplication is supported with a window only"),
+    ("chained", "an aggregation over an aggregation runs in append mode only"),
+    (
+        "count_over_deduplication",
+        "an aggregation over another stateful operator is supported with a window only",
+    ),
     ("stream_stream_join", "a stream-stream join is not supported"),
     ("no_watermark_append", "an append-mode aggregation needs a watermark"),
     ("no_window_append", "an append-mode aggregation needs a window"),
@@ -611,6 +766,7 @@ def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_rep
         "upsert_counts",
         *(pytest.param(j, marks=NIGHTLY) for j in ("append_windows", "deduplicated", "deduplicated_counts")),
         "session_counts",
+        "rolled_up_counts",  # an aggregation over an aggregation: its two defining cases drawn and reached
         "filtered_counts",  # a filter under the watermark: its records' cases drawn and reached
         pytest.param("filtered_deliveries", marks=NIGHTLY),  # written after it: Spark runs it under it
         pytest.param("early_counts", marks=NIGHTLY),  # a filter on the event time, kept above the watermark
@@ -636,6 +792,7 @@ WRONG = [
     ("skip_seen", "exactly_once", "doubled", 6),
     pytest.param("deduplicated_counts_append_writer", "exactly_once", "doubled", 6, marks=NIGHTLY),
     pytest.param("session_counts_append_writer", "exactly_once", "doubled", 6, marks=NIGHTLY),
+    pytest.param("rolled_up_counts_append_writer", "exactly_once", "doubled", 6, marks=NIGHTLY),
     ("one_batch_late", "complete_windows_emitted", "was complete in batch", 8),
     ("stateful_latest_offset_backwards", "offset_log_is_remap", "monotone", 10),
     ("stateful_commits_beyond_durable", "bounded_input_reliance", "beyond the durable frontier", 8),

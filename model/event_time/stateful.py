@@ -170,8 +170,9 @@ class StatefulPlan:
     each `withWatermark` on the records' event time, the window it groups by (an aggregation), the record
     columns it keys on besides the window, its output mode, the lateness it promises to keep, the
     deduplication an aggregation reads from (`deduplication`: a chain of two operators, each with the
-    query's watermarks, `dag.per_operator`), and the gap of the session windows it groups by (`gap`, ms;
-    `frontier_harness.model.event_time.session`).
+    query's watermarks, `dag.per_operator`), the gap of the session windows it groups by (`gap`, ms;
+    `frontier_harness.model.event_time.session`), and the window of the aggregation it rolls up
+    (`inner_window`: an aggregation over a window aggregation's `window_time`, `chain.carried`).
 
     >>> StatefulPlan(StatefulOperator.AGGREGATION, (10_000,), Window(10_000), ("key",)).bound
     <Bound.WINDOW_END: 'window.end'>
@@ -192,6 +193,18 @@ class StatefulPlan:
     )
     prefix: str | None = None  # where it filters before its operator (a `Prefix`): read as the filters pass
     kept_keys: tuple[str, ...] = ()  # under a prefix, the keys whose records it passes (probed), if known
+    inner_window: Window | None = (
+        None  # an aggregation over a window aggregation: the window of the one below
+    )
+
+    @property
+    def record_window(self) -> Window | None:
+        """The window a record is late for: the inner aggregation's under a roll-up, else the job's.
+
+        >>> StatefulPlan("aggregation", (5_000,), Window(30_000), inner_window=Window(10_000)).record_window
+        Window(duration=10000, slide=10000, start=0)
+        """
+        return self.inner_window or self.window
 
     @property
     def bound(self) -> Bound:

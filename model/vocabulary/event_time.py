@@ -50,7 +50,8 @@ class PlanKey(Word):
     (an aggregation's deduplication below it, `{operator, keys}`, or None), `gap` (ms, the session windows'
     gap of a `session_window` aggregation, or None), `time_mode` (a processor's `TimeMode`, or None),
     `prefix` (where the job filters its records before its first stateful operator, a `Prefix`, or None:
-    which records pass is then observed).
+    which records pass is then observed), `inner_window` (an aggregation over a window aggregation: the
+    inner one's window, `[duration, slide, start]` ms, or None).
     """
 
     OPERATOR = "operator"
@@ -65,6 +66,7 @@ class PlanKey(Word):
     GAP = "gap"
     TIME_MODE = "time_mode"
     PREFIX = "prefix"
+    INNER_WINDOW = "inner_window"
 
 
 class Prefix(Word):

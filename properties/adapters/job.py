@@ -138,6 +138,7 @@ class StatefulJobImplementation(JobImplementation):
             described.get(PlanKey.TIME_MODE),
             prefix,
             self._kept_keys(job, prefix) if prefix is not None else (),
+            Window(*described[PlanKey.INNER_WINDOW]) if described.get(PlanKey.INNER_WINDOW) else None,
         )
         self.window_column = described[PlanKey.WINDOW_COLUMN]
         self.columns = described[PlanKey.COLUMNS]

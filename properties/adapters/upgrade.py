@@ -144,18 +144,23 @@ class UpgradeImplementation(StatefulJobImplementation):
         plan = self.plan
         window = plan.window if isinstance(plan, StatefulPlan) else None
         kept = window is not None and old[PlanKey.WINDOW] == [window.duration, window.slide, window.start]
-        chained = not isinstance(plan, StatefulPlan) or plan.deduplication is not None
+        chained = (
+            not isinstance(plan, StatefulPlan)
+            or plan.deduplication is not None
+            or plan.inner_window is not None
+        )
         if (
             not kept
             or chained
             or old[PlanKey.DEDUPLICATION] is not None
+            or old.get(PlanKey.INNER_WINDOW) is not None
             or tuple(old[PlanKey.DELAYS]) != plan.delays
             or getattr(plan, "prefix", None) is not None
             or old[PlanKey.PREFIX] is not None
         ):
             raise CannotJudge(
                 f"the trials of {self.old_job} -> {self.streaming_job}",
-                "the dynamic half models window aggregations (not over a deduplication, no filter before them) "
+                "the dynamic half models window aggregations (not over another stateful operator, no filter before them) "
                 "whose window and watermark delay the upgrade keeps",
             )
         aggregates = [p[Recorded.OPERATORS][0].get(OperatorKey.AGGREGATES) or [] for p in planned]

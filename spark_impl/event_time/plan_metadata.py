@@ -197,11 +197,17 @@ def is_window(data_type: Any) -> bool:
 
 
 def window_spec(text: str) -> list[int] | None:
-    """`[duration, slide, start]` in ms of the window a (rendered) `window()` expression computes, or None."""
-    slide, duration = _SLIDE.search(text), _DURATION.search(text)
-    if slide is None or duration is None:
+    """`[duration, slide, start]` in ms of the window a (rendered) `window()` expression computes, or None: the
+    outermost one's, written last, where its time column is itself computed from a window (a roll-up).
+
+    >>> inner = "((conv(t, LongType) - 0) % 10000000) ... ((s) + 10000000), LongType, TimestampType)"
+    >>> window_spec(f"((conv({inner}, LongType) - 0) % 30000000) ... ((s) + 30000000), LongType, TimestampType)")
+    [30000, 30000, 0]
+    """
+    slides, durations = _SLIDE.findall(text), _DURATION.findall(text)
+    if not slides or not durations:
         return None
-    return [int(duration.group(1)) // 1000, int(slide.group(2)) // 1000, int(slide.group(1)) // 1000]
+    return [int(durations[-1]) // 1000, int(slides[-1][1]) // 1000, int(slides[-1][0]) // 1000]
 
 
 def sources(nodes: list) -> list[dict]:

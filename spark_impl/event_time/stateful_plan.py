@@ -12,7 +12,7 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
   within the watermark (`dedupeWithinWatermark`), and the record columns its state is keyed on (an
   aggregation: its grouping columns besides the window); `deduplication`: for an aggregation over a
   deduplication (a chain of two operators, the aggregation operator 0), the deduplication's operator and
-  keys;
+  keys; `inner_window`: for an aggregation over a window aggregation (a roll-up), the inner one's window;
 - `window` (`[duration, slide, start]` ms) and `window_column`: the `window(...)` an aggregation groups
   by, read from the expression Spark's TimeWindowing rule writes for the window key, and the output
   column (a struct of `start` and `end` timestamps) that holds it; `gap` (ms): a `session_window`
@@ -32,7 +32,8 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
 
 Refused: complete mode, a `session_window` in update mode (Spark refuses it) or with a gap that is not
 a constant interval, a processor with processing-time timers, `(flat)MapGroupsWithState` and Scala's
-`transformWithState`, chained stateful operators but an aggregation over a deduplication,
+`transformWithState`, chained stateful operators but a window aggregation over a deduplication or over a
+tumbling window aggregation (a roll-up: in append mode, its window over the inner's `window_time`),
 stream-stream joins, an append-mode
 aggregation without a watermark or without a window, and what the suite cannot model (a watermark on
 another column than the records' `event_time`, a deduplication on derived columns, a filter between two
@@ -93,6 +94,7 @@ TIME_MODES = {
     "ProcessingTime": TimeMode.PROCESSING_TIME,
     "ProcessingTimeTimeout": TimeMode.PROCESSING_TIME,
 }
+_WINDOW_TIME = re.compile(r"\)\.end, TimestampType, LongType\) - 1\)")  # window_time(w): w.end less 1 µs
 _GAP = re.compile(r"\bevent_time \+ cast\((.+?) as interval\)")  # what SessionWindowing writes for the end
 REFUSED = {
     "flatMapGroupsWithState": "(flat)MapGroupsWithState is not supported: arbitrary state",
@@ -134,6 +136,7 @@ def stateful_plan(spec: str, session: Any, job: Any) -> dict:
         PlanKey.WINDOW_COLUMN: None,
         PlanKey.DEDUPLICATION: None,
         PlanKey.GAP: None,
+        PlanKey.INNER_WINDOW: None,
     }
     if operator[OperatorKey.NAME] in PROCESSORS:
         plan.update(_processor(spec, out))
@@ -144,22 +147,66 @@ def stateful_plan(spec: str, session: Any, job: Any) -> dict:
     else:
         plan[PlanKey.KEYS] = _deduplication(spec, operator)
     if below:
-        if plan[PlanKey.WINDOW] is None:
-            raise JobContractError(
-                spec, "an aggregation over a deduplication is supported with a window only: group by a window"
-            )
-        if set(operator[OperatorKey.ROWS] or ()) - {"isnotnull(event_time)"}:  # TimeWindowing's
-            raise JobContractError(
-                spec, "a filter between two stateful operators is not supported: filter before the first"
-            )
-        keys = _deduplication(spec, below[0])
-        plan[PlanKey.DEDUPLICATION] = {
-            OperatorKey.NAME: STATEFUL[below[0][OperatorKey.NAME]],
-            PlanKey.KEYS: keys,
-        }
+        plan.update(_below(spec, operator, below[0], mode, plan[PlanKey.WINDOW]))
     plan[PlanKey.LATENESS] = _lateness(spec, session, job, delays)
     plan[PlanKey.PREFIX] = _prefix(spec, session, job, out, plan[PlanKey.OPERATOR])
     return plan
+
+
+def _below(spec: str, operator: dict, below: dict, mode: str, window: list[int] | None) -> dict:
+    """What a window aggregation reads from the operator below it: a deduplication's name and keys, or a
+    roll-up's inner window (`_inner_window`); refused without a window or with a filter between them."""
+    if window is None:
+        raise JobContractError(
+            spec,
+            "an aggregation over another stateful operator is supported with a window only: group by a window",
+        )
+    if set(operator[OperatorKey.ROWS] or ()) - _windowing_filters(operator):
+        raise JobContractError(
+            spec, "a filter between two stateful operators is not supported: filter before the first"
+        )
+    if STATEFUL[below[OperatorKey.NAME]] == StatefulOperator.AGGREGATION:
+        return {PlanKey.INNER_WINDOW: _inner_window(spec, operator, below, mode)}
+    keys = _deduplication(spec, below)
+    return {PlanKey.DEDUPLICATION: {OperatorKey.NAME: STATEFUL[below[OperatorKey.NAME]], PlanKey.KEYS: keys}}
+
+
+def _windowing_filters(operator: dict) -> set[str]:
+    """The filters Spark's TimeWindowing rule writes for a window aggregation: its time column (the records'
+    `event_time`, or an inner window's `window_time`) not null.
+
+    >>> sorted(_windowing_filters({"rows": ["isnotnull(event_time)", "(key = a)"], "key": [{"lineage": "f(event_time)"}]}))
+    ['isnotnull(event_time)']
+    """
+    lineage = " ".join(f[FieldKey.LINEAGE] or "" for f in operator[OperatorKey.KEY])
+    return {
+        row
+        for row in operator[OperatorKey.ROWS] or ()
+        if row.startswith("isnotnull(") and row[len("isnotnull(") : -1] in lineage
+    }
+
+
+def _inner_window(spec: str, operator: dict, below: dict, mode: str) -> list[int]:
+    """A roll-up's inner window, `[duration, slide, start]` ms: the aggregation below must group by a
+    tumbling window, the one above by a window of its `window_time` (Spark's event time of an emitted
+    window), in append mode."""
+    inner = below[OperatorKey.WINDOW]
+    if mode != OutputMode.APPEND:
+        raise JobContractError(
+            spec, "an aggregation over an aggregation runs in append mode only (Spark refuses update)"
+        )
+    if inner is None or inner[0] != inner[1]:
+        raise JobContractError(
+            spec, "an aggregation over an aggregation is supported over a tumbling window aggregation only"
+        )
+    lineage = " ".join(f[FieldKey.LINEAGE] or "" for f in operator[OperatorKey.KEY])
+    if not _WINDOW_TIME.search(lineage):
+        raise JobContractError(
+            spec,
+            "an aggregation over an aggregation is supported when it groups by a window of the inner window's "
+            "window_time (window(window_time(window), ...)): the model carries each inner window at its end",
+        )
+    return inner
 
 
 def _prefix(spec: str, session: Any, job: Any, out: Any, operator: str) -> str | None:
@@ -270,12 +317,12 @@ def _the_stateful_operators(spec: str, operators: Sequence[dict]) -> Sequence[di
         if op[OperatorKey.NAME] not in STATEFUL:
             raise JobContractError(spec, f"the stateful operator {op[OperatorKey.NAME]} is not supported")
     kinds = [STATEFUL[op[OperatorKey.NAME]] for op in operators]
-    chain = len(kinds) == 2 and kinds[0] == StatefulOperator.AGGREGATION and kinds[1] != kinds[0]
+    chain = len(kinds) == 2 and kinds[0] == StatefulOperator.AGGREGATION
     if len(operators) > 1 and not chain:
         raise JobContractError(
             spec,
             f"chained stateful operators are not supported: {' over '.join(kinds)} (an aggregation over a "
-            "deduplication is)",
+            "deduplication or over a window aggregation is)",
         )
     if not operators:
         raise WrongSuite(

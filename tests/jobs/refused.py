@@ -90,6 +90,40 @@ class Chained(_Refused):
         return counts.count().groupBy("window").count()
 
 
+class RolledUpInUpdateMode(_Refused):
+    """A roll-up in update mode: a chain of aggregations runs in append mode only."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        inner = records.withWatermark("event_time", "5 seconds").groupBy(
+            "key", F.window("event_time", "10 seconds")
+        )
+        return inner.count().groupBy("key", F.window(F.window_time("window"), "30 seconds")).count()
+
+
+class RolledUpFromSliding(_Refused):
+    """A roll-up over sliding windows: a record is kept for one of its inner windows and late for another."""
+
+    output_mode = "append"
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        inner = records.withWatermark("event_time", "5 seconds").groupBy(
+            "key", F.window("event_time", "10 seconds", "5 seconds")
+        )
+        return inner.count().groupBy("key", F.window(F.window_time("window"), "30 seconds")).count()
+
+
+class RolledUpByStart(_Refused):
+    """A roll-up keyed on the inner window's start: Spark carries an emitted window at its end."""
+
+    output_mode = "append"
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        inner = records.withWatermark("event_time", "5 seconds").groupBy(
+            "key", F.window("event_time", "10 seconds")
+        )
+        return inner.count().groupBy("key", F.window("window.start", "30 seconds")).count()
+
+
 class StreamStreamJoin(_Refused):
     def transform(self, records: DataFrame) -> DataFrame:
         left = records.withWatermark("event_time", "5 seconds").select("key", "event_time", "data")
@@ -140,6 +174,18 @@ def chained_processor(directory: str) -> ChainedProcessor:
 
 def chained(directory: str) -> Chained:
     return Chained(directory)
+
+
+def rolled_up_in_update_mode(directory: str) -> RolledUpInUpdateMode:
+    return RolledUpInUpdateMode(directory)
+
+
+def rolled_up_from_sliding(directory: str) -> RolledUpFromSliding:
+    return RolledUpFromSliding(directory)
+
+
+def rolled_up_by_start(directory: str) -> RolledUpByStart:
+    return RolledUpByStart(directory)
 
 
 def stream_stream_join(directory: str) -> StreamStreamJoin:

@@ -255,6 +255,34 @@ def deduplicated_counts_append_writer(directory: str) -> DeduplicatedCountsAppen
     return DeduplicatedCountsAppendWriter(directory)
 
 
+class RolledUpCounts(AppendWindows):
+    """Counts rolled up: per key and 10-second window, then per key and 30-second window over those windows
+    (`window_time`), in append mode (each operator with its own watermarks, Spark 3.4 on), each batch's
+    windows written to a directory of its own (idempotent): holds."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        per_ten = (
+            records.withWatermark("event_time", "5 seconds")
+            .groupBy("key", F.window("event_time", "10 seconds"))
+            .agg(F.count("*").alias("count"))
+        )
+        return per_ten.groupBy("key", F.window(F.window_time("window"), "30 seconds")).agg(
+            F.sum("count").alias("count")
+        )
+
+
+def rolled_up_counts(directory: str) -> RolledUpCounts:
+    return RolledUpCounts(directory)
+
+
+class RolledUpCountsAppendWriter(AppendWriter, RolledUpCounts):
+    """The same with the docs' `mode("append")` writer (`AppendWriter`)."""
+
+
+def rolled_up_counts_append_writer(directory: str) -> RolledUpCountsAppendWriter:
+    return RolledUpCountsAppendWriter(directory)
+
+
 class SessionCounts(AppendWindows):
     """Sessions of activity per key (a 10-second gap) under a 5-second watermark, their record counts written
     once each session closes (append mode), per batch (idempotent): holds."""

@@ -22,6 +22,9 @@ of `offsets/N`, and `nextBatchWatermarkMs` of `commits/N`):
 - under session windows: two records exactly the gap apart in one session (nothing between them), and a
   record behind the watermark it was filtered with by less than the gap (its session not late: counted); a
   record exactly at the watermark is one whose session ends there, and a session complete is one emitted;
+- under a roll-up (an aggregation over a window aggregation): an outer window complete in the batch that
+  emitted an inner window of it (the next operator reads the row under its own watermarks, SPARK-40925), and
+  one that rolls up inner windows emitted in different batches (its state carried across them);
 - under a job that filters before its operator (`plan.prefix`, what the filters passed observed at the
   final step): a record of a committed batch the filters dropped; under a filter before the watermark, one
   dropped there that is newer than every record the watermark saw before it (had it passed, the watermark
@@ -42,13 +45,18 @@ from frontier_harness.model.event_time.session import sessionize
 from frontier_harness.model.event_time.stateful import (
     Batch,
     Bound,
+    Span,
     StatefulPlan,
     Watermarks,
     aggregate,
     deduplicate,
 )
 from frontier_harness.model.vocabulary.streaming import StreamingLabel
-from frontier_harness.properties.checks.event_time.oracles.stateful_rows import prefix_of, read_step
+from frontier_harness.properties.checks.event_time.oracles.stateful_rows import (
+    prefix_of,
+    read_step,
+    rolled_up,
+)
 from frontier_harness.properties.checks.event_time.strategies.stateful import is_late
 from frontier_harness.properties.checks.streaming import streaming
 from frontier_harness.properties.checks.streaming.committed import (
@@ -73,6 +81,8 @@ EXPIRY = "a deduplication entry expired at its bound (first event time plus the 
 SESSION_GAP = "two records exactly the gap apart in one session"
 BEHIND = "a record behind the watermark, counted in its session (within the gap)"
 FILTERED = "a record the job's filters dropped before its operator"
+ROLLED_UP_AT_ONCE = "an outer window complete in the batch that emitted an inner window of it"
+ROLLED_UP_ACROSS = "an outer window rolling up inner windows emitted in different batches"
 FILTERED_AHEAD = "a record filtered before the watermark, newer than every record it saw"
 
 
@@ -108,12 +118,34 @@ def reached(plan: StatefulPlan, history: History, obs: Observation, crashes: Seq
         found |= _session_cases(plan, done, marks, obs)
     if plan.prefix is not None:
         found |= _filtered(plan, history, obs, trial.step)
+    if plan.inner_window is not None:
+        found |= _rolled_up_cases(plan, done, marks)
     if plan.window is not None:
-        completed = aggregate(plan.window, done, marks).completed
+        completed = _completed(plan, done, marks)
         found |= {COMPLETE} if any(marks.eviction[b] > 0 for b in completed.values()) else set()
         if _reemitted(obs, set(completed.values())):
             found.add(REEMIT)
     return sorted(found)
+
+
+def _completed(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) -> dict:
+    """Each (outer) window complete in the committed batches -> the batch it was complete in."""
+    assert plan.window is not None
+    if plan.inner_window is not None:
+        return dict(rolled_up(plan, done, marks)[1].completed)
+    return dict(aggregate(plan.window, done, marks).completed)
+
+
+def _rolled_up_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) -> set[str]:
+    """Under a roll-up: an outer window complete in the batch that also emitted an inner window it rolls up,
+    and one that rolls up inner windows emitted in different batches."""
+    inner, outer = rolled_up(plan, done, marks)
+    found: set[str] = set()
+    for span, windows in outer.kept.items():
+        emitted = {inner.completed[Span(w.offset, w.event_time + 1)] for w in windows}
+        found |= {ROLLED_UP_AT_ONCE} if outer.completed.get(span) in emitted else set()
+        found |= {ROLLED_UP_ACROSS} if len(emitted) > 1 else set()
+    return found
 
 
 def _record_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) -> set[str]:
@@ -127,8 +159,8 @@ def _record_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) 
             found |= {LATE} if any(late) else set()
             found |= {LATE_AND_KEPT} if any(late) and not all(late) else set()
             at = (
-                [s.end == mark for s in plan.window.containing(r.event_time)]
-                if plan.window
+                [s.end == mark for s in plan.record_window.containing(r.event_time)]
+                if plan.record_window
                 else [r.event_time + (plan.gap or 0) == mark]
             )
             found |= {AT_WATERMARK} if plan.delays and mark > 0 and any(at) else set()

@@ -13,7 +13,8 @@ After every step that left the query up, judged by:
 - `exactly_once`: the offset log's watermarks are the model's E(N), and the job's `read(spark)` equals,
   as a multiset, the job's `transform` run as a batch job per window over the records the model keeps
   for it from the committed batches (`frontier_harness.properties.checks.event_time.oracles.stateful_rows`):
-  every group in update mode, the windows complete by the last committed batch in append mode. One
+  every group in update mode, the windows complete by the last committed batch in append mode (a roll-up:
+  each outer window over the records its inner windows kept). One
   oracle job per wave of trials. A failure names the rows missing, doubled or unexpected, with their
   window and batch.
 - `lateness_kept`: a record with `event_time > M - lateness` (M the newest event time of the batches
@@ -22,8 +23,8 @@ After every step that left the query up, judged by:
   Not applicable where the promise is within every watermark's delay (`exactly_once` implies it).
 - `complete_windows_emitted` (append mode, a window): once E(N) of a committed batch reaches a window's
   end, that window's rows are in the result. Not applicable to an update-mode job.
-- `state_bounded`: the operator's key holds event time (a window, or the watermarked column of a
-  deduplication key), so the state can be evicted; otherwise the state grows without bound. After every
+- `state_bounded`: each operator's key holds event time (a window, or the watermarked column of a
+  deduplication key; a chain's two operators each, a roll-up's two windows), so the state can be evicted; otherwise the state grows without bound. After every
   committed batch N the state read from the checkpoint (`state_store.bound_ms`, the validator's reader
   too) holds no entry bounded at or below E(N), nor one without a bound; a trial that committed a batch
   and shows no state fails.
@@ -70,6 +71,7 @@ from frontier_harness.properties.checks.event_time.oracles.stateful_rows import 
     journaled,
     matched,
     read_step,
+    rolled_up,
     rows_of,
 )
 from frontier_harness.properties.checks.event_time.processor_reached import (
@@ -92,6 +94,8 @@ from frontier_harness.properties.checks.event_time.reached import (
     PROMISE,
     REDELIVERY,
     REEMIT,
+    ROLLED_UP_ACROSS,
+    ROLLED_UP_AT_ONCE,
     SESSION_GAP,
     STATE_READ,
     reached,
@@ -151,6 +155,9 @@ SCRIPTS = {
     BEHIND: "ahead trigger far trigger behind trigger",
     FILTERED: "ahead far#dropped trigger ahead trigger",
     FILTERED_AHEAD: "ahead far#dropped trigger ahead trigger",
+    ROLLED_UP_AT_ONCE: "ahead far trigger",
+    # the first inner window of an outer one emitted a batch before the next inner window and the outer one
+    ROLLED_UP_ACROSS: "outer trigger inner trigger delay trigger far trigger",
 }
 
 
@@ -242,6 +249,8 @@ def required_events(plan: StatefulPlan) -> tuple[str, ...]:
         found += [SESSION_GAP, *([BEHIND] if plan.delays else [])]
     if plan.prefix is not None:
         found += [FILTERED, *([FILTERED_AHEAD] if plan.prefix == Prefix.WATERMARK and plan.delays else [])]
+    if plan.inner_window is not None and plan.delays:
+        found += [ROLLED_UP_AT_ONCE, ROLLED_UP_ACROSS]
     return tuple(found)
 
 
@@ -295,7 +304,8 @@ def _batch_events(plan: StatefulPlan, mark: int, newest: int | None, times: list
         late = is_late(plan, t, mark)
         found |= {LATE} if any(late) else set()
         found |= {LATE_AND_KEPT} if any(late) and not all(late) else set()
-        at = [s.end == mark for s in plan.window.containing(t)] if plan.window else [t == mark]
+        window = plan.record_window
+        at = [s.end == mark for s in window.containing(t)] if window else [t == mark]
         found |= {AT_WATERMARK} if plan.delays and mark > 0 and any(at) else set()
         if newest is not None and plan.lateness and plan.delays:
             found |= {PROMISE} if newest - plan.lateness < t <= newest - plan.delay else set()
@@ -546,6 +556,8 @@ def _completed(plan: StatefulPlan, trial: Step) -> dict[Span, int]:
         emitted = sessionize(plan.gap, trial.done, trial.marks, plan.keys).emitted
         return {s.span: s.batch for s in emitted if s.batch is not None}
     assert plan.window is not None
+    if plan.inner_window is not None:
+        return dict(rolled_up(plan, trial.done, trial.marks)[1].completed)
     return dict(aggregate(plan.window, trial.done, trial.marks).completed)
 
 
@@ -570,8 +582,8 @@ def state_bounded(impl: Any, histories: Sequence[History], observed: Sequence[Ob
 
 
 def _grows(plan: StatefulPlan) -> str | None:
-    """Which operator keeps every group forever, and why, or None (operators by Spark's ids, top down: an
-    aggregation over a deduplication is operator 0, its deduplication operator 1)."""
+    """Which operator keeps every group forever, and why, or None (operators by Spark's ids, top down:
+    `_operators`)."""
     for op, (name, keys, bound) in enumerate(_operators(plan)):
         if bound is Bound.NONE:
             shown = ", ".join(keys) or "nothing"
@@ -584,10 +596,13 @@ def _grows(plan: StatefulPlan) -> str | None:
 
 
 def _operators(plan: StatefulPlan) -> list[tuple[str, tuple[str, ...], Bound]]:
-    """The plan's stateful operators by Spark's ids, top down (an aggregation over a deduplication is operator
-    0, its deduplication operator 1): each one's name, keys and the bound of its state's entries."""
+    """The plan's stateful operators by Spark's ids, top down (an aggregation over a deduplication or over a
+    window aggregation is operator 0, the one below it operator 1): each one's name, keys and the bound of
+    its state's entries."""
     first = plan.deduplication
     found = [(plan.operator, plan.keys, plan.bound)]
+    if plan.inner_window is not None:  # its state's entries are bounded by their window's end, as the outer's
+        return [*found, (StatefulOperator.AGGREGATION, plan.keys, plan.bound)]
     return found + ([(first.operator, first.keys, first.bound(plan.delays))] if first is not None else [])
 
 

@@ -9,6 +9,8 @@ promise covers are its broken promises, unless the job's rows count them anyway.
 - a window aggregation: for each window with a covered record the model drops, the job's rows for that
   window must be the job's `transform` over the window's records the model keeps plus the covered ones
   (one frame, `Promise.pick`); in append mode a late window is one that is complete;
+- a roll-up (an aggregation over a window aggregation): the same per outer window complete by then, over
+  the records its inner windows kept plus the covered ones late for those inner windows;
 - a deduplication: each covered record the model drops, of a group the model emitted nothing of, must
   have its row in the result (or another covered record of its group, where Spark would choose).
 
@@ -36,7 +38,12 @@ from frontier_harness.model.event_time.stateful import (
     deduplicate,
 )
 from frontier_harness.model.vocabulary.event_time import StatefulOperator
-from frontier_harness.properties.checks.event_time.oracles.stateful_rows import Pick, Step, record_row
+from frontier_harness.properties.checks.event_time.oracles.stateful_rows import (
+    Pick,
+    Step,
+    record_row,
+    rolled_up,
+)
 
 
 @attrs.frozen
@@ -90,12 +97,14 @@ def covered(plan: StatefulPlan, batches: Sequence[Batch], record: Record, batch:
 def promises(plan: StatefulPlan, trial: Step) -> list[Promise]:
     """What the promise requires after `trial`'s step beyond what the model keeps (see the module)."""
     done = trial.done
-    batch_of = {(r, b.id) for b in done for r in b.records}
+    batch_of = {r: b.id for b in done for r in b.records}
+    if plan.inner_window is not None:
+        return _rolled_up(plan, trial, batch_of)
     if plan.window is not None:
         agg = aggregate(plan.window, done, trial.marks)
         late: dict[Span, list[tuple[Record, int]]] = {}
         for record, span in agg.late:
-            batch = next(b for r, b in batch_of if r == record)
+            batch = batch_of[record]
             if covered(plan, done, record, batch) is not None:
                 late.setdefault(span, []).append((record, batch))
         return [
@@ -111,13 +120,42 @@ def promises(plan: StatefulPlan, trial: Step) -> list[Promise]:
     emitted = {e.group for e in out.emitted}
     groups: dict[tuple, list[tuple[Record, int]]] = {}
     for record in out.late:
-        batch = next(b for r, b in batch_of if r == record)
+        batch = batch_of[record]
         group = tuple(record.field(k) for k in plan.keys)
         if group not in emitted and covered(plan, done, record, batch) is not None:
             groups.setdefault(group, []).append((record, batch))
     return [
         Promise(None, tuple(records), tuple(Pick(_frame([r])) for r, _ in records))
         for _, records in sorted(groups.items())
+    ]
+
+
+def _rolled_up(plan: StatefulPlan, trial: Step, batch_of: dict[Record, int]) -> list[Promise]:
+    """Under a roll-up, for each outer window complete by the last committed batch that rolls up an inner
+    window a covered record was late for: the transform over the records its inner windows kept and those
+    covered ones (one frame)."""
+    inner, _ = rolled_up(plan, trial.done, trial.marks)
+    last, window = trial.last, plan.window
+    assert window is not None
+    if last is None:
+        return []
+
+    def outer(span: Span) -> list[Span]:  # the complete outer windows holding an inner window's window_time
+        return [w for w in window.containing(span.end - 1) if trial.marks.complete(w.end, last)]
+
+    late: dict[Span, list[tuple[Record, int]]] = {}
+    for record, span in inner.late:
+        batch = batch_of[record]
+        if covered(plan, trial.done, record, batch) is not None:
+            for w in outer(span):
+                late.setdefault(w, []).append((record, batch))
+    kept: dict[Span, list[Record]] = {}
+    for span, records in inner.kept.items():
+        for w in outer(span):
+            kept.setdefault(w, []).extend(records)
+    return [
+        Promise(w, tuple(records), (Pick(_frame([*kept.get(w, ()), *(r for r, _ in records)]), w),))
+        for w, records in sorted(late.items())
     ]
 
 

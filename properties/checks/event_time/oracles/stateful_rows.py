@@ -20,6 +20,10 @@ hold (`expected_parts`) is the job's `transform` run as a batch job over the rec
   it passes on, one window's rows are those of one of the choices (`inputs`); a window that would count one
   group twice (the group's entry expired in between, so Spark emitted it again) is not judged: its frame,
   run as a batch job, would deduplicate it;
+- a window aggregation over a window aggregation (a roll-up, append mode): per outer window complete by
+  the last committed batch, the records the inner windows it rolls up kept (`rolled_up`: the inner
+  aggregation's windows carried in the batch each completed, `chain.carried`), all in one frame (tumbling
+  inner windows: a record is kept or late for its one window);
 - a deduplication: the records the model says are emitted, each group at most once per frame (a group
   emitted again after its state expired goes to another frame); where Spark chooses among a batch's
   candidates, one of them, and where an earlier choice decides whether a record is emitted at all,
@@ -40,8 +44,10 @@ from typing import Any
 import attrs
 
 from frontier_harness.model.errors import UndecidedChoice
+from frontier_harness.model.event_time.chain import carried
 from frontier_harness.model.event_time.session import Session, sessionize
 from frontier_harness.model.event_time.stateful import (
+    Aggregated,
     Batch,
     Deduplicated,
     Policy,
@@ -173,6 +179,8 @@ def expected_parts(plan: StatefulPlan, trial: Step) -> list[Part]:
     """The parts of the result after `trial`'s step (see the module docstring)."""
     if plan.gap is not None:
         return _sessions(plan, trial)
+    if plan.inner_window is not None:
+        return _rolled_up_windows(plan, trial)
     if plan.operator == StatefulOperator.AGGREGATION:
         return _windows(plan, trial) if plan.window is not None else _everything(trial)
     return _emissions(plan, trial)
@@ -223,6 +231,37 @@ def _windows(plan: StatefulPlan, trial: Step) -> list[Part]:
     parts = [_window(plan, trial, span, frames[span], kepts[0][span]) for span in same]
     chosen = [s for s in spans if s not in same]
     return parts + (_chosen(plan, trial, chosen, kepts) if chosen else [])
+
+
+def rolled_up(
+    plan: StatefulPlan, batches: Sequence[Batch], marks: Watermarks
+) -> tuple[Aggregated, Aggregated]:
+    """A roll-up's two aggregations: the inner one over the records, the outer one over the inner windows,
+    each carried in the batch it completed as a record at its `window_time` whose offset is its start.
+
+    >>> from frontier_harness.model.event_time.stateful import Window
+    >>> plan = StatefulPlan("aggregation", (0,), Window(30), inner_window=Window(10))
+    >>> r = lambda t: Record("k", t, str(t), 0, t)
+    >>> inner, outer = rolled_up(plan, [Batch(0, (r(5), r(15))), Batch(1, (r(40),))], Watermarks((0, 15), 40))
+    >>> [(s.end, [c.offset for c in cs]) for s, cs in outer.kept.items()]
+    [(30, [0])]
+    """
+    assert plan.inner_window is not None and plan.window is not None
+    inner = aggregate(plan.inner_window, batches, marks)
+    return inner, aggregate(plan.window, carried(inner, batches), marks)
+
+
+def _rolled_up_windows(plan: StatefulPlan, trial: Step) -> list[Part]:
+    """Per outer window the result holds, the rows of the records its inner windows kept; one frame of every
+    record an inner window kept (see the module docstring)."""
+    inner, outer = rolled_up(plan, trial.done, trial.marks)
+    by_start = {span.start: records for span, records in inner.kept.items()}
+    frame = tuple(sorted(record_row(r) for records in inner.kept.values() for r in records))
+    parts = []
+    for span, windows in sorted(_complete(plan, trial, outer.kept).items()):
+        records = [r for w in windows for r in by_start[w.offset]]
+        parts.append(Part((Pick(frame, span),), window_named(span, trial, records)))
+    return parts
 
 
 def _complete(plan: StatefulPlan, trial: Step, kept: Mapping[Span, tuple[Record, ...]]) -> Mapping:

@@ -54,6 +54,7 @@ DEFAULT_UNIT = 1_000  # ms, for a job with no delay and no window
 KINDS = ("ahead", "ahead", "far", "within", "within", "boundary", "boundary", "promise", "late", "redelivery")
 DEDUPLICATION_KINDS = ("duplicate", "duplicate", "expiry")
 SESSION_KINDS = ("gap", "gap", "behind")
+ROLL_UP_KINDS = ("outer", "inner", "delay")  # a roll-up's directed steps (`_rolled_up`), drawn by script only
 
 
 def kinds(plan: StatefulPlan) -> tuple[str, ...]:
@@ -72,8 +73,8 @@ def unit(plan: StatefulPlan) -> int:
     500
     """
     parts = [*plan.delays, plan.lateness or 0, plan.gap or 0]
-    if plan.window is not None:
-        parts += [plan.window.duration, plan.window.slide, plan.window.start]
+    for window in (plan.window, plan.inner_window):
+        parts += [window.duration, window.slide, window.start] if window is not None else []
     return math.gcd(*parts) or DEFAULT_UNIT
 
 
@@ -156,17 +157,34 @@ def _event_time(source: Source, drawing: Drawing, kind: str) -> int:
         ahead = newest + drawing.span + u * source.integer(0, steps)
         end = _window_ending_at(plan.window, ahead).end if plan.window else ahead
         return end + plan.delay + (u if kind == "past" else 0)
+    if plan.inner_window is not None and kind in ROLL_UP_KINDS:
+        return _rolled_up(plan, newest, kind)
     if kind == "within":
         return newest - u * source.integer(0, max(0, plan.delay // u - 1))
     if kind == "boundary":
         if plan.gap is not None:  # its session ends exactly at the watermark: late
             return max(u, mark - plan.gap) if mark > 0 else newest
-        if plan.window is None:
+        if plan.record_window is None:
             return max(u, mark)
-        return max(u, _window_ending_at(plan.window, mark).end - 1) if mark > 0 else newest
+        return max(u, _window_ending_at(plan.record_window, mark).end - 1) if mark > 0 else newest
     if kind == "promise" and plan.lateness:
         return max(u, newest - u * source.integer(plan.delay // u, max(plan.delay, plan.lateness) // u))
     return max(u, mark - u * source.integer(1, 2 * steps))
+
+
+def _rolled_up(plan: StatefulPlan, newest: int, kind: str) -> int:
+    """A roll-up's steps (`ROLL_UP_KINDS`): `outer`, the start of the first outer window after the newest;
+    `inner`, the next inner window's start; `delay`, the newest plus the delay (E reaches the newest).
+
+    >>> plan = StatefulPlan("aggregation", (5_000,), Window(30_000), inner_window=Window(10_000))
+    >>> [_rolled_up(plan, 42_000, k) for k in ROLL_UP_KINDS], _rolled_up(plan, 60_000, "outer")
+    ([60000, 52000, 47000], 90000)
+    """
+    outer, inner = plan.window, plan.inner_window
+    assert outer is not None and inner is not None, "a roll-up's steps need its two windows"
+    if kind == "outer":
+        return _window_ending_at(outer, newest + 1 + outer.duration).start
+    return newest + (inner.duration if kind == "inner" else plan.delay)
 
 
 def _window_ending_at(window: Window, end: int) -> Span:
@@ -344,4 +362,6 @@ def is_late(plan: StatefulPlan, event_time: int, mark: int) -> list[bool]:
         plan.window is None or plan.deduplication is not None
     ):  # a deduplication drops it, whatever its windows
         return [event_time <= mark] * (1 if plan.window is None else len(plan.window.containing(event_time)))
-    return [s.end <= mark for s in plan.window.containing(event_time)]
+    window = plan.record_window  # a roll-up's records are late for their inner window
+    assert window is not None
+    return [s.end <= mark for s in window.containing(event_time)]
