@@ -96,6 +96,7 @@ REFUSALS = [
     ("rolled_up_in_update_mode", "an aggregation over an aggregation runs in append mode only"),
     ("rolled_up_from_sliding", "supported over a tumbling window aggregation only"),
     ("rolled_up_by_start", "supported when it groups by a window of the inner window's window_time"),
+    ("window_over_derived_time", "a window over a column derived from event_time is not supported"),
     ("stream_stream_join", "a stream-stream join is not supported"),
     ("no_watermark_append", "an append-mode aggregation needs a watermark"),
     ("no_window_append", "an append-mode aggregation needs a window"),

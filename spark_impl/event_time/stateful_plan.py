@@ -38,8 +38,8 @@ stream-stream joins, an append-mode
 aggregation without a watermark or without a window, and what the suite cannot model (a watermark on
 another column than the records' `event_time`, a deduplication on derived columns, a filter between two
 stateful operators, a filter before the operator that drops the records' `data` column or under more than
-one `withWatermark`, an aggregation grouped by the raw event time, a window aggregation whose output drops
-its window, no stateful operator), a `transform` that raises, a `lateness` Spark cannot read, and a Spark
+one `withWatermark`, an aggregation grouped by the raw event time, a window over a column derived from the
+event time, a window aggregation whose output drops its window, no stateful operator), a `transform` that raises, a `lateness` Spark cannot read, and a Spark
 Connect session.
 """
 
@@ -94,6 +94,7 @@ TIME_MODES = {
     "ProcessingTime": TimeMode.PROCESSING_TIME,
     "ProcessingTimeTimeout": TimeMode.PROCESSING_TIME,
 }
+_RAW_EVENT_TIME = "precisetimestampconversion(event_time, TimestampType, LongType)"  # a window of event_time
 _WINDOW_TIME = re.compile(r"\)\.end, TimestampType, LongType\) - 1\)")  # window_time(w): w.end less 1 µs
 _GAP = re.compile(r"\bevent_time \+ cast\((.+?) as interval\)")  # what SessionWindowing writes for the end
 REFUSED = {
@@ -374,6 +375,12 @@ def _aggregation(spec: str, operator: dict, output: Sequence[dict], watermarked:
     keys = [f[FieldKey.NAME] for f in key if f[FieldKey.NAME] in RECORD_COLUMNS]
     if window is None:
         return {PlanKey.KEYS: keys}
+    if not any(_RAW_EVENT_TIME in (f[FieldKey.LINEAGE] or "") for f in key):
+        raise JobContractError(
+            spec,
+            "a window over a column derived from event_time is not supported (its windows and lateness are not "
+            "the records'): window the records' event_time",
+        )
     return {PlanKey.KEYS: keys, PlanKey.WINDOW: window, PlanKey.WINDOW_COLUMN: window_columns[0]}
 
 

@@ -124,6 +124,17 @@ class RolledUpByStart(_Refused):
         return inner.count().groupBy("key", F.window("window.start", "30 seconds")).count()
 
 
+class WindowOverDerivedTime(_Refused):
+    """A window over the event time shifted after the watermark: Spark's windows and lateness are not the
+    records' (the shifted column carries no watermark)."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        shifted = records.withWatermark("event_time", "5 seconds").withColumn(
+            "event_time", F.col("event_time") + F.expr("INTERVAL 10 seconds")
+        )
+        return shifted.groupBy("key", F.window("event_time", "10 seconds")).count()
+
+
 class StreamStreamJoin(_Refused):
     def transform(self, records: DataFrame) -> DataFrame:
         left = records.withWatermark("event_time", "5 seconds").select("key", "event_time", "data")
@@ -186,6 +197,10 @@ def rolled_up_from_sliding(directory: str) -> RolledUpFromSliding:
 
 def rolled_up_by_start(directory: str) -> RolledUpByStart:
     return RolledUpByStart(directory)
+
+
+def window_over_derived_time(directory: str) -> WindowOverDerivedTime:
+    return WindowOverDerivedTime(directory)
 
 
 def stream_stream_join(directory: str) -> StreamStreamJoin:
