@@ -48,11 +48,11 @@ from frontier_harness.model.event_time.stateful import (
     Span,
     StatefulPlan,
     Watermarks,
-    aggregate,
     deduplicate,
 )
 from frontier_harness.model.vocabulary.streaming import StreamingLabel
 from frontier_harness.properties.checks.event_time.oracles.stateful_rows import (
+    completed,
     prefix_of,
     read_step,
     rolled_up,
@@ -81,9 +81,9 @@ EXPIRY = "a deduplication entry expired at its bound (first event time plus the 
 SESSION_GAP = "two records exactly the gap apart in one session"
 BEHIND = "a record behind the watermark, counted in its session (within the gap)"
 FILTERED = "a record the job's filters dropped before its operator"
+FILTERED_AHEAD = "a record filtered before the watermark, newer than every record it saw"
 ROLLED_UP_AT_ONCE = "an outer window complete in the batch that emitted an inner window of it"
 ROLLED_UP_ACROSS = "an outer window rolling up inner windows emitted in different batches"
-FILTERED_AHEAD = "a record filtered before the watermark, newer than every record it saw"
 
 
 def journaled_marks(obs: Observation, step: int, batches: int) -> Watermarks:
@@ -121,19 +121,11 @@ def reached(plan: StatefulPlan, history: History, obs: Observation, crashes: Seq
     if plan.inner_window is not None:
         found |= _rolled_up_cases(plan, done, marks)
     if plan.window is not None:
-        completed = _completed(plan, done, marks)
-        found |= {COMPLETE} if any(marks.eviction[b] > 0 for b in completed.values()) else set()
-        if _reemitted(obs, set(completed.values())):
+        done_in = completed(plan, done, marks)
+        found |= {COMPLETE} if any(marks.eviction[b] > 0 for b in done_in.values()) else set()
+        if _reemitted(obs, set(done_in.values())):
             found.add(REEMIT)
     return sorted(found)
-
-
-def _completed(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) -> dict:
-    """Each (outer) window complete in the committed batches -> the batch it was complete in."""
-    assert plan.window is not None
-    if plan.inner_window is not None:
-        return dict(rolled_up(plan, done, marks)[1].completed)
-    return dict(aggregate(plan.window, done, marks).completed)
 
 
 def _rolled_up_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) -> set[str]:

@@ -53,7 +53,7 @@ from typing import Any
 import attrs
 
 from frontier_harness.model.event_time.session import sessionize
-from frontier_harness.model.event_time.stateful import Bound, Span, StatefulPlan, Window, aggregate
+from frontier_harness.model.event_time.stateful import Bound, Span, StatefulPlan, Window
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.event_time import OutputMode, Prefix, StatefulOperator
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
@@ -65,13 +65,13 @@ from frontier_harness.properties.checks.event_time.oracles.stateful_rows import 
     Mismatch,
     Part,
     Step,
+    completed,
     expected_parts,
     frames_of,
     in_window,
     journaled,
     matched,
     read_step,
-    rolled_up,
     rows_of,
 )
 from frontier_harness.properties.checks.event_time.processor_reached import (
@@ -555,10 +555,7 @@ def _completed(plan: StatefulPlan, trial: Step) -> dict[Span, int]:
     if plan.gap is not None:
         emitted = sessionize(plan.gap, trial.done, trial.marks, plan.keys).emitted
         return {s.span: s.batch for s in emitted if s.batch is not None}
-    assert plan.window is not None
-    if plan.inner_window is not None:
-        return dict(rolled_up(plan, trial.done, trial.marks)[1].completed)
-    return dict(aggregate(plan.window, trial.done, trial.marks).completed)
+    return completed(plan, trial.done, trial.marks)
 
 
 def _windows_only(impl: Any) -> str | None:

@@ -251,6 +251,14 @@ def rolled_up(
     return inner, aggregate(plan.window, carried(inner, batches), marks)
 
 
+def completed(plan: StatefulPlan, batches: Sequence[Batch], marks: Watermarks) -> dict[Span, int]:
+    """Each window complete in `batches` (a roll-up's: its outer windows) -> the batch it was complete in."""
+    assert plan.window is not None
+    if plan.inner_window is not None:
+        return dict(rolled_up(plan, batches, marks)[1].completed)
+    return dict(aggregate(plan.window, batches, marks).completed)
+
+
 def _rolled_up_windows(plan: StatefulPlan, trial: Step) -> list[Part]:
     """Per outer window the result holds, the rows of the records its inner windows kept; one frame of every
     record an inner window kept (see the module docstring)."""
