@@ -335,7 +335,10 @@ def _the_stateful_operators(spec: str, operators: Sequence[dict]) -> Sequence[di
 def _delays(spec: str, watermarks: Sequence[dict]) -> list[int]:
     for watermark in watermarks:
         if watermark[WatermarkKey.COLUMN] != "event_time":
-            raise JobContractError(spec, "withWatermark must name the records' event_time column")
+            raise JobContractError(
+                spec,
+                "withWatermark must name the records' event_time column, unchanged (not one derived from it)",
+            )
         below = set(watermark[WatermarkKey.BELOW]) - UNDER_A_WATERMARK
         if below:
             raise JobContractError(
