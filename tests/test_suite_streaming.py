@@ -286,3 +286,19 @@ def test_a_killable_driver_whose_kill_never_fires_is_exit_3_naming_the_point(spa
     assert main(["replay", str(path)]) == 3
     out = " ".join(capsys.readouterr().out.split())
     assert "the killable driver armed at before_offsets exited 0 without reaching it" in out, out
+
+
+def test_a_sink_mismatch_names_each_record_lost_duplicated_and_unexpected_and_nothing_else():
+    """Wanted a and b of batch 0 once; got a twice, c of batch 1, and not b."""
+    wanted = frozenset({("a", 0, 1), ("b", 0, 1)})
+    outcome = streaming._mismatch(3, wanted, frozenset({("a", 0, 2), ("c", 1, 1)}))
+    assert outcome.message == (
+        "the sink is not the reclocked collection: lost ['b@0'], duplicated ['a@0 x2'], unexpected ['c@1']"
+    ), outcome.message
+
+
+def test_the_settings_case_names_the_querys_trigger_and_sink_and_the_defaults_without_one():
+    query = Action("query", {"trigger": "availableNow", "sink": "file"})
+    assert streaming._settings(History("partitioned", (query,))) == "availableNow trigger, file sink"
+    produce = Action("produce", {"partition": 0, "data": "r0", "trigger": "availableNow"})
+    assert streaming._settings(History("partitioned", (produce,))) == "processingTime trigger, shard sink"
