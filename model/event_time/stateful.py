@@ -193,9 +193,7 @@ class StatefulPlan:
     )
     prefix: str | None = None  # where it filters before its operator (a `Prefix`): read as the filters pass
     kept_keys: tuple[str, ...] = ()  # under a prefix, the keys whose records it passes (probed), if known
-    inner_window: Window | None = (
-        None  # an aggregation over a window aggregation: the window of the one below
-    )
+    inner_window: Window | None = None  # a roll-up's: the window of the aggregation below it
 
     @property
     def record_window(self) -> Window | None:

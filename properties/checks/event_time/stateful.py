@@ -24,10 +24,10 @@ After every step that left the query up, judged by:
 - `complete_windows_emitted` (append mode, a window): once E(N) of a committed batch reaches a window's
   end, that window's rows are in the result. Not applicable to an update-mode job.
 - `state_bounded`: each operator's key holds event time (a window, or the watermarked column of a
-  deduplication key; a chain's two operators each, a roll-up's two windows), so the state can be evicted; otherwise the state grows without bound. After every
-  committed batch N the state read from the checkpoint (`state_store.bound_ms`, the validator's reader
-  too) holds no entry bounded at or below E(N), nor one without a bound; a trial that committed a batch
-  and shows no state fails.
+  deduplication key; a chain's two operators each, a roll-up's two windows), so the state can be evicted;
+  otherwise the state grows without bound. After every committed batch N the state read from the
+  checkpoint (`state_store.bound_ms`, the validator's reader too) holds no entry bounded at or below E(N),
+  nor one without a bound; a trial that committed a batch and shows no state fails.
 - `crash_invisible` (a user's processor only: `transformWithStateInPandas`, `applyInPandasWithState`, whose
   output no model states): after every step that left the query up, `read(spark)` equals, as a multiset of
   rows, the same processor's `read(spark)` after the same batches run without any crash or restart, a run
