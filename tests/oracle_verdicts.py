@@ -50,6 +50,8 @@ import frontier_harness.properties.checks.streaming.committed
 import frontier_harness.properties.checks.streaming.streaming
 import frontier_harness.properties.checks.streaming.streaming_job
 import frontier_harness.properties.checks.ttl.spark_state  # noqa: F401
+from frontier_harness.properties.checks.event_time.strategies.aimed_at import aimed_at as stateful_aimed_at
+from frontier_harness.properties.checks.streaming.strategies.streaming import aimed_at as streaming_aimed_at
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.implementation import Implementation, Speed
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite, shared_observations
@@ -60,6 +62,8 @@ MODULES = {
     "stateful": "frontier_harness.properties.checks.event_time.stateful",
     "ttl_spark_state": "frontier_harness.properties.checks.ttl.spark_state",
 }
+# What each suite's directed histories aim at, read from a history (its strategies' diagnostic).
+AIMED_AT = {"streaming": streaming_aimed_at, "stateful": stateful_aimed_at}
 METHODS = {
     "streaming": "observe_streaming",
     "stateful": "observe_stateful",
@@ -314,7 +318,7 @@ def verdicts(
         "required",
         sorted(suite.required_in(suite.domains)),
     ]  # of this job's plan, if it has one
-    aimed_at = getattr(module, "aimed_at", None)
+    aimed_at = AIMED_AT.get(suite_name)
     if aimed_at is not None:  # what the suite's directed histories aim at, read from the history
         plan = [suite.plan] if hasattr(suite, "plan") else []  # the stateful suite's, scaled to the job
         found["aimed_at"] = ["aimed at", aimed_at(*plan, history)]

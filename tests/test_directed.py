@@ -8,6 +8,7 @@ import pytest
 
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.streaming import streaming
+from frontier_harness.properties.checks.streaming.strategies.streaming import aimed_at
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
@@ -62,7 +63,7 @@ def test_a_failing_directed_history_is_reported_and_reduced():
 def test_each_streaming_directed_history_reaches_its_hard_case(event, kill):
     for seed in range(30):
         history = streaming.directed_with_kills(kill)[event](RandomSource(seed), "partitioned")
-        found = set(streaming.aimed_at(history))
+        found = set(aimed_at(history))
         assert event in found | {e.removesuffix(" (SIGKILL)") for e in found}, (seed, history)
 
 

@@ -14,6 +14,8 @@ from frontier_harness.properties.checks.event_time import stateful
 from frontier_harness.properties.checks.event_time.reached import FILTERED as FILTERED_EVENT
 from frontier_harness.properties.checks.event_time.reached import FILTERED_AHEAD as AHEAD
 from frontier_harness.properties.checks.event_time.reached import reached
+from frontier_harness.properties.checks.event_time.strategies import aimed_at as aimed
+from frontier_harness.properties.checks.event_time.strategies.aimed_at import aimed_at
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
@@ -295,11 +297,9 @@ def test_the_hard_cases_depend_on_the_plan_and_small_histories_reach_each():
         ),
     )
     redelivered = history(produce("r0", 5 * S), produce("r0", 5 * S, partition=1), TRIGGER)
-    assert {stateful.LATE, stateful.AT_WATERMARK} <= set(stateful.aimed_at(APPEND, late))
-    assert stateful.REEMIT in stateful.aimed_at(APPEND, reemit) and stateful.COMPLETE in stateful.aimed_at(
-        APPEND, reemit
-    )
-    assert stateful.REDELIVERY in stateful.aimed_at(APPEND, redelivered)
+    assert {stateful.LATE, stateful.AT_WATERMARK} <= set(aimed_at(APPEND, late))
+    assert stateful.REEMIT in aimed_at(APPEND, reemit) and stateful.COMPLETE in aimed_at(APPEND, reemit)
+    assert stateful.REDELIVERY in aimed_at(APPEND, redelivered)
 
 
 CHAIN = StatefulPlan(
@@ -543,8 +543,8 @@ def test_under_a_roll_up_a_record_is_late_at_and_drawn_on_its_inner_windows_end(
         assert {stateful.LATE, stateful.AT_WATERMARK} <= found, found
         above = [Batch(0, ()), Batch(1, (Record("a", 20 * S, "x", 0, 0), Record("a", 9_999, "y", 0, 1)))]
         assert stateful.AT_WATERMARK not in _record_cases(plan, above, Watermarks((20 * S, 20 * S), 20 * S))
-        assert stateful.AT_WATERMARK in stateful._batch_events(plan, 20 * S, None, [19_999])
-        assert not {stateful.AT_WATERMARK} & stateful._batch_events(plan, 20 * S, None, [20 * S, 9_999])
+        assert stateful.AT_WATERMARK in aimed._batch_events(plan, 20 * S, None, [19_999])
+        assert not {stateful.AT_WATERMARK} & aimed._batch_events(plan, 20 * S, None, [20 * S, 9_999])
         assert is_late(plan, 15 * S, 19_999) == [False]  # its window ends a millisecond past the mark
         drawing = Drawing(plan)
         assert _event_time(RandomSource(0), drawing, "boundary") == drawing.newest  # no watermark yet
@@ -554,7 +554,7 @@ def test_under_a_roll_up_a_record_is_late_at_and_drawn_on_its_inner_windows_end(
         "dropDuplicates", (5 * S,), None, ("data",)
     )  # a record is late at or below it
     assert [
-        stateful.AT_WATERMARK in stateful._batch_events(deduplicated, 20 * S, None, [t])
+        stateful.AT_WATERMARK in aimed._batch_events(deduplicated, 20 * S, None, [t])
         for t in (19_999, 20 * S, 20_001)
     ] == [False, True, False]
 

@@ -6,6 +6,7 @@ import pytest
 
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.checks.streaming import streaming
+from frontier_harness.properties.checks.streaming.strategies.streaming import aimed_at
 from frontier_harness.properties.engine.counterexample import write
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.suite import shared_observations
@@ -82,9 +83,9 @@ def test_bounded_input_reliance_names_a_commit_beyond_the_durable_frontier():
 
 
 def test_a_history_aims_only_at_crashes_that_can_fire():
-    assert "crash after_sink" not in streaming.aimed_at(history(trigger("after_sink")))
+    assert "crash after_sink" not in aimed_at(history(trigger("after_sink")))
     h = history(produce("r0"), trigger("after_offsets"), COMPACT, RESTART)
-    assert {"crash after_offsets", "restart after upstream compaction"} <= set(streaming.aimed_at(h))
+    assert {"crash after_offsets", "restart after upstream compaction"} <= set(aimed_at(h))
 
 
 def _up(step: int, starts=((0, 0),), **more) -> dict:

@@ -259,42 +259,6 @@ def _rerun(obs: Observation, crash: int, later: int) -> bool:
     return bool(logged & obs[(later, StreamingLabel.COMMITS)])
 
 
-def aimed_at(history: History) -> list[str]:
-    """The hard cases a history is drawn to reach (what `directed` aims at; the suite counts `reached`,
-    from what the trial observed): each crash point firing (a live query with new records), a restart
-    after the upstream compacted while the query was down, the batch a crash after the sink left
-    uncommitted run again (a restart, or the final step's), and which trigger and sink it runs.
-    Under a user's job every crash point is in its query, `after_sink` after its `write` returned."""
-    first = history.actions[0] if history.actions else None
-    query = first.args if first is not None and first.name == StreamingAction.QUERY else {}
-    trigger = query.get(IngestionArg.TRIGGER, Trigger.PROCESSING_TIME)
-    found = {f"{trigger} trigger, {query.get(IngestionArg.SINK, Sink.SHARD)} sink"}
-    down = pending = compacted = False
-    after_sink = False
-    for action in history.actions:
-        fault = action.args.get(IngestionArg.FAULT)
-        if action.name == StreamingAction.PRODUCE:
-            pending = True
-        elif action.name == StreamingAction.UPSTREAM_COMPACT:
-            compacted = compacted or down
-        elif action.name == StreamingAction.TRIGGER and not down:
-            if fault and pending:
-                found.add(crashed(fault) + (" (SIGKILL)" if action.args.get(IngestionArg.KILL) else ""))
-                after_sink = fault == CrashPoint.AFTER_SINK
-            down, pending = bool(fault and pending), False
-        elif action.name == StreamingAction.RESTART:
-            if down and compacted:
-                found.add(RESTART_AFTER_COMPACTION)
-            if down and after_sink:
-                found.add(RERUN)
-            down = pending = compacted = after_sink = False
-    if down and compacted:
-        found.add(RESTART_AFTER_COMPACTION)
-    if down and after_sink:
-        found.add(RERUN)
-    return sorted(found)
-
-
 def all_laws(history: History, obs: Observation) -> Outcome:
     """The three properties' judges in turn: the first that fails."""
     for judge in (exactly_once, offset_log_is_remap, bounded_input_reliance):

@@ -134,3 +134,51 @@ def draw_streaming_history(
     actions = [_query(source), produce(source, state)]
     actions += repeat(source, lambda: _step(source, state, kill), 0, max_steps, 0.85)
     return History(domain_name, tuple(actions))
+
+
+def aimed_at(history: History) -> list[str]:
+    """The hard cases a history is drawn to reach (what `directed` aims at; the suites count what each trial
+    observed, never this): which trigger and sink the query runs, and `aimed_crashes`.
+
+    >>> h = History("partitioned", (Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: Trigger.AVAILABLE_NOW}),))
+    >>> aimed_at(h)
+    ['availableNow trigger, shard sink']
+    """
+    first = history.actions[0] if history.actions else None
+    query = first.args if first is not None and first.name == StreamingAction.QUERY else {}
+    trigger = query.get(IngestionArg.TRIGGER, Trigger.PROCESSING_TIME)
+    return sorted(
+        {f"{trigger} trigger, {query.get(IngestionArg.SINK, Sink.SHARD)} sink", *aimed_crashes(history)}
+    )
+
+
+def aimed_crashes(history: History) -> set[str]:
+    """The crashes a history is drawn to reach: each crash point firing (a live query with new records), a
+    restart after the upstream compacted while the query was down, and the batch a crash after the sink left
+    uncommitted run again (a restart, or the final step's). Under a user's job every crash point is in its
+    query, `after_sink` after its `write` returned."""
+    found: set[str] = set()
+    down = pending = compacted = False
+    after_sink = False
+    for action in history.actions:
+        fault = action.args.get(IngestionArg.FAULT)
+        if action.name == StreamingAction.PRODUCE:
+            pending = True
+        elif action.name == StreamingAction.UPSTREAM_COMPACT:
+            compacted = compacted or down
+        elif action.name == StreamingAction.TRIGGER and not down:
+            if fault and pending:
+                found.add(crashed(fault) + (" (SIGKILL)" if action.args.get(IngestionArg.KILL) else ""))
+                after_sink = fault == CrashPoint.AFTER_SINK
+            down, pending = bool(fault and pending), False
+        elif action.name == StreamingAction.RESTART:
+            if down and compacted:
+                found.add(RESTART_AFTER_COMPACTION)
+            if down and after_sink:
+                found.add(RERUN)
+            down = pending = compacted = after_sink = False
+    if down and compacted:
+        found.add(RESTART_AFTER_COMPACTION)
+    if down and after_sink:
+        found.add(RERUN)
+    return found
