@@ -220,3 +220,41 @@ def test_a_users_module_is_found_from_where_the_command_runs(tmp_path, monkeypat
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
     assert main(["mutate", "--target", "users_rule", "--list"]) == 0
     assert "users_rule.py:2" in capsys.readouterr().out
+
+
+TESTS_JUDGE = [
+    "mutate",
+    "--target",
+    "tests.mutate_fixture.tiny",
+    "--tests",
+    "tests/mutate_fixture/checks_tiny.py",
+]
+
+
+def test_a_pytest_command_judges_each_mutant_as_the_suites_do(tmp_path, capsys):
+    """`--tests`: the same verdicts as the tiny suite's, from one pytest process per mutant that loaded it;
+    the line no test runs is unreached, not survived."""
+    out = tmp_path / "mutate.json"
+    assert main([*TESTS_JUDGE, "--jobs", "2", "--json", str(out)]) == 1
+    report = json.loads(out.read_text())
+    assert _verdicts(report) == EXPECTED and len(report["mutants"]) == 12
+    killed = [m for m in report["mutants"] if m["status"] == "killed"]
+    assert all(m["check"].startswith("FAILED tests/mutate_fixture/checks_tiny.py::") for m in killed)
+    assert "score 90.9% (10 killed of 11 scored; 1 unreached" in capsys.readouterr().out
+
+
+def test_a_mutant_no_test_process_loaded_is_infrastructure_never_a_verdict():
+    """A process that passes without importing the mutated module says nothing about the mutant."""
+    from frontier_harness.properties.mutate import by_tests
+    from frontier_harness.properties.mutate.mutants import enumerate_mutants
+    from frontier_harness.properties.mutate.sources import target_modules
+
+    (module,) = target_modules("tests.mutate_fixture.tiny")
+    unrelated = by_tests.TestCommand(("frontier_harness/properties/mutate/results.py",))
+    result = by_tests.judge(unrelated, module, enumerate_mutants(module)[0], limit=60)
+    assert (result.status, result.message) == ("infrastructure", "no test imported tests.mutate_fixture.tiny")
+
+
+def test_a_pytest_command_that_fails_unmutated_is_a_usage_error(capsys):
+    assert main([*TESTS_JUDGE[:-1], "tests/mutate_fixture/no_such_file.py"]) == 2
+    assert "exits 4 unmutated, so it judges no mutant" in capsys.readouterr().out

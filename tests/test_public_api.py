@@ -160,4 +160,4 @@ def test_installed_from_a_wheel_beside_a_project_with_its_own_model_and_properti
     listed = subprocess.run(
         [venv / "bin" / "frontier-harness", "list"], cwd=project, env=env, capture_output=True, text=True
     )
-    assert listed.returncode == 0 and "collections" in listed.stdout, listed.stderr[-3000:]
+    assert listed.returncode == 0 and "collections" in listed.stdout, listed.stdout[-3000:]

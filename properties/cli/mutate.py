@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import random
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,13 +19,13 @@ from typing import Any
 
 import attrs
 
-from frontier_harness.properties.cli.arguments import non_negative_int
+from frontier_harness.properties.cli.arguments import non_negative_int, positive_int
 from frontier_harness.properties.engine.config import load_config
-from frontier_harness.properties.engine.errors import UnknownSuite
+from frontier_harness.properties.engine.errors import HarnessError, UnknownSuite
 from frontier_harness.properties.engine.exit_codes import ExitCode
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.suite import Suite
-from frontier_harness.properties.mutate import output
+from frontier_harness.properties.mutate import by_tests, output
 from frontier_harness.properties.mutate.engine import Engine, Plan, plan_modules
 from frontier_harness.properties.mutate.mutants import Mutant, enumerate_mutants
 from frontier_harness.properties.mutate.probe import may_reach, probes_of
@@ -43,12 +45,25 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
     p = verbs.add_parser("mutate", help="mutation testing: which planted mistakes the suites would miss")
     p.add_argument(
         "--target",
-        help="package or module to mutate (default frontier_harness.spark_impl, or --impl's package)",
+        action="append",
+        help="package or module to mutate (repeatable; default frontier_harness.spark_impl, or --impl's package)",
     )
     p.add_argument(
         "--suite", action="append", help="suite to judge with (repeatable; name or module:ATTR; default all)"
     )
     p.add_argument("--impl", help="implementation under test: spark (default) or module:factory")
+    p.add_argument(
+        "--tests",
+        metavar="PYTEST_ARGS",
+        help="judge each mutant by this pytest command instead of the suites, one process per mutant "
+        "(e.g. 'tests/test_promise.py -m \"not spark\"'; see docs/mutate.md)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="--tests: processes at once (default: cores)",
+    )
     p.add_argument("--since", metavar="GIT_REF", help="mutate only lines changed since this git ref")
     p.add_argument(
         "--at",
@@ -75,16 +90,23 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, out: Any) -> int:
     config = load_config()
     profile = config.profile(args.profile or config.get("profile"))
-    target = args.target or _default_target(args.impl)
-    modules, extra = plan_modules(target, args.impl)
+    targets = args.target or [_default_target(args.impl)]
+    target = " ".join(targets)
+    modules, extra = _plan(targets, args.impl)
     mutants = select(modules, args.since, args.sample, args.seed, args.at)
     if args.list:
         for mutant in mutants:
             out.print(mutant.describe(), markup=False, highlight=False)
         out.print(f"{len(mutants)} mutants", markup=False)
         return ExitCode.HELD
+    if args.tests is not None:
+        return _run_tests(args, out, target, modules, mutants)
     named = bool(args.suite)
-    probes = [p for p in probes_of(load_suites(args.suite), args.impl, named) if may_reach(p, target)]
+    probes = [
+        p
+        for p in probes_of(load_suites(args.suite), args.impl, named)
+        if any(may_reach(p, t) for t in targets)
+    ]
     _quiet_query_context_logs()
     plan = Plan(
         target, tuple(modules), tuple(extra), tuple(probes), attrs.evolve(profile, seed=args.seed), args.seed
@@ -98,6 +120,32 @@ def run(args: argparse.Namespace, out: Any) -> int:
     _print(out, result)
     if args.json:
         output.write_json(args.json, result, engine.suites_by_module())
+    if args.junit:
+        output.write_junit(args.junit, result)
+    return exit_code(result)
+
+
+def _plan(targets: list[str], impl: str | None) -> tuple[list, list]:
+    """Every target's modules, each once, and the modules outside them an `--impl` factory needs."""
+    modules: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for target in targets:
+        mine, theirs = plan_modules(target, impl)
+        modules.update((m.name, m) for m in mine)
+        extra.update((m.name, m) for m in theirs)
+    return list(modules.values()), [m for name, m in extra.items() if name not in modules]
+
+
+def _run_tests(args: argparse.Namespace, out: Any, target: str, modules: list, mutants: list) -> int:
+    """`--tests`: every mutant judged by the pytest command (`frontier_harness.properties.mutate.by_tests`)."""
+    if args.suite:
+        raise HarnessError("--tests judges with a pytest command, not with suites: drop --suite")
+    command = by_tests.TestCommand(tuple(shlex.split(args.tests)))
+    with out.status(f"mutate {target}: {len(mutants)} mutants, judged by pytest") as status:
+        result = by_tests.run(target, command, modules, mutants, args.jobs, _progress(out, status, ""))
+    _print(out, result)
+    if args.json:
+        output.write_json(args.json, result, {})
     if args.junit:
         output.write_junit(args.junit, result)
     return exit_code(result)

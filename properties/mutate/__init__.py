@@ -16,5 +16,7 @@ see the mutant; the Spark session (and its JVM) is never restarted for it.
 - `watchdog`: a per-check time limit that also cancels Spark jobs.
 - `baseline`: a probe run once unmutated (its time, the lines it reaches, whether it holds).
 - `engine`: baseline, then every mutant's verdict, cheapest check first.
+- `by_tests`: `--tests`, each mutant judged by a pytest command in a process of its own;
+  `pytest_plugin`: that process's side (the mutant served to every import, what it observed).
 - `results`: verdicts, the score; `output`: tables, JSON and JUnit; `command`: the CLI verb.
 """
