@@ -322,3 +322,70 @@ def test_a_processor_query_gets_the_rocksdb_provider_unless_the_session_names_it
     assert provider_after(WindowedCounts("/tmp/unused")) == base  # the model's operators keep the session's
     theirs = "org.example.TheirProvider"
     assert provider_after(factory("/tmp/unused"), theirs) == theirs
+
+
+# Three triggers; the second runs batch 1 and crashes before logging batch 2, a restart, batch 2 after it.
+CRASHED_AFTER_A_COMMIT = history(
+    ("query", {"trigger": "processingTime"}),
+    produce("r0", 12 * S),
+    TRIGGER,
+    produce("r1", 13 * S),
+    crash("before_offsets"),
+    RESTART,
+    produce("r2", 40 * S, key="b"),
+    TRIGGER,
+)
+
+
+def _committed_then_crashed(*state: tuple) -> dict:
+    """Batch 0 committed at step 3; batch 1 committed at step 5, whose trigger then crashed; batch 2 at step 8
+    (E(2) = 35 s)."""
+    obs = {}
+    obs.update(trial_step(3, [(0, 1)], [0], [(0, 0)], []))
+    obs.update(trial_step(5, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 7 * S)], []))
+    obs[(5, "crash")] = frozenset({("before_offsets",)})
+    obs.update(trial_step(6, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 7 * S)], []))
+    marks = [(0, 0), (1, 7 * S), (2, 35 * S)]
+    obs.update(trial_step(8, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, [], (0, 1)))
+    obs[(8, "processor_state")] = frozenset(state)
+    return obs
+
+
+def test_a_crash_reads_the_state_of_the_newest_batch_its_own_step_committed():
+    """The trigger that crashed had committed batch 1 first: the state the query went down with is batch 1's, so
+    a timer batch 1 registered and batch 2 fired (due by E(2)) fired after the restart; batch 0's state (the
+    oldest committed, or the step before's newest) never held it."""
+    fired = [(1, 0, "$timers", '{"key":"a"}', 20 * S), (2, 0, "count", '{"key":"b"}', '{"count":1}')]
+    obs = _committed_then_crashed(*fired)
+    assert processor_reached(CRASHED_AFTER_A_COMMIT, obs) == [TIMER_AFTER_RESTART]
+    held = [*fired, (2, 0, "$timers", '{"key":"a"}', 20 * S)]  # still registered after batch 2: not fired
+    assert processor_reached(CRASHED_AFTER_A_COMMIT, _committed_then_crashed(*held)) == []
+
+
+def test_only_batches_after_the_down_count_a_timer_gone():
+    """A timer the down's batch (1) holds that an earlier batch (0) lacked was registered, not fired, though
+    E(0) had reached it."""
+    registered = [(b, 0, "$timers", '{"key":"a"}', 0) for b in (1, 2)] + [(0, 0, "count", '{"key":"a"}', "1")]
+    assert processor_reached(CRASHED_AFTER_A_COMMIT, _committed_then_crashed(*registered)) == []
+
+
+def test_a_query_that_never_went_down_reaches_no_case_across_a_restart():
+    """Steps followed by a produce or a trigger are no restart: a timer fired in batch 1 fired while the query
+    ran on."""
+    up = history(
+        ("query", {"trigger": "processingTime"}),
+        produce("r0", 12 * S),
+        TRIGGER,
+        produce("r1", 30 * S),
+        TRIGGER,
+        produce("r2", 40 * S),
+        TRIGGER,
+    )
+    obs = {}
+    obs.update(trial_step(3, [(0, 1)], [0], [(0, 0)], []))
+    obs.update(trial_step(5, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 25 * S)], []))
+    marks = [(0, 0), (1, 25 * S), (2, 35 * S)]
+    obs.update(trial_step(7, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, []))
+    count = [(b, 0, "count", '{"key":"a"}', str(b)) for b in (1, 2)]
+    obs[(7, "processor_state")] = frozenset({(0, 0, "$timers", '{"key":"a"}', 20 * S), *count})
+    assert processor_reached(up, obs) == []
