@@ -303,3 +303,36 @@ def test_the_settings_case_names_the_querys_trigger_and_sink_and_the_defaults_wi
     assert streaming._settings(History("partitioned", (query,))) == "availableNow trigger, file sink"
     produce = Action("produce", {"partition": 0, "data": "r0", "trigger": "availableNow"})
     assert streaming._settings(History("partitioned", (produce,))) == "processingTime trigger, shard sink"
+
+
+def test_bounded_input_reliance_holds_the_upstreams_committed_offsets_to_the_newest_commit():
+    """Batch 1 committed: offsets committed upstream up to its end are durable (not only batch 0's); the
+    upstream's first stored offsets (`start` rows) are no commit."""
+    ahead = ((0, 0, 2), (1, 2147483647, 0))
+    obs = observed(1, offsets=[(0, P0), (1, ahead)], commits=[0, 1], committed=ahead)
+    assert streaming.bounded_input_reliance(ONE, obs).ok
+    started_ahead = {("committed", P0), ("start", 0, 5)}
+    assert streaming.bounded_input_reliance(ONE, obs | {(1, "upstream"): frozenset(started_ahead)}).ok
+    beyond = observed(1, offsets=[(0, P0), (1, ahead)], commits=[0], committed=ahead)
+    assert not streaming.bounded_input_reliance(ONE, beyond).ok
+
+
+def test_the_checkpoint_a_trial_observed_holds_every_batch_logged_written_or_committed():
+    """The file sink's log is checked unless a user's job wrote the rows; a batch the sink wrote that the
+    offset log no longer holds is still there."""
+    obs = observed(1, offsets=[(0, P0)], commits=[0], writes=[(0, 1), (1, 1)])
+    names = [(a.name, a.args.get("batch")) for a in streaming.checkpoint_history(obs, 1).actions]
+    assert names == [("file_sink", None), ("offsets", 0), ("sink", 0), ("commit", 0), ("sink", 1)]
+    job = obs | {(1, "job_rows"): frozenset()}
+    assert [a.name for a in streaming.checkpoint_history(job, 1).actions][0] == "offsets"
+
+
+def test_a_restart_after_compaction_needs_the_query_down_and_its_first_offsets_moved():
+    """The upstream's first offsets moving while the query runs, or its committed offsets moving across a
+    restart, is no restart after compaction."""
+    h = history(produce("r0"), trigger(), COMPACT, trigger())
+    running = _up(1, offsets=[(0, P0)]) | _up(3, starts=((0, 1),), offsets=[(0, P0)])
+    assert streaming.RESTART_AFTER_COMPACTION not in streaming.reached(h, running)
+    committed_moved = _down(1, "after_offsets", offsets=[(0, P0)]) | _up(3, offsets=[(0, P0)])
+    committed_moved[(3, "upstream")] = committed_moved[(3, "upstream")] | {("committed", P0)}
+    assert streaming.RESTART_AFTER_COMPACTION not in streaming.reached(h, committed_moved)
