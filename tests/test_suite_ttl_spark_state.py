@@ -144,3 +144,51 @@ def test_a_processor_serving_expired_copies_is_caught_small_and_replays(spark_se
     assert "get at step" in failure.message, failure.message
     assert len(failure.history.actions) <= 7, failure.history.actions
     assert write_and_replay(failure, tmp_path, "tests.planted_ttl_state:copy_kept") == 1
+
+
+def _batches(*batches: tuple) -> dict:
+    """Written observations: per trigger step, its clock (also its `current_timestamp()`) and its gets' answers."""
+    found = {}
+    for at, clock, gets in batches:
+        found |= {
+            (at, "clock"): {(clock,)},
+            (at, "now"): {(clock,)},
+            (at, "run"): {(0,)},
+            (at, "get"): set(gets),
+        }
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def test_the_judge_answers_each_batchs_gets_by_the_model_after_its_puts_and_deletes():
+    h = history(put("a", "x"), get("a"), trigger(), Action("delete", {"key": "a"}), get("a"), trigger())
+    right = _batches((3, 1000, [(1, "a", "x")]), (6, 1500, [(1, "a", None)]))
+    assert spark_state.judge(h, right).ok
+    kept = _batches((3, 1000, [(1, "a", "x")]), (6, 1500, [(1, "a", "x")]))  # the delete was lost
+    assert not spark_state.judge(h, kept).ok
+
+
+def test_a_clock_that_goes_back_is_named_at_the_batch_that_read_it():
+    h = history(put("a", "x"), trigger(), trigger(), get("a"), trigger())
+    outcome = spark_state.judge(h, _batches((2, 5000, []), (3, 6000, []), (5, 4000, [(0, "a", "x")])))
+    assert not outcome.ok and outcome.message.startswith("the batch clock went back") and outcome.step == 5
+
+
+def test_a_put_at_exactly_its_keys_expiry_then_an_answered_get_is_a_put_over_an_expired_value():
+    """The TTL is 2 s: a value put at 1 s has expired at 3 s (at or past), so the put at 3 s writes over an
+    expired value; the get after it counts only once it answered."""
+    h = history(put("a", "x"), trigger(), put("a", "y"), get("a"), trigger())
+    answered = _batches((2, 1000, []), (5, 3000, [(1, "a", "y")]))
+    assert spark_state.REWRITE in spark_state.reached(h, answered)
+    assert spark_state.REWRITE not in spark_state.reached(
+        h, _batches((2, 1000, []), (5, 2999, [(1, "a", "y")]))
+    )
+    assert spark_state.REWRITE not in spark_state.reached(h, _batches((2, 1000, []), (5, 3000, [])))
+
+
+def test_a_get_after_a_delete_counts_when_it_answered_none():
+    h = history(put("a", "x"), trigger(), Action("delete", {"key": "a"}), get("a"), trigger())
+    assert spark_state.DELETED in spark_state.reached(h, _batches((2, 1000, []), (5, 1500, [(1, "a", None)])))
+    again = history(put("a", "x"), trigger(), put("a", "y"), get("a"), trigger())
+    assert spark_state.DELETED not in spark_state.reached(
+        again, _batches((2, 1000, []), (5, 1500, [(1, "a", None)]))
+    )
