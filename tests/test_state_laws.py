@@ -4,7 +4,12 @@ listings: which version a committed batch needs, and which partitions an operato
 from __future__ import annotations
 
 from frontier_harness.model.vocabulary.streaming import LogArg
-from frontier_harness.properties.checks.streaming.checkpoint_log.state_laws import partition_laws, state_laws
+from frontier_harness.properties.checks.streaming.checkpoint_log.state_laws import (
+    _unrebuildable,
+    eviction_law,
+    partition_laws,
+    state_laws,
+)
 
 
 def store(versions: list[int], bases: list[int], kind: str = "delta") -> dict:
@@ -38,3 +43,27 @@ def test_an_operator_has_every_partition_its_offsets_pin_and_only_the_offsets_sa
     pinned, metadata = partition_laws(7, args, [0], ("2", 5), [5])
     assert pinned.restart == "restart will fail: state for batch 5, partition 1 is missing", pinned
     assert metadata.restart == "" and "its metadata says 2" in metadata.message, metadata
+
+
+def test_a_delta_chain_from_version_one_rebuilds_on_the_empty_state_and_a_gap_names_no_snapshot():
+    """Deltas 1-3 with no snapshot rebuild from version 0, the empty state; with delta 2 gone, nothing at or
+    below version 2 follows and the message names the snapshot a delta chain lacks."""
+    assert _unrebuildable(store([1, 2, 3], []), 3) is None
+    file, why = _unrebuildable(store([1, 3], []), 3)
+    assert why == f"{file} is missing (and no snapshot at or below version 2 follows)" and file.endswith(
+        "2.delta"
+    )
+
+
+def test_files_a_listing_says_are_missing_break_only_a_zip_that_names_them():
+    """RocksDB's zip names its files; a delta store's listing of missing files breaks nothing its versions hold."""
+    listing = {**store([1, 2], [1]), LogArg.MISSING: [(1, "000008.sst")]}
+    assert _unrebuildable(listing, 2) is None
+    zipped = {**store([1, 2], [1, 2], kind="zip"), LogArg.MISSING: [(2, "000008.sst")]}
+    file, why = _unrebuildable(zipped, 2)
+    assert why == f"{file} names 000008.sst, which are not there"
+
+
+def test_a_store_row_without_an_event_time_bound_breaks_no_eviction_law():
+    row = {LogArg.OPERATOR: 0, LogArg.STORE: "default", LogArg.BATCH: 4, LogArg.ROWS: 2}
+    assert eviction_law(9, row, {4: 1000}) == []
