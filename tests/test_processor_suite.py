@@ -12,6 +12,7 @@ import pytest
 
 from frontier_harness.model.event_time.stateful import Batch, Record, StatefulPlan
 from frontier_harness.properties.checks.event_time import stateful
+from frontier_harness.properties.checks.event_time.oracles import reference_run
 from frontier_harness.properties.checks.event_time.oracles.reference_run import held_at, reference_of
 from frontier_harness.properties.checks.event_time.processor_reached import (
     STATE_ACROSS_KILL,
@@ -107,6 +108,11 @@ def test_crash_invisible_holds_when_the_rows_equal_the_reference_and_names_the_k
     [held] = stateful.crash_invisible(impl, [CRASHED], [_crashed_observation([(_row("a", 2), 1)])])
     assert held.ok, held.message
     assert [h.key for h in impl.asked] == [reference.key]
+    failed = _crashed_observation([]) | {(8, "error"): frozenset({("StreamingQueryException", "boom")})}
+    beside = stateful.crash_invisible(
+        impl, [CRASHED, CRASHED], [failed, _crashed_observation([(_row("a", 2), 1)])]
+    )
+    assert "the query failed" in beside[0].message and beside[1].ok  # no reference run for the failed trial
     [failed] = stateful.crash_invisible(impl, [CRASHED], [_crashed_observation([(_row("a", 1), 1)])])
     assert not failed.ok and failed.step == 7
     assert "after step 7 (batches [0, 1, 2, 3] committed, over 2 starts of the query)" in failed.message
@@ -389,3 +395,45 @@ def test_a_query_that_never_went_down_reaches_no_case_across_a_restart():
     count = [(b, 0, "count", '{"key":"a"}', str(b)) for b in (1, 2)]
     obs[(7, "processor_state")] = frozenset({(0, 0, "$timers", '{"key":"a"}', 20 * S), *count})
     assert processor_reached(up, obs) == []
+
+
+def test_the_reference_produces_each_record_as_the_trial_read_it_and_skips_batches_without_records():
+    produced = [a.args for a in reference_of("partitioned", BATCHES).actions if a.name == "produce"]
+    assert [(p["key"], p["event_time"], p["partition"]) for p in produced] == [
+        ("a", 12 * S, 0),
+        ("a", 13 * S, 0),
+        ("b", 40 * S, 0),
+    ]
+    gap = [BATCHES[0], Batch(1, ()), BATCHES[2]]  # Spark planned batch 1 with nothing
+    assert held_at(reference_of("partitioned", gap), gap, frozenset({0, 1, 2})) == 4
+
+
+def test_a_difference_names_at_most_six_keys_and_counts_the_rest():
+    rows = Counter({(("key", f"k{i}"),): 1 for i in range(6)})
+    six = reference_run._differ(3, frozenset({0}), {}, rows, Counter())
+    assert "key 'k5'" in six and "more keys" not in six
+    seven = reference_run._differ(3, frozenset({0}), {}, rows + Counter({(("key", "k6"),): 1}), Counter())
+    assert "key 'k6'" not in seven and seven.endswith("(and 1 more keys)")
+
+
+def test_a_processor_suite_draws_processor_histories_and_keeps_only_the_properties_it_was_narrowed_to():
+    from frontier_harness.properties.checks.event_time.strategies.stateful import draw_processor_history
+
+    drawn = SUITE.scaled_to(PROCESSOR).property("exactly_once").draw
+    for seed in range(5):
+        expected = draw_processor_history(RandomSource(seed), "partitioned", PROCESSOR)
+        assert drawn(RandomSource(seed), "partitioned") == expected
+    narrowed = attrs.evolve(SUITE, properties=SUITE.properties[:1]).scaled_to(PROCESSOR)
+    assert [p.name for p in narrowed.properties] == ["exactly_once"]
+
+
+def test_only_the_crash_after_the_offsets_is_drawn_with_a_compaction_while_the_query_is_down():
+    directed = stateful.processor_directed(PROCESSOR)
+    compacts = {
+        point: any(
+            a.name == "upstream_compact"
+            for a in directed[f"crash {point}"](RandomSource(0), "partitioned").actions
+        )
+        for point in ("before_offsets", "after_offsets", "after_sink")
+    }
+    assert compacts == {"before_offsets": False, "after_offsets": True, "after_sink": False}

@@ -87,6 +87,9 @@ def test_exactly_once_is_transform_over_what_the_model_keeps_and_names_doubled_r
     twice = trial_step(1, [(0, 1)], [0], [(0, 0)], [(window_row(10 * S, 1), 2)])
     outcome = stateful.exactly_once(impl, [ONE], [twice])[0]
     assert not outcome.ok and outcome.step == 1
+    assert outcome.message.startswith(
+        "the job's rows are not its transform over what the model keeps of batches [0]: doubled ["
+    )
     doubled = (
         "doubled [{count=1, key='a', window=[10000, 20000)} (window [10000, 20000), counting batches [0];"
     )
@@ -213,6 +216,9 @@ def test_lateness_kept_reads_the_jobs_rows_and_names_the_record_its_window_and_b
     ), outcome.message
     counted = first | trial_step(3, *logged, [(window_row(30 * S, 1), 1), (window_row(20 * S, 1), 1)])
     assert stateful.lateness_kept(impl, [h], [counted])[0].ok
+    failed = counted | {(3, "error"): frozenset({("StreamingQueryException", "boom")})}
+    judged = stateful.lateness_kept(impl, [h, h], [failed, dropped])  # a trial that failed beside one judged
+    assert "the query failed: StreamingQueryException boom" in judged[0].message and judged[1].step == 3
 
 
 def test_lateness_kept_is_not_applicable_where_exactly_once_implies_it():
@@ -857,3 +863,39 @@ def test_a_planted_event_source_reads_through_its_own_reader(source, tmp_path):
 
     planted = getattr(planted_streaming, source)
     assert type(planted({"path": str(tmp_path)}).streamReader(None)) is planted.stream_reader
+
+
+def test_state_bounded_counts_an_entry_bounded_at_exactly_e_as_one_spark_evicts():
+    """Spark evicts an entry whose bound is at or below E: a window ending at 35 s held after batch 2
+    (E(2) = 35 s) is stale, one ending a millisecond later is not."""
+    bounded = [(0, 20 * S, 1), (1, 50 * S, 1), (3, 50 * S, 3)]
+    at_e = stateful.state_bounded(Impl(UPDATE), [FOUR], [_four([*bounded, (2, 35 * S, 1)])])[0]
+    assert not at_e.ok and "bounded by [35000]" in at_e.message, at_e.message
+    after_e = stateful.state_bounded(Impl(UPDATE), [FOUR], [_four([*bounded, (2, 35 * S + 1, 1)])])[0]
+    assert after_e.ok, after_e.message
+
+
+def test_state_bounded_reports_a_trial_it_could_not_read_as_that_failure():
+    """Batch 0 logged, never committed, at the final step: the read fails (a record never processed)."""
+    outcome = stateful.state_bounded(Impl(UPDATE), [ONE], [trial_step(2, [(0, 1)], [], [(0, 0)], [])])[0]
+    assert not outcome.ok and "records never processed" in outcome.message
+
+
+def test_a_mismatch_names_at_most_six_rows_of_a_kind_and_counts_only_repeats():
+    rows = [f"r{i}" for i in range(6)]
+    assert stateful._named("missing", rows) == "missing [r0; r1; r2; r3; r4; r5]"
+    assert stateful._named("missing", [*rows, "r6"]).endswith("r5 and 1 more]")
+    assert stateful._named("missing", []) == ""
+    assert stateful._counted(Counter({(("count", 1),): 1, (("count", 2),): 2})) == [
+        "{count=1}",
+        "{count=2} x2",
+    ]
+
+
+def test_a_row_shows_a_window_as_its_span_and_any_other_tuple_as_it_is():
+    assert stateful.show_row((("codes", (1, 2)),)) == "{codes=(1, 2)}"
+
+
+def test_a_histories_first_batch_is_its_first_trigger_or_restart():
+    assert stateful._first_batch_step(history(produce("r0", S), produce("r1", S), RESTART, TRIGGER)) == 2
+    assert stateful._first_batch_step(history(produce("r0", S))) == 1
