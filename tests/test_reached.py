@@ -85,3 +85,43 @@ def test_a_duplicate_is_dropped_within_the_delay_of_its_groups_emitted_record(t,
     ]
     cases = r._deduplication_cases(DEDUPLICATED, batches, Watermarks((mark, mark), mark))
     assert (r.DUPLICATE in cases) is duplicate, cases
+
+
+def test_a_record_of_another_group_within_the_delay_is_no_duplicate():
+    batches = [Batch(0, (record(10 * S, "x", offset=0),)), Batch(1, (record(12 * S, "y", offset=1),))]
+    assert r.DUPLICATE not in r._deduplication_cases(DEDUPLICATED, batches, Watermarks((0, 0), 0))
+
+
+def test_a_duplicate_a_millisecond_past_the_late_watermark_is_dropped_as_a_duplicate():
+    batches = [Batch(0, (record(10 * S, "x", offset=0),)), Batch(1, (record(12_001, "x", offset=1),))]
+    assert r.DUPLICATE in r._deduplication_cases(DEDUPLICATED, batches, Watermarks((12 * S, 12 * S), 12 * S))
+
+
+TUMBLING = StatefulPlan("aggregation", (5 * S,), Window(10 * S), ("key",), "update", 5 * S)
+
+
+@pytest.mark.parametrize("t,late", [(9_999, True), (10 * S, False)])
+def test_a_record_is_late_when_its_windows_end_is_at_or_below_the_watermark(t, late):
+    batches = [Batch(0, ()), Batch(1, (record(t),))]  # L(1) = E(0) = 10 s
+    cases = r._record_cases(TUMBLING, batches, Watermarks((10 * S, 10 * S), 10 * S))
+    assert (r.LATE in cases) is late, cases
+
+
+def test_journaled_marks_hand_on_the_newest_commits_watermark():
+    obs = {
+        (4, "offset_metadata"): frozenset({(0, 0, 0, ()), (1, 5 * S, 0, ())}),
+        (4, "commit_metadata"): frozenset({(0, 5 * S), (1, 9 * S)}),
+    }
+    assert r.journaled_marks(obs, 4, 3) == Watermarks((0, 5 * S, 0), 9 * S)
+
+
+def _partitions(*parts: tuple) -> list[Batch]:
+    return [Batch(b, tuple(Record("a", S, f"d{b}{p}", p, b) for p in ps)) for b, ps in enumerate(parts)]
+
+
+@pytest.mark.parametrize("next_mark,idle", [(10 * S, True), (5 * S, False)])
+def test_an_idle_partition_counts_only_once_the_watermark_rose_after_its_batch(next_mark, idle):
+    """Batch 0 read partitions 0 and 1, batch 1 only partition 0 (E(1) = 5 s): partition 1 sat idle while
+    the watermark rose to E(2), and not when E(2) stayed at 5 s."""
+    marks = Watermarks((0, 5 * S, next_mark), next_mark)
+    assert (r.IDLE in r._idle(_partitions((0, 1), (0,), ()), marks, {}, 4)) is idle
