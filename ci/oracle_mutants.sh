@@ -29,4 +29,7 @@ for m in "${modules[@]}"; do
     targets+=(--target "frontier_harness.${dotted//\//.}")
     doctests+=("frontier_harness/$m")
 done
-exec frontier-harness mutate "${targets[@]}" --tests "-m 'not spark' ${tests[*]} ${doctests[*]}" "$@"
+# tests/test_oracle_verdicts.py's mutate run judges `mutate` itself, not the oracles: left out.
+judges_mutate=tests/test_oracle_verdicts.py::test_mutate_judges_the_ttl_oracle_through_its_recording
+exec frontier-harness mutate "${targets[@]}" --equivalent ci/equivalent_mutants.toml \
+    --tests "-m 'not spark' --deselect ${judges_mutate} ${tests[*]} ${doctests[*]}" "$@"

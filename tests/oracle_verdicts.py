@@ -55,6 +55,7 @@ from frontier_harness.properties.checks.streaming.strategies.streaming import ai
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.implementation import Implementation, Speed
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite, shared_observations
+from frontier_harness.properties.mutate import equivalents
 
 RECORDED = Path(__file__).with_name("recorded")
 MODULES = {
@@ -71,102 +72,13 @@ METHODS = {
 }
 
 
-# The mutants of the oracle modules that no recorded case kills because no trial can tell them from the code:
-# by file, `(original, mutated)` as `mutate` names them, and why (tests/test_oracle_verdicts.py holds the
-# ttl module's survivors to its list).
-EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
-    "properties/checks/ttl/spark_state.py": {
-        ("if a.name == StateAction.OPEN", "(no condition)"): (
-            "the TTL is read from the history's first action, its `open`: the strategy draws it first and "
-            "shrinking only drops actions, and a history without one cannot run (Spark's store reads it too)"
-        ),
-        ("if (s, StateLabel.RUN) in observed", "(no condition)"): (
-            "the one implementation of `observe_ttl_spark_state` (Spark's store, which the planted ones run: the "
-            "suite runs on Spark only) reports every batch's run with its clock, so no clock lacks a run"
-        ),
-        (
-            "action.name != StateAction.TRIGGER or step not in clocks",
-            "action.name != StateAction.TRIGGER and step not in clocks",
-        ): (
-            "differs only on a trigger with no clock, where `judge` (run before `reached`) already raised "
-            "reading that clock in `expected_gets`"
-        ),
-    },
-    "properties/checks/event_time/oracles/stateful_rows.py": {
-        ("if b.id in self.committed", "(no condition)"): (
-            "the oracles read `done` at the steps that left the query up, where every batch the offset log "
-            "holds is committed (a crash leaves the step down; a failed step is judged failed before)"
-        ),
-        ("if s in window.containing(r.event_time)", "(no condition)"): (
-            "`pack` then joins windows only when the joined frame is exactly each one's kept records: more "
-            "frames, each still without a record late for a window it is read for, so the same rows"
-        ),
-        ("span is None or window_column is None", "span is None and window_column is None"): (
-            "a job has a window column only when it aggregates a window, and every pick of such a job names "
-            "its window (a span): no pick without one meets a window column"
-        ),
-    },
-    "properties/checks/event_time/stateful.py": {
-        ("e[1] or 0", "e[1] and 0"): (
-            "a sort key of the state entries, whose every use (sums, a sorted list of bounds) ignores order"
-        ),
-        ("mark > 0", "mark >= 0"): (
-            "(in `_completes`) a window of non-negative event times ends after 0, so no window is complete "
-            "at a watermark of 0 either way"
-        ),
-    },
-    "properties/checks/event_time/reached.py": {
-        ("if b.id in trial.committed", "(no condition)"): (
-            "read at the last step that left the query up, where every batch the offset log holds is committed"
-        ),
-        ("marks.eviction[b] > 0", "marks.eviction[b] >= 0"): (
-            "a window complete in batch b ends at or below E(b), and every window of non-negative event times "
-            "ends after 0: E(b) > 0 for every such b"
-        ),
-        ("i + 1", "i"): (
-            "adds the crash step's own commits to the later ones, and the batches a crash leaves logged are "
-            "those not among its commits"
-        ),
-    },
-    "properties/checks/event_time/processor_reached.py": {
-        ("b > before", "b >= before"): (
-            "adds the batch the query had committed when it went down to the later ones: its state less itself is "
-            "nothing, and its values are unchanged from themselves"
-        ),
-        ("if var != TIMERS", "(no condition)"): (
-            "(in `_changed`) adds the timers to the state a value is looked up in, by `(variable, key)`; the values "
-            "looked up exclude the timers, so no lookup meets one"
-        ),
-        (
-            "killed or (step, StreamingLabel.CRASH) in obs",
-            "killed and (step, StreamingLabel.CRASH) in obs",
-        ): (
-            "a killed step is observed crashed too; a crash step then passes for no down, but the restart that "
-            "follows it is one, read at the step before it: the crash step, so the same commits"
-        ),
-        ("i > 0", "i >= 0"): (
-            "a restart at the first observed step: every history begins with its query (or its records), never "
-            "with a restart"
-        ),
-    },
-    "properties/checks/event_time/oracles/reference_run.py": {
-        ("r.offset", "r.offset + 1"): "a sort key: every offset shifted by one keeps their order",
-        ("r.offset", "r.offset - 1"): "a sort key: every offset shifted by one keeps their order",
-        ("if a.name == StreamingAction.QUERY", "(no condition)"): (
-            "(in `trigger_of`) a history's `query` action is its first, and one without a query starts with a "
-            "record, whose missing trigger gives the same default"
-        ),
-    },
-    "properties/checks/streaming/committed.py": {
-        ("if label == StreamingLabel.OFFSETS", "(no condition)"): (
-            "every step a trial observes reports its offsets with its other labels: the steps come out "
-            "repeated, and each judge of a step gives the same outcome twice"
-        ),
-        ("label == StreamingLabel.OFFSETS", "label != StreamingLabel.OFFSETS"): (
-            "every observed step has labels besides its offsets: the same steps, repeated (as above)"
-        ),
-    },
-}
+# The mutants of the oracle modules that no check can tell from the code: by file, `(original, mutated)` as
+# `mutate` names them, and why, from the project's one list (`ci/equivalent_mutants.toml`;
+# tests/test_oracle_verdicts.py holds the ttl module's survivors under the recordings to it).
+EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {}
+for _entry in equivalents.load(Path(__file__).parents[1] / "ci" / "equivalent_mutants.toml"):
+    _original, _, _mutated = _entry.change.partition(" -> ")
+    EQUIVALENT.setdefault(_entry.file, {})[(_original, _mutated)] = _entry.why
 
 
 # ---- observations as JSON: frozensets of tuples, lists on the way out, tuples again on the way in ----

@@ -258,3 +258,41 @@ def test_a_mutant_no_test_process_loaded_is_infrastructure_never_a_verdict():
 def test_a_pytest_command_that_fails_unmutated_is_a_usage_error(capsys):
     assert main([*TESTS_JUDGE[:-1], "tests/mutate_fixture/no_such_file.py"]) == 2
     assert "exits 4 unmutated, so it judges no mutant" in capsys.readouterr().out
+
+
+EQUIVALENTS = """
+[[mutant]]
+file = "tests/mutate_fixture/tiny.py"
+source = "latest, earliest = max(kept), min(kept)"
+change = "min(kept) -> max(kept)"
+why = "earliest only meets latest in max(latest, earliest)"
+
+[[mutant]]
+file = "tests/mutate_fixture/tiny.py"
+source = "latest, earliest = max(kept), min(kept)"
+change = "max(kept) -> min(kept)"
+why = "wrongly listed: the examples tell min from max"
+"""
+
+
+def test_a_survivor_named_equivalent_is_out_of_the_score_and_a_killed_one_is_a_stale_entry(tmp_path, capsys):
+    listed = tmp_path / "equivalent.toml"
+    listed.write_text(EQUIVALENTS)
+    at_21 = [*TESTS_JUDGE, "--at", "tests/mutate_fixture/tiny.py:21", "--equivalent", str(listed)]
+    assert main([*at_21, "--json", str(tmp_path / "m.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "min(kept) -> max(kept)  (earliest only meets latest in max(latest, earliest))" in printed
+    assert "score 100.0% (1 killed of 1 scored; 0 unreached, 1 equivalent" in printed
+    assert (
+        "stale --equivalent entry: tests/mutate_fixture/tiny.py  'latest, earliest = max(kept), min(kept)'  "
+        "max(kept) -> min(kept): killed, so not equivalent" in printed
+    )
+    report = json.loads((tmp_path / "m.json").read_text())
+    assert report["counts"]["equivalent"] == 1 and report["score"] == 1.0
+
+
+def test_an_equivalent_file_without_every_field_is_a_usage_error(tmp_path, capsys):
+    listed = tmp_path / "equivalent.toml"
+    listed.write_text('[[mutant]]\nfile = "tests/mutate_fixture/tiny.py"\n')
+    assert main([*TESTS_JUDGE, "--equivalent", str(listed)]) == 2
+    assert "[[mutant]] #1 needs exactly ['file', 'source', 'change', 'why']" in capsys.readouterr().out

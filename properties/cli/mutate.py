@@ -25,11 +25,12 @@ from frontier_harness.properties.engine.errors import HarnessError, UnknownSuite
 from frontier_harness.properties.engine.exit_codes import ExitCode
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.suite import Suite
-from frontier_harness.properties.mutate import by_tests, output
+from frontier_harness.properties.mutate import by_tests, equivalents, output
 from frontier_harness.properties.mutate.engine import Engine, Plan, plan_modules
 from frontier_harness.properties.mutate.mutants import Mutant, enumerate_mutants
 from frontier_harness.properties.mutate.probe import may_reach, probes_of
 from frontier_harness.properties.mutate.results import (
+    EQUIVALENT,
     INFRASTRUCTURE,
     SURVIVED,
     TIMEOUT,
@@ -57,6 +58,12 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
         metavar="PYTEST_ARGS",
         help="judge each mutant by this pytest command instead of the suites, one process per mutant "
         "(e.g. 'tests/test_promise.py -m \"not spark\"'; see docs/mutate.md)",
+    )
+    p.add_argument(
+        "--equivalent",
+        type=Path,
+        metavar="TOML",
+        help="survivors this file names, with why, are equivalent: out of the score (docs/mutate.md)",
     )
     p.add_argument(
         "--jobs",
@@ -94,13 +101,14 @@ def run(args: argparse.Namespace, out: Any) -> int:
     target = " ".join(targets)
     modules, extra = _plan(targets, args.impl)
     mutants = select(modules, args.since, args.sample, args.seed, args.at)
+    listed = equivalents.load(args.equivalent) if args.equivalent is not None else None
     if args.list:
         for mutant in mutants:
             out.print(mutant.describe(), markup=False, highlight=False)
         out.print(f"{len(mutants)} mutants", markup=False)
         return ExitCode.HELD
     if args.tests is not None:
-        return _run_tests(args, out, target, modules, mutants)
+        return _run_tests(args, out, target, modules, mutants, listed)
     named = bool(args.suite)
     probes = [
         p
@@ -117,12 +125,7 @@ def run(args: argparse.Namespace, out: Any) -> int:
     with out.status(f"mutate {target}: {len(mutants)} mutants") as status:
         engine.progress = _progress(out, status, f"mutate {target}: ")
         result = engine.run(mutants, spark_adapter.sessions_started, _saving(args.json, engine))
-    _print(out, result)
-    if args.json:
-        output.write_json(args.json, result, engine.suites_by_module())
-    if args.junit:
-        output.write_junit(args.junit, result)
-    return exit_code(result)
+    return _report(args, out, result, modules, engine.suites_by_module(), listed)
 
 
 def _plan(targets: list[str], impl: str | None) -> tuple[list, list]:
@@ -136,16 +139,35 @@ def _plan(targets: list[str], impl: str | None) -> tuple[list, list]:
     return list(modules.values()), [m for name, m in extra.items() if name not in modules]
 
 
-def _run_tests(args: argparse.Namespace, out: Any, target: str, modules: list, mutants: list) -> int:
+def _run_tests(
+    args: argparse.Namespace, out: Any, target: str, modules: list, mutants: list, listed: list | None
+) -> int:
     """`--tests`: every mutant judged by the pytest command (`frontier_harness.properties.mutate.by_tests`)."""
     if args.suite:
         raise HarnessError("--tests judges with a pytest command, not with suites: drop --suite")
     command = by_tests.TestCommand(tuple(shlex.split(args.tests)))
     with out.status(f"mutate {target}: {len(mutants)} mutants, judged by pytest") as status:
         result = by_tests.run(target, command, modules, mutants, args.jobs, _progress(out, status, ""))
+    return _report(args, out, result, modules, {}, listed)
+
+
+def _report(
+    args: argparse.Namespace, out: Any, result: MutationRun, modules: list, suites: dict, listed: list | None
+) -> int:
+    """The run with the survivors `listed` (`--equivalent`) names marked, printed and written; its exit code."""
+    stale: list[str] = []
+    if listed is not None:
+        sources = {m.display: m.source.splitlines() for m in modules}
+        result, stale = equivalents.apply(result, listed, sources)
+        if (
+            args.since or args.at or args.sample is not None
+        ):  # only some mutants ran: an unmatched entry is fine
+            stale = [line for line in stale if line.endswith("not equivalent")]
     _print(out, result)
+    for line in stale:
+        out.print(f"stale --equivalent entry: {line}", markup=False, soft_wrap=True)
     if args.json:
-        output.write_json(args.json, result, {})
+        output.write_json(args.json, result, suites)
     if args.junit:
         output.write_junit(args.junit, result)
     return exit_code(result)
@@ -280,7 +302,13 @@ def _print(out: Any, run: MutationRun) -> None:
     out.print(output.files_table(run))
     for line in output.failed_baselines(run):
         out.print(f"failed unmutated, so it judges no mutant: {line}", markup=False, soft_wrap=True)
-    for status, title in ((SURVIVED, "survivors"), (TIMEOUT, "timeouts"), (UNREACHED, "unreached")):
+    titles = (
+        (SURVIVED, "survivors"),
+        (TIMEOUT, "timeouts"),
+        (UNREACHED, "unreached"),
+        (EQUIVALENT, "equivalent"),
+    )
+    for status, title in titles:
         lines = output.listing(run.results, status)
         if lines:
             out.print(f"{title} ({len(lines)}):", markup=False)

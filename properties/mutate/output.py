@@ -16,6 +16,7 @@ import attrs
 from rich.table import Table
 
 from frontier_harness.properties.mutate.results import (
+    EQUIVALENT,
     INFRASTRUCTURE,
     KILLED,
     STATUSES,
@@ -57,7 +58,7 @@ def summary(run: MutationRun) -> str:
     return (
         f"score {_percent(run.score)} ({counts[KILLED]} killed of "
         f"{counts[KILLED] + counts[SURVIVED] + counts[TIMEOUT]} scored; {counts[UNREACHED]} unreached, "
-        f"{counts[INFRASTRUCTURE]} infrastructure), median time to kill "
+        f"{counts[EQUIVALENT]} equivalent, {counts[INFRASTRUCTURE]} infrastructure), median time to kill "
         f"{'-' if median is None else f'{median:.1f}s'}, {run.seconds:.0f}s, "
         f"{run.sessions_started} Spark session(s) started"
     )
@@ -70,8 +71,13 @@ def failed_baselines(run: MutationRun) -> list[str]:
 
 
 def listing(results: Sequence[MutantResult], status: str) -> list[str]:
-    """`file:line  operator  original -> mutated` for every mutant that ended with `status`."""
-    return [r.mutant.describe() for r in results if r.status == status]
+    """`file:line  operator  original -> mutated` for every mutant that ended with `status` (an equivalent
+    one with why)."""
+    return [
+        r.mutant.describe() + (f"  ({r.message})" if status == EQUIVALENT else "")
+        for r in results
+        if r.status == status
+    ]
 
 
 def to_json(run: MutationRun, suites_by_module: dict) -> dict:
@@ -122,6 +128,8 @@ def write_junit(path: Path, run: MutationRun) -> None:
             case = ET.SubElement(node, "testcase", classname=file, name=name, time=f"{r.total_seconds:.3f}")
             if r.status in (SURVIVED, TIMEOUT):
                 ET.SubElement(case, "failure", message=f"{r.status}: no check failed under this mutant")
+            elif r.status == EQUIVALENT:
+                ET.SubElement(case, "skipped", message=f"equivalent: {r.message}")
             elif r.status == UNREACHED:
                 ET.SubElement(case, "skipped", message="unreached: no generated history runs this line")
             elif r.status == INFRASTRUCTURE:

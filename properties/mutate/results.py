@@ -8,9 +8,10 @@
 - `infrastructure`: Spark failed under the check: never counted as a kill.
 - `unreached`: no check's histories run the mutated line (equivalent-suspected:
   a finding about the generators).
+- `equivalent`: survived, and named with why in an `--equivalent` file (`equivalents`).
 
-The score is killed / (killed + survived + timeout): infrastructure and
-unreached mutants are reported, not scored.
+The score is killed / (killed + survived + timeout): infrastructure, unreached
+and equivalent mutants are reported, not scored.
 
 >>> from frontier_harness.properties.mutate.mutants import Mutant
 >>> m = Mutant("a.py", 1, 0, "compare", 0, "a", 0, "x < y", "x <= y", True, 1, 1)
@@ -29,14 +30,15 @@ import attrs
 from frontier_harness.properties.mutate.baseline import Baseline
 from frontier_harness.properties.mutate.mutants import Mutant
 
-KILLED, SURVIVED, TIMEOUT, INFRASTRUCTURE, UNREACHED = (
+KILLED, SURVIVED, TIMEOUT, INFRASTRUCTURE, UNREACHED, EQUIVALENT = (
     "killed",
     "survived",
     "timeout",
     "infrastructure",
     "unreached",
+    "equivalent",
 )
-STATUSES = (KILLED, SURVIVED, TIMEOUT, INFRASTRUCTURE, UNREACHED)
+STATUSES = (KILLED, SURVIVED, TIMEOUT, INFRASTRUCTURE, UNREACHED, EQUIVALENT)
 SCORED = (KILLED, SURVIVED, TIMEOUT)
 
 
