@@ -330,7 +330,7 @@ def test_a_processor_query_gets_the_rocksdb_provider_unless_the_session_names_it
     assert provider_after(factory("/tmp/unused"), theirs) == theirs
 
 
-# Three triggers; the second runs batch 1 and crashes before logging batch 2, a restart, batch 2 after it.
+# The second trigger runs batch 1 and crashes before logging batch 2; a restart; batch 2 after it.
 CRASHED_AFTER_A_COMMIT = history(
     ("query", {"trigger": "processingTime"}),
     produce("r0", 12 * S),
@@ -344,15 +344,17 @@ CRASHED_AFTER_A_COMMIT = history(
 
 
 def _committed_then_crashed(*state: tuple) -> dict:
-    """Batch 0 committed at step 3; batch 1 committed at step 5, whose trigger then crashed; batch 2 at step 8
-    (E(2) = 35 s)."""
+    """Batch 0 committed at step 2; the trigger at step 4 committed batch 1, then crashed; the restart at step
+    5; batch 2 at step 7 (E(2) = 35 s), the final step 8 reading the processor's state."""
     obs = {}
-    obs.update(trial_step(3, [(0, 1)], [0], [(0, 0)], []))
-    obs.update(trial_step(5, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 7 * S)], []))
-    obs[(5, "crash")] = frozenset({("before_offsets",)})
-    obs.update(trial_step(6, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 7 * S)], []))
+    obs.update(trial_step(2, [(0, 1)], [0], [(0, 0)], []))
+    obs.update(trial_step(4, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 7 * S)], []))
+    obs[(4, "crash")] = frozenset({("before_offsets",)})
+    obs[(4, "down")] = frozenset({("down",)})
+    obs.update(trial_step(5, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 7 * S)], [], (0, 1)))
     marks = [(0, 0), (1, 7 * S), (2, 35 * S)]
-    obs.update(trial_step(8, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, [], (0, 1)))
+    for step in (7, 8):
+        obs.update(trial_step(step, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, [], (0, 1)))
     obs[(8, "processor_state")] = frozenset(state)
     return obs
 
@@ -376,7 +378,7 @@ def test_only_batches_after_the_down_count_a_timer_gone():
 
 
 def test_a_query_that_never_went_down_reaches_no_case_across_a_restart():
-    """Steps followed by a produce or a trigger are no restart: a timer fired in batch 1 fired while the query
+    """Steps after a trigger that did not crash are no restart: a timer fired in batch 1 fired while the query
     ran on."""
     up = history(
         ("query", {"trigger": "processingTime"}),
@@ -388,13 +390,38 @@ def test_a_query_that_never_went_down_reaches_no_case_across_a_restart():
         TRIGGER,
     )
     obs = {}
-    obs.update(trial_step(3, [(0, 1)], [0], [(0, 0)], []))
-    obs.update(trial_step(5, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 25 * S)], []))
+    obs.update(trial_step(2, [(0, 1)], [0], [(0, 0)], []))
+    obs.update(trial_step(4, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 25 * S)], []))
     marks = [(0, 0), (1, 25 * S), (2, 35 * S)]
-    obs.update(trial_step(7, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, []))
+    for step in (6, 7):
+        obs.update(trial_step(step, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, []))
     count = [(b, 0, "count", '{"key":"a"}', str(b)) for b in (1, 2)]
     obs[(7, "processor_state")] = frozenset({(0, 0, "$timers", '{"key":"a"}', 20 * S), *count})
     assert processor_reached(up, obs) == []
+
+
+def test_a_plain_restart_reads_the_state_committed_before_it():
+    """The query stopped after batch 0; the restart ran batch 1 before its step was observed: a timer batch 0
+    held and batch 1 fired (due by E(1) = 25 s) fired after the restart, though the restart's own step
+    committed batch 1."""
+    restarted = history(
+        ("query", {"trigger": "processingTime"}),
+        produce("r0", 12 * S),
+        TRIGGER,
+        produce("r1", 30 * S),
+        RESTART,
+        produce("r2", 40 * S),
+        TRIGGER,
+    )
+    obs = {}
+    obs.update(trial_step(2, [(0, 1)], [0], [(0, 0)], []))
+    obs.update(trial_step(4, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 25 * S)], [], (0, 1)))
+    marks = [(0, 0), (1, 25 * S), (2, 35 * S)]
+    for step in (6, 7):
+        obs.update(trial_step(step, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, [], (0, 1)))
+    count = [(b, 0, "count", '{"key":"a"}', str(b)) for b in (1, 2)]
+    obs[(7, "processor_state")] = frozenset({(0, 0, "$timers", '{"key":"a"}', 20 * S), *count})
+    assert processor_reached(restarted, obs) == [TIMER_AFTER_RESTART]
 
 
 def test_the_reference_produces_each_record_as_the_trial_read_it_and_skips_batches_without_records():
