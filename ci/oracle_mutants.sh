@@ -20,7 +20,7 @@ tests=(
     tests/test_suite_stateful.py tests/test_processor_suite.py tests/test_suite_join.py tests/test_promise.py
     tests/test_stateful_rows.py tests/test_reached.py tests/test_suite_streaming.py tests/test_streaming_job.py
     tests/test_checkpoint_stateful.py tests/test_checkpoint_file_sink.py tests/test_state_laws.py
-    tests/test_suite_ttl_spark_state.py tests/test_oracle_verdicts.py tests/test_committed.py
+    tests/test_suite_ttl_spark_state.py tests/test_oracle_verdicts.py tests/test_committed.py tests/test_join_reached.py
 )
 targets=()
 doctests=()
