@@ -21,6 +21,7 @@ from frontier_harness.properties.checks.event_time.processor_reached import (
     processor_reached,
 )
 from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.source import RandomSource
 from frontier_harness.spark_impl.streaming import python_workers, trial
@@ -49,17 +50,21 @@ def _row(key: str, count: int) -> tuple:
     return (("count", count), ("due", 20 * S), ("key", key))
 
 
-# A crash after the sink of batch 1, a restart that re-runs it, a record far ahead that fires the timer.
-CRASHED = history(
-    ("query", {"trigger": "processingTime"}),
-    produce("r0", 12 * S),
-    TRIGGER,
-    produce("r1", 13 * S),
-    crash("after_sink"),
-    RESTART,
-    produce("r2", 40 * S, key="b"),
-    TRIGGER,
-)
+def _crashed_at(point: str) -> History:
+    """Batch 0, then a trigger that crashes at `point`, a restart, and a record far ahead that fires the timer."""
+    return history(
+        ("query", {"trigger": "processingTime"}),
+        produce("r0", 12 * S),
+        TRIGGER,
+        produce("r1", 13 * S),
+        crash(point),
+        RESTART,
+        produce("r2", 40 * S, key="b"),
+        TRIGGER,
+    )
+
+
+CRASHED = _crashed_at("after_sink")  # batch 1 written, uncommitted: the restart re-runs it
 BATCHES = [
     Batch(0, (Record("a", 12 * S, "r0", 0, 0),)),
     Batch(1, (Record("a", 13 * S, "r1", 0, 1),)),
@@ -331,16 +336,7 @@ def test_a_processor_query_gets_the_rocksdb_provider_unless_the_session_names_it
 
 
 # The second trigger runs batch 1 and crashes before logging batch 2; a restart; batch 2 after it.
-CRASHED_AFTER_A_COMMIT = history(
-    ("query", {"trigger": "processingTime"}),
-    produce("r0", 12 * S),
-    TRIGGER,
-    produce("r1", 13 * S),
-    crash("before_offsets"),
-    RESTART,
-    produce("r2", 40 * S, key="b"),
-    TRIGGER,
-)
+CRASHED_AFTER_A_COMMIT = _crashed_at("before_offsets")
 
 
 def _committed_then_crashed(*state: tuple) -> dict:
@@ -377,51 +373,40 @@ def test_only_batches_after_the_down_count_a_timer_gone():
     assert processor_reached(CRASHED_AFTER_A_COMMIT, _committed_then_crashed(*registered)) == []
 
 
-def test_a_query_that_never_went_down_reaches_no_case_across_a_restart():
-    """Steps after a trigger that did not crash are no restart: a timer fired in batch 1 fired while the query
-    ran on."""
-    up = history(
+def _second_action(action: tuple) -> tuple[History, dict]:
+    """Three batches, the second after `action` (a trigger, or a restart that runs batch 1 before its step is
+    observed), E(1) = 25 s; the state after them holds a timer at 20 s registered in batch 0 only."""
+    h = history(
         ("query", {"trigger": "processingTime"}),
         produce("r0", 12 * S),
         TRIGGER,
         produce("r1", 30 * S),
-        TRIGGER,
+        action,
         produce("r2", 40 * S),
         TRIGGER,
     )
-    obs = {}
-    obs.update(trial_step(2, [(0, 1)], [0], [(0, 0)], []))
-    obs.update(trial_step(4, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 25 * S)], []))
+    runs = (0, 1) if action == RESTART else (0,)
+    obs = trial_step(2, [(0, 1)], [0], [(0, 0)], [])
+    obs.update(trial_step(4, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 25 * S)], [], runs))
     marks = [(0, 0), (1, 25 * S), (2, 35 * S)]
     for step in (6, 7):
-        obs.update(trial_step(step, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, []))
+        obs.update(trial_step(step, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, [], runs))
     count = [(b, 0, "count", '{"key":"a"}', str(b)) for b in (1, 2)]
     obs[(7, "processor_state")] = frozenset({(0, 0, "$timers", '{"key":"a"}', 20 * S), *count})
-    assert processor_reached(up, obs) == []
+    return h, obs
+
+
+def test_a_query_that_never_went_down_reaches_no_case_across_a_restart():
+    """Steps after a trigger that did not crash are no restart: the timer fired in batch 1 while the query
+    ran on."""
+    assert processor_reached(*_second_action(TRIGGER)) == []
 
 
 def test_a_plain_restart_reads_the_state_committed_before_it():
-    """The query stopped after batch 0; the restart ran batch 1 before its step was observed: a timer batch 0
+    """The query stopped after batch 0; the restart ran batch 1 before its step was observed: the timer batch 0
     held and batch 1 fired (due by E(1) = 25 s) fired after the restart, though the restart's own step
     committed batch 1."""
-    restarted = history(
-        ("query", {"trigger": "processingTime"}),
-        produce("r0", 12 * S),
-        TRIGGER,
-        produce("r1", 30 * S),
-        RESTART,
-        produce("r2", 40 * S),
-        TRIGGER,
-    )
-    obs = {}
-    obs.update(trial_step(2, [(0, 1)], [0], [(0, 0)], []))
-    obs.update(trial_step(4, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 25 * S)], [], (0, 1)))
-    marks = [(0, 0), (1, 25 * S), (2, 35 * S)]
-    for step in (6, 7):
-        obs.update(trial_step(step, [(0, 1), (1, 2), (2, 3)], [0, 1, 2], marks, [], (0, 1)))
-    count = [(b, 0, "count", '{"key":"a"}', str(b)) for b in (1, 2)]
-    obs[(7, "processor_state")] = frozenset({(0, 0, "$timers", '{"key":"a"}', 20 * S), *count})
-    assert processor_reached(restarted, obs) == [TIMER_AFTER_RESTART]
+    assert processor_reached(*_second_action(RESTART)) == [TIMER_AFTER_RESTART]
 
 
 def test_the_reference_produces_each_record_as_the_trial_read_it_and_skips_batches_without_records():
