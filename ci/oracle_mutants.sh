@@ -21,6 +21,7 @@ tests=(
     tests/test_stateful_rows.py tests/test_reached.py tests/test_suite_streaming.py tests/test_streaming_job.py
     tests/test_checkpoint_stateful.py tests/test_checkpoint_file_sink.py tests/test_state_laws.py
     tests/test_suite_ttl_spark_state.py tests/test_oracle_verdicts.py tests/test_committed.py tests/test_join_reached.py
+    tests/test_join_rows.py
 )
 targets=()
 doctests=()
