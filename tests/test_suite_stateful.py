@@ -239,8 +239,15 @@ def test_a_late_record_is_counted_from_the_watermark_spark_journaled_not_from_th
         3, [(0, 1), (1, 1), (2, 2)], [0, 1, 2], [(0, 0), (1, 34 * S), (2, 34 * S)], []
     )
     assert stateful.LATE in reached(plan, h, journaled, stateful.CRASHES)  # [20 s, 30 s) ends below L(2)
+    assert not [
+        e for e in reached(plan, h, journaled, stateful.CRASHES) if "trigger" in e
+    ]  # settings: no case
     behind = first | trial_step(3, [(0, 1), (1, 1), (2, 2)], [0, 1, 2], [(0, 0), (1, 0), (2, 0)], [])
     assert stateful.LATE not in reached(plan, h, behind, stateful.CRASHES)  # no watermark journaled: none
+    # a count deduplicates nothing: a record 0.5 s after another, within the delay, is no duplicate dropped
+    close = history(produce("r0", 35 * S), TRIGGER, produce("r1", 35_500), TRIGGER)
+    logged = first | trial_step(3, [(0, 1), (1, 2)], [0, 1], [(0, 0), (1, 34 * S)], [])
+    assert stateful.DUPLICATE not in reached(plan, close, logged, stateful.CRASHES)
 
 
 def test_state_bounded_fails_a_key_without_event_time_and_complete_windows_do_not_apply_to_update_mode():
