@@ -906,3 +906,16 @@ def test_a_row_shows_a_window_as_its_span_and_any_other_tuple_as_it_is():
 def test_a_histories_first_batch_is_its_first_trigger_or_restart():
     assert stateful._first_batch_step(history(produce("r0", S), produce("r1", S), RESTART, TRIGGER)) == 2
     assert stateful._first_batch_step(history(produce("r0", S))) == 1
+
+
+def test_a_wave_of_trials_carries_the_hard_cases_each_trial_observed():
+    """`check_in_waves` without a `reach` of its own counts the stateful cases and the processor's."""
+
+    class Observing(Impl):
+        def observe_stateful(self, domain, histories):
+            return [good for _ in histories]
+
+    good = trial_step(1, [(0, 1)], [0], [(0, 0)], [(window_row(10 * S, 1), 1)])
+    impl = Observing(UPDATE, {FRAME: {window_row(10 * S, 1): 1}})
+    [outcome] = list(stateful.check_in_waves(stateful.exactly_once)(impl, [ONE]))
+    assert outcome.ok and outcome.reached == tuple(reached(UPDATE, ONE, good, stateful.CRASHES))
