@@ -449,3 +449,14 @@ def test_only_the_crash_after_the_offsets_is_drawn_with_a_compaction_while_the_q
         for point in ("before_offsets", "after_offsets", "after_sink")
     }
     assert compacts == {"before_offsets": False, "after_offsets": True, "after_sink": False}
+
+
+def test_all_laws_of_a_processor_fails_a_trial_with_the_first_judge_that_fails_it():
+    """`crash_invisible` holds, and the upstream committed offsets no commit made durable: that law's failure
+    is the verdict."""
+    impl = Impl({reference_of("partitioned", BATCHES).key: {(6, "job_rows"): frozenset({(_row("a", 2), 1)})}})
+    obs = _crashed_observation([(_row("a", 2), 1)])
+    assert stateful.all_laws(impl, [CRASHED], [obs])[0].ok
+    obs[(7, "upstream")] = frozenset({("committed", ((0, 0, 9), (1, 2147483647, 0)))})
+    [outcome] = stateful.all_laws(impl, [CRASHED], [obs])
+    assert not outcome.ok and "is beyond the durable frontier" in outcome.message, outcome.message

@@ -919,3 +919,26 @@ def test_a_wave_of_trials_carries_the_hard_cases_each_trial_observed():
     impl = Observing(UPDATE, {FRAME: {window_row(10 * S, 1): 1}})
     [outcome] = list(stateful.check_in_waves(stateful.exactly_once)(impl, [ONE]))
     assert outcome.ok and outcome.reached == tuple(reached(UPDATE, ONE, good, stateful.CRASHES))
+
+
+def test_all_laws_fails_a_trial_with_the_first_judge_that_fails_it():
+    """`exactly_once` holds on the trial, and no state was read: `state_bounded`'s failure is the verdict."""
+    good = {}
+    for n in (1, 2):  # after the trigger, and the final step
+        good |= trial_step(n, [(0, 1)], [0], [(0, 0)], [(window_row(10 * S, 1), 1)])
+    [outcome] = stateful.all_laws(Impl(UPDATE, {FRAME: {window_row(10 * S, 1): 1}}), [ONE], [good])
+    assert not outcome.ok and outcome.message.startswith("no state was read after batches [0]"), (
+        outcome.message
+    )
+
+
+def test_a_prefix_requires_a_record_dropped_ahead_only_when_it_filters_before_a_watermark():
+    assert stateful.FILTERED_AHEAD in stateful.required_events(FILTERED)
+    assert stateful.FILTERED in stateful.required_events(attrs.evolve(UPDATE, prefix="operator"))
+    assert stateful.FILTERED_AHEAD not in stateful.required_events(attrs.evolve(UPDATE, prefix="operator"))
+
+
+def test_the_suite_scales_to_a_jobs_plan_only_when_it_differs():
+    assert SUITE.for_implementation(Impl(SUITE.plan)) is SUITE
+    assert SUITE.for_implementation(object()) is SUITE  # no plan: the registered suite
+    assert SUITE.for_implementation(Impl(FILTERED)).plan == FILTERED
