@@ -101,3 +101,25 @@ def test_a_joins_first_batch_is_its_first_trigger_and_a_trial_it_could_not_read_
     uncommitted = step(FINAL, [2, 4, 5], [0, 1], MARKS, [])  # batch 2 logged, never committed, at the end
     [outcome] = join.state_bounded(Impl(INNER), [PAIRED], [uncommitted])
     assert not outcome.ok and "records never processed" in outcome.message, outcome.message
+
+
+def test_a_join_has_its_own_judges_and_the_stateful_suites_laws_once_each():
+    assert [p.name for p in join.properties(INNER)] == [
+        "exactly_once",
+        "lateness_kept",
+        "state_bounded",
+        "offset_log_is_remap",
+        "bounded_input_reliance",
+        "laws_under_sigkill",
+    ]
+
+
+def test_all_laws_of_a_join_fails_a_trial_with_the_first_judge_that_fails_it():
+    """The pair is right and the offset log a remap, but no state of the join was read: `state_bounded` says so."""
+    rows = step(8, [2, 4, 5], [0, 1, 2], MARKS, PAIRED_ROWS) | step(
+        FINAL, [2, 4, 5], [0, 1, 2], MARKS, PAIRED_ROWS
+    )
+    [outcome] = join.all_laws(Impl(INNER), [PAIRED], [rows])
+    assert not outcome.ok and outcome.message.startswith(
+        "no state of the join's left side was read after batch 0"
+    )
