@@ -4,6 +4,8 @@ frame, run as a batch job, must hold a group at most once)."""
 
 from __future__ import annotations
 
+import pytest
+
 from frontier_harness.model.event_time.stateful import Batch, Record, StatefulPlan, Watermarks, Window
 from frontier_harness.properties.checks.event_time.oracles.stateful_rows import (
     Part,
@@ -64,3 +66,33 @@ def test_an_unjudged_part_reads_no_frame():
     judged, unjudged = (("a", 1, "x", 0, 0),), (("a", 2, "y", 0, 1),)
     parts = [Part((Pick(judged),), "judged"), Part((Pick(unjudged),), "not judged", unjudged=True)]
     assert frames_of(parts) == [judged]
+
+
+def test_a_chain_enumerates_up_to_256_choices_among_duplicates_and_names_the_first_undecided_group_beyond():
+    """Each group of two records with one `data` and different event times in one batch: Spark passes on
+    either. Eight groups make 256 inputs to judge; nine, 512, are more than the suite enumerates, and the
+    first group with a choice is named (x0 has one record: no choice)."""
+    from frontier_harness.model.errors import UndecidedChoice
+    from frontier_harness.model.event_time.stateful import Deduplication
+    from frontier_harness.properties.checks.event_time.oracles.stateful_rows import Step, inputs
+
+    plan = StatefulPlan(
+        "aggregation",
+        (5,),
+        Window(10),
+        (),
+        "append",
+        None,
+        Deduplication("dropDuplicatesWithinWatermark", ("data",)),
+    )
+
+    def groups(n: int) -> Step:
+        records = [
+            Record("a", t, f"x{g}", 0, 2 * g + t - 3) for g in range(n + 1) for t in (3, 4) if g or t == 3
+        ]
+        return Step(1, (Batch(0, tuple(records)),), frozenset({0}), Watermarks((0,), 0))
+
+    assert len(inputs(plan, groups(8))) == 256
+    with pytest.raises(UndecidedChoice) as raised:
+        inputs(plan, groups(9))
+    assert (raised.value.group, raised.value.candidates) == (("x1",), ["x1", "x1"])
