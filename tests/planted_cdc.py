@@ -29,15 +29,20 @@ class EagerReader(CdcStreamReader):
 
 class CuttingReader(CdcStreamReader):
     """Bug: a batch holds at most `ROWS_PER_BATCH` row changes, cut wherever that falls: a transaction's
-    last change closes at its commit end LSN, any other at its own LSN, so a batch cut inside a large
-    transaction ends at a change's LSN, and the reader keeps the changes closing in its range."""
+    last change closes at its commit end LSN, any other just past its own LSN, so a batch cut inside a
+    large transaction ends where no transaction does, and the reader keeps the changes closing in its range.
+
+    Just past, not at: a transaction's first change can sit at the very LSN the slot starts from (nothing
+    else wrote WAL between), and one closing there would fall before the stream's first batch. That is
+    a second bug, and one that shows only when no other WAL record came between (not on a busy server):
+    a replay on another machine would hold."""
 
     def _pieces(self, start: int) -> list[tuple[int, tuple]]:
         def pieces(conn: Any) -> list[tuple[int, tuple]]:
             found = []
             for t in self.peek(conn, None):
                 for c in t.changes:
-                    closing = t.end_lsn if c.seq == len(t.changes) - 1 else c.lsn
+                    closing = t.end_lsn if c.seq == len(t.changes) - 1 else c.lsn + 1
                     if closing > start and t.end_lsn > start:
                         found.append(
                             (closing, (t.end_lsn, t.xid, c.seq, c.op, c.relation, c.before, c.after))

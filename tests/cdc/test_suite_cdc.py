@@ -60,7 +60,7 @@ PLANTED = [
     pytest.param(
         "batch_ends_inside_a_transaction",
         "remap_atomic",
-        "where no transaction ends",
+        ("where no transaction ends",),
         id="cut",
         marks=pytest.mark.slow,
     ),
@@ -68,7 +68,7 @@ PLANTED = [
     pytest.param(
         "slot_advanced_at_read",
         "bounded_input_reliance",
-        "is past the durable end",
+        ("is past the durable end",),
         id="eager",
         marks=pytest.mark.slow,
     ),
