@@ -95,13 +95,18 @@ class MemoryQuery:
         return self
 
     def feed(self, *rows: Row) -> None:
+        """Adds `rows` and waits until the query processed them (and any batch without data due after)."""
+        self.offer(*rows)
+        self.fed.append(list(rows))
+        self.query.processAllAvailable()
+
+    def offer(self, *rows: Row) -> None:
+        """Adds `rows` to the stream, whether a query runs or not."""
         jvm = self.session._jvm
         lines = jvm.java.util.ArrayList()
         for side, key, t, data in rows:
             lines.add(f"{side},{key},{t},{data}")
         self.stream.addData(jvm.scala.jdk.javaapi.CollectionConverters.asScala(lines).toSeq())
-        self.fed.append(list(rows))
-        self.query.processAllAvailable()
 
     def stop(self) -> None:
         self.query.stop()

@@ -1,4 +1,5 @@
-"""When a user's processor's event-time timer fires, in Spark's micro-batches.
+"""When a user's processor's timer fires, in Spark's micro-batches: by each batch's eviction watermark E(N) in
+event-time mode, by its timestamp T(N) in processing-time mode.
 
 Spark 4.3's `transformWithState...` in event-time mode hands each batch its input rows first, then the
 timers its eviction watermark has reached, and deletes each timer after its handler ran. Pinned against real
@@ -14,6 +15,19 @@ queries by `tests/test_spark_stateful_operators.py`
 - **A timer set while batch N's timers fire (`handleExpiredTimer`) waits for batch N+1**, even at or below
   E(N): the timers a batch fires are the ones registered before they began to fire. Spark plans no batch for
   it, so it stays registered, expired, until the next batch runs (new data, or the watermark moving).
+
+A processing-time timer (`timeMode` "ProcessingTime") follows the same rules with the batch's timestamp T(N)
+(`batchTimestampMs`, journaled in `offsets/N`, and handed to the processor as `getCurrentProcessingTimeInMs`)
+in place of E(N), pinned by `tests/test_spark_processing_time.py`
+(`test_a_processing_time_timer_at_the_batch_timestamp_fires_in_its_batch_one_a_millisecond_later_after_it`,
+`test_a_batch_run_again_after_a_crash_runs_at_the_batch_timestamp_it_journaled`):
+
+- **A timer at `t` has expired in batch N when `t <= T(N)`**: one a handler sets at T(N) itself fires in batch
+  N, one a millisecond later in the first later batch whose T reaches it. Spark runs a batch on every
+  trigger for a processing-time processor, data or none, so that batch may hold no record (and such a
+  query never has nothing left to do: `processAllAvailable` does not return).
+- **A batch Spark runs again after a crash runs at the T(N) it journaled**, not at the clock of the restart:
+  the timers that fired in its first run fire in the re-run, and no other.
 
 A group's event-time timeout (`applyInPandasWithState`, `(flat)MapGroupsWithState`:
 `FlatMapGroupsWithStateExec`) follows other rules, pinned by
@@ -34,6 +48,11 @@ A group's event-time timeout (`applyInPandasWithState`, `(flat)MapGroupsWithStat
 (2, 3)
 >>> times_out_in(20_000, {0: 0, 1: 20_000, 2: 20_001}, set_in=0)
 2
+
+A processing-time timer set in batch 0 a millisecond after T(0) = 1000 ms, by each batch's T:
+
+>>> fires_in(1_001, {0: 1_000, 1: 1_000, 2: 1_101}, registered_in=0)
+2
 """
 
 from __future__ import annotations
@@ -41,23 +60,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
-def expired(timer_ms: int, eviction_ms: int) -> bool:
-    """Whether a timer at `timer_ms` has expired at the eviction watermark `eviction_ms` (at or past it)."""
-    return timer_ms <= eviction_ms
+def expired(timer_ms: int, clock_ms: int) -> bool:
+    """Whether a timer at `timer_ms` has expired at a batch's clock `clock_ms` (E(N) or T(N): at or past it)."""
+    return timer_ms <= clock_ms
 
 
 def fires_in(
-    timer_ms: int, eviction: Mapping[int, int], registered_in: int, by_timer: bool = False
+    timer_ms: int, clock: Mapping[int, int], registered_in: int, by_timer: bool = False
 ) -> int | None:
-    """The batch a timer set in batch `registered_in` fires in, from each batch's eviction watermark
-    (`eviction`: E(N) by batch): the first from `registered_in` on (after it, when the timer was set
-    `by_timer`, while that batch's timers fired) whose E reaches it; None when none does.
+    """The batch a timer set in batch `registered_in` fires in, from each batch's clock (`clock` by batch:
+    E(N) for an event-time timer, T(N) for a processing-time one): the first from `registered_in` on (after
+    it, when the timer was set `by_timer`, while that batch's timers fired) whose clock reaches it; None when
+    none does.
 
     >>> fires_in(20_000, {0: 0, 1: 20_000}, registered_in=0, by_timer=True), fires_in(20_000, {0: 0}, registered_in=0)
     (1, None)
     """
     first = registered_in + 1 if by_timer else registered_in
-    return next((b for b, mark in sorted(eviction.items()) if b >= first and expired(timer_ms, mark)), None)
+    return next((b for b, now in sorted(clock.items()) if b >= first and expired(timer_ms, now)), None)
 
 
 def timed_out(timeout_ms: int, eviction_ms: int) -> bool:
