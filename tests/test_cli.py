@@ -10,6 +10,7 @@ import pytest
 
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.engine import counterexample
 
 
 def test_list_names_every_suite(capsys):
@@ -83,7 +84,13 @@ def test_planted_failure_exits_1_and_writes_a_replayable_file(tmp_path, capsys):
     files = list(out.glob("*.itf.json"))
     assert len(files) == 1 and "<failure" in (tmp_path / "j.xml").read_text()
     assert main(["replay", str(files[0])]) == 1
+    capsys.readouterr()
     assert main(["replay", str(files[0]), "--impl", "model"]) == 0
+    found = counterexample.read(files[0])
+    held = " ".join(capsys.readouterr().out.split())
+    assert (
+        "holds now" in held and f"when it was found ({found.impl}): {' '.join(found.message.split())}" in held
+    )
 
 
 def test_missing_java_is_infrastructure_exit_3(tmp_path):

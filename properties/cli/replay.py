@@ -53,6 +53,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
         out.print(f"drawn to {drawn}" if drawn else no_plot_message(cx), markup=False)
     if outcome.ok:
         out.print("[green]holds now[/]: the counterexample no longer reproduces")
+        if cx.message:  # what it failed with, so a failure that depends on timing or on the machine is seen
+            out.print(f"when it was found ({cx.impl}): {cx.message}", markup=False, soft_wrap=True)
         return ExitCode.HELD
     out.print(f"[red]still fails[/]: {outcome.message}", soft_wrap=True)
     return ExitCode.FAILED
