@@ -36,11 +36,16 @@ def row(key: str, t: int, data: str) -> Row:
     return ("", key, t, data)
 
 
-def journaled_watermarks(checkpoint: Path) -> dict[int, int]:
-    """E(N): `batchWatermarkMs` of each `offsets/N` of a checkpoint."""
+def journaled(checkpoint: Path, field: str) -> dict[int, int]:
+    """`field` of the metadata each `offsets/N` of a checkpoint journaled, by batch."""
     files = (checkpoint / "offsets").iterdir()
     found = {int(f.name): json.loads(f.read_text().splitlines()[1]) for f in files if f.name.isdigit()}
-    return {b: meta["batchWatermarkMs"] for b, meta in sorted(found.items())}
+    return {b: meta[field] for b, meta in sorted(found.items())}
+
+
+def journaled_watermarks(checkpoint: Path) -> dict[int, int]:
+    """E(N): `batchWatermarkMs` of each `offsets/N` of a checkpoint."""
+    return journaled(checkpoint, "batchWatermarkMs")
 
 
 def _hashable(value: Any) -> Any:

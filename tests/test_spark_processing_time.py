@@ -1,13 +1,14 @@
 """A user's processor in processing-time mode, pinned against real queries on the PySpark we run: when its
-timers fire by each batch's timestamp T(N) (`batchTimestampMs`, journaled in `offsets/N`), and that a batch
-Spark runs again after a crash runs at the T(N) it journaled (`model/event_time/timers.py`).
+timers fire by each batch's timestamp T(N) (`batchTimestampMs`, journaled in `offsets/N`), that a batch
+Spark runs again after a crash runs at the T(N) it journaled (`model/event_time/timers.py`), and that a
+`trigger(once=True)` start runs a pending batch alone, at that T(N): what a reference run at a crashed trial's
+own clock would rest on (docs/streaming.md, "A user's own processor").
 
 The clock is the wall clock, so a boundary is reached by reading it, not by setting it: a timer registered at
 the batch's own timestamp (`getCurrentProcessingTimeInMs`) and one a millisecond after it."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,7 @@ from pyspark.sql.streaming.stateful_processor import (
 from frontier_harness.model.event_time.timers import fires_in
 from frontier_harness.spark_impl.streaming.query import PROVIDER
 from frontier_harness.spark_impl.ttl.state.query import ROCKSDB
-from tests.memory_query import MemoryQuery, row
+from tests.memory_query import MemoryQuery, journaled, row
 
 pytestmark = pytest.mark.spark
 SCHEMA = "key string, due long, now long"
@@ -33,14 +34,12 @@ SCHEMA = "key string, due long, now long"
 
 def batch_timestamps(checkpoint: Path) -> dict[int, int]:
     """T(N): `batchTimestampMs` of each `offsets/N` of a checkpoint."""
-    files = (checkpoint / "offsets").iterdir()
-    found = {int(f.name): json.loads(f.read_text().splitlines()[1]) for f in files if f.name.isdigit()}
-    return {b: meta["batchTimestampMs"] for b, meta in sorted(found.items())}
+    return journaled(checkpoint, "batchTimestampMs")
 
 
 class TimerAtItsOwnBatch(StatefulProcessor):
     """On a key's first record, registers a processing-time timer at the batch's own timestamp plus the
-    milliseconds its key names (`"+0"`, `"+1"`); emits `(key, due, now)` when it fires, `now` the batch
+    milliseconds its key names (`"0"`, `"1"`); emits `(key, due, now)` when it fires, `now` the batch
     timestamp Spark hands the handler then."""
 
     def init(self, handle: StatefulProcessorHandle) -> None:
