@@ -69,9 +69,10 @@ def mapping(path: Path) -> list[str]:
 def archive_path() -> Path:
     """`$XDG_CACHE_HOME/frontier-harness/` (else `~/.cache/...`): one archive per PySpark install and Java.
 
-    A JVM maps an archive only with the class path it was dumped with, so two virtualenvs holding the
-    same PySpark version at two paths need two archives (keyed by version alone, the second venv's
-    JVMs silently started without one).
+    A JVM maps an archive only with the class path it was dumped with, each jar as it was then (its
+    size and modification time), so two virtualenvs holding the same PySpark version at two paths need
+    two archives (keyed by version alone, the second venv's JVMs silently started without one), and so
+    does a virtualenv made again at the same path (keyed by path alone, its JVMs refused the archive).
     """
     import pyspark
 
@@ -82,7 +83,10 @@ def archive_path() -> Path:
     real = Path(java or "java").resolve()
     stamp = real.stat().st_mtime_ns if real.exists() else 0  # a Java updated in place is another Java
     install = Path(pyspark.__file__).resolve().parent
-    java_id = hashlib.sha256(f"{real}:{stamp}:{install}".encode()).hexdigest()[:12]
+    jars = ";".join(
+        f"{j.name}:{j.stat().st_size}:{j.stat().st_mtime_ns}" for j in sorted(install.glob("jars/*.jar"))
+    )
+    java_id = hashlib.sha256(f"{real}:{stamp}:{install}:{jars}".encode()).hexdigest()[:12]
     return cache / f"spark-{pyspark.__version__}-java-{java_id}.jsa"
 
 

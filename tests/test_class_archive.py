@@ -42,6 +42,22 @@ def test_two_installs_of_one_pyspark_version_get_two_archives(monkeypatch, tmp_p
     assert class_archive.archive_path().name.startswith(f"spark-{pyspark.__version__}-")
 
 
+def test_a_pyspark_installed_again_at_the_same_path_gets_another_archive(monkeypatch, tmp_path):
+    """A virtualenv made again where it was: the same PySpark path, its jars written anew. The JVM refuses an
+    archive dumped with the old jars ("A jar file is not the one used while building the shared archive
+    file"), so the new jars need their own."""
+    import pyspark
+
+    jar = tmp_path / "venv" / "pyspark" / "jars" / "spark-core.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"install one")
+    monkeypatch.setattr(pyspark, "__file__", str(jar.parent.parent / "__init__.py"))
+    first = class_archive.archive_path()
+    jar.write_bytes(b"install two")
+    os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 1_000_000_000))
+    assert class_archive.archive_path() != first
+
+
 def test_without_an_archive_one_builder_starts_and_the_jvm_starts_without_it(tmp_path, started):
     archive = tmp_path / "cache" / "spark.jsa"
     assert class_archive.java_options(archive) == []
