@@ -32,6 +32,15 @@ pytestmark = pytest.mark.spark
 SCHEMA = "key string, due long, now long"
 
 
+@pytest.fixture(autouse=True)
+def _queries_stopped(spark_session: Any) -> Iterator[None]:
+    """Every query a test started is stopped after it, also when it failed: a processing-time processor's
+    query runs a batch on every trigger until stopped, for the rest of the worker's session."""
+    yield
+    for query in spark_session.streams.active:
+        query.stop()
+
+
 def batch_timestamps(checkpoint: Path) -> dict[int, int]:
     """T(N): `batchTimestampMs` of each `offsets/N` of a checkpoint."""
     return journaled(checkpoint, "batchTimestampMs")
@@ -197,7 +206,7 @@ def test_a_trigger_once_start_on_a_pending_batch_runs_that_batch_alone_at_its_jo
     q, writer = _crashed_at_b(spark_session, tmp_path)
     q.offer(row("c", 0, "after the crash"))
     q.query = _start(q, writer, once=True)
-    q.query.awaitTermination(60)
+    assert q.query.awaitTermination(60), "a trigger(once=True) start did not end by itself"
     stamps = batch_timestamps(q.checkpoint)
     (first, rows), (again, rows_again) = writer.runs_of("b")
     assert again == first == max(stamps) and rows_again == rows, (writer.attempts, stamps)
