@@ -60,13 +60,15 @@ class CuttingReader(CdcStreamReader):
 
 
 class ChangeLsnReader(CdcStreamReader):
-    """Bug: the offset is the newest change's LSN, not its transaction's commit end LSN, and a batch reads
-    the changes whose own LSN falls in its range: a transaction that began before another committed loses
-    its first changes."""
+    """Bug: the offset is just past the newest change's LSN, not its transaction's commit end LSN, and a
+    batch reads the changes closing in its range: a batch ends where no transaction does.
+
+    Just past, not at, as `CuttingReader`: a change at the very LSN the slot starts from (a quiet server)
+    would otherwise never be read, a second bug that a replay on a busier server would not show."""
 
     def _changes(self, conn: Any) -> list[tuple[int, tuple]]:
         return [
-            (c.lsn, (t.end_lsn, t.xid, c.seq, c.op, c.relation, c.before, c.after))
+            (c.lsn + 1, (t.end_lsn, t.xid, c.seq, c.op, c.relation, c.before, c.after))
             for t in self.peek(conn, None)
             for c in t.changes
         ]
