@@ -2,7 +2,9 @@
 timers fire by each batch's timestamp T(N) (`batchTimestampMs`, journaled in `offsets/N`), that a batch
 Spark runs again after a crash runs at the T(N) it journaled (`model/event_time/timers.py`), and that a
 `trigger(once=True)` start runs a pending batch alone, at that T(N): what a reference run at a crashed trial's
-own clock would rest on (docs/streaming.md, "A user's own processor").
+own clock would rest on (docs/streaming.md, "A user's own processor"). An `availableNow` start of such a
+processor never ends, so trigger-once starts are the only runs whose batches a history decides; and Spark allows
+state TTL in processing-time mode only, so a processor with TTL is one of these.
 
 The clock is the wall clock, so a boundary is reached by reading it, not by setting it: a timer registered at
 the batch's own timestamp (`getCurrentProcessingTimeInMs`) and one a millisecond after it."""
@@ -212,3 +214,59 @@ def test_a_trigger_once_start_on_a_pending_batch_runs_that_batch_alone_at_its_jo
     assert again == first == max(stamps) and rows_again == rows, (writer.attempts, stamps)
     assert rows_again[0][2] == stamps[first] and not writer.runs_of("c"), (writer.attempts, stamps)
     assert (q.checkpoint / "commits" / str(first)).exists()
+
+
+def test_an_available_now_start_of_a_processing_time_processor_never_ends(spark_session, tmp_path):
+    """An `availableNow` start runs the records the source holds, then keeps planning batches without data: a
+    processing-time processor always wants another batch, so the start never ends by itself. Only a
+    `trigger(once=True)` start (one batch) ends: the one trigger a trial of such a processor can run under."""
+    q, writer = MemoryQuery(spark_session, tmp_path, _processed(TimerAtItsOwnBatch())), CrashOnce("none")
+    q.offer(row("0", 0, "the only record"))
+    q.query = _start(q, writer, availableNow=True)
+    until(lambda: max(batch_timestamps(q.checkpoint), default=0) >= 10, "ten batches after the first ran")
+    assert q.query.isActive, q.query.exception()
+    q.stop()
+    assert [b for b, _ in writer.attempts] == [0], writer.attempts
+    assert not any(moved(q.checkpoint, b) for b in batch_timestamps(q.checkpoint) if b > 0)
+
+
+class CountsWithTtl(StatefulProcessor):
+    """A key's record count in a value state with a TTL of an hour."""
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.count = handle.getValueState("count", "n long", 3_600_000)
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: TimerValues) -> Iterator[Any]:
+        import pandas as pd
+
+        n = (self.count.get()[0] if self.count.exists() else 0) + sum(len(frame) for frame in rows)
+        self.count.update((n,))
+        yield pd.DataFrame({"key": [key[0]], "due": [0], "now": [n]})
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+@pytest.mark.parametrize("time_mode", ["None", "EventTime", "ProcessingTime"])
+def test_state_with_a_ttl_is_refused_by_spark_unless_the_processor_runs_in_processing_time(
+    spark_session, tmp_path, time_mode
+):
+    """State TTL counts from the batch clock T(N): Spark refuses a state variable with a TTL, when the
+    processor's `init` declares it, in a processor whose time mode is not `ProcessingTime`, and runs it in one
+    that is. So a processor with state TTL is a processing-time processor, refused by the stateful suite with
+    those (`stateful_plan._time_mode`)."""
+
+    def transform(rows: DataFrame) -> DataFrame:
+        timed = rows.withWatermark("event_time", "1 second") if time_mode == "EventTime" else rows
+        return timed.groupBy("key").transformWithStateInPandas(CountsWithTtl(), SCHEMA, "Append", time_mode)
+
+    q, writer = MemoryQuery(spark_session, tmp_path, transform), CrashOnce("none")
+    q.offer(row("a", 0, "a record"))
+    q.query = _start(q, writer)
+    if time_mode == "ProcessingTime":
+        until(lambda: writer.attempts, "the record's count was written")
+        assert writer.attempts[0][1] == [("a", 0, 1)], writer.attempts
+        return
+    until(lambda: not q.query.isActive, "the query failed")
+    assert "STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_TO_ASSIGN_TTL" in str(q.query.exception())
+    assert not writer.attempts, writer.attempts

@@ -88,6 +88,7 @@ REFUSALS = [
     ("session_dropped", "a session_window aggregation's output must keep its session_window column"),
     ("processing_timeout", "a processor with processing-time timers (or timeouts) is not supported"),
     ("processing_time_timers", "a processor with processing-time timers (or timeouts) is not supported"),
+    ("state_ttl", "and so does state TTL, which Spark allows in that time mode only"),
     (
         "chained_processor",
         "a processor (transformWithStateInPandasExec) chained with other stateful operators",

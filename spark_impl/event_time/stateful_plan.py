@@ -22,7 +22,9 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
 - a user's processor (`transformWithStateInPandas`, `transformWithState` in Python, `applyInPandasWithState`:
   `PROCESSORS`), alone: `operator` is `processor`, `keys` its grouping columns, `time_mode` what its timers
   (or timeouts) fire by, read from the physical operator Spark runs (`_time_mode`); one with processing-time
-  timers is refused (they fire by the wall clock, which the harness's reference run cannot repeat);
+  timers is refused (they fire by the wall clock, which the harness's reference run cannot repeat), and with
+  it every processor with state TTL (Spark allows TTL in that time mode only, measured:
+  `tests/test_spark_processing_time.py`);
 - `output_mode` and `lateness` (ms) from the job's attributes (`lateness` defaults to the delay of the
   job's only `withWatermark`); `columns`, transform's output columns;
 - `prefix`: where the job filters its records before its first stateful operator (a `Prefix`: under its
@@ -242,8 +244,8 @@ def _processor(spec: str, out: Any) -> dict:
         raise JobContractError(
             spec,
             "a processor with processing-time timers (or timeouts) is not supported: they fire by the wall "
-            "clock, which the harness's run of the same batches without a crash cannot repeat "
-            "(use timeMode='EventTime' or 'None')",
+            "clock, which the harness's run of the same batches without a crash cannot repeat, and so does state "
+            "TTL, which Spark allows in that time mode only (use timeMode='EventTime' or 'None', without TTL)",
         )
     return {PlanKey.KEYS: keys, PlanKey.TIME_MODE: time_mode}
 
