@@ -302,6 +302,44 @@ def test_a_processor_whose_timer_rows_are_appended_twice_after_a_crash_is_caught
 
 
 @pytest.mark.spark
+def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_caught(spark_session):
+    """`tests.jobs.processing_time`: a processor whose timers fire by the batch clock T(N), its count in a value
+    state with a TTL, runs under `once`, one batch a start. On the history that restarts between a timer's
+    registration and its firing, its run without a crash (each batch started from the trial's own
+    `offsets/N`, in starts that share their Python workers) equals the trial, whose rows hold T(N) + 1 ms, and
+    the timer is seen fired after the restart; the twin that counts in a Python dict differs from it."""
+    from frontier_harness.properties.adapters.job import load_job
+
+    outcomes = {}
+    for job in ("quiet_counts", "quiet_counts_in_memory"):
+        impl = load_job(f"tests.jobs.processing_time:{job}", stateful=True)
+        restarted = stateful.directed(impl.plan)[TIMER_AFTER_RESTART](RandomSource(0), "partitioned")
+        assert restarted.actions[0].args == {"trigger": "once"}
+        [outcomes[job]] = SUITE.under_job().property("crash_invisible").check(impl, [restarted])
+    held, caught = outcomes["quiet_counts"], outcomes["quiet_counts_in_memory"]
+    assert held.ok and TIMER_AFTER_RESTART in held.reached, (held.message, held.reached)
+    assert not caught.ok, caught.reached
+    assert "differs from the same processor's run over the same batches without a crash" in caught.message
+    assert "(count=0, " in caught.message and "held 1x, 0x without a crash" in caught.message, caught.message
+
+
+@pytest.mark.slow
+@pytest.mark.nightly  # 3 minutes: one start a batch, the reference's too (CI's 90 minutes: docs/claims.md)
+@pytest.mark.spark
+def test_a_processing_time_processor_counting_in_a_python_dict_is_caught_small_through_the_search(
+    spark_session,
+):
+    """`quiet_counts_in_memory`: through the suite's own search and shrinking, `crash_invisible` fails on a
+    short history under `once`, whose second start lost the count its first made."""
+    result, _ = _run("tests.jobs.processing_time:quiet_counts_in_memory", only="crash_invisible")
+    [failure] = [r.failure for r in result.results if r.failure is not None]
+    print(len(failure.history.actions), "actions:", failure.message, failure.history.actions)
+    assert "differs from the same processor's run over the same batches without a crash" in failure.message
+    assert failure.history.actions[0].args == {"trigger": "once"}, failure.history
+    assert len(failure.history.actions) <= 5, failure.history
+
+
+@pytest.mark.spark
 def test_a_processor_query_gets_the_rocksdb_provider_unless_the_session_names_its_own(spark_session):
     from frontier_harness.spark_impl.streaming import query
     from frontier_harness.spark_impl.streaming.event_source import NAME, EventSource
@@ -418,6 +456,24 @@ def test_the_reference_produces_each_record_as_the_trial_read_it_and_skips_batch
     ]
     gap = [BATCHES[0], Batch(1, ()), BATCHES[2]]  # Spark planned batch 1 with nothing
     assert held_at(reference_of("partitioned", gap), gap, frozenset({0, 1, 2})) == 4
+
+
+def test_a_once_trials_reference_runs_every_batch_from_the_offsets_the_trial_journaled():
+    """A processing-time processor's trial runs under `once`: its reference runs every batch, one without
+    records too, each from the trial's own `offsets/N` text, in starts that share their Python workers; it is
+    read after the trigger of the last committed batch, whether it held records or not."""
+    once = history(("query", {"trigger": "once"}), produce("r0", 12 * S), TRIGGER)
+    texts = {b.id: f'v1\n{{"batchTimestampMs":{b.id}}}\n{{}}' for b in BATCHES}
+    obs = {(len(once.actions), "offset_files"): frozenset(texts.items())}
+    assert reference_run.journaled_offsets(once, obs) == texts
+    assert reference_run.journaled_offsets(CRASHED, obs) is None  # a processing-time trial's: its own clock
+    reference = reference_of("partitioned", BATCHES, "once", texts)
+    assert reference.actions[0].args == {"trigger": "once", "continuous": True}
+    journaled = [(a.args["batch"], a.args["offsets"]) for a in reference.actions if a.name == "journal"]
+    assert journaled == sorted(texts.items())
+    assert [a.name for a in reference.actions[-2:]] == ["journal", "trigger"]  # batch 3, without records
+    assert held_at(reference, BATCHES, frozenset({0, 1, 2, 3})) == len(reference.actions) - 1
+    assert held_at(reference, BATCHES, frozenset({0})) == 3  # query, produce, journal, trigger
 
 
 def test_a_difference_names_at_most_six_keys_and_counts_the_rest():

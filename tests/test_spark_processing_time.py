@@ -253,8 +253,8 @@ def test_state_with_a_ttl_is_refused_by_spark_unless_the_processor_runs_in_proce
 ):
     """State TTL counts from the batch clock T(N): Spark refuses a state variable with a TTL, when the
     processor's `init` declares it, in a processor whose time mode is not `ProcessingTime`, and runs it in one
-    that is. So a processor with state TTL is a processing-time processor, refused by the stateful suite with
-    those (`stateful_plan._time_mode`)."""
+    that is. So a processor with state TTL is a processing-time processor, which the stateful suite runs one
+    batch a start (docs/streaming.md, "Processing-time timers and state TTL")."""
 
     def transform(rows: DataFrame) -> DataFrame:
         timed = rows.withWatermark("event_time", "1 second") if time_mode == "EventTime" else rows

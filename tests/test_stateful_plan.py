@@ -44,6 +44,10 @@ PLANS = [
     ("processor_counts", {"operator": "processor", "delays": [5000], "output_mode": "append", "lateness": 5000,
                           "columns": ["key", "due", "count"], "keys": ["key"], "window": None,
                           "window_column": None, "deduplication": None, "gap": None, "inner_window": None, "time_mode": "event_time"}),
+    ("quiet_counts", {"operator": "processor", "delays": [], "output_mode": "append", "lateness": None,
+                      "columns": ["key", "due", "count"], "keys": ["key"], "window": None,
+                      "window_column": None, "deduplication": None, "gap": None, "inner_window": None,
+                      "time_mode": "processing_time"}),
     ("running_counts", {"operator": "processor", "delays": [], "output_mode": "update", "lateness": None,
                         "columns": ["key", "count"], "keys": ["key"], "window": None,
                         "window_column": None, "deduplication": None, "gap": None, "inner_window": None, "time_mode": "none"}),
@@ -74,7 +78,11 @@ def processor_counts(directory: str):
 @pytest.mark.spark
 @pytest.mark.parametrize("job,plan", PLANS, ids=[p[0] for p in PLANS])
 def test_the_plan_of_a_job_as_a_user_writes_it(job, plan, spark_session):
-    make = processor_counts if job == "processor_counts" else getattr(stateful, job)
+    from tests.jobs.processing_time import quiet_counts
+
+    make = {"processor_counts": processor_counts, "quiet_counts": quiet_counts}.get(job) or getattr(
+        stateful, job
+    )
     assert stateful_plan(job, spark_session, make("/tmp/unused")) == {"prefix": None, **plan}
 
 
@@ -86,9 +94,10 @@ REFUSALS = [
         "an aggregation over another stateful operator is supported with a window only",
     ),
     ("session_dropped", "a session_window aggregation's output must keep its session_window column"),
-    ("processing_timeout", "a processor with processing-time timers (or timeouts) is not supported"),
-    ("processing_time_timers", "a processor with processing-time timers (or timeouts) is not supported"),
-    ("state_ttl", "and so does state TTL, which Spark allows in that time mode only"),
+    (
+        "processing_timeout",
+        "an applyInPandasWithState function with a processing-time timeout is not supported",
+    ),
     (
         "chained_processor",
         "a processor (transformWithStateInPandasExec) chained with other stateful operators",

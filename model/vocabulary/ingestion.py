@@ -45,7 +45,9 @@ class IngestionArg(Word):
     `checkpoint` or a `trigger` (a `Fault` or a `CrashPoint`); `compact_first` of a
     `checkpoint`; `trigger` and `sink` of a streaming `query` (a `Trigger`, a `Sink`);
     `kill` of a `trigger` (the crash SIGKILLs a separate driver process); `key` and `event_time`
-    of a stateful history's `produce`, and `side` (`left` or `right`) of a join's.
+    of a stateful history's `produce`, and `side` (`left` or `right`) of a join's; `batch` and `offsets`
+    (the text of `offsets/N`) of a reference run's `journal`; `continuous` of a reference run's `query` (its
+    starts share their Python workers, as one running query's batches do).
     """
 
     PARTITION = "partition"
@@ -58,6 +60,9 @@ class IngestionArg(Word):
     KEY = "key"
     EVENT_TIME = "event_time"
     SIDE = "side"
+    BATCH = "batch"
+    OFFSETS = "offsets"
+    CONTINUOUS = "continuous"
 
 
 class Fault(Word):

@@ -20,13 +20,15 @@ from frontier_harness.model.vocabulary import Word
 
 class StreamingAction(Word):
     """A step of a streaming history: `query(trigger, sink)` first, `produce(partition, data)`,
-    `trigger(fault?, kill?)`, `upstream_compact`, `restart`."""
+    `trigger(fault?, kill?)`, `upstream_compact`, `restart`; a reference run's `journal(batch, offsets)`
+    writes a batch's `offsets/N` text, as a trial's query journaled it, before the start that runs it."""
 
     QUERY = "query"
     PRODUCE = "produce"
     TRIGGER = "trigger"
     UPSTREAM_COMPACT = "upstream_compact"
     RESTART = "restart"
+    JOURNAL = "journal"
 
 
 class CrashPoint(Word):
@@ -39,10 +41,12 @@ class CrashPoint(Word):
 
 
 class Trigger(Word):
-    """How a streaming query runs: on a processing-time trigger, or once over what is available."""
+    """How a streaming query runs: on a processing-time trigger, once over what is available, or one batch a
+    start (`once`: a processing-time processor's, which always wants another batch)."""
 
     PROCESSING_TIME = "processingTime"
     AVAILABLE_NOW = "availableNow"
+    ONCE = "once"
 
 
 class Sink(Word):
@@ -92,6 +96,7 @@ class StreamingLabel(Word):
     JOIN_STATE = "join_state"
     PROCESSOR_STATE = "processor_state"
     PREFIX = "prefix"
+    OFFSET_FILES = "offset_files"
 
 
 class UpstreamRow(Word):

@@ -21,10 +21,10 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
   output's record columns;
 - a user's processor (`transformWithStateInPandas`, `transformWithState` in Python, `applyInPandasWithState`:
   `PROCESSORS`), alone: `operator` is `processor`, `keys` its grouping columns, `time_mode` what its timers
-  (or timeouts) fire by, read from the physical operator Spark runs (`_time_mode`); one with processing-time
-  timers is refused (they fire by the wall clock, which the harness's reference run cannot repeat), and with
-  it every processor with state TTL (Spark allows TTL in that time mode only, measured:
-  `tests/test_spark_processing_time.py`);
+  (or timeouts) fire by, read from the physical operator Spark runs (`_time_mode`): none, the watermark, or
+  the batch clock (a processor with state TTL is one of these: Spark allows TTL in that time mode only,
+  measured by `tests/test_spark_processing_time.py`); an `applyInPandasWithState` function with a
+  processing-time timeout is refused;
 - `output_mode` and `lateness` (ms) from the job's attributes (`lateness` defaults to the delay of the
   job's only `withWatermark`); `columns`, transform's output columns;
 - `prefix`: where the job filters its records before its first stateful operator (a `Prefix`: under its
@@ -33,7 +33,8 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
   (`frontier_harness.spark_impl.event_time.prefix`).
 
 Refused: complete mode, a `session_window` in update mode (Spark refuses it) or with a gap that is not
-a constant interval, a processor with processing-time timers, `(flat)MapGroupsWithState` and Scala's
+a constant interval, an `applyInPandasWithState` function with a processing-time timeout,
+`(flat)MapGroupsWithState` and Scala's
 `transformWithState`, chained stateful operators but a window aggregation over a deduplication or over a
 tumbling window aggregation (a roll-up: in append mode, its window over the inner's `window_time`),
 stream-stream joins, an append-mode
@@ -237,29 +238,30 @@ def _prefix(spec: str, session: Any, job: Any, out: Any, operator: str) -> str |
 
 
 def _processor(spec: str, out: Any) -> dict:
-    """A user's processor's keys (its grouping columns) and time mode (`_time_mode`), refused with
-    processing-time timers."""
-    keys, time_mode = _time_mode(out)
-    if time_mode == TimeMode.PROCESSING_TIME:
+    """A user's processor's keys (its grouping columns) and time mode (`_time_mode`); an
+    `applyInPandasWithState` function with a processing-time timeout is refused."""
+    keys, time_mode, group = _time_mode(out)
+    if time_mode == TimeMode.PROCESSING_TIME and group:
         raise JobContractError(
             spec,
-            "a processor with processing-time timers (or timeouts) is not supported: they fire by the wall "
-            "clock, which the harness's run of the same batches without a crash cannot repeat, and so does state "
-            "TTL, which Spark allows in that time mode only (use timeMode='EventTime' or 'None', without TTL)",
+            "an applyInPandasWithState function with a processing-time timeout is not supported: when such a "
+            "timeout fires is not measured here (use GroupStateTimeout.EventTimeTimeout, or a "
+            "transformWithStateInPandas processor in timeMode='ProcessingTime')",
         )
     return {PlanKey.KEYS: keys, PlanKey.TIME_MODE: time_mode}
 
 
-def _time_mode(out: Any) -> tuple[list[str], str]:
-    """The grouping columns of the processor Spark plans for `out`, and what its timers fire by
-    (`TIME_MODES`: `timeMode` of a `transformWithState...` operator, `timeoutConf` of
-    `applyInPandasWithState`'s)."""
+def _time_mode(out: Any) -> tuple[list[str], str, bool]:
+    """The grouping columns of the processor Spark plans for `out`, what its timers fire by (`TIME_MODES`:
+    `timeMode` of a `transformWithState...` operator, `timeoutConf` of `applyInPandasWithState`'s), and
+    whether it is an `applyInPandasWithState` function."""
     plan = out._jdf.queryExecution().queryExecutionForExplain().executedPlan()
     node = next(
         n for n in preorder(plan) if kind(n).startswith(("TransformWithState", "FlatMapGroupsInPandas"))
     )
-    mode = node.timeoutConf() if kind(node).startswith("FlatMapGroups") else node.timeMode()
-    return [a.name() for a in seq(node.groupingAttributes())], TIME_MODES[mode.toString()]
+    group = kind(node).startswith("FlatMapGroups")
+    mode = node.timeoutConf() if group else node.timeMode()
+    return [a.name() for a in seq(node.groupingAttributes())], TIME_MODES[mode.toString()], group
 
 
 def _sessions(spec: str, session: Any, output: Sequence[dict], mode: str) -> dict:

@@ -10,11 +10,13 @@ line's `frontier`. The harness judges these with its own reader
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 from frontier_harness.model.vocabulary.streaming import CheckpointLog, SourceOffsets
 
 SIDE = "side"  # the key a join's source adds to its offsets (`event_source.SIDE`)
+METADATA = "metadata"  # the checkpoint's query id, which Spark writes at a query's first start
 
 
 def _batches(directory: Path) -> list[Path]:
@@ -42,6 +44,30 @@ def side_offsets(checkpoint: Path) -> dict[int, dict[str, list]]:
         }
         for f in _batches(checkpoint / CheckpointLog.OFFSETS)
     }
+
+
+def offset_files(checkpoint: Path) -> dict[int, str]:
+    """Batch id -> the whole text of `offsets/N`, as Spark wrote it."""
+    return {int(f.name): f.read_text() for f in _batches(checkpoint / CheckpointLog.OFFSETS)}
+
+
+def journal(checkpoint: Path, batch: int, text: str) -> None:
+    """Writes `offsets/N` as another query journaled it, so that the next start of this one runs batch `N`
+    from those offsets, at that batch's timestamp and watermark (Spark re-runs a logged batch that has no
+    commit: `tests/test_spark_processing_time.py`), and the checkpoint's `metadata` (its query id) when it
+    has none: Spark refuses logs without it (`STREAMING_CHECKPOINT_MISSING_METADATA_FILE`).
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> journal(root, 0, 'v1\\n{"batchTimestampMs":5}\\n{}\\n')
+    >>> offset_files(root), sorted(json.loads((root / "metadata").read_text()))
+    ({0: 'v1\\n{"batchTimestampMs":5}\\n{}\\n'}, ['id'])
+    """
+    directory = checkpoint / CheckpointLog.OFFSETS
+    directory.mkdir(parents=True, exist_ok=True)
+    if not (checkpoint / METADATA).exists():
+        (checkpoint / METADATA).write_text(json.dumps({"id": str(uuid.uuid4())}) + "\n")
+    (directory / str(batch)).write_text(text)
 
 
 def offset_metadata(checkpoint: Path) -> dict[int, dict]:

@@ -123,7 +123,7 @@ def start(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached:
     server = jvm.org.apache.spark.api.python.Py4JServer(session.sparkContext._jsc.sc().conf())
     server.start()
     log = Path(tempfile.mkstemp(prefix="driver-", suffix=".log", dir=spec.root)[1])
-    start_id = uuid.uuid4().hex if spec.job else ""  # a user's job's Python runs in workers of its start
+    start_id = (spec.workers if spec.continuous else uuid.uuid4().hex) if spec.job else ""
     runners = warm_runner.launcher() if warm_runner.available() else None
     env = environment(
         {
@@ -148,7 +148,7 @@ def start(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached:
     except BaseException:
         server.shutdown()
         raise
-    attached = Attached(process, server, log, start_id)
+    attached = Attached(process, server, log, "" if spec.continuous else start_id)  # see `QuerySpec`
     started = attached._ask(json.dumps(spec_json(spec, source, writer)))
     if "refused" in started:
         attached.close()

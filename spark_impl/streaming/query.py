@@ -6,6 +6,7 @@ and in a killable driver process (`frontier_harness.spark_impl.streaming.killabl
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +20,14 @@ from frontier_harness.spark_impl.streaming.sinks import BatchWriter
 from frontier_harness.spark_impl.ttl.state.query import ROCKSDB
 
 TRIGGERS = tuple(Trigger)
-SINKS = tuple(Sink)  # `job`: a user's job (`frontier_harness.spark_impl.streaming.job`), under `--job`
 PROCESSING_TIME = "100 milliseconds"
+TRIGGER_OPTIONS: dict[str, dict[str, Any]] = {
+    Trigger.PROCESSING_TIME: {"processingTime": PROCESSING_TIME},
+    Trigger.AVAILABLE_NOW: {"availableNow": True},
+    Trigger.ONCE: {"once": True},
+}
+ENDING = (Trigger.AVAILABLE_NOW, Trigger.ONCE)  # a start under these ends by itself
+SINKS = tuple(Sink)  # `job`: a user's job (`frontier_harness.spark_impl.streaming.job`), under `--job`
 # A trial's checkpoint is on the local disk, where Hadoop's FileContext (Spark's default checkpoint manager)
 # runs `readlink` or `chmod` as a process for each file it touches (no native Hadoop library): 56,000 processes
 # in `check --suite streaming --profile ci`, most of its CPU. The FileSystem-based manager renames a
@@ -45,6 +52,12 @@ class QuerySpec:
     trigger: str = Trigger.PROCESSING_TIME
     sink: str = Sink.SHARD
     job: str | None = None  # a user's job, MODULE:FACTORY: its sink replaces the history's
+    continuous: bool = False  # the starts share their Python workers, as one running query's batches do
+
+    @property
+    def workers(self) -> str:
+        """The id the Python workers of a `continuous` query's starts share (`python_workers`)."""
+        return "run-" + hashlib.sha1(str(self.root).encode()).hexdigest()[:16]
 
     @property
     def log(self) -> Path:
@@ -93,12 +106,7 @@ def start_query(
         out = out.foreachBatch(writer(str(spec.sink_dir), str(spec.log)))
     else:
         out = out.format("parquet").option("path", str(spec.sink_dir))
-    out = (
-        out.trigger(availableNow=True)
-        if spec.trigger == Trigger.AVAILABLE_NOW
-        else out.trigger(processingTime=PROCESSING_TIME)
-    )
-    query = out.start()
+    query = out.trigger(**TRIGGER_OPTIONS[spec.trigger]).start()
     while query.isActive and query.status["message"] == "Initializing sources":
         time.sleep(0.05)
     return query
@@ -125,9 +133,10 @@ def _checkpoints_without_processes(session: Any) -> None:
 
 
 def drain(query: Any, trigger: str) -> None:
-    """Until everything the source offers is processed: an `availableNow` run ends by itself; a
-    `processingTime` query runs on. Raises `StreamingQueryException` if the query failed."""
-    if trigger == Trigger.AVAILABLE_NOW:
+    """Until everything the source offers is processed: an `availableNow` run ends by itself, as a `once`
+    start does after its one batch; a `processingTime` query runs on. Raises `StreamingQueryException` if the
+    query failed."""
+    if trigger in ENDING:
         query.awaitTermination()
     else:
         query.processAllAvailable()

@@ -106,10 +106,17 @@ from frontier_harness.spark_impl.spans import (
     WAIT,
     span,
 )
-from frontier_harness.spark_impl.streaming import checkpoint_files, driver, faults, killable, warm_runner
+from frontier_harness.spark_impl.streaming import (
+    checkpoint_files,
+    driver,
+    faults,
+    killable,
+    python_workers,
+    warm_runner,
+)
 from frontier_harness.spark_impl.streaming.event_source import EventSource
 from frontier_harness.spark_impl.streaming.job import BATCH_ID, JOIN_SIDES, make_job, read_rows, traceback_of
-from frontier_harness.spark_impl.streaming.query import QuerySpec, drain, start_query
+from frontier_harness.spark_impl.streaming.query import ENDING, QuerySpec, drain, start_query
 from frontier_harness.spark_impl.streaming.sinks import (
     BatchWriter,
     file_sink_contents,
@@ -184,7 +191,8 @@ class Trial:
         if action.name == StreamingAction.QUERY:
             sink = Sink.JOB if self.spec.job else args.get(IngestionArg.SINK, Sink.SHARD)
             trigger = args.get(IngestionArg.TRIGGER, Trigger.PROCESSING_TIME)
-            self.spec = QuerySpec(self.spec.root, trigger, sink, self.spec.job)
+            continuous = bool(args.get(IngestionArg.CONTINUOUS))
+            self.spec = QuerySpec(self.spec.root, trigger, sink, self.spec.job, continuous)
         elif action.name == StreamingAction.PRODUCE:
             self.pending.append((args[IngestionArg.PARTITION], self._record(args)))
         elif action.name == StreamingAction.UPSTREAM_COMPACT:
@@ -197,6 +205,10 @@ class Trial:
                 self.spec = attrs.evolve(self.spec, job=self.upgrade_to)
             self._restart()
             return True
+        elif action.name == StreamingAction.JOURNAL:
+            checkpoint_files.journal(
+                self.spec.checkpoint, args[IngestionArg.BATCH], args[IngestionArg.OFFSETS]
+            )
         else:
             raise ValueError(f"streaming history: unknown action {action.name!r}")
         return False
@@ -239,7 +251,7 @@ class Trial:
         """Starts the query from its checkpoint. An `availableNow` restart after a crash re-runs the
         batch whose offsets were logged and stops (observed with Spark 4: records that arrived while the
         query was down wait for the next run), so it runs once more, as a scheduled job would."""
-        self.again = self.crashed and self.spec.trigger == Trigger.AVAILABLE_NOW
+        self.again = self.crashed and self.spec.trigger in ENDING
         self.outcome = StepOutcome(None, checkpoint_files.commit_log(self.spec.checkpoint))
         self._stop()
         self._flush()
@@ -308,7 +320,7 @@ class Trial:
         with span(WAIT):
             failed = self.query.drain()
         if failed is None:
-            if self.spec.trigger == Trigger.AVAILABLE_NOW:
+            if self.spec.trigger in ENDING:
                 self._stop()  # the run has ended
             return
         self._stop()  # the query failed; its driver process goes
@@ -370,6 +382,10 @@ class Trial:
             observed[(step, StreamingLabel.DOWN)] = frozenset({(StreamingLabel.DOWN,)})
         if self.outcome.error:
             observed[(step, StreamingLabel.ERROR)] = frozenset({self.outcome.error})
+        if self.spec.trigger == Trigger.ONCE:  # what a reference run at this trial's clock journals
+            observed[(step, StreamingLabel.OFFSET_FILES)] = frozenset(
+                checkpoint_files.offset_files(self.spec.checkpoint).items()
+            )
         return observed
 
     def _event_time(self, step: int) -> dict:
@@ -392,6 +408,8 @@ class Trial:
         query, self.query = self.query, None
         if query is not None:
             query.close()
+        if self.spec.continuous and self.spec.job:
+            python_workers.end(self.spec.workers)
 
 
 class InProcess:

@@ -62,31 +62,6 @@ class RunningCount(StatefulProcessor):
         pass
 
 
-class ProcessingTimeTimers(_Refused):
-    """transformWithStateInPandas in processing-time mode: its timers fire by the wall clock."""
-
-    def transform(self, records: DataFrame) -> DataFrame:
-        return records.groupBy("key").transformWithStateInPandas(
-            RunningCount(), "key string, count long", "Update", "ProcessingTime"
-        )
-
-
-class CountWithTtl(RunningCount):
-    """A key's running count in a value state that expires an hour after its last update."""
-
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.count = handle.getValueState("count", "count long", 3_600_000)
-
-
-class StateTtl(_Refused):
-    """A processor whose state has a TTL: Spark allows one in processing-time mode only, its clock the wall's."""
-
-    def transform(self, records: DataFrame) -> DataFrame:
-        return records.groupBy("key").transformWithStateInPandas(
-            CountWithTtl(), "key string, count long", "Update", "ProcessingTime"
-        )
-
-
 class ChainedProcessor(_Refused):
     """A deduplication, then a processor: two stateful operators."""
 
@@ -189,14 +164,6 @@ def session_windows(directory: str) -> SessionWindows:
 
 def processing_timeout(directory: str) -> ProcessingTimeout:
     return ProcessingTimeout(directory)
-
-
-def processing_time_timers(directory: str) -> ProcessingTimeTimers:
-    return ProcessingTimeTimers(directory)
-
-
-def state_ttl(directory: str) -> StateTtl:
-    return StateTtl(directory)
 
 
 def chained_processor(directory: str) -> ChainedProcessor:

@@ -4,11 +4,12 @@ and map states and timers, read from the checkpoint; the batches before it hold 
 history it meant to run.
 
 - `TIMER_AFTER_RESTART`: a timer registered in the state the query had committed when it went down (a crash,
-  a SIGKILL, or a plain restart), gone from the state of a batch committed after it whose watermark
-  (`batchWatermarkMs`, the offset log's) had reached it: the timer fired (or the processor deleted it once
-  it was due) in a start of the query after the restart;
+  a SIGKILL, or a plain restart), gone from the state of a batch committed after it whose clock had reached
+  it (`clocks`, the offset log's: `batchWatermarkMs` E(N), or `batchTimestampMs` T(N) for processing-time
+  timers): the timer fired (or the processor deleted it once it was due) in a start of the query after the
+  restart;
 - `TIMER_RERUN`: a timer registered in the state of the batch before one that `after_sink` crashed (logged,
-  its output written, uncommitted), gone, and due by that batch's watermark, from the state that batch
+  its output written, uncommitted), gone, and due by that batch's clock, from the state that batch
   committed when it ran again: the timer fired in a batch Spark ran twice, so its output was written twice (an
   appending writer holds it twice);
 - `STATE_ACROSS_KILL`: a state entry (a value, or a key's whole list or map) in the state the query had committed when its driver was seen
@@ -48,14 +49,15 @@ def processor_events(time_mode: str | None) -> tuple[str, ...]:
     return (*timers, STATE_ACROSS_KILL)
 
 
-def processor_reached(history: History, obs: Observation) -> list[str]:
-    """The processor's hard cases the trial's observation shows (see the module)."""
+def processor_reached(history: History, obs: Observation, time_mode: str | None = None) -> list[str]:
+    """The processor's hard cases the trial's observation shows (see the module), its timers due by each
+    batch's clock (`clocks`)."""
     state = obs.get((len(history.actions), StreamingLabel.PROCESSOR_STATE), frozenset())
     after: dict[int, set[tuple]] = {}
     for batch, _, variable, key, value in state:
         if variable is not None:
             after.setdefault(batch, set()).add((variable, key, value))
-    marks = _watermarks(obs)
+    marks = clocks(obs, time_mode)
     found = {TIMER_RERUN} if _timer_rerun(obs, after, marks) else set()
     for before, killed in _downs(history, obs):
         held = after.get(before, set()) if before is not None else set()
@@ -73,18 +75,25 @@ def _timers(state: set[tuple]) -> set[tuple]:
 
 
 def due(gone: set[tuple], batch: int, marks: dict[int, int]) -> set[tuple]:
-    """The timers `(key, expiry ms)` of `gone` that batch `batch`'s watermark had reached (`timers.expired`; a
-    group's timeout, fired only past it, is among them): those it fired."""
+    """The timers `(key, expiry ms)` of `gone` that batch `batch`'s clock (`clocks`) had reached
+    (`timers.expired`; a group's timeout, fired only past it, is among them): those it fired."""
     mark = marks.get(batch)
     return {timer for timer in gone if mark is not None and expired(timer[1], mark)}
 
 
-def _watermarks(obs: Observation) -> dict[int, int]:
-    """Each logged batch's `batchWatermarkMs`, from the offset log as every step read it."""
+def clocks(obs: Observation, time_mode: str | None) -> dict[int, int]:
+    """Each logged batch's clock its timers fire by, from the offset log as every step read it: its
+    `batchTimestampMs` T(N) for a processor in processing time, else its `batchWatermarkMs` E(N).
+
+    >>> obs = {(1, "offsets"): frozenset(), (1, "offset_metadata"): frozenset({(0, 5_000, 1_700, ())})}
+    >>> clocks(obs, "event_time"), clocks(obs, "processing_time")
+    ({0: 5000}, {0: 1700})
+    """
+    field = 1 if time_mode == TimeMode.PROCESSING_TIME else 0
     return {
-        b: w
+        b: clock[field]
         for step in observed_steps(obs)
-        for b, w, *_ in obs.get((step, StreamingLabel.OFFSET_METADATA), ())
+        for b, *clock, _ in obs.get((step, StreamingLabel.OFFSET_METADATA), ())
     }
 
 

@@ -101,6 +101,7 @@ from frontier_harness.properties.checks.event_time.reached import (
 from frontier_harness.properties.checks.event_time.strategies.stateful import (
     draw_processor_history,
     draw_stateful_history,
+    processor_trigger,
     scripted,
 )
 from frontier_harness.properties.checks.streaming import streaming
@@ -176,10 +177,12 @@ def processor_directed(plan: StatefulPlan, kill: bool = False) -> dict[str, Call
     """For each hard case a processor requires, a draw of a small history that reaches it
     (`PROCESSOR_SCRIPT`, the crash points in turn)."""
 
+    trigger = processor_trigger(plan)
+
     def draw(point: str, killed: bool) -> Callable[[Any, str], History]:
         compact = "compact " if point == CrashPoint.AFTER_OFFSETS else ""
         script = PROCESSOR_SCRIPT.format(crash=f"{'kill' if killed else 'crash'}:{point}", compact=compact)
-        return scripted_draw(plan, script)
+        return scripted_draw(plan, script, trigger)
 
     found = {crashed(p): draw(p, kill) for p in CrashPoint}
     found |= {f"{crashed(p)} (SIGKILL)": draw(p, True) for p in CrashPoint}
@@ -188,9 +191,10 @@ def processor_directed(plan: StatefulPlan, kill: bool = False) -> dict[str, Call
         RESTART_AFTER_COMPACTION: found[crashed(CrashPoint.AFTER_OFFSETS)],
         REDELIVERY: found[crashed(CrashPoint.BEFORE_OFFSETS)],
     }
+    ending = Trigger.ONCE if trigger == Trigger.ONCE else Trigger.AVAILABLE_NOW
     by_event = {
-        TIMER_AFTER_RESTART: scripted_draw(plan, PLAIN_RESTART),
-        TIMER_RERUN: scripted_draw(plan, TIMER_RERUN_SCRIPT, Trigger.AVAILABLE_NOW),
+        TIMER_AFTER_RESTART: scripted_draw(plan, PLAIN_RESTART, trigger),
+        TIMER_RERUN: scripted_draw(plan, TIMER_RERUN_SCRIPT, ending),
     }
     killed = found[f"{crashed(CrashPoint.AFTER_SINK)} (SIGKILL)"]
     return found | {e: by_event.get(e, killed) for e in processor_events(plan.time_mode)}
@@ -259,20 +263,54 @@ def check_in_waves(
     """A wave of trials at a time (one oracle job each), until a wave fails: the rest are not run. Each
     outcome carries the hard cases its trial reached (`reached`, or `reach(plan, history, observation)`)."""
     reach = reach or (
-        lambda plan, history, obs: reached(plan, history, obs, CRASHES) + processor_reached(history, obs)
+        lambda plan, history, obs: (
+            reached(plan, history, obs, CRASHES) + processor_reached(history, obs, plan.time_mode)
+        )
     )
 
     def check(impl: Any, histories: Sequence[History]) -> Trials:
         def judged(wave: Sequence[History]) -> list[Outcome]:
-            observed = observations(impl, "observe_stateful", wave)
-            return [
-                attrs.evolve(o, reached=tuple(reach(impl.plan, h, obs)))
-                for o, h, obs in zip(judge(impl, wave, observed), wave, observed)
-            ]
+            refused = {i: o for i, h in enumerate(wave) if (o := wrong_trigger(impl.plan, h)) is not None}
+            run = [h for i, h in enumerate(wave) if i not in refused]
+            observed = observations(impl, "observe_stateful", run) if run else []
+            outcomes = iter(
+                [
+                    attrs.evolve(o, reached=tuple(reach(impl.plan, h, obs)))
+                    for o, h, obs in zip(judge(impl, run, observed), run, observed)
+                ]
+                if run
+                else []
+            )
+            return [refused[i] if i in refused else next(outcomes) for i in range(len(wave))]
 
         return in_waves(histories, TRIAL_WAVE, judged)
 
     return check
+
+
+def wrong_trigger(plan: StatefulPlan, history: History) -> Outcome | None:
+    """A processor in processing time runs only under `once` (`processor_trigger`): Spark never ends a drain of
+    it under a processing-time trigger, nor an `availableNow` start. A history that runs it under another
+    (a shrink's candidate without its `query` action) is refused unrun, a generator/model disagreement.
+
+    >>> plan = StatefulPlan("processor", (), None, ("key",), time_mode="processing_time")
+    >>> wrong_trigger(plan, History("partitioned", ())).rejected
+    True
+    """
+    if plan.operator != StatefulOperator.PROCESSOR or processor_trigger(plan) != Trigger.ONCE:
+        return None
+    trigger = reference_run.trigger_of(history)
+    if trigger == Trigger.ONCE:
+        return None
+    return Outcome(
+        ok=False,
+        rejected=True,
+        disagreement=True,
+        message=(
+            f"generator/model disagreement: a processor whose timers fire by the batch clock runs under "
+            f"{Trigger.ONCE!r} only, this history under {trigger!r} (Spark would never end its drain)"
+        ),
+    )
 
 
 def _steps_and_parts(
@@ -595,8 +633,10 @@ def crash_invisible(
     (`oracles.reference_run`): one reference run per history, made by the implementation, for the wave."""
     trials = [reference_run.trial_of(h, obs, impl.plan) for h, obs in zip(histories, observed)]
     references = {
-        i: reference_run.reference_of(h.domain, t.batches, reference_run.trigger_of(h))
-        for i, (h, t) in enumerate(zip(histories, trials))
+        i: reference_run.reference_of(
+            h.domain, t.batches, reference_run.trigger_of(h), reference_run.journaled_offsets(h, obs)
+        )
+        for i, (h, obs, t) in enumerate(zip(histories, observed, trials))
         if not isinstance(t, Outcome)
     }
     runs = dict(zip(references, impl.reference_runs(list(references.values())))) if references else {}

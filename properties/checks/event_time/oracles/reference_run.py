@@ -8,8 +8,10 @@ reference is the same processor over the same batches, once, without any crash o
 (`reference_history`): the records of each batch the crashed trial's offset log bound (reclocked through
 it, as `stateful_rows.read_step` reads them), produced in their partitions in offset order and triggered
 batch by batch in one start of the query, under the trial's trigger (an `availableNow` trial's reference, a run
-a batch: neither plans a batch that only moves the watermark). Each reference history is run
-once (`reference_runs` of the implementation, cached by history) and serves every property.
+a batch: neither plans a batch that only moves the watermark). A processor whose timers fire by the batch
+clock runs under `once`, one batch a start: its reference runs every batch from the `offsets/N` the trial
+journaled, at the trial's T(N), in starts that share their Python workers (`reference_of`). Each reference
+history is run once (`reference_runs` of the implementation, cached by history) and serves every property.
 
 The processor's timers fire by the watermark Spark hands it: first, the watermark every batch journaled
 (`batchWatermarkMs` of `offsets/N`) must be the model's E(N) (`stateful_rows.journaled`: the newest event
@@ -28,7 +30,7 @@ failure names, per key, the rows held more or fewer times than the run without a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from frontier_harness.model.event_time.stateful import Batch
@@ -43,14 +45,30 @@ from frontier_harness.properties.engine.suite import Observation, Outcome
 SHOWN = 6  # keys named in a message
 
 
-def reference_of(domain: str, batches: Sequence[Batch], trigger: str = Trigger.PROCESSING_TIME) -> History:
+def reference_of(
+    domain: str,
+    batches: Sequence[Batch],
+    trigger: str = Trigger.PROCESSING_TIME,
+    journal: Mapping[int, str] | None = None,
+) -> History:
     """The history that runs `batches` without a crash, under the crashed trial's `trigger`: each batch with
     records produced, in its partitions' offset order, then triggered; a batch without records (Spark plans
-    those itself, an `availableNow` run none) left out."""
-    actions = [Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: trigger})]
-    for batch in batches:
-        if not batch.records:
-            continue
+    those itself, an `availableNow` run none) left out. Under `once` (a processing-time processor's), every
+    batch is run, each from the `offsets/N` text the trial journaled (`journal`), so at the trial's T(N) and
+    E(N): a start runs a logged batch without a commit from its offsets, at its clock. Its starts are
+    `continuous`: they share their Python workers, as the batches of one running query do, where each of the
+    trial's starts is a restart.
+
+    >>> h = reference_of("partitioned", [Batch(0, ()), Batch(1, ())], "once", {0: "v1", 1: "v1"})
+    >>> [(a.name, a.args.get("batch")) for a in h.actions]
+    [('query', None), ('journal', 0), ('trigger', None), ('journal', 1), ('trigger', None)]
+    """
+    query: dict[str, Any] = {
+        IngestionArg.TRIGGER: trigger,
+        **({IngestionArg.CONTINUOUS: True} if trigger == Trigger.ONCE else {}),
+    }
+    actions = [Action(StreamingAction.QUERY, query)]
+    for batch in _run(batches, trigger):
         for r in sorted(batch.records, key=lambda r: (r.partition, r.offset)):
             args: dict[str, Any] = {
                 IngestionArg.PARTITION: r.partition,
@@ -59,8 +77,25 @@ def reference_of(domain: str, batches: Sequence[Batch], trigger: str = Trigger.P
                 Arg.DATA: r.data,
             }
             actions.append(Action(StreamingAction.PRODUCE, args))
+        if trigger == Trigger.ONCE:
+            assert journal is not None, "a once trial's reference runs each batch from its journaled offsets"
+            offsets: dict[str, Any] = {IngestionArg.BATCH: batch.id, IngestionArg.OFFSETS: journal[batch.id]}
+            actions.append(Action(StreamingAction.JOURNAL, offsets))
         actions.append(Action(StreamingAction.TRIGGER, {}))
     return History(domain, tuple(actions))
+
+
+def _run(batches: Sequence[Batch], trigger: str) -> list[Batch]:
+    """The batches a reference triggers, one a trigger: every one under `once`, else those with records."""
+    return [b for b in batches if b.records or trigger == Trigger.ONCE]
+
+
+def journaled_offsets(history: History, obs: Observation) -> dict[int, str] | None:
+    """The text of each `offsets/N` a `once` trial journaled, by batch, as its final step read them; None
+    for a trial under another trigger."""
+    if trigger_of(history) != Trigger.ONCE:
+        return None
+    return dict(obs.get((len(history.actions), StreamingLabel.OFFSET_FILES), frozenset()))
 
 
 def trigger_of(history: History) -> str:
@@ -76,12 +111,12 @@ def trigger_of(history: History) -> str:
 def held_at(reference: History, batches: Sequence[Batch], committed: frozenset[int]) -> int:
     """The reference's step after which it has run every record of the `committed` batches (its query
     action, step 0, when they hold none)."""
-    last = [b for b in batches if b.records and b.id in committed]
+    run = [b.id for b in _run(batches, trigger_of(reference))]
+    last = [b for b in run if b in committed]
     if not last:
         return 0
     triggers = [i for i, a in enumerate(reference.actions) if a.name == StreamingAction.TRIGGER]
-    data = [b.id for b in batches if b.records]
-    return triggers[data.index(last[-1].id)]
+    return triggers[run.index(last[-1])]
 
 
 def trial_of(history: History, obs: Observation, plan: Any) -> Step | Outcome:

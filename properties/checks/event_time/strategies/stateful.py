@@ -40,7 +40,7 @@ from typing import Any
 
 from frontier_harness.model.event_time.stateful import Bound, Span, StatefulPlan, Window
 from frontier_harness.model.vocabulary import Arg
-from frontier_harness.model.vocabulary.event_time import OutputMode, Prefix
+from frontier_harness.model.vocabulary.event_time import OutputMode, Prefix, TimeMode
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
 from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAction, Trigger
 from frontier_harness.properties.checks.streaming.strategies.streaming import CRASH_POINTS, TRIGGERS
@@ -301,13 +301,24 @@ def draw_stateful_history(
     return History(domain_name, tuple(actions))
 
 
+def processor_trigger(plan: StatefulPlan) -> str:
+    """The trigger a user's processor's histories run under: a processing-time one (its reference run, the
+    same batches in one start of the query, is a processing-time query), but `once` for a processor whose
+    timers fire by the batch clock, which always wants another batch (an `availableNow` start of it never
+    ends): one batch a start, so the history, not the wall clock, decides the batches.
+
+    >>> processor_trigger(StatefulPlan("processor", (), None, ("key",), time_mode="processing_time"))
+    'once'
+    """
+    return Trigger.ONCE if plan.time_mode == TimeMode.PROCESSING_TIME else Trigger.PROCESSING_TIME
+
+
 def draw_processor_history(
     source: Source, domain_name: str, plan: StatefulPlan, max_rounds: int = 5, kill: bool = False
 ) -> History:
-    """`draw_stateful_history` under a processing-time trigger: a user's processor's history, whose reference
-    run (the same batches in one start of the query) is a processing-time query."""
+    """`draw_stateful_history` under the processor's trigger (`processor_trigger`)."""
     drawn = draw_stateful_history(source, domain_name, plan, max_rounds, kill)
-    query = Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: Trigger.PROCESSING_TIME})
+    query = Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: processor_trigger(plan)})
     return History(domain_name, (query, *drawn.actions[1:]))
 
 
