@@ -6,8 +6,8 @@ kept in a second `ValueState`: it fires in the next batch (Spark runs a batch on
 processor, data or none), which emits `(key, due, count)` and clears both. `due` is T(N) + 1 ms: a row that
 equals the run without a crash only when that run ran batch N at the trial's own T(N).
 
-Its twin `quiet_counts_in_memory` keeps the count in a module-level dict: a restart's new Python worker has
-lost it.
+Its twin `quiet_counts_in_memory` keeps the count in a module-level dict (`processor_counts_in_memory`'s): a
+restart's new Python worker has lost it.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming.stateful_processor import StatefulProcessorHandle, TimerValues
 
 from frontier_harness.streaming_job_example.processor_counts import OUTPUT, Counts, ProcessorCounts
+from frontier_harness.streaming_job_example.processor_counts_in_memory import CountsInMemory
 
 HOUR_MS = 3_600_000
-COUNTS: dict[str, int] = {}  # key -> records counted, in this Python process only (`quiet_counts_in_memory`)
 
 
 class QuietCounts(Counts):
@@ -45,18 +45,8 @@ class QuietCounts(Counts):
         return iter(())
 
 
-class QuietCountsInMemory(QuietCounts):
-    """`QuietCounts` with the count in `COUNTS`: lost with the process that held it."""
-
-    def add(self, key: str, seen: int) -> None:
-        COUNTS[key] = COUNTS.get(key, 0) + seen
-
-    def counted(self, key: str) -> int:
-        return COUNTS.get(key, 0)
-
-    def forget(self, key: str) -> None:
-        COUNTS.pop(key, None)
-        self.due.clear()
+class QuietCountsInMemory(CountsInMemory, QuietCounts):
+    """`QuietCounts` with the count in the example twin's module-level dict: lost with the process that held it."""
 
 
 class ProcessingTimeCounts(ProcessorCounts):
