@@ -304,23 +304,49 @@ def test_a_processor_whose_timer_rows_are_appended_twice_after_a_crash_is_caught
 @pytest.mark.spark
 def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_caught(spark_session):
     """`tests.jobs.processing_time`: a processor whose timers fire by the batch clock T(N), its count in a value
-    state with a TTL, runs under `once`, one batch a start. On the history that restarts between a timer's
-    registration and its firing, its run without a crash (each batch started from the trial's own
-    `offsets/N`, in starts that share their Python workers) equals the trial, whose rows hold T(N) + 1 ms, and
-    the timer is seen fired after the restart; the twin that counts in a Python dict differs from it."""
+    state with a TTL, runs under `once`: one batch a trigger with new records (a start with nothing new runs none). On the
+    history that restarts between a timer's registration and its firing, its run without a crash (each batch
+    started from the trial's own `offsets/N`, in starts that share their Python workers, ended with the run)
+    equals the trial, whose rows hold T(N) + 1 ms, and the timer is seen fired after the restart; the twin that
+    counts in a Python dict differs from it."""
     from frontier_harness.properties.adapters.job import load_job
 
-    outcomes = {}
+    judged = {}
     for job in ("quiet_counts", "quiet_counts_in_memory"):
         impl = load_job(f"tests.jobs.processing_time:{job}", stateful=True)
         restarted = stateful.directed(impl.plan)[TIMER_AFTER_RESTART](RandomSource(0), "partitioned")
         assert restarted.actions[0].args == {"trigger": "once"}
-        [outcomes[job]] = SUITE.under_job().property("crash_invisible").check(impl, [restarted])
-    held, caught = outcomes["quiet_counts"], outcomes["quiet_counts_in_memory"]
-    assert held.ok and TIMER_AFTER_RESTART in held.reached, (held.message, held.reached)
-    assert not caught.ok, caught.reached
+        [obs] = impl.observe_stateful("partitioned", [restarted])
+        [outcome] = stateful.crash_invisible(impl, [restarted], [obs])
+        judged[job] = outcome, obs
+        assert not _continuous_workers(), "a reference run's shared Python workers outlived it"
+    (held, obs), (caught, _) = judged["quiet_counts"], judged["quiet_counts_in_memory"]
+    data = [
+        i
+        for i, a in enumerate(restarted.actions)
+        if a.name == "trigger" and restarted.actions[i - 1].name == "produce"
+    ]
+    assert len(obs[(len(restarted.actions), "offset_metadata")]) == len(data), (
+        obs
+    )  # a start with nothing new: none
+    assert held.ok, held.message
+    assert TIMER_AFTER_RESTART in processor_reached(restarted, obs, "processing_time"), obs
+    assert not caught.ok
     assert "differs from the same processor's run over the same batches without a crash" in caught.message
     assert "(count=0, " in caught.message and "held 1x, 0x without a crash" in caught.message, caught.message
+
+
+def _continuous_workers() -> list[str]:
+    """The processes whose environment names the workers a `continuous` query's starts share."""
+    needle = f"{python_workers.MARK}=run-".encode()
+    found = []
+    for entry in python_workers.PROC.iterdir():
+        try:
+            if entry.name.isdigit() and needle in (entry / "environ").read_bytes():
+                found.append(entry.name)
+        except OSError:
+            continue
+    return found
 
 
 @pytest.mark.slow

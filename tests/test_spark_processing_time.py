@@ -270,3 +270,19 @@ def test_state_with_a_ttl_is_refused_by_spark_unless_the_processor_runs_in_proce
     until(lambda: not q.query.isActive, "the query failed")
     assert "STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_TO_ASSIGN_TTL" in str(q.query.exception())
     assert not writer.attempts, writer.attempts
+
+
+def test_a_once_start_with_nothing_new_runs_no_batch_even_for_a_processing_time_processor(
+    spark_session, tmp_path
+):
+    """A `trigger(once=True)` start runs the records the source holds in one batch and ends; a second start with
+    nothing new ends without a batch, though the processor has a timer registered (a processing-time trigger
+    would run one on every trigger). So a processing-time timer fires in a `once` run only in a batch with
+    data."""
+    q, writer = MemoryQuery(spark_session, tmp_path, _processed(TimerAtItsOwnBatch())), CrashOnce("none")
+    q.offer(row("1", 0, "a timer a millisecond after T(0)"))
+    for _ in range(2):
+        q.query = _start(q, writer, once=True)
+        assert q.query.awaitTermination(60), "a trigger(once=True) start did not end by itself"
+        time.sleep(0.01)  # past the timer
+    assert sorted(batch_timestamps(q.checkpoint)) == [0] and not writer.attempts, writer.attempts

@@ -26,7 +26,7 @@ in place of E(N), pinned by `tests/test_spark_processing_time.py`
   N, one a millisecond later in the first later batch whose T reaches it. Spark runs a batch on every
   trigger for a processing-time processor, data or none, so that batch may hold no record (and such a
   query never has nothing left to do: `processAllAvailable` does not return, nor does an `availableNow`
-  start end; a `trigger(once=True)` start runs one batch and ends).
+  start end; a `trigger(once=True)` start runs one batch and ends, none when nothing is new).
 - **A batch Spark runs again after a crash runs at the T(N) it journaled**, not at the clock of the restart:
   the timers that fired in its first run fire in the re-run, and no other.
 

@@ -41,8 +41,8 @@ class CrashPoint(Word):
 
 
 class Trigger(Word):
-    """How a streaming query runs: on a processing-time trigger, once over what is available, or one batch a
-    start (`once`: a processing-time processor's, which always wants another batch)."""
+    """How a streaming query runs: on a processing-time trigger, once over what is available, or at most one
+    batch a start (`once`: a processing-time processor's, which always wants another batch)."""
 
     PROCESSING_TIME = "processingTime"
     AVAILABLE_NOW = "availableNow"

@@ -408,7 +408,7 @@ class Trial:
         query, self.query = self.query, None
         if query is not None:
             query.close()
-        if self.spec.continuous and self.spec.job:
+        if self.spec.continuous:  # the workers its starts shared (none without a job: nothing to end)
             python_workers.end(self.spec.workers)
 
 

@@ -305,7 +305,8 @@ def processor_trigger(plan: StatefulPlan) -> str:
     """The trigger a user's processor's histories run under: a processing-time one (its reference run, the
     same batches in one start of the query, is a processing-time query), but `once` for a processor whose
     timers fire by the batch clock, which always wants another batch (an `availableNow` start of it never
-    ends): one batch a start, so the history, not the wall clock, decides the batches.
+    ends): at most one batch a start, none when nothing is new, so the history, not the wall clock, decides the
+    batches.
 
     >>> processor_trigger(StatefulPlan("processor", (), None, ("key",), time_mode="processing_time"))
     'once'
