@@ -296,9 +296,16 @@ def wrong_trigger(plan: StatefulPlan, history: History) -> Outcome | None:
     >>> plan = StatefulPlan("processor", (), None, ("key",), time_mode="processing_time")
     >>> wrong_trigger(plan, History("partitioned", ())).rejected
     True
+    >>> from frontier_harness.model.event_time.join import JoinPlan, JoinType, StreamJoin, TimeRange
+    >>> join = JoinPlan(StreamJoin(JoinType.INNER, TimeRange(0, 10_000)), (5_000, 5_000))
+    >>> wrong_trigger(join, History("partitioned", ())) is None
+    True
     """
-    if plan.operator != StatefulOperator.PROCESSOR or processor_trigger(plan) != Trigger.ONCE:
-        return None
+    if (
+        getattr(plan, "operator", None) != StatefulOperator.PROCESSOR
+        or processor_trigger(plan) != Trigger.ONCE
+    ):
+        return None  # a join's plan (`JoinPlan`) has no operator: its histories run under any trigger
     trigger = reference_run.trigger_of(history)
     if trigger == Trigger.ONCE:
         return None
