@@ -301,26 +301,34 @@ def test_a_processor_whose_timer_rows_are_appended_twice_after_a_crash_is_caught
     assert len(failure.history.actions) <= 6, failure.history  # query, 3 records, 2 triggers
 
 
+PROCESSING_TIME_JOBS = [
+    "quiet_counts",
+    pytest.param("idle_group_counts", marks=[pytest.mark.slow]),  # the same count, as a group's timeout
+]
+
+
 @pytest.mark.spark
-def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_caught(spark_session):
+@pytest.mark.parametrize("job", PROCESSING_TIME_JOBS)
+def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_caught(spark_session, job):
     """`tests.jobs.processing_time`: a processor whose timers fire by the batch clock T(N), its count in a value
-    state with a TTL, runs under `once`: one batch a trigger with new records (a start with nothing new runs none). On the
-    history that restarts between a timer's registration and its firing, its run without a crash (each batch
-    started from the trial's own `offsets/N`, in starts that share their Python workers, ended with the run)
-    equals the trial, whose rows hold T(N) + 1 ms, and the timer is seen fired after the restart; the twin that
-    counts in a Python dict differs from it."""
+    state with a TTL (or an `applyInPandasWithState` function whose group times out by it), runs under `once`:
+    one batch a trigger with new records (a start with nothing new runs none). On the history that restarts
+    between a timer's registration and its firing, its run without a crash (each batch started from the trial's
+    own `offsets/N`, in starts that share their Python workers, ended with the run) equals the trial, whose rows
+    hold T(N) + 1 ms, and the timer is seen fired after the restart; the twin that counts in a Python dict
+    differs from it."""
     from frontier_harness.properties.adapters.job import load_job
 
     judged = {}
-    for job in ("quiet_counts", "quiet_counts_in_memory"):
-        impl = load_job(f"tests.jobs.processing_time:{job}", stateful=True)
+    for name in (job, f"{job}_in_memory"):
+        impl = load_job(f"tests.jobs.processing_time:{name}", stateful=True)
         restarted = stateful.directed(impl.plan)[TIMER_AFTER_RESTART](RandomSource(0), "partitioned")
         assert restarted.actions[0].args == {"trigger": "once"}
         [obs] = impl.observe_stateful("partitioned", [restarted])
         [outcome] = stateful.crash_invisible(impl, [restarted], [obs])
-        judged[job] = outcome, obs
+        judged[name] = outcome, obs
         assert not _continuous_workers(), "a reference run's shared Python workers outlived it"
-    (held, obs), (caught, _) = judged["quiet_counts"], judged["quiet_counts_in_memory"]
+    (held, obs), (caught, _) = judged[job], judged[f"{job}_in_memory"]
     data = [
         i
         for i, a in enumerate(restarted.actions)
@@ -352,12 +360,14 @@ def _continuous_workers() -> list[str]:
 @pytest.mark.slow
 @pytest.mark.nightly  # 3 minutes: one start a batch, the reference's too (CI's 90 minutes: docs/claims.md)
 @pytest.mark.spark
+@pytest.mark.parametrize("job", ["quiet_counts_in_memory", "idle_group_counts_in_memory"])
 def test_a_processing_time_processor_counting_in_a_python_dict_is_caught_small_through_the_search(
-    spark_session,
+    spark_session, job
 ):
-    """`quiet_counts_in_memory`: through the suite's own search and shrinking, `crash_invisible` fails on a
-    short history under `once`, whose second start lost the count its first made."""
-    result, _ = _run("tests.jobs.processing_time:quiet_counts_in_memory", only="crash_invisible")
+    """`quiet_counts_in_memory` (and the group function `idle_group_counts_in_memory`): through the suite's own
+    search and shrinking, `crash_invisible` fails on a short history under `once`, whose second start lost the
+    count its first made."""
+    result, _ = _run(f"tests.jobs.processing_time:{job}", only="crash_invisible")
     [failure] = [r.failure for r in result.results if r.failure is not None]
     print(len(failure.history.actions), "actions:", failure.message, failure.history.actions)
     assert "differs from the same processor's run over the same batches without a crash" in failure.message

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.streaming.stateful_processor import (
     ExpiredTimerInfo,
     StatefulProcessor,
@@ -25,7 +26,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from frontier_harness.model.event_time.timers import fires_in
+from frontier_harness.model.event_time.timers import fires_in, times_out_in
 from frontier_harness.spark_impl.streaming.query import PROVIDER
 from frontier_harness.spark_impl.ttl.state.query import ROCKSDB
 from tests.memory_query import MemoryQuery, journaled, row
@@ -81,6 +82,31 @@ def _processed(processor: StatefulProcessor):
     return transform
 
 
+def _timeout_a_millisecond_on(key: Any, frames: Iterator[Any], state: GroupState) -> Iterator[Any]:
+    """An `applyInPandasWithState` function: a group's call with data sets its processing-time timeout a
+    millisecond (the least Spark allows) past the batch's timestamp, `due`; when it times out it emits
+    `(key, due, now)`, `now` the batch timestamp Spark hands the function then."""
+    import pandas as pd
+
+    if state.hasTimedOut:
+        (due,) = state.get
+        state.remove()
+        yield pd.DataFrame({"key": [key[0]], "due": [due], "now": [state.getCurrentProcessingTimeMs()]})
+        return
+    list(frames)
+    state.update((state.getCurrentProcessingTimeMs() + 1,))
+    state.setTimeoutDuration(1)
+
+
+def _grouped(rows: DataFrame) -> DataFrame:
+    return rows.groupBy("key").applyInPandasWithState(
+        _timeout_a_millisecond_on, SCHEMA, "due long", "append", GroupStateTimeout.ProcessingTimeTimeout
+    )
+
+
+PROCESSORS = {"a processor": _processed(TimerAtItsOwnBatch()), "a group": _grouped}
+
+
 def until(done: Any, what: str, timeout_s: float = 60.0) -> None:
     """Waits until `done()`: a processing-time processor's query runs a batch on every trigger, so it never
     has nothing left to do, and `processAllAvailable` never returns."""
@@ -119,6 +145,25 @@ def test_a_processing_time_timer_at_the_batch_timestamp_fires_in_its_batch_one_a
     due, now, batch = fired["1"]
     assert due == stamps[0] + 1 and now == stamps[batch] >= due, (fired, stamps)
     assert batch == fires_in(due, stamps, registered_in=0) and batch > 0, (fired, stamps)
+    assert not any(moved(q.checkpoint, b) for b in stamps if b > 0), "only batch 0 read records"
+
+
+def test_a_groups_processing_time_timeout_times_out_in_the_first_batch_whose_timestamp_is_past_it(
+    spark_session, tmp_path
+):
+    """`applyInPandasWithState` with `GroupStateTimeout.ProcessingTimeTimeout`: a group's timeout set in batch 0 a
+    millisecond past T(0) times out in the first later batch whose T is past it (strictly, as an event-time
+    timeout's E: `timeoutTimestamp < batchTimestampMs`), a batch without data, once; the function is handed
+    that batch's T."""
+    q = MemoryQuery(spark_session, tmp_path, _grouped).start()
+    q.offer(row("a", 0, "sets T(0) + 1 ms"))
+    until(lambda: q.emitted(), "the timeout fired")
+    until(lambda: len(q.written) > 5, "batches without data ran")
+    q.stop()
+    stamps = batch_timestamps(q.checkpoint)
+    [(key, due, now, batch)] = q.emitted()
+    assert due == stamps[0] + 1 and now == stamps[batch], (q.emitted(), stamps)
+    assert batch == times_out_in(due, stamps, set_in=0) and batch > 0, (q.emitted(), stamps)
     assert not any(moved(q.checkpoint, b) for b in stamps if b > 0), "only batch 0 read records"
 
 
@@ -216,17 +261,19 @@ def test_a_trigger_once_start_on_a_pending_batch_runs_that_batch_alone_at_its_jo
     assert (q.checkpoint / "commits" / str(first)).exists()
 
 
-def test_an_available_now_start_of_a_processing_time_processor_never_ends(spark_session, tmp_path):
+@pytest.mark.parametrize("processor", PROCESSORS)
+def test_an_available_now_start_of_a_processing_time_processor_never_ends(spark_session, tmp_path, processor):
     """An `availableNow` start runs the records the source holds, then keeps planning batches without data: a
-    processing-time processor always wants another batch, so the start never ends by itself. Only a
-    `trigger(once=True)` start (one batch) ends: the one trigger a trial of such a processor can run under."""
-    q, writer = MemoryQuery(spark_session, tmp_path, _processed(TimerAtItsOwnBatch())), CrashOnce("none")
+    processing-time processor (or a group with a processing-time timeout) always wants another batch, so the
+    start never ends by itself. Only a `trigger(once=True)` start (one batch) ends: the one trigger a trial of
+    such a processor can run under."""
+    q, writer = MemoryQuery(spark_session, tmp_path, PROCESSORS[processor]), CrashOnce("none")
     q.offer(row("0", 0, "the only record"))
     q.query = _start(q, writer, availableNow=True)
     until(lambda: max(batch_timestamps(q.checkpoint), default=0) >= 10, "ten batches after the first ran")
     assert q.query.isActive, q.query.exception()
     q.stop()
-    assert [b for b, _ in writer.attempts] == [0], writer.attempts
+    assert len(writer.attempts) == 1, writer.attempts  # the timer's row (batch 0), or the timeout's (later)
     assert not any(moved(q.checkpoint, b) for b in batch_timestamps(q.checkpoint) if b > 0)
 
 
@@ -272,14 +319,15 @@ def test_state_with_a_ttl_is_refused_by_spark_unless_the_processor_runs_in_proce
     assert not writer.attempts, writer.attempts
 
 
+@pytest.mark.parametrize("processor", PROCESSORS)
 def test_a_once_start_with_nothing_new_runs_no_batch_even_for_a_processing_time_processor(
-    spark_session, tmp_path
+    spark_session, tmp_path, processor
 ):
     """A `trigger(once=True)` start runs the records the source holds in one batch and ends; a second start with
-    nothing new ends without a batch, though the processor has a timer registered (a processing-time trigger
-    would run one on every trigger). So a processing-time timer fires in a `once` run only in a batch with
-    data."""
-    q, writer = MemoryQuery(spark_session, tmp_path, _processed(TimerAtItsOwnBatch())), CrashOnce("none")
+    nothing new ends without a batch, though the processor has a timer registered (or the group a timeout set; a
+    processing-time trigger would run one on every trigger). So a processing-time timer fires in a `once` run
+    only in a batch with data."""
+    q, writer = MemoryQuery(spark_session, tmp_path, PROCESSORS[processor]), CrashOnce("none")
     q.offer(row("1", 0, "a timer a millisecond after T(0)"))
     for _ in range(2):
         q.query = _start(q, writer, once=True)

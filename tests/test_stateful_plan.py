@@ -48,6 +48,10 @@ PLANS = [
                       "columns": ["key", "due", "count"], "keys": ["key"], "window": None,
                       "window_column": None, "deduplication": None, "gap": None, "inner_window": None,
                       "time_mode": "processing_time"}),
+    ("idle_group_counts", {"operator": "processor", "delays": [], "output_mode": "append", "lateness": None,
+                           "columns": ["key", "due", "count"], "keys": ["key"], "window": None,
+                           "window_column": None, "deduplication": None, "gap": None, "inner_window": None,
+                           "time_mode": "processing_time"}),
     ("running_counts", {"operator": "processor", "delays": [], "output_mode": "update", "lateness": None,
                         "columns": ["key", "count"], "keys": ["key"], "window": None,
                         "window_column": None, "deduplication": None, "gap": None, "inner_window": None, "time_mode": "none"}),
@@ -78,10 +82,10 @@ def processor_counts(directory: str):
 @pytest.mark.spark
 @pytest.mark.parametrize("job,plan", PLANS, ids=[p[0] for p in PLANS])
 def test_the_plan_of_a_job_as_a_user_writes_it(job, plan, spark_session):
-    from tests.jobs.processing_time import quiet_counts
+    from tests.jobs import processing_time
 
-    make = {"processor_counts": processor_counts, "quiet_counts": quiet_counts}.get(job) or getattr(
-        stateful, job
+    make = {"processor_counts": processor_counts}.get(job) or getattr(
+        processing_time if hasattr(processing_time, job) else stateful, job
     )
     assert stateful_plan(job, spark_session, make("/tmp/unused")) == {"prefix": None, **plan}
 
@@ -94,10 +98,6 @@ REFUSALS = [
         "an aggregation over another stateful operator is supported with a window only",
     ),
     ("session_dropped", "a session_window aggregation's output must keep its session_window column"),
-    (
-        "processing_timeout",
-        "an applyInPandasWithState function with a processing-time timeout is not supported",
-    ),
     (
         "chained_processor",
         "a processor (transformWithStateInPandasExec) chained with other stateful operators",

@@ -680,10 +680,6 @@ def test_session_windows_require_their_defining_cases_and_the_strategies_draw_th
 REFUSED = [
     ("complete_mode", "output_mode 'complete' is not supported"),
     ("session_windows", "a session_window aggregation runs in append mode only"),
-    (
-        "processing_timeout",
-        "an applyInPandasWithState function with a processing-time timeout is not supported",
-    ),
     ("chained", "an aggregation over an aggregation runs in append mode only"),
     (
         "count_over_deduplication",

@@ -41,6 +41,13 @@ A group's event-time timeout (`applyInPandasWithState`, `(flat)MapGroupsWithStat
   the first batch after N whose E is past it, unless a call for the group's data sets it again first. A
   group called with data in a batch is never timed out in it.
 
+A group's processing-time timeout (`GroupStateTimeout.ProcessingTimeTimeout`, set by `setTimeoutDuration(d)`
+at T(N) + d, d at least a millisecond) follows the same rules with T(N) in place of E(N), pinned by
+`tests/test_spark_processing_time.py`
+(`test_a_groups_processing_time_timeout_times_out_in_the_first_batch_whose_timestamp_is_past_it`): it times out
+in the first later batch whose T is past it, strictly. Spark runs a batch on every trigger for such a query, as
+for a processing-time processor, and a `trigger(once=True)` start with nothing new runs none.
+
 >>> expired(20_000, 20_000), expired(20_000, 19_999)
 (True, False)
 >>> fires_in(20_000, {0: 0, 1: 7_000, 2: 19_999, 3: 20_000, 4: 25_000}, registered_in=0)
@@ -48,6 +55,11 @@ A group's event-time timeout (`applyInPandasWithState`, `(flat)MapGroupsWithStat
 >>> fires_in(20_000, {0: 0, 1: 25_000, 2: 25_000}, registered_in=2), fires_in(21_000, {2: 25_000, 3: 25_000}, registered_in=2, by_timer=True)
 (2, 3)
 >>> times_out_in(20_000, {0: 0, 1: 20_000, 2: 20_001}, set_in=0)
+2
+
+A group's processing-time timeout set in batch 0 at T(0) + 1 ms = 1001 ms, by each batch's T:
+
+>>> times_out_in(1_001, {0: 1_000, 1: 1_001, 2: 1_002}, set_in=0)
 2
 
 A processing-time timer set in batch 0 a millisecond after T(0) = 1000 ms, by each batch's T:
@@ -82,8 +94,8 @@ def fires_in(
 
 
 def timed_out(timeout_ms: int, eviction_ms: int) -> bool:
-    """Whether a group's event-time timeout at `timeout_ms` has timed out at the eviction watermark
-    `eviction_ms` (past it, strictly).
+    """Whether a group's timeout at `timeout_ms` has timed out at a batch's clock `eviction_ms` (its eviction
+    watermark E(N) for an event-time timeout, its timestamp T(N) for a processing-time one): past it, strictly.
 
     >>> timed_out(20_000, 20_000), timed_out(20_000, 20_001)
     (False, True)
@@ -93,7 +105,8 @@ def timed_out(timeout_ms: int, eviction_ms: int) -> bool:
 
 def times_out_in(timeout_ms: int, eviction: Mapping[int, int], set_in: int) -> int | None:
     """The batch a group's timeout set in batch `set_in` (and not set again) times out in: the first after
-    `set_in` whose E (`eviction`, by batch) is past it; None when none is.
+    `set_in` whose clock (`eviction`, by batch: E, or T for a processing-time timeout) is past it; None when
+    none is.
 
     >>> times_out_in(20_000, {0: 25_000, 1: 25_000}, set_in=0), times_out_in(20_000, {3: 20_000}, set_in=2)
     (1, None)

@@ -23,8 +23,8 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
   `PROCESSORS`), alone: `operator` is `processor`, `keys` its grouping columns, `time_mode` what its timers
   (or timeouts) fire by, read from the physical operator Spark runs (`_time_mode`): none, the watermark, or
   the batch clock (a processor with state TTL is one of these: Spark allows TTL in that time mode only,
-  measured by `tests/test_spark_processing_time.py`); an `applyInPandasWithState` function with a
-  processing-time timeout is refused;
+  measured by `tests/test_spark_processing_time.py`), an `applyInPandasWithState` function's timeout
+  the same way;
 - `output_mode` and `lateness` (ms) from the job's attributes (`lateness` defaults to the delay of the
   job's only `withWatermark`); `columns`, transform's output columns;
 - `prefix`: where the job filters its records before its first stateful operator (a `Prefix`: under its
@@ -33,8 +33,7 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
   (`frontier_harness.spark_impl.event_time.prefix`).
 
 Refused: complete mode, a `session_window` in update mode (Spark refuses it) or with a gap that is not
-a constant interval, an `applyInPandasWithState` function with a processing-time timeout,
-`(flat)MapGroupsWithState` and Scala's
+a constant interval, `(flat)MapGroupsWithState` and Scala's
 `transformWithState`, chained stateful operators but a window aggregation over a deduplication or over a
 tumbling window aggregation (a roll-up: in append mode, its window over the inner's `window_time`),
 stream-stream joins, an append-mode
@@ -143,7 +142,7 @@ def stateful_plan(spec: str, session: Any, job: Any) -> dict:
         PlanKey.INNER_WINDOW: None,
     }
     if operator[OperatorKey.NAME] in PROCESSORS:
-        plan.update(_processor(spec, out))
+        plan.update(_processor(out))
     elif operator[OperatorKey.NAME] == SESSIONS:
         plan.update(_sessions(spec, session, recorded[Recorded.OUTPUT], mode))
     elif plan[PlanKey.OPERATOR] == StatefulOperator.AGGREGATION:
@@ -237,31 +236,21 @@ def _prefix(spec: str, session: Any, job: Any, out: Any, operator: str) -> str |
     return where
 
 
-def _processor(spec: str, out: Any) -> dict:
-    """A user's processor's keys (its grouping columns) and time mode (`_time_mode`); an
-    `applyInPandasWithState` function with a processing-time timeout is refused."""
-    keys, time_mode, group = _time_mode(out)
-    if time_mode == TimeMode.PROCESSING_TIME and group:
-        raise JobContractError(
-            spec,
-            "an applyInPandasWithState function with a processing-time timeout is not supported: when such a "
-            "timeout fires is not measured here (use GroupStateTimeout.EventTimeTimeout, or a "
-            "transformWithStateInPandas processor in timeMode='ProcessingTime')",
-        )
+def _processor(out: Any) -> dict:
+    """A user's processor's keys (its grouping columns) and time mode (`_time_mode`)."""
+    keys, time_mode = _time_mode(out)
     return {PlanKey.KEYS: keys, PlanKey.TIME_MODE: time_mode}
 
 
-def _time_mode(out: Any) -> tuple[list[str], str, bool]:
-    """The grouping columns of the processor Spark plans for `out`, what its timers fire by (`TIME_MODES`:
-    `timeMode` of a `transformWithState...` operator, `timeoutConf` of `applyInPandasWithState`'s), and
-    whether it is an `applyInPandasWithState` function."""
+def _time_mode(out: Any) -> tuple[list[str], str]:
+    """The grouping columns of the processor Spark plans for `out` and what its timers fire by (`TIME_MODES`:
+    `timeMode` of a `transformWithState...` operator, `timeoutConf` of `applyInPandasWithState`'s)."""
     plan = out._jdf.queryExecution().queryExecutionForExplain().executedPlan()
     node = next(
         n for n in preorder(plan) if kind(n).startswith(("TransformWithState", "FlatMapGroupsInPandas"))
     )
-    group = kind(node).startswith("FlatMapGroups")
-    mode = node.timeoutConf() if group else node.timeMode()
-    return [a.name() for a in seq(node.groupingAttributes())], TIME_MODES[mode.toString()], group
+    mode = node.timeoutConf() if kind(node).startswith("FlatMapGroups") else node.timeMode()
+    return [a.name() for a in seq(node.groupingAttributes())], TIME_MODES[mode.toString()]
 
 
 def _sessions(spec: str, session: Any, output: Sequence[dict], mode: str) -> dict:

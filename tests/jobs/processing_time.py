@@ -8,19 +8,27 @@ equals the run without a crash only when that run ran batch N at the trial's own
 
 Its twin `quiet_counts_in_memory` keeps the count in a module-level dict (`processor_counts_in_memory`'s): a
 restart's new Python worker has lost it.
+
+`idle_group_counts` is the same count as an `applyInPandasWithState` function with a processing-time timeout
+(`count_until_idle`): each call with data sets the group's timeout a millisecond past T(N) and keeps that `due`
+in its state beside the count; the group times out in the first later batch whose T is past it (a batch of
+another key's records, under `once`), which emits `(key, due, count)`. Its twin `idle_group_counts_in_memory`
+counts in the same module-level dict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import pandas as pd
 from pyspark.sql import DataFrame
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.streaming.stateful_processor import StatefulProcessorHandle, TimerValues
 
 from frontier_harness.streaming_job_example.processor_counts import OUTPUT, Counts, ProcessorCounts
-from frontier_harness.streaming_job_example.processor_counts_in_memory import CountsInMemory
+from frontier_harness.streaming_job_example.processor_counts_in_memory import COUNTS, CountsInMemory
+from tests.jobs.stateful import GroupCounts, _timed_out
 
 HOUR_MS = 3_600_000
 
@@ -70,3 +78,61 @@ def quiet_counts(directory: str) -> ProcessingTimeCounts:
 
 def quiet_counts_in_memory(directory: str) -> ProcessingTimeCountsInMemory:
     return ProcessingTimeCountsInMemory(directory)
+
+
+def count_until_idle(
+    key: tuple,
+    frames: Iterator[pd.DataFrame],
+    state: GroupState,
+    memory: MutableMapping[str, int] | None = None,
+) -> Iterator[pd.DataFrame]:
+    """A group's records counted in its state `(count, due)` (in `memory` instead, when given); each call with
+    data sets its processing-time timeout a millisecond past the batch's T(N), `due`; when it times out,
+    `(key, due, count)` is emitted and the state removed."""
+    if state.hasTimedOut:
+        row = _timed_out(key, state)
+        if memory is not None:
+            row["count"] = memory.pop(key[0], 0)
+        yield row
+        return
+    seen = sum(len(f) for f in frames)
+    if memory is not None:
+        memory[key[0]] = memory.get(key[0], 0) + seen
+    count = state.get[0] if state.exists else 0
+    state.update((count + seen if memory is None else 0, state.getCurrentProcessingTimeMs() + 1))
+    state.setTimeoutDuration(1)
+
+
+class IdleGroupCounts(GroupCounts):
+    """`quiet_counts` as an `applyInPandasWithState` function with a processing-time timeout."""
+
+    function = staticmethod(count_until_idle)
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        return records.groupBy("key").applyInPandasWithState(
+            self.function,
+            "key string, due long, count long",
+            "count long, due long",
+            "append",
+            GroupStateTimeout.ProcessingTimeTimeout,
+        )
+
+
+def count_until_idle_in_memory(
+    key: tuple, frames: Iterator[pd.DataFrame], state: GroupState
+) -> Iterator[pd.DataFrame]:
+    """`count_until_idle` counting in the example twin's module-level dict (this worker's, named by reference:
+    a dict handed as an argument would be pickled with the function, a copy for every task)."""
+    return count_until_idle(key, frames, state, COUNTS)
+
+
+class IdleGroupCountsInMemory(IdleGroupCounts):
+    function = staticmethod(count_until_idle_in_memory)
+
+
+def idle_group_counts(directory: str) -> IdleGroupCounts:
+    return IdleGroupCounts(directory)
+
+
+def idle_group_counts_in_memory(directory: str) -> IdleGroupCountsInMemory:
+    return IdleGroupCountsInMemory(directory)

@@ -9,7 +9,6 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.streaming.state import GroupStateTimeout
 
 from frontier_harness.streaming_job_example.windowed_counts import WindowedCounts
 
@@ -32,19 +31,6 @@ def _running_count(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iter
     total = (state.get[0] if state.exists else 0) + sum(len(f) for f in frames)
     state.update((total,))
     yield pd.DataFrame({"key": [key[0]], "count": [total]})
-
-
-class ProcessingTimeout(_Refused):
-    """applyInPandasWithState with a processing-time timeout: it fires by the wall clock."""
-
-    def transform(self, records: DataFrame) -> DataFrame:
-        return records.groupBy("key").applyInPandasWithState(
-            _running_count,
-            "key string, count long",
-            "count long",
-            "update",
-            GroupStateTimeout.ProcessingTimeTimeout,
-        )
 
 
 class RunningCount(StatefulProcessor):
@@ -160,10 +146,6 @@ def complete_mode(directory: str) -> CompleteMode:
 
 def session_windows(directory: str) -> SessionWindows:
     return SessionWindows(directory)
-
-
-def processing_timeout(directory: str) -> ProcessingTimeout:
-    return ProcessingTimeout(directory)
 
 
 def chained_processor(directory: str) -> ChainedProcessor:
