@@ -219,6 +219,37 @@ def test_planted_bug_is_caught_with_a_small_history(factory, prop, actions, spar
     assert write_and_replay(cx, tmp_path, cx.impl) == 1
 
 
+SEARCHED = [
+    # planted source, the offset log's law it breaks, what the failure names, the shrunk size it stays within
+    ("latest_offset_backwards", "offset_log_is_remap", "go back", 7),
+    ("commits_beyond_durable", "bounded_input_reliance", "beyond the durable frontier", 6),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.parametrize("factory,prop,found,actions", SEARCHED, ids=[s[0] for s in SEARCHED])
+def test_a_source_breaking_an_offset_log_law_is_caught_small_through_the_suites_own_search(
+    factory, prop, found, actions, spark_session, tmp_path
+):
+    """No hand-written history: the suite's own run (`ci`: its directed trials, the screening, the shrinking) of
+    a planted source (`tests/planted_streaming.py`) fails the law it breaks, shrunk, and the file replays."""
+    import attrs
+
+    from frontier_harness.properties.engine.profiles import PROFILES
+    from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+    from tests import planted_streaming
+
+    suite = attrs.evolve(SUITE, properties=(SUITE.property(prop),))
+    name = f"tests.planted_streaming:{factory}"
+    result = run_suite(SuiteRequest(suite, getattr(planted_streaming, factory)(), name, PROFILES["ci"], 0))
+    [run] = result.results
+    assert run.failure is not None and found in run.failure.message, run
+    print(factory, len(run.failure.history.actions), "actions:", run.failure.message)
+    assert len(run.failure.history.actions) <= actions, run.failure.history
+    assert write_and_replay(run.failure, tmp_path, name) == 1
+
+
 @pytest.mark.slow
 @pytest.mark.spark
 def test_sigkill_of_the_driver_at_every_crash_point_loses_and_duplicates_nothing(
