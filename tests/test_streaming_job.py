@@ -243,6 +243,32 @@ def test_sigkill_of_the_driver_runs_the_job_there_and_the_append_writer_doubles(
     assert not outcome.ok and "doubled" in outcome.message, outcome.message
 
 
+@pytest.mark.slow
+@pytest.mark.spark
+def test_laws_under_sigkill_catch_the_append_writer_through_the_suites_own_search(spark_session, tmp_path):
+    """`laws_under_sigkill` (thorough): its histories crash by SIGKILL only, each killed driver a JVM of its
+    own; the suite's own search (its directed kill at each point first) finds the append writer's batch
+    written twice after a kill past its write, shrunk, every kill it counts observed, and the file replays."""
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.checks.streaming import streaming
+    from frontier_harness.properties.engine import counterexample
+    from frontier_harness.properties.engine.profiles import PROFILES
+    from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+
+    impl = load_job("tests.jobs.user:append")
+    suite = attrs.evolve(SUITE, properties=(SUITE.property("laws_under_sigkill"),))
+    result = run_suite(SuiteRequest(suite, impl, impl.name, PROFILES["thorough"], 0))
+    [run] = result.results
+    assert run.failure is not None and "doubled" in run.failure.message, run
+    print(len(run.failure.history.actions), "actions:", run.failure.message, run.failure.history.actions)
+    assert len(run.failure.history.actions) <= 3, (
+        run.failure.history
+    )  # 2: a record, its batch killed after its write
+    assert any(a.args.get("kill") for a in run.failure.history.actions), run.failure.history
+    assert set(streaming.KILLED) & set(run.events), run.events
+    assert main(["replay", str(counterexample.write(run.failure, tmp_path))]) == 1
+
+
 @pytest.mark.spark
 def test_the_pytest_fixture_takes_a_job(spark_session, tmp_path):
     from frontier_harness.properties.cli.pytest_plugin import Harness
