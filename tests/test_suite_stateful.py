@@ -806,16 +806,10 @@ WRONG = [
     pytest.param("session_counts_append_writer", "exactly_once", "doubled", 6, marks=NIGHTLY),
     pytest.param("rolled_up_counts_append_writer", "exactly_once", "doubled", 6, marks=NIGHTLY),
     ("one_batch_late", "complete_windows_emitted", "was complete in batch", 8),
-    # planted sources: the offset log's laws through this suite's search (nightly: their verdicts on recorded
-    # trials of these sources are judged by the fast tests, tests/oracle_verdicts.py)
-    pytest.param("stateful_latest_offset_backwards", "offset_log_is_remap", "monotone", 10, marks=NIGHTLY),
-    pytest.param(
-        "stateful_commits_beyond_durable",
-        "bounded_input_reliance",
-        "beyond the durable frontier",
-        8,
-        marks=NIGHTLY,
-    ),
+    # planted sources: the offset log's laws through this suite's search (their verdicts on recorded trials of
+    # these sources are also judged by the fast tests, tests/oracle_verdicts.py)
+    ("stateful_latest_offset_backwards", "offset_log_is_remap", "monotone", 10),
+    ("stateful_commits_beyond_durable", "bounded_input_reliance", "beyond the durable frontier", 8),
 ]
 
 
