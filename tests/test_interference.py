@@ -53,6 +53,36 @@ def test_an_implementation_whose_histories_interfere_fails_with_a_group_file_tha
     assert main(["replay", str(path)]) == 1  # both histories in one call: it still fails
 
 
+def test_a_failure_kept_from_a_shared_call_is_shrunk_again_alone():
+    """Shrinking's candidates share a call. Here a history updating `c` fails, and so does any history checked
+    in a call that holds one (as one history's restart restarts every history of a ttl_spark_state call): from
+    `[c, a]`, the candidates `[a]` and `[c]` both fail in their call, and the first, `[a]`, holds alone. The kept
+    failure is checked alone, and delta-debugged again a candidate a call: `[c]`. (Before, `[a]` was kept, and
+    its file's replay said it held.)"""
+    from frontier_harness.properties.engine.budget import ShrinkBudget
+    from frontier_harness.properties.engine.minimal import reduced
+
+    calls: list[list[str]] = []
+
+    def check(histories):
+        data = [[a.args["data"] for a in h.actions] for h in histories]
+        calls.append(data)
+        crowded = any("c" in d for d in data)
+        return [Outcome(ok=not crowded, message="crowded", expected={}, actual={}) for _ in histories]
+
+    run = SimpleNamespace(
+        budget=ShrinkBudget(60.0),
+        suite=SimpleNamespace(shrink_batch=64),
+        check=check,
+        counterexample=lambda history, outcome, lane: history,
+        announce=lambda *_: None,
+    )
+    found = _updates("c", "a")
+    kept = reduced(run, found, check([found])[0], "screening")
+    assert [a.args["data"] for a in kept.actions] == ["c"], calls
+    assert ["a"] in calls[1] and [["a"]] in calls, calls  # `[a]` beside `[c]`, then alone
+
+
 def test_each_history_of_the_group_alone_holds():
     impl = DataKeyedCache()
     first, second = _updates("a"), History("total", (Action("update", {"data": "a", "time": 1, "diff": 1}),))

@@ -2,7 +2,11 @@
 (`frontier_harness.properties.engine.shrink`), then its actions delta-debugged
 (`frontier_harness.properties.engine.reduce`), one batched call per pass, within the run's shrink budget
 (`frontier_harness.properties.engine.budget`: a count of implementation calls under `ci`). A candidate
-counts only if it fails the same way, alone (`failure_kind`)."""
+counts only if it fails the same way (`failure_kind`), and the failure kept fails alone: candidates share a
+call, and where an implementation's histories share more than the call (ttl_spark_state's run in lockstep on
+one query, a restart of one a restart of all), a candidate may fail only beside the others of its call. The
+kept failure is checked once more alone, and when it holds there, the actions are delta-debugged again one
+candidate a call."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from frontier_harness.properties.engine.reduce import reduce_history
 from frontier_harness.properties.engine.run import SHRUNK, Run
 from frontier_harness.properties.engine.shrink import shrink_choices
 from frontier_harness.properties.engine.source import ReplaySource
-from frontier_harness.properties.engine.suite import Outcome
+from frontier_harness.properties.engine.suite import Outcome, shared_observations
 
 
 def shrink_failure(
@@ -42,20 +46,33 @@ def shrink_failure(
         choices, choices_fail, run.budget.exhausted, improved, run.suite.shrink_batch, run.budget.tally
     )
     smallest = run.draw(ReplaySource(shrunk))
-    return reduced(run, smallest, judge.outcome_of(smallest), lane, judge)
+    return reduced(run, smallest, judge.outcome_of(smallest), lane, judge, found=history)
 
 
 def reduced(
-    run: Run, history: History, outcome: Outcome, lane: str, judge: SameFailure | None = None
+    run: Run,
+    history: History,
+    outcome: Outcome,
+    lane: str,
+    judge: SameFailure | None = None,
+    found: History | None = None,
 ) -> Counterexample:
     """The failure delta-debugged over its actions (`reduce_history`) within the run's shrink budget;
-    every lane's failures end here, so a counterexample is as small in one lane as in another."""
+    every lane's failures end here, so a counterexample is as small in one lane as in another. A result
+    that holds alone is delta-debugged again from the failure as `found`, one candidate a call."""
     run.budget.start()
     judge = judge or SameFailure(run, outcome, lane)
     judge.failures.setdefault(history.key, outcome)
     smallest = reduce_history(
         history, judge, run.budget.exhausted, judge.announce, run.suite.shrink_batch, run.budget.tally
     )
+    if smallest is not history or found is not None:
+        with shared_observations():  # observed afresh: the run's memo holds what a shared call observed
+            if not judge([smallest])[0]:
+                start = found or history
+                smallest = reduce_history(
+                    start, judge, run.budget.exhausted, judge.announce, 1, run.budget.tally
+                )
     return run.counterexample(smallest, judge.outcome_of(smallest), lane)
 
 
