@@ -11,8 +11,8 @@ reads it again and puts and reads another (batch 2). `ci/install-test-packages.s
 Under libfaketime's default "forced monotonic fix" the JVM's timed waits returned at once and it ran ~27x
 slower (one round in a driver of its own: 405 s instead of 15); with the fix off (`tests/ttl_clock_behind.py`)
 this test ran 41 s (calibration: python-loop 0.668 s, jvm-start 0.229 s, load 10.85 on 2 cores). The
-suite's search, a driver per restart and per shrinking call, is still not run with the planted restart:
-this one history is.
+suite's own search catches the same planted restart too
+(`tests/test_suite_ttl_spark_state.py::test_a_restart_on_a_clock_set_back_is_caught_small_through_the_suites_search`).
 """
 
 from __future__ import annotations

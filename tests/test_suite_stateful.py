@@ -844,7 +844,6 @@ def test_a_wrong_job_is_caught_small_and_replays(job, prop, found, actions, spar
 
 
 @pytest.mark.slow
-@pytest.mark.nightly  # .ci/run leaves it to the nightly run (CI's 90 minutes: docs/claims.md)
 @pytest.mark.spark
 def test_laws_under_sigkill_catch_the_append_writer_through_the_suites_own_search(spark_session, tmp_path):
     """`laws_under_sigkill` (thorough): its histories crash by SIGKILL only; the directed kill at

@@ -146,6 +146,29 @@ def test_a_processor_serving_expired_copies_is_caught_small_and_replays(spark_se
     assert write_and_replay(failure, tmp_path, "tests.planted_ttl_state:copy_kept") == 1
 
 
+@pytest.mark.slow  # a driver of its own per restart, under libfaketime: a query per shrinking call
+@pytest.mark.spark
+def test_a_restart_on_a_clock_set_back_is_caught_small_through_the_suites_search(spark_session, tmp_path):
+    """`restarts_an_hour_behind`: every driver that restarts the query runs its JVM an hour behind the first
+    start's (Debian's libfaketime, `tests/ttl_clock_behind.py`). The suite's own search finds a batch whose
+    `batchTimestampMs` goes back, and shrinks it; the file replays."""
+    import glob
+
+    from tests.planted_ttl_state import restarts_an_hour_behind
+    from tests.ttl_clock_behind import LIBFAKETIME
+
+    if not glob.glob(LIBFAKETIME):
+        pytest.fail("Debian's faketime is missing: run ci/install-test-packages.sh")
+    name = "tests.planted_ttl_state:restarts_an_hour_behind"
+    profile = attrs.evolve(PROFILES["ci"], shrink_seconds=600)
+    result = run_suite(SuiteRequest(SUITE, restarts_an_hour_behind(), name, profile, seed=0))
+    [failure] = [r.failure for r in result.results if r.failure]
+    print(len(failure.history.actions), "actions:", failure.message, failure.history.actions)
+    assert failure.message.startswith("the batch clock went back"), failure.message
+    assert len(failure.history.actions) <= 7, failure.history.actions
+    assert write_and_replay(failure, tmp_path, name) == 1
+
+
 def _batches(*batches: tuple) -> dict:
     """Written observations: per trigger step, its clock (also its `current_timestamp()`) and its gets' answers."""
     found = {}
