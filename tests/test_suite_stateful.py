@@ -758,6 +758,35 @@ def test_a_sigkill_trial_of_the_example_job_is_observed_killed_and_holds(spark_s
     assert "crash after_sink (SIGKILL)" in outcome.reached, outcome.reached
 
 
+@pytest.mark.spark
+def test_a_deduplication_on_a_derived_key_is_judged_by_the_keys_the_job_derived(spark_session):
+    """`first_per_tenant` deduplicates on a tenant it derives from the key (`c` is `b`'s tenant): the trial
+    observes each record's tenant as the job's prefix computed it. `b`'s entry expires once the watermark
+    passes 15 s, and `c`'s record at 27 s is then the tenant's again: both are expected, in frames of their
+    own. Judged by each record's own key instead, the same trial fails (one frame holds both, and the job's
+    transform keeps one); without the observation the suite says it cannot read the trial."""
+    from frontier_harness.model.vocabulary.streaming import StreamingLabel
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.checks.event_time.reached import DUPLICATE
+
+    impl = load_job("tests.jobs.stateful:first_per_tenant", stateful=True)
+    h = history(("query", {"trigger": "processingTime"}), produce("r0", 10 * S, "b"), TRIGGER,
+                produce("r1", 30 * S), TRIGGER, produce("r2", 31 * S), TRIGGER, produce("r3", 27 * S, "c"),
+                TRIGGER)  # fmt: skip
+    [obs] = impl.observe_stateful("partitioned", [h])
+    final = (len(h.actions), StreamingLabel.DERIVED)
+    assert {r[2]: v for r, v in obs[final]}["r3"] == (("tenant", "b"),), obs[final]
+    [outcome] = stateful.exactly_once(impl, [h], [obs])
+    assert outcome.ok, outcome.message
+    assert DUPLICATE in reached(impl.plan, h, obs, ())
+    by_own_key = {**obs, final: frozenset((r, (("tenant", r[0]),)) for r, _ in obs[final])}
+    [wrong] = stateful.exactly_once(impl, [h], [by_own_key])
+    assert not wrong.ok and "r3" in wrong.message, wrong
+    unread = {k: v for k, v in obs.items() if k != final}
+    with pytest.raises(UnsupportedImplementation, match="deduplicates on keys it derives"):
+        stateful.exactly_once(impl, [h], [unread])
+
+
 @pytest.mark.slow  # the suite's search and its shrinking over trials: minutes
 @pytest.mark.spark
 def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_replays(spark_session, tmp_path):
@@ -778,6 +807,7 @@ def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_rep
         "upsert_counts",
         *(pytest.param(j, marks=NIGHTLY) for j in ("append_windows", "deduplicated", "deduplicated_counts")),
         "session_counts",
+        "first_per_tenant",  # a deduplication on a key derived from the record: its duplicates reached
         "rolled_up_counts",  # an aggregation over an aggregation: its two defining cases drawn and reached
         "filtered_counts",  # a filter under the watermark: its records' cases drawn and reached
         pytest.param("filtered_deliveries", marks=NIGHTLY),  # written after it: Spark runs it under it

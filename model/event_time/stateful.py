@@ -70,21 +70,28 @@ class Bound(enum.StrEnum):
 
 @attrs.frozen
 class Record:
-    """A record as the stateful suite's source makes it (`event_time` in epoch milliseconds)."""
+    """A record as the stateful suite's source makes it (`event_time` in epoch milliseconds), with the
+    columns a job derives from it before its deduplication (`derived`: `(name, value)` pairs, as the job's
+    stateless prefix computed them; not part of the record's identity)."""
 
     key: str
     event_time: int
     data: str
     partition: int
     offset: int
+    derived: tuple[tuple[str, Any], ...] = attrs.field(default=(), eq=False, repr=False)
 
     def field(self, name: str) -> Any:
-        """The value of one of the record's columns, by name.
+        """The value of one of the record's columns by name, a derived one first (a job may derive a column
+        under a record column's name: `withColumn("key", lower("key"))`).
 
         >>> Record("k", 5, "d", 0, 1).field("data")
         'd'
+        >>> Record("b", 5, "d", 0, 1, derived=(("key", "a"),)).field("key")
+        'a'
         """
-        return getattr(self, name)
+        derived = dict(self.derived)
+        return derived[name] if name in derived else getattr(self, name)
 
 
 @attrs.frozen
@@ -172,7 +179,8 @@ class StatefulPlan:
     deduplication an aggregation reads from (`deduplication`: a chain of two operators, each with the
     query's watermarks, `dag.per_operator`), the gap of the session windows it groups by (`gap`, ms;
     `frontier_harness.model.event_time.session`), and the window of the aggregation it rolls up
-    (`inner_window`: an aggregation over a window aggregation's `window_time`, `chain.carried`).
+    (`inner_window`: an aggregation over a window aggregation's `window_time`, `chain.carried`); its
+    deduplication's keys that the job derives from a record's columns (`derived`: their values observed).
 
     >>> StatefulPlan(StatefulOperator.AGGREGATION, (10_000,), Window(10_000), ("key",)).bound
     <Bound.WINDOW_END: 'window.end'>
@@ -194,6 +202,7 @@ class StatefulPlan:
     prefix: str | None = None  # where it filters before its operator (a `Prefix`): read as the filters pass
     kept_keys: tuple[str, ...] = ()  # under a prefix, the keys whose records it passes (probed), if known
     inner_window: Window | None = None  # a roll-up's: the window of the aggregation below it
+    derived: tuple[str, ...] = ()  # the deduplication's keys the job derives from a record (`Record.derived`)
 
     @property
     def record_window(self) -> Window | None:

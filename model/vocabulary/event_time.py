@@ -51,7 +51,8 @@ class PlanKey(Word):
     gap of a `session_window` aggregation, or None), `time_mode` (a processor's `TimeMode`, or None),
     `prefix` (where the job filters its records before its first stateful operator, a `Prefix`, or None:
     which records pass is then observed), `inner_window` (an aggregation over a window aggregation: the
-    inner one's window, `[duration, slide, start]` ms, or None).
+    inner one's window, `[duration, slide, start]` ms, or None), `derived` (the deduplication's keys the job
+    derives from a record's key and data: their values are observed per record).
     """
 
     OPERATOR = "operator"
@@ -67,6 +68,7 @@ class PlanKey(Word):
     TIME_MODE = "time_mode"
     PREFIX = "prefix"
     INNER_WINDOW = "inner_window"
+    DERIVED = "derived"
 
 
 class Prefix(Word):

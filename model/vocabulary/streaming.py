@@ -74,7 +74,9 @@ class StreamingLabel(Word):
     states' entries and its timers after each committed batch); under a join's two sources `side_offsets` (batch id, side,
     end frontier) and, at the final step, `join_state` (batch id, side, a stored row's `data`); under a job
     that filters before its stateful operator, at the final step, `prefix` (a record as the source reads
-    it, whether the job's filters pass it to the watermark, and to the operator).
+    it, whether the job's filters pass it to the watermark, and to the operator); under a job that
+    deduplicates on keys it derives, at the final step, `derived` (a record as the source reads it, and
+    `(name, value)` of each derived key as the job computed it).
     """
 
     OFFSETS = "offsets"
@@ -96,6 +98,7 @@ class StreamingLabel(Word):
     JOIN_STATE = "join_state"
     PROCESSOR_STATE = "processor_state"
     PREFIX = "prefix"
+    DERIVED = "derived"
     OFFSET_FILES = "offset_files"
 
 

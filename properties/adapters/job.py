@@ -139,6 +139,7 @@ class StatefulJobImplementation(JobImplementation):
             prefix,
             self._kept_keys(job, prefix) if prefix is not None else (),
             Window(*described[PlanKey.INNER_WINDOW]) if described.get(PlanKey.INNER_WINDOW) else None,
+            tuple(described.get(PlanKey.DERIVED, ())),
         )
         self.window_column = described[PlanKey.WINDOW_COLUMN]
         self.columns = described[PlanKey.COLUMNS]
@@ -154,6 +155,25 @@ class StatefulJobImplementation(JobImplementation):
         probes = [(key, 0, f"probe-{key}", 0, 0) for key in KEYS]
         [reached] = reaching(spark(), job, [probes], prefix)
         return tuple(key for key, (_, kept) in zip(KEYS, reached) if kept)
+
+    def _observe_derived(self, histories: Sequence[History], observed: list[Observation]) -> None:
+        """At each history's final step, the deduplication keys the job derives from each record it produced
+        that reaches the deduplication (`StreamingLabel.DERIVED`: `(record, ((name, value), ...))`), as the
+        job's stateless prefix computes them: one Spark job for the wave."""
+        from frontier_harness.model.vocabulary.streaming import StreamingLabel
+        from frontier_harness.properties.checks.streaming.committed import produced
+        from frontier_harness.spark_impl.event_time.prefix import derived, job_for
+        from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.spans import ORACLE, span
+
+        assert isinstance(self.plan, StatefulPlan)
+        columns = self.plan.derived
+        records = [[u.data for u in produced(h, len(h.actions), whole=True)] for h in histories]
+        with span(ORACLE):
+            values = derived(spark(), job_for(self.streaming_job), records, columns)
+        for history, obs, rs, found in zip(histories, observed, records, values):
+            pairs = frozenset((r, tuple(zip(columns, found[r[2]]))) for r in rs if r[2] in found)
+            obs[(len(history.actions), StreamingLabel.DERIVED)] = pairs  # type: ignore[index]
 
     def _join(self, job: Any) -> None:
         """A stream-stream join job: its plan as the model's `JoinPlan`."""
@@ -180,6 +200,8 @@ class StatefulJobImplementation(JobImplementation):
         prefix = getattr(self.plan, "prefix", None)
         if prefix is not None:
             self._observe_prefix(histories, observed, prefix)
+        if getattr(self.plan, "derived", ()):
+            self._observe_derived(histories, observed)
         return observed
 
     def _observe_prefix(self, histories: Sequence[History], observed: list[Observation], prefix: str) -> None:
@@ -187,13 +209,13 @@ class StatefulJobImplementation(JobImplementation):
         watermark and to the operator (`StreamingLabel.PREFIX`): one Spark job for the wave."""
         from frontier_harness.model.vocabulary.streaming import StreamingLabel
         from frontier_harness.properties.checks.streaming.committed import produced
-        from frontier_harness.spark_impl.event_time.prefix import reaching_for
+        from frontier_harness.spark_impl.event_time.prefix import job_for, reaching
         from frontier_harness.spark_impl.session import spark
         from frontier_harness.spark_impl.spans import ORACLE, span
 
         records = [[u.data for u in produced(h, len(h.actions), whole=True)] for h in histories]
         with span(ORACLE):
-            passed = reaching_for(spark(), self.streaming_job, records, prefix)
+            passed = reaching(spark(), job_for(self.streaming_job), records, prefix)
         for history, obs, rs, ps in zip(histories, observed, records, passed):
             found = frozenset((r, *p) for r, p in zip(rs, ps))
             obs[(len(history.actions), StreamingLabel.PREFIX)] = found  # type: ignore[index]

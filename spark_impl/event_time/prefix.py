@@ -14,6 +14,9 @@ constraint inference add them); filters on both sides of the watermark are `Pref
 `reaching(session, job, histories, where)` runs the job's `transform` over each history's records as a
 batch job and reads the rows its analyzed plan holds under its first stateful operator: the `data` of each
 (it names the record in its history; a redelivery repeats it, and what the prefix does with it).
+`derived(session, job, histories, columns)` reads the same rows' `columns` beside it: the values of the
+keys a job derives from a record before its deduplication (`withColumn("id", concat_ws(":", "key",
+"data")).dropDuplicatesWithinWatermark(["id"])`).
 """
 
 from __future__ import annotations
@@ -65,12 +68,10 @@ def _conjuncts(condition: Any) -> list:
     return [c for child in seq(condition.children()) for c in _conjuncts(child)]
 
 
-def reaching_for(
-    session: Any, spec: str, histories: Sequence[Sequence[tuple]], where: str
-) -> list[list[tuple[bool, bool]]]:
-    """`reaching` for the job `spec` (MODULE:FACTORY) names, made in a directory of its own."""
-    job = make_job(spec, tempfile.mkdtemp(prefix="frontier-harness-job-prefix-"))
-    return reaching(session, job, histories, where)
+def job_for(spec: str) -> Any:
+    """The job `spec` (MODULE:FACTORY) names, made in a directory of its own: `reaching` and `derived` run
+    its `transform` only."""
+    return make_job(spec, tempfile.mkdtemp(prefix="frontier-harness-job-prefix-"))
 
 
 def reaching(
@@ -81,6 +82,28 @@ def reaching(
     `Prefix`) pass each to the watermark and to the first stateful operator. Each history's records are
     transformed apart, in one Spark job; a prefix that drops the records' `data` column raises Spark's
     `AnalysisException`."""
+    passed = {(r[0], r[1]) for r in _rows_under(session, job, histories, ["data"])}
+    return [
+        [((i, r[2]) in passed or where == Prefix.OPERATOR, (i, r[2]) in passed) for r in records]
+        for i, records in enumerate(histories)
+    ]
+
+
+def derived(
+    session: Any, job: Any, histories: Sequence[Sequence[tuple]], columns: Sequence[str]
+) -> list[dict[str, tuple]]:
+    """For each history's records (as `reaching` takes them), each record that reaches the first stateful
+    operator, by its `data` -> the values of `columns` (keys the job derives from its key and data) there.
+    One Spark job; a prefix that drops `data` or a column raises Spark's `AnalysisException`."""
+    found: list[dict[str, tuple]] = [{} for _ in histories]
+    for row in _rows_under(session, job, histories, ["data", *columns]):
+        found[row[0]][row[1]] = tuple(row[2:])
+    return found
+
+
+def _rows_under(session: Any, job: Any, histories: Sequence[Sequence[tuple]], columns: Sequence[str]) -> list:
+    """The rows under the job's first stateful operator, each history's records transformed apart, as
+    `(history index, *columns)`: one Spark job."""
     rows = [(i, k, instant(ms), d, p, o) for i, records in enumerate(histories) for k, ms, d, p, o in records]
     frame = session.createDataFrame(rows, f"{SET} int, {SCHEMA}")
     kept: list[Any] = []
@@ -88,12 +111,8 @@ def reaching(
         for i in range(len(histories)):
             plan = transformed(job, frame.where(F.col(SET) == i).drop(SET))._jdf.queryExecution().analyzed()
             lowest = [n for n in preorder(plan) if kind(n) in STATEFUL_NODES][-1]
-            kept.append(_rows_of(session, seq(lowest.children())[0]).select(F.lit(i).alias(SET), "data"))
-    passed = {(r[0], r[1]) for r in functools.reduce(DataFrame.union, kept).collect()} if kept else set()
-    return [
-        [((i, r[2]) in passed or where == Prefix.OPERATOR, (i, r[2]) in passed) for r in records]
-        for i, records in enumerate(histories)
-    ]
+            kept.append(_rows_of(session, seq(lowest.children())[0]).select(F.lit(i).alias(SET), *columns))
+    return functools.reduce(DataFrame.union, kept).collect() if kept else []
 
 
 def _rows_of(session: Any, node: Any) -> DataFrame:

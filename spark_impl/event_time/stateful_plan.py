@@ -27,6 +27,8 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
   the same way;
 - `output_mode` and `lateness` (ms) from the job's attributes (`lateness` defaults to the delay of the
   job's only `withWatermark`); `columns`, transform's output columns;
+- `derived` (a job with a deduplication): the deduplication's keys the job derives from the records' `key`
+  and `data` (each record's values observed in its trials: `prefix.derived`);
 - `prefix`: where the job filters its records before its first stateful operator (a `Prefix`: under its
   watermark, `where` before `withWatermark`, or between the watermark and the operator), or None: which
   records pass is then observed, the filters run by Spark as a batch job
@@ -38,7 +40,8 @@ a constant interval, `(flat)MapGroupsWithState` and Scala's
 tumbling window aggregation (a roll-up: in append mode, its window over the inner's `window_time`),
 stream-stream joins, an append-mode
 aggregation without a watermark or without a window, and what the suite cannot model (a watermark on
-another column than the records' `event_time`, a deduplication on derived columns, a filter between two
+another column than the records' `event_time`, a deduplication on a key derived from another column than
+`key` and `data` or without `data` reaching it, a filter between two
 stateful operators, a filter before the operator that drops the records' `data` column or under more than
 one `withWatermark`, an aggregation grouped by the raw event time, a window over a column derived from the
 event time, a window aggregation whose output drops its window, no stateful operator), a `transform` that raises, a `lateness` Spark cannot read, and a Spark
@@ -70,7 +73,7 @@ from frontier_harness.spark_impl.event_time.plan_metadata import (
     preorder,
     seq,
 )
-from frontier_harness.spark_impl.event_time.prefix import PrefixNotModeled, filters_before, reaching
+from frontier_harness.spark_impl.event_time.prefix import PrefixNotModeled, derived, filters_before, reaching
 from frontier_harness.spark_impl.streaming.event_source import NAME, SCHEMA, EventSource
 from frontier_harness.spark_impl.streaming.job import JobContractError, WrongSuite, transformed
 
@@ -83,6 +86,7 @@ STATEFUL = {
     "dedupeWithinWatermark": StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK,
     "sessionWindowStateStoreSaveExec": StatefulOperator.AGGREGATION,
 }
+DEDUPLICATIONS = (StatefulOperator.DEDUPLICATION, StatefulOperator.DEDUPLICATION_WITHIN_WATERMARK)
 SESSIONS = "sessionWindowStateStoreSaveExec"
 # A user's processor in Python, by Spark's short name: the suite judges it by what a crash must not change.
 PROCESSORS = {"transformWithStateInPandasExec", "transformWithStateInPySparkExec", "applyInPandasWithState"}
@@ -104,6 +108,9 @@ REFUSED = {
     "transformWithStateExec": "transformWithState is not supported: arbitrary state",
     "symmetricHashJoin": "a stream-stream join is not supported over one input: a join job's transform takes two (transform(left, right), StatefulJoinJob)",
 }
+# Record columns a derived deduplication key may not read: a redelivery's offset differs, a duplicate's event
+# time too, and the suite names a record by its data (`prefix.derived`).
+_NOT_DERIVABLE = re.compile(r"\b(event_time|partition|offset)\b")
 UNDER_A_WATERMARK = {"Project", "Filter", "SubqueryAlias", "StreamingRelationV2", "StreamingRelation"}
 
 
@@ -151,6 +158,9 @@ def stateful_plan(spec: str, session: Any, job: Any) -> dict:
         plan[PlanKey.KEYS] = _deduplication(spec, operator)
     if below:
         plan.update(_below(spec, operator, below[0], mode, plan[PlanKey.WINDOW]))
+    deduplication = below[0] if below else operator
+    if STATEFUL.get(deduplication[OperatorKey.NAME]) in DEDUPLICATIONS:
+        plan[PlanKey.DERIVED] = _derived_reaching(spec, session, job, _derived(spec, deduplication))
     plan[PlanKey.LATENESS] = _lateness(spec, session, job, delays)
     plan[PlanKey.PREFIX] = _prefix(spec, session, job, out, plan[PlanKey.OPERATOR])
     return plan
@@ -236,6 +246,21 @@ def _prefix(spec: str, session: Any, job: Any, out: Any, operator: str) -> str |
     return where
 
 
+def _derived_reaching(spec: str, session: Any, job: Any, columns: list[str]) -> list[str]:
+    """`columns`, derived keys, once the records' `data` is seen to reach the deduplication beside them (it
+    names the record whose keys they are: `prefix.derived`); else the refusal naming why."""
+    if columns:
+        try:
+            derived(session, job, [[]], columns)
+        except Exception as exc:
+            raise JobContractError(
+                spec,
+                "a deduplication on derived keys is supported when the records' data column reaches it "
+                f"(it names each record): {first_line(exc)}",
+            ) from exc
+    return columns
+
+
 def _processor(out: Any) -> dict:
     """A user's processor's keys (its grouping columns) and time mode (`_time_mode`)."""
     keys, time_mode = _time_mode(out)
@@ -279,8 +304,29 @@ def _sessions(spec: str, session: Any, output: Sequence[dict], mode: str) -> dic
 
 
 def _deduplication(spec: str, operator: dict) -> list[str]:
-    """The record columns a deduplication keys on, unless it keys on others."""
-    return _record_columns(spec, operator[OperatorKey.KEY], "deduplicates on")
+    """The columns a deduplication keys on: the records' own, or columns the job derives from their `key`
+    and `data` (`derived`); refused when derived from another column."""
+    _derived(spec, operator)
+    return [f[FieldKey.NAME] for f in operator[OperatorKey.KEY]]
+
+
+def _derived(spec: str, operator: dict) -> list[str]:
+    """The key columns of a deduplication that the job derives from the records' `key` and `data` (their
+    values per record are observed: `prefix.derived`), or the refusal naming one it derives otherwise.
+
+    >>> _derived("m:f", {"key": [{"name": "id", "lineage": "(concat_ws(:, key, data))"}, {"name": "key", "lineage": "key"}]})
+    ['id']
+    """
+    derived = [f for f in operator[OperatorKey.KEY] if f[FieldKey.LINEAGE] != f[FieldKey.NAME]]
+    for field in derived:
+        read = _NOT_DERIVABLE.findall(field[FieldKey.LINEAGE] or "")
+        if read or field[FieldKey.LINEAGE] is None:
+            raise JobContractError(
+                spec,
+                f"deduplicates on {field[FieldKey.NAME]}, derived from {', '.join(sorted(set(read))) or 'no record column'}: "
+                "a derived key is supported when computed from the records' key and data only",
+            )
+    return [f[FieldKey.NAME] for f in derived]
 
 
 def job_plan(spec: str, session: Any, job: Any, stream: Any) -> tuple[Any, dict]:
@@ -378,20 +424,6 @@ def _aggregation(spec: str, operator: dict, output: Sequence[dict], watermarked:
             "the records'): window the records' event_time",
         )
     return {PlanKey.KEYS: keys, PlanKey.WINDOW: window, PlanKey.WINDOW_COLUMN: window_columns[0]}
-
-
-def _record_columns(spec: str, key: Sequence[dict], what: str) -> list[str]:
-    """The names of the key's fields, each of which must be one of the records' own columns, unchanged."""
-    outside = [
-        f[FieldKey.NAME]
-        for f in key
-        if f[FieldKey.NAME] not in RECORD_COLUMNS or f[FieldKey.LINEAGE] != f[FieldKey.NAME]
-    ]
-    if outside:
-        raise JobContractError(
-            spec, f"{what} {', '.join(outside)}: only the records' own columns are supported"
-        )
-    return [f[FieldKey.NAME] for f in key]
 
 
 def _lateness(spec: str, session: Any, job: Any, delays: Sequence[int]) -> int | None:

@@ -206,8 +206,16 @@ class WatermarkOverSample(_Refused):
 
 class DeduplicatedOnDerived(_Refused):
     def transform(self, records: DataFrame) -> DataFrame:
-        lowered = records.withWatermark("event_time", "5 seconds").withColumn("key", F.lower("key"))
-        return lowered.dropDuplicates(["key", "event_time"])
+        minute = records.withWatermark("event_time", "5 seconds").withColumn(
+            "m", F.date_trunc("minute", "event_time")
+        )
+        return minute.dropDuplicates(["key", "m"])
+
+
+class DeduplicatedOnDerivedWithoutData(_Refused):
+    def transform(self, records: DataFrame) -> DataFrame:
+        ids = records.select(F.concat_ws(":", "key", "data").alias("id"), "event_time")
+        return ids.withWatermark("event_time", "5 seconds").dropDuplicatesWithinWatermark(["id"])
 
 
 class FilterBetweenOperators(_Refused):
@@ -263,6 +271,10 @@ def watermark_over_sample(directory: str) -> WatermarkOverSample:
 
 def deduplicated_on_derived(directory: str) -> DeduplicatedOnDerived:
     return DeduplicatedOnDerived(directory)
+
+
+def deduplicated_on_derived_without_data(directory: str) -> DeduplicatedOnDerivedWithoutData:
+    return DeduplicatedOnDerivedWithoutData(directory)
 
 
 def filter_between_operators(directory: str) -> FilterBetweenOperators:

@@ -137,6 +137,25 @@ def deduplicated(directory: str) -> DeduplicatedDeliveries:
     return DeduplicatedDeliveries(directory)
 
 
+class FirstPerTenant(DeduplicatedDeliveries):
+    """The first record of each tenant within the watermark, a tenant derived from the key (keys `b` and `c`
+    are one tenant's), written per batch (idempotent): holds. A record of `c` within the delay of one of `b`
+    is the tenant's duplicate, though their keys differ."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        tenant = F.when(F.col("key") == "c", F.lit("b")).otherwise(F.col("key"))
+        return (
+            records.withWatermark("event_time", "5 seconds")
+            .withColumn("tenant", tenant)
+            .dropDuplicatesWithinWatermark(["tenant"])
+            .select("tenant", "key", "data", "event_time")
+        )
+
+
+def first_per_tenant(directory: str) -> FirstPerTenant:
+    return FirstPerTenant(directory)
+
+
 class DeduplicatedWithPosition(DeduplicatedDeliveries):
     """The deduplication, keeping where each record kept was read (its partition and offset) for audit: holds."""
 

@@ -101,12 +101,13 @@ def read_step(history: History, obs: Observation, step: int, plan: StatefulPlan)
     ids = {b for b, *_ in obs[(step, StreamingLabel.OFFSET_METADATA)]}
     starts = {b for (b,) in obs.get((step, StreamingLabel.RUNS), ())}
     passed = prefix_of(history, obs, plan)
+    keys = derived_of(history, obs, plan)
 
     def batches(reaches: int) -> tuple[Batch, ...]:  # as the watermark (0) or the operator (1) reads them
         return tuple(
             Batch(
                 b,
-                tuple(Record(*r) for r in logged.get(b, []) if not passed or passed[r][reaches]),
+                tuple(_record(r, keys) for r in logged.get(b, []) if not passed or passed[r][reaches]),
                 b in starts,
             )
             for b in range(max(ids, default=-1) + 1)
@@ -114,6 +115,12 @@ def read_step(history: History, obs: Observation, step: int, plan: StatefulPlan)
 
     committed = frozenset(obs[(step, StreamingLabel.COMMITS)])
     return Step(step, batches(1), committed, watermarks(batches(0), plan.delays, policy_of(obs, step)))
+
+
+def _record(row: tuple, derived: Mapping[tuple, tuple]) -> Record:
+    """A record as the source read it, `(key, event_time, data, partition, offset)`, with its derived keys."""
+    key, event_time, data, partition, offset = row
+    return Record(key, event_time, data, partition, offset, derived.get(row, ()))
 
 
 def prefix_of(history: History, obs: Observation, plan: StatefulPlan) -> dict[tuple, tuple[bool, bool]]:
@@ -134,6 +141,25 @@ def prefix_of(history: History, obs: Observation, plan: StatefulPlan) -> dict[tu
             f"of each record (`{StreamingLabel.PREFIX}` at the final step)"
         )
     return {record: (watermark, operator) for record, watermark, operator in found}
+
+
+def derived_of(history: History, obs: Observation, plan: StatefulPlan) -> dict[tuple, tuple]:
+    """Under a job that deduplicates on keys it derives (`plan.derived`), each record that reaches the
+    deduplication -> its derived keys' `(name, value)` pairs, as observed at the final step; else nothing.
+
+    >>> plan = StatefulPlan("dropDuplicatesWithinWatermark", (5_000,), None, ("id",), derived=("id",))
+    >>> derived_of(History("events", ()), {(0, "derived"): frozenset({(("c", 1, "r0", 0, 0), (("id", "c:r0"),))})}, plan)
+    {('c', 1, 'r0', 0, 0): (('id', 'c:r0'),)}
+    """
+    if not plan.derived:
+        return {}
+    found = obs.get((len(history.actions), StreamingLabel.DERIVED))
+    if found is None:
+        raise UnsupportedImplementation(
+            "the job deduplicates on keys it derives: its trials must observe each record's derived keys "
+            f"(`{StreamingLabel.DERIVED}` at the final step)"
+        )
+    return dict(found)
 
 
 def policy_of(obs: Observation, step: int) -> Policy:
