@@ -5,7 +5,8 @@ Spark runs a Python source in processes of its own, so a planted bug is a source
 importable as `--impl tests.planted_streaming:NAME`, so a counterexample replays. The
 `stateful_*` ones are the stateful suite's trials of the worked example job over a planted
 keyed, timed source; `kill_never_fires` a source whose crash points never fire, so a killable
-driver armed at one exits without reaching it.
+driver armed at one exits without reaching it; `timers_fire_a_batch_late` a planted engine under the
+worked processor example, its timers left registered a batch after the one that fired them.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from frontier_harness.model.vocabulary.streaming import StreamingLabel
 from frontier_harness.properties.adapters.job import StatefulJobImplementation
 from frontier_harness.properties.adapters.spark import SparkImplementation
+from frontier_harness.properties.checks.event_time.processor_reached import TIMERS
 from frontier_harness.spark_impl.ingestion.durable_shard import DurableShard
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.streaming.event_source import EventSource, EventStreamReader
@@ -180,3 +183,31 @@ def stateful_latest_offset_backwards() -> StatefulJobImplementation:
 
 def stateful_commits_beyond_durable() -> StatefulJobImplementation:
     return _stateful_trials(EagerEventSource)
+
+
+PROCESSOR_JOB = "frontier_harness.streaming_job_example.processor_counts:factory"
+
+
+def fired_a_batch_late(obs: dict) -> dict:
+    """`obs` as an engine that keeps every timer registered a batch after the one that fired it leaves it: a
+    timer the processor's state held after batch N and not after N+1 is still held after N+1 (`obs`, changed)."""
+    for key, rows in list(obs.items()):
+        if key[1] != StreamingLabel.PROCESSOR_STATE:
+            continue
+        read = {(b, op) for b, op, variable, _, _ in rows if variable is None}
+        timers = {row for row in rows if row[2] == TIMERS}
+        kept = {(b + 1, op, TIMERS, k, at) for b, op, _, k, at in timers if (b + 1, op) in read}
+        obs[key] = rows | kept
+    return obs
+
+
+class TimersFireABatchLate(StatefulJobImplementation):
+    """Bug (a planted engine): the worked processor example's timers stay registered a batch after the batch
+    whose clock reached them, as the state its trials read shows (`fired_a_batch_late`)."""
+
+    def observe_stateful(self, domain: Any, histories: Any) -> list[dict]:
+        return [fired_a_batch_late(obs) for obs in super().observe_stateful(domain, histories)]
+
+
+def timers_fire_a_batch_late() -> StatefulJobImplementation:
+    return TimersFireABatchLate(PROCESSOR_JOB)

@@ -150,6 +150,25 @@ def _state(*rows: tuple) -> dict:
     return {(8, "processor_state"): frozenset(rows)}
 
 
+def test_crash_invisible_fails_on_a_timer_still_registered_after_the_batch_whose_clock_reached_it():
+    """The state read after batches 1-3: a timer at 20 s that batch 3's E (35 s) reached is gone after it, and
+    the trial holds; still registered there, `crash_invisible` fails naming it (`oracles.timers_due`)."""
+    reference = reference_of("partitioned", BATCHES)
+    impl = Impl({reference.key: {(6, "job_rows"): frozenset({(_row("a", 2), 1)})}})
+    read = [(b, 0, None, None, None) for b in (1, 2, 3)]
+    timer = [(b, 0, "$timers", '{"key":"a"}', 20 * S) for b in (1, 2)]
+    fired = _crashed_observation([(_row("a", 2), 1)]) | _state(*read, *timer)
+    [held] = stateful.crash_invisible(impl, [CRASHED], [fired])
+    assert held.ok, held.message
+    late = fired | _state(*read, *timer, (3, 0, "$timers", '{"key":"a"}', 20 * S))
+    [failed] = stateful.crash_invisible(impl, [CRASHED], [late])
+    assert not failed.ok and failed.step == 8
+    assert (
+        'after batch 3 the timer of key {"key":"a"} at 20000 ms is still registered: the state after batch 2 '
+        "held it, and batch 3's clock, 35000 ms, is at or past it" in failed.message
+    ), failed.message
+
+
 def test_a_timer_across_a_restart_and_a_value_across_a_kill_are_read_from_the_state_after_each_batch():
     obs = _crashed_observation([])
     timers = [(0, 0, "$timers", '{"key":"a"}', 20 * S), (1, 0, "$timers", '{"key":"a"}', 20 * S)]
@@ -232,11 +251,11 @@ def test_ending_the_workers_of_a_start_that_has_none_ends_nothing():
 TRIALS = attrs.evolve(PROFILES["ci"], batched_screening_histories=160, shrink_seconds=900)
 
 
-def _run(job: str, only: str | None = None):
+def _run(job: str, only: str | None = None, impl=None):
     from frontier_harness.properties.adapters.job import load_job
     from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 
-    impl = load_job(job, stateful=True)
+    impl = impl or load_job(job, stateful=True)
     suite = SUITE.under_job()
     if only is not None:
         suite = attrs.evolve(suite, properties=(suite.property(only),))
@@ -286,6 +305,24 @@ def test_the_processor_counting_in_a_python_dict_is_caught_small_after_a_restart
 
 
 @pytest.mark.slow
+@pytest.mark.nightly  # 163 s alone: .ci/run's part 1 runs the clause on real trials in processing time
+@pytest.mark.spark
+def test_an_engine_firing_timers_a_batch_late_is_caught_small_through_the_suites_own_search(spark_session):
+    """`tests.planted_streaming:timers_fire_a_batch_late` (the example's timers left registered a batch after
+    the batch that fired them): through the suite's own search and shrinking, `crash_invisible` fails on a
+    short history whose query started twice (the state is read from the batch before its second start on:
+    under `availableNow` each trigger is a start), naming the timer still registered and the batch whose
+    clock reached it (shrunk to 5 actions: two records, a trigger, a record)."""
+    from tests.planted_streaming import timers_fire_a_batch_late
+
+    result, _ = _run(EXAMPLE, only="crash_invisible", impl=timers_fire_a_batch_late())
+    [failure] = [r.failure for r in result.results if r.failure is not None]
+    print(len(failure.history.actions), "actions:", failure.message, failure.history.actions)
+    assert "is still registered" in failure.message and "is at or past it" in failure.message, failure.message
+    assert len(failure.history.actions) <= 6, failure.history
+
+
+@pytest.mark.slow
 @pytest.mark.spark
 def test_a_processor_whose_timer_rows_are_appended_twice_after_a_crash_is_caught_small(spark_session):
     """`processor_append_writer` (tests.jobs.stateful): the example's processor, its rows written with the
@@ -318,6 +355,7 @@ def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_ca
     hold T(N) + 1 ms, and the timer is seen fired after the restart; the twin that counts in a Python dict
     differs from it."""
     from frontier_harness.properties.adapters.job import load_job
+    from tests.planted_streaming import fired_a_batch_late
 
     judged = {}
     for name in (job, f"{job}_in_memory"):
@@ -326,9 +364,12 @@ def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_ca
         assert restarted.actions[0].args == {"trigger": "once"}
         [obs] = impl.observe_stateful("partitioned", [restarted])
         [outcome] = stateful.crash_invisible(impl, [restarted], [obs])
-        judged[name] = outcome, obs
+        judged[name] = outcome, obs, impl
         assert not _continuous_workers(), "a reference run's shared Python workers outlived it"
-    (held, obs), (caught, _) = judged[job], judged[f"{job}_in_memory"]
+    (held, obs, impl), (caught, _, _) = judged[job], judged[f"{job}_in_memory"]
+    # the same trial as an engine leaving each timer registered a batch longer shows it: the timer T reached
+    [late] = stateful.crash_invisible(impl, [restarted], [fired_a_batch_late(dict(obs))])
+    assert not late.ok and "is still registered" in late.message and "past it" in late.message, late.message
     data = [
         i
         for i, a in enumerate(restarted.actions)

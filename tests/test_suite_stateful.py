@@ -770,6 +770,7 @@ def test_a_deduplication_on_a_derived_key_is_judged_by_the_keys_the_job_derived(
     from frontier_harness.properties.checks.event_time.reached import DUPLICATE
 
     impl = load_job("tests.jobs.stateful:first_per_tenant", stateful=True)
+    assert impl.plan.merged_keys == (("b", "c"),)  # probed: the strategies draw c's records as b's duplicates
     h = history(("query", {"trigger": "processingTime"}), produce("r0", 10 * S, "b"), TRIGGER,
                 produce("r1", 30 * S), TRIGGER, produce("r2", 31 * S), TRIGGER, produce("r3", 27 * S, "c"),
                 TRIGGER)  # fmt: skip

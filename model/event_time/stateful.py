@@ -180,7 +180,9 @@ class StatefulPlan:
     query's watermarks, `dag.per_operator`), the gap of the session windows it groups by (`gap`, ms;
     `frontier_harness.model.event_time.session`), and the window of the aggregation it rolls up
     (`inner_window`: an aggregation over a window aggregation's `window_time`, `chain.carried`); its
-    deduplication's keys that the job derives from a record's columns (`derived`: their values observed).
+    deduplication's keys that the job derives from a record's columns (`derived`: their values observed), and
+    the record keys those derived keys merge into one group (`merged_keys`: a record of one is a duplicate of a
+    record of another).
 
     >>> StatefulPlan(StatefulOperator.AGGREGATION, (10_000,), Window(10_000), ("key",)).bound
     <Bound.WINDOW_END: 'window.end'>
@@ -203,6 +205,7 @@ class StatefulPlan:
     kept_keys: tuple[str, ...] = ()  # under a prefix, the keys whose records it passes (probed), if known
     inner_window: Window | None = None  # a roll-up's: the window of the aggregation below it
     derived: tuple[str, ...] = ()  # the deduplication's keys the job derives from a record (`Record.derived`)
+    merged_keys: tuple[tuple[str, ...], ...] = ()  # record keys whose derived keys are one group's (probed)
 
     @property
     def record_window(self) -> Window | None:

@@ -140,6 +140,7 @@ class StatefulJobImplementation(JobImplementation):
             self._kept_keys(job, prefix) if prefix is not None else (),
             Window(*described[PlanKey.INNER_WINDOW]) if described.get(PlanKey.INNER_WINDOW) else None,
             tuple(described.get(PlanKey.DERIVED, ())),
+            self._merged_keys(job, described.get(PlanKey.DERIVED, ())),
         )
         self.window_column = described[PlanKey.WINDOW_COLUMN]
         self.columns = described[PlanKey.COLUMNS]
@@ -155,6 +156,23 @@ class StatefulJobImplementation(JobImplementation):
         probes = [(key, 0, f"probe-{key}", 0, 0) for key in KEYS]
         [reached] = reaching(spark(), job, [probes], prefix)
         return tuple(key for key, (_, kept) in zip(KEYS, reached) if kept)
+
+    def _merged_keys(self, job: Any, columns: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+        """The keys the strategies draw from (`KEYS`) whose records the job's derived deduplication keys
+        (`columns`) put in one group, probed with one record of each, of the same data, at event time 0 (the
+        strategies' hint: which records were one group's in a trial is observed, `_observe_derived`)."""
+        from frontier_harness.properties.checks.event_time.strategies.stateful import KEYS
+        from frontier_harness.spark_impl.event_time.prefix import derived
+        from frontier_harness.spark_impl.session import spark
+
+        if not columns:
+            return ()
+        probes = [[(key, 0, "probe", 0, 0)] for key in KEYS]
+        groups: dict[tuple, list[str]] = {}
+        for key, found in zip(KEYS, derived(spark(), job, probes, columns)):
+            if "probe" in found:
+                groups.setdefault(found["probe"], []).append(key)
+        return tuple(tuple(keys) for keys in groups.values() if len(keys) > 1)
 
     def _observe_derived(self, histories: Sequence[History], observed: list[Observation]) -> None:
         """At each history's final step, the deduplication keys the job derives from each record it produced

@@ -51,7 +51,7 @@ Connect session.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyspark.sql import functions as F
@@ -233,16 +233,10 @@ def _prefix(spec: str, session: Any, job: Any, out: Any, operator: str) -> str |
         raise JobContractError(
             spec, f"{exc}: filter on the event time, or on other columns, not both"
         ) from exc
-    if where is None:
-        return None
-    try:
-        reaching(session, job, [[]], where)
-    except Exception as exc:
-        raise JobContractError(
-            spec,
-            "a filter before the stateful operator is supported when the records' data column reaches the "
-            f"operator (it names each record): {first_line(exc)}",
-        ) from exc
+    if where is not None:
+        _data_reaches(
+            spec, lambda: reaching(session, job, [[]], where), "a filter before the stateful operator"
+        )
     return where
 
 
@@ -250,15 +244,21 @@ def _derived_reaching(spec: str, session: Any, job: Any, columns: list[str]) -> 
     """`columns`, derived keys, once the records' `data` is seen to reach the deduplication beside them (it
     names the record whose keys they are: `prefix.derived`); else the refusal naming why."""
     if columns:
-        try:
-            derived(session, job, [[]], columns)
-        except Exception as exc:
-            raise JobContractError(
-                spec,
-                "a deduplication on derived keys is supported when the records' data column reaches it "
-                f"(it names each record): {first_line(exc)}",
-            ) from exc
+        _data_reaches(spec, lambda: derived(session, job, [[]], columns), "a deduplication on derived keys")
     return columns
+
+
+def _data_reaches(spec: str, probe: Callable[[], Any], what: str) -> None:
+    """Runs `probe`, the job's prefix over no records (`prefix`), which reads the records' `data` under its
+    first stateful operator; when Spark cannot, the refusal says that `what` needs it there."""
+    try:
+        probe()
+    except Exception as exc:
+        raise JobContractError(
+            spec,
+            f"{what} is supported when the records' data column reaches it (it names each record): "
+            f"{first_line(exc)}",
+        ) from exc
 
 
 def _processor(out: Any) -> dict:

@@ -19,6 +19,9 @@ of `offsets/N`, and `nextBatchWatermarkMs` of `commits/N`):
   deduplication emitted in an earlier batch, its event time later than the emitted one's by at most the
   delay, not late, and dropped (`deduplicate` over the journaled watermarks); and an entry whose bound
   (the emitted event time plus the delay) a committed batch's E reached exactly (it expired at its bound);
+- under a deduplication on keys the job derives that merge keys (`plan.merged_keys`): a record dropped as the
+  duplicate of a group the deduplication emitted in an earlier batch from a record of another key (their
+  derived keys observed one group's, `Record.derived`), not late;
 - under session windows: two records exactly the gap apart in one session (nothing between them), and a
   record behind the watermark it was filtered with by less than the gap (its session not late: counted); a
   record exactly at the watermark is one whose session ends there, and a session complete is one emitted;
@@ -45,6 +48,7 @@ from frontier_harness.model.event_time.session import sessionize
 from frontier_harness.model.event_time.stateful import (
     Batch,
     Bound,
+    Deduplication,
     Span,
     StatefulPlan,
     Watermarks,
@@ -82,6 +86,7 @@ SESSION_GAP = "two records exactly the gap apart in one session"
 BEHIND = "a record behind the watermark, counted in its session (within the gap)"
 FILTERED = "a record the job's filters dropped before its operator"
 FILTERED_AHEAD = "a record filtered before the watermark, newer than every record it saw"
+MERGED = "a duplicate by the job's derived key, of a record of another key, dropped"
 ROLLED_UP_AT_ONCE = "an outer window complete in the batch that emitted an inner window of it"
 ROLLED_UP_ACROSS = "an outer window rolling up inner windows emitted in different batches"
 
@@ -114,6 +119,8 @@ def reached(plan: StatefulPlan, history: History, obs: Observation, crashes: Seq
     found |= _idle(done, marks, obs, trial.step)
     if plan.within_watermark and plan.delays:
         found |= _deduplication_cases(plan, done, marks)
+    if plan.merged_keys:
+        found |= _merged_cases(plan, done, marks)
     if plan.gap is not None:
         found |= _session_cases(plan, done, marks, obs)
     if plan.prefix is not None:
@@ -206,6 +213,41 @@ def _deduplication_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Water
     bounds = {c.event_time + plan.delay for e in out.emitted if e.certain for c in e.candidates[:1]}
     found |= {EXPIRY} if bounds & {marks.eviction[b.id] for b in done} else set()
     return found
+
+
+def _merged_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) -> set[str]:
+    """A record dropped, not late, as the duplicate of a group emitted in an earlier batch from a record of
+    another key (the deduplication's groups by the keys the job derived).
+
+    >>> from frontier_harness.model.event_time.stateful import Record
+    >>> plan = StatefulPlan("dropDuplicatesWithinWatermark", (5_000,), None, ("t",), derived=("t",), merged_keys=(("b", "c"),))
+    >>> r = lambda key, t, data, tenant: Record(key, t, data, 0, t, (("t", tenant),))
+    >>> marks = Watermarks((0, 5_000), 5_000)
+    >>> _merged_cases(plan, [Batch(0, (r("b", 10_000, "r0", "b"),)), Batch(1, (r("c", 12_000, "r1", "b"),))], marks)
+    {"a duplicate by the job's derived key, of a record of another key, dropped"}
+    >>> _merged_cases(plan, [Batch(0, (r("b", 10_000, "r0", "b"),)), Batch(1, (r("c", 12_000, "r1", "c"),))], marks)
+    set()
+    """
+    first = plan.deduplication or Deduplication(plan.operator, plan.keys)
+    out = deduplicate(first.keys, first.bound(plan.delays), done, marks, plan.delay, bool(plan.delays))
+    late = set(out.late)
+    emitted: dict[int, set[tuple]] = {}
+    for e in out.emitted:
+        emitted.setdefault(e.batch, set()).add(e.group)
+    keys: dict[tuple, set[str]] = {}  # group -> the keys of the records it emitted, in the batches before
+    for batch in done:
+        for r in batch.records:
+            group = tuple(r.field(k) for k in first.keys)
+            if (
+                r not in late
+                and group not in emitted.get(batch.id, set())
+                and keys.get(group, set()) - {r.key}
+            ):
+                return {MERGED}
+        for e in out.emitted:
+            if e.batch == batch.id:
+                keys.setdefault(e.group, set()).update(c.key for c in e.candidates)
+    return set()
 
 
 def _filtered(plan: StatefulPlan, history: History, obs: Observation, step: int) -> set[str]:

@@ -32,7 +32,8 @@ After every step that left the query up, judged by:
   output no model states): after every step that left the query up, `read(spark)` equals, as a multiset of
   rows, the same processor's `read(spark)` after the same batches run without any crash or restart, a run
   the harness makes itself once per history (`oracles.reference_run`); a failure names, per key, the rows
-  held more or fewer times. The processor's hard cases are read from its state and timers after every
+  held more or fewer times. Before that, every timer (or group timeout) the processor's state held after a
+  batch is gone after the next once that batch's clock reached it (`oracles.timers_due`). The processor's hard cases are read from its state and timers after every
   committed batch (`processor_reached`). The properties above do not apply to a processor.
 - `offset_log_is_remap` and `bounded_input_reliance`: the streaming suite's, the checkpoint's laws with
   the watermark and batch timestamp of `offsets/N` never going back.
@@ -89,6 +90,7 @@ from frontier_harness.properties.checks.event_time.reached import (
     IDLE,
     LATE,
     LATE_AND_KEPT,
+    MERGED,
     PROMISE,
     REDELIVERY,
     REEMIT,
@@ -147,6 +149,7 @@ SCRIPTS = {
     PROMISE: "ahead far trigger promise trigger",
     STATE_READ: "ahead trigger",
     DUPLICATE: "ahead trigger duplicate trigger",
+    MERGED: "merged trigger merged trigger",
     EXPIRY: "ahead trigger expiry trigger ahead trigger",
     SESSION_GAP: "ahead gap trigger",
     BEHIND: "ahead trigger far trigger behind trigger",
@@ -245,6 +248,8 @@ def required_events(plan: StatefulPlan) -> tuple[str, ...]:
         found.append(REEMIT)
     if plan.within_watermark and plan.delays:
         found += [DUPLICATE, EXPIRY]
+    if plan.merged_keys:
+        found.append(MERGED)
     if plan.gap is not None:
         found += [SESSION_GAP, *([BEHIND] if plan.delays else [])]
     if plan.prefix is not None:
@@ -648,7 +653,9 @@ def crash_invisible(
     }
     runs = dict(zip(references, impl.reference_runs(list(references.values())))) if references else {}
     return [
-        t if isinstance(t, Outcome) else reference_run.crash_invisible(h, obs, t, references[i], runs[i])
+        t
+        if isinstance(t, Outcome)
+        else reference_run.crash_invisible(h, obs, t, references[i], runs[i], impl.plan.time_mode)
         for i, (h, obs, t) in enumerate(zip(histories, observed, trials))
     ]
 
@@ -750,8 +757,8 @@ def properties(plan: StatefulPlan) -> tuple[Property, ...]:
         ),
         _property(
             "crash_invisible",
-            "A user's processor: after every step, read(spark) equals its run over the same batches without a "
-            "crash or restart.",
+            "A user's processor: its timers fire once due, and after every step read(spark) equals its run over "
+            "the same batches without a crash or restart.",
             crash_invisible,
             plan,
             applies=_processor,

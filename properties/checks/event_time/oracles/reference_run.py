@@ -15,7 +15,9 @@ history is run once (`reference_runs` of the implementation, cached by history) 
 
 The processor's timers fire by the watermark Spark hands it: first, the watermark every batch journaled
 (`batchWatermarkMs` of `offsets/N`) must be the model's E(N) (`stateful_rows.journaled`: the newest event
-time of the batches before it, minus the delay, never going back). Then the job's writer promises its rows
+time of the batches before it, minus the delay, never going back), and every timer the state held after a
+batch must be gone after the next once that batch's clock reached it (`timers_due`, the model's
+`timers`). Then the job's writer promises its rows
 as `read(spark)` returns them (a `batch_id` column dropped): after every
 step that left the crashed query up, `read(spark)` equals, as a multiset of rows, the reference's
 `read(spark)` after the reference's batch that holds the last committed batch's records (`held_at`). A
@@ -38,6 +40,8 @@ from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
 from frontier_harness.model.vocabulary.streaming import StreamingAction, StreamingLabel, Trigger
 from frontier_harness.properties.checks.event_time.oracles.stateful_rows import Step, journaled, read_step
+from frontier_harness.properties.checks.event_time.oracles.timers_due import overdue
+from frontier_harness.properties.checks.event_time.processor_reached import clocks
 from frontier_harness.properties.checks.streaming.committed import failed_at, up_steps
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.suite import Observation, Outcome
@@ -125,13 +129,23 @@ def trial_of(history: History, obs: Observation, plan: Any) -> Step | Outcome:
 
 
 def crash_invisible(
-    history: History, obs: Observation, trial: Step, reference: History, ref_obs: Observation
+    history: History,
+    obs: Observation,
+    trial: Step,
+    reference: History,
+    ref_obs: Observation,
+    time_mode: str | None = None,
 ) -> Outcome:
-    """The journaled watermarks are the model's, and after every up step `read(spark)` equals the
-    reference's at `held_at` (see the module)."""
+    """The journaled watermarks are the model's, every timer fired once its batch's clock (by `time_mode`)
+    reached it (`timers_due`), and after every up step `read(spark)` equals the reference's at `held_at` (see
+    the module)."""
     message = journaled(obs, trial)
     if message is not None:
         return failed_at(trial.step, message, obs, StreamingLabel.OFFSET_METADATA)
+    final = len(history.actions)
+    late = overdue(obs.get((final, StreamingLabel.PROCESSOR_STATE), frozenset()), clocks(obs, time_mode))
+    if late is not None:
+        return failed_at(final, late, obs, StreamingLabel.PROCESSOR_STATE)
     error = next((v for (s, label), v in sorted(ref_obs.items()) if label == StreamingLabel.ERROR), None)
     if error:
         return Outcome(ok=False, message=f"the run without a crash failed: {sorted(error)[0]}", step=None)

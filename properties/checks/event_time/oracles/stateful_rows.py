@@ -134,12 +134,9 @@ def prefix_of(history: History, obs: Observation, plan: StatefulPlan) -> dict[tu
     """
     if plan.prefix is None:
         return {}
-    found = obs.get((len(history.actions), StreamingLabel.PREFIX))
-    if found is None:
-        raise UnsupportedImplementation(
-            "the job filters before its stateful operator: its trials must observe what the filters pass "
-            f"of each record (`{StreamingLabel.PREFIX}` at the final step)"
-        )
+    found = _at_final_step(
+        history, obs, StreamingLabel.PREFIX, "the job filters before its stateful operator", "what they pass"
+    )
     return {record: (watermark, operator) for record, watermark, operator in found}
 
 
@@ -153,13 +150,21 @@ def derived_of(history: History, obs: Observation, plan: StatefulPlan) -> dict[t
     """
     if not plan.derived:
         return {}
-    found = obs.get((len(history.actions), StreamingLabel.DERIVED))
+    found = _at_final_step(
+        history, obs, StreamingLabel.DERIVED, "the job deduplicates on keys it derives", "those keys"
+    )
+    return dict(found)
+
+
+def _at_final_step(history: History, obs: Observation, label: str, job: str, what: str) -> Any:
+    """The observation `label` at the history's final step, which a `job` like this one needs: else the suite
+    cannot read the trial (`UnsupportedImplementation`)."""
+    found = obs.get((len(history.actions), label))
     if found is None:
         raise UnsupportedImplementation(
-            "the job deduplicates on keys it derives: its trials must observe each record's derived keys "
-            f"(`{StreamingLabel.DERIVED}` at the final step)"
+            f"{job}: its trials must observe {what} for each record (`{label}` at the final step)"
         )
-    return dict(found)
+    return found
 
 
 def policy_of(obs: Observation, step: int) -> Policy:

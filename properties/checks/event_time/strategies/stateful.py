@@ -23,7 +23,11 @@ its original nor more than the delay later: the group is then never emitted twic
 an event time beyond the emitted one's entry, `event_time + delay`). A session-window job gets its own
 (`SESSION_KINDS`): a record exactly the gap after an earlier one of its key (`gap`: one session), and one
 behind the watermark by less than the gap (`behind`: its session is not late, it counts); its `boundary`
-is a record whose session ends exactly at the watermark (late).
+is a record whose session ends exactly at the watermark (late). A job that deduplicates on keys it derives,
+which merge records of different keys into one group (`StatefulPlan.merged_keys`, probed), gets its defining
+case (`merged`): a record of another key of an earlier record's group, new data, its event time later by up to
+the delay (the same, when the deduplication is not within the watermark), so its derived key makes it the
+earlier record's duplicate.
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> from frontier_harness.model.event_time.stateful import StatefulPlan, Window
@@ -54,14 +58,16 @@ DEFAULT_UNIT = 1_000  # ms, for a job with no delay and no window
 KINDS = ("ahead", "ahead", "far", "within", "within", "boundary", "boundary", "promise", "late", "redelivery")
 DEDUPLICATION_KINDS = ("duplicate", "duplicate", "expiry")
 SESSION_KINDS = ("gap", "gap", "behind")
+MERGED_KINDS = ("merged", "merged")
 ROLL_UP_KINDS = ("outer", "inner", "delay")  # a roll-up's directed steps (`_rolled_up`), drawn by script only
 
 
 def kinds(plan: StatefulPlan) -> tuple[str, ...]:
-    """The kinds of event time drawn for `plan`'s records: `KINDS`, and `DEDUPLICATION_KINDS` for a job that
-    deduplicates within the watermark."""
+    """The kinds of event time drawn for `plan`'s records: `KINDS`, `DEDUPLICATION_KINDS` for a job that
+    deduplicates within the watermark, and `MERGED_KINDS` for one whose derived keys merge keys."""
     sessions = SESSION_KINDS if plan.gap is not None else ()
-    return KINDS + (DEDUPLICATION_KINDS if plan.within_watermark and plan.delays else ()) + sessions
+    merged = MERGED_KINDS if plan.merged_keys else ()
+    return KINDS + (DEDUPLICATION_KINDS if plan.within_watermark and plan.delays else ()) + sessions + merged
 
 
 def unit(plan: StatefulPlan) -> int:
@@ -225,6 +231,9 @@ def produce(
         )
         args = {**earlier, IngestionArg.PARTITION: partition}
         args[IngestionArg.EVENT_TIME] += later
+    elif kind == "merged" and drawing.plan.merged_keys:
+        args = _merged(source, drawing, partition)
+        drawing.records.append(args)
     elif kind == "gap" and drawing.records and drawing.plan.gap is not None:
         # exactly the gap after an earlier record of its key: the two share a session (a record 1 ms further
         # would open one of its own)
@@ -250,6 +259,39 @@ def produce(
     if not (dropped and drawing.plan.prefix == Prefix.WATERMARK):
         drawing.tracker.step(action)
     return action
+
+
+def _merged(source: Source, drawing: Drawing, partition: int) -> dict[str, Any]:
+    """A record the job's derived keys put in an earlier record's group though its key is another
+    (`MERGED_KINDS`); with no earlier record of a merged key, one of such a key, ahead of the newest.
+
+    >>> from frontier_harness.properties.engine.source import RandomSource
+    >>> plan = StatefulPlan("dropDuplicatesWithinWatermark", (5_000,), None, ("t",), derived=("t",), merged_keys=(("b", "c"),))
+    >>> h = scripted(RandomSource(0), "partitioned", plan, "merged trigger merged trigger")
+    >>> [(a.args["key"], a.args["data"]) for a in h.actions if a.name == "produce"]
+    [('c', 'r0'), ('b', 'r1')]
+    """
+    plan = drawing.plan
+    merged = {key: group for group in plan.merged_keys for key in group}
+    earlier = [r for r in drawing.records if r[IngestionArg.KEY] in merged]
+    data = f"r{len(drawing.records)}"
+    if not earlier:
+        key = source.choice([k for k in merged if k in drawing.keys] or list(merged))
+        return {
+            IngestionArg.PARTITION: partition,
+            IngestionArg.KEY: key,
+            IngestionArg.EVENT_TIME: _event_time(source, drawing, "ahead"),
+            Arg.DATA: data,
+        }
+    first = earlier[source.integer(0, len(earlier) - 1)]
+    later = drawing.unit * source.integer(0, plan.delay // drawing.unit) if plan.within_watermark else 0
+    others = [k for k in merged[first[IngestionArg.KEY]] if k != first[IngestionArg.KEY]]
+    return {
+        IngestionArg.PARTITION: partition,
+        IngestionArg.KEY: source.choice(others),
+        IngestionArg.EVENT_TIME: first[IngestionArg.EVENT_TIME] + later,
+        Arg.DATA: data,
+    }
 
 
 def _round(source: Source, drawing: Drawing, kill: bool) -> list[Action]:
