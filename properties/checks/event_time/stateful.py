@@ -33,8 +33,9 @@ After every step that left the query up, judged by:
   rows, the same processor's `read(spark)` after the same batches run without any crash or restart, a run
   the harness makes itself once per history (`oracles.reference_run`); a failure names, per key, the rows
   held more or fewer times. Before that, every timer (or group timeout) the processor's state held after a
-  batch is gone after the next once that batch's clock reached it (`oracles.timers_due`). The processor's hard cases are read from its state and timers after every
-  committed batch (`processor_reached`). The properties above do not apply to a processor.
+  batch is gone after the next once that batch's clock reached it (`oracles.timers_due`). The processor's
+  hard cases are read from its state and timers after every committed batch (`processor_reached`). The
+  properties above do not apply to a processor.
 - `offset_log_is_remap` and `bounded_input_reliance`: the streaming suite's, the checkpoint's laws with
   the watermark and batch timestamp of `offsets/N` never going back.
 

@@ -10,8 +10,7 @@ batch N**: fired, or deleted by the processor. A timer set while batch N's timer
 expired, after N (it waits for N+1); it was not in the state after N-1.
 
 `overdue(state, clock)` reads that from the processor's state after every committed batch (`processor_state`
-at the final step, each store read marked by a `(batch, operator, None, None, None)` row: from the batch
-before its second start on) and each batch's clock as the offset log journaled it (`processor_reached.clocks`);
+at the final step, read from the batch before its second start on) and each batch's clock as the offset log journaled it (`processor_reached.clocks`);
 it returns what a failure names, the key, the timer, the batch and its clock, or None. A group's timeout is
 told from a timer by the group's state, read beside it (`GROUP_STATE`).
 
@@ -19,6 +18,8 @@ told from a timer by the group's state, read beside it (`GROUP_STATE`).
 >>> print(overdue(held(3, 20_000) | held(4, 20_000), {3: 0, 4: 20_000}))
 after batch 4 the timer of key {"key":"b"} at 20000 ms is still registered: the state after batch 3 held it, and batch 4's clock, 20000 ms, is at or past it (a timer fires in the first batch whose clock is at or past it)
 >>> overdue(held(3, 20_000) | held(4, 20_000), {3: 0, 4: 19_999}) is None
+True
+>>> overdue(held(3, 20_000) | {(4, 0, None, None, None)}, {3: 20_000, 4: 25_000}) is None  # set by a timer in 3: fired in 4
 True
 >>> group = {(3, 0, "$groupState", '{"key":"b"}', "1")}
 >>> overdue(held(3, 20_000) | held(4, 20_000) | group, {4: 20_000}) is None  # a timeout exactly at E waits
@@ -37,20 +38,18 @@ GROUP_STATE = "$groupState"  # `spark_impl.event_time.processor_state.GROUP_STAT
 
 def overdue(state: Set[tuple], clock: Mapping[int, int]) -> str | None:
     """The first timer (or group timeout) the state held after a batch and still after the next, whose clock
-    reached it (see the module), as a failure names it; None when every such timer is gone."""
-    read = {(b, op) for b, op, variable, _, _ in state if variable is None}
+    reached it (see the module), as a failure names it; None when every such timer is gone. A timer held in
+    two batches' states was read in both."""
     groups = {(b, op, key) for b, op, variable, key, _ in state if variable == GROUP_STATE}
     timers: dict[tuple[int, int], set[tuple]] = {}
     for b, op, variable, key, at in state:
         if variable == TIMERS:
             timers.setdefault((b, op), set()).add((key, at))
-    for b, op in sorted(read):
-        if (b - 1, op) not in read or b not in clock:
-            continue
-        for key, at in sorted(timers.get((b - 1, op), set()) & timers.get((b, op), set())):
-            group = (b - 1, op, key) in groups
-            if (timed_out if group else expired)(at, clock[b]):
-                return _named(key, at, b, clock[b], group)
+    for (b, op), held in sorted(timers.items()):
+        for key, at in sorted(held & timers.get((b + 1, op), set())):
+            group = (b, op, key) in groups
+            if (timed_out if group else expired)(at, clock[b + 1]):
+                return _named(key, at, b + 1, clock[b + 1], group)
     return None
 
 

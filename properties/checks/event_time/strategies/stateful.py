@@ -64,7 +64,12 @@ ROLL_UP_KINDS = ("outer", "inner", "delay")  # a roll-up's directed steps (`_rol
 
 def kinds(plan: StatefulPlan) -> tuple[str, ...]:
     """The kinds of event time drawn for `plan`'s records: `KINDS`, `DEDUPLICATION_KINDS` for a job that
-    deduplicates within the watermark, and `MERGED_KINDS` for one whose derived keys merge keys."""
+    deduplicates within the watermark, and `MERGED_KINDS` for one whose derived keys merge keys.
+
+    >>> tenant = StatefulPlan("dropDuplicates", (5_000,), None, ("t",), derived=("t",), merged_keys=(("b", "c"),))
+    >>> [(k in kinds(tenant)) for k in ("duplicate", "merged")]
+    [False, True]
+    """
     sessions = SESSION_KINDS if plan.gap is not None else ()
     merged = MERGED_KINDS if plan.merged_keys else ()
     return KINDS + (DEDUPLICATION_KINDS if plan.within_watermark and plan.delays else ()) + sessions + merged
@@ -267,23 +272,25 @@ def _merged(source: Source, drawing: Drawing, partition: int) -> dict[str, Any]:
 
     >>> from frontier_harness.properties.engine.source import RandomSource
     >>> plan = StatefulPlan("dropDuplicatesWithinWatermark", (5_000,), None, ("t",), derived=("t",), merged_keys=(("b", "c"),))
-    >>> h = scripted(RandomSource(0), "partitioned", plan, "merged trigger merged trigger")
-    >>> [(a.args["key"], a.args["data"]) for a in h.actions if a.name == "produce"]
-    [('c', 'r0'), ('b', 'r1')]
+    >>> h = scripted(RandomSource(0), "partitioned", plan, "ahead#new merged trigger merged ahead trigger")
+    >>> [(a.args["key"], a.args["data"], a.args["event_time"]) for a in h.actions if a.name == "produce"]
+    [('a', 'r0', 10000), ('b', 'r1', 15000), ('c', 'r2', 20000), ('b', 'r3', 25000)]
+    >>> pair = lambda seed: scripted(RandomSource(seed), "partitioned", plan, "merged trigger merged trigger").actions
+    >>> {len({a.args["key"] for a in pair(seed) if a.name == "produce"}) for seed in range(20)}  # always the other
+    {2}
     """
     plan = drawing.plan
-    merged = {key: group for group in plan.merged_keys for key in group}
+    merged = {key: group for group in plan.merged_keys for key in group}  # each reaches the deduplication
     earlier = [r for r in drawing.records if r[IngestionArg.KEY] in merged]
     data = f"r{len(drawing.records)}"
     if not earlier:
-        key = source.choice([k for k in merged if k in drawing.keys] or list(merged))
         return {
             IngestionArg.PARTITION: partition,
-            IngestionArg.KEY: key,
+            IngestionArg.KEY: source.choice(sorted(merged)),
             IngestionArg.EVENT_TIME: _event_time(source, drawing, "ahead"),
             Arg.DATA: data,
         }
-    first = earlier[source.integer(0, len(earlier) - 1)]
+    first = source.choice(earlier)
     later = drawing.unit * source.integer(0, plan.delay // drawing.unit) if plan.within_watermark else 0
     others = [k for k in merged[first[IngestionArg.KEY]] if k != first[IngestionArg.KEY]]
     return {
