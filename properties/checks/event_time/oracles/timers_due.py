@@ -10,9 +10,10 @@ batch N**: fired, or deleted by the processor. A timer set while batch N's timer
 expired, after N (it waits for N+1); it was not in the state after N-1.
 
 `overdue(state, clock)` reads that from the processor's state after every committed batch (`processor_state`
-at the final step, read from the batch before its second start on) and each batch's clock as the offset log journaled it (`processor_reached.clocks`);
-it returns what a failure names, the key, the timer, the batch and its clock, or None. A group's timeout is
-told from a timer by the group's state, read beside it (`GROUP_STATE`).
+at the final step, read from the batch before its second start on) and each batch's clock as the offset log
+journaled it (`processor_reached.clocks`); it returns what a failure names, the key, the timer, the batch and
+its clock, or None. A group's timeout is told from a timer by the group's state, read beside it
+(`GROUP_STATE`).
 
 >>> held = lambda b, t: {(b, 0, None, None, None), (b, 0, "$timers", '{"key":"b"}', t)}
 >>> print(overdue(held(3, 20_000) | held(4, 20_000), {3: 0, 4: 20_000}))
