@@ -832,7 +832,9 @@ WRONG = [
     ("upsert_by_window", "exactly_once", "missing", 5),
     ("promises_ten_seconds", "lateness_kept", "within the promised lateness of 10000 ms", 4),
     ("counts_per_key", "state_bounded", "state grows without bound", 0),  # from the plan: no trial needed
-    ("skip_seen", "exactly_once", "doubled", 6),
+    # nightly, for CI's time (110 s in .ci/run's slow part): there the streaming suite's twin catches skip_seen
+    # (tests/test_streaming_job.py)
+    pytest.param("skip_seen", "exactly_once", "doubled", 6, marks=NIGHTLY),
     pytest.param("deduplicated_counts_append_writer", "exactly_once", "doubled", 6, marks=NIGHTLY),
     pytest.param("session_counts_append_writer", "exactly_once", "doubled", 6, marks=NIGHTLY),
     pytest.param("rolled_up_counts_append_writer", "exactly_once", "doubled", 6, marks=NIGHTLY),

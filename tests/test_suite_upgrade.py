@@ -101,7 +101,14 @@ def test_an_upgrade_holds_as_predicted_and_reaches_every_hard_case(old, new, mix
 
 @pytest.mark.slow
 @pytest.mark.spark
-@pytest.mark.parametrize("old,new,_", PAIRS[0:3:2], ids=["summed", "keys_swapped"])
+@pytest.mark.parametrize(
+    "old,new,_",
+    [
+        # nightly, for CI's time (85 s in .ci/run's slow part): there keys_swapped fails the same way
+        pytest.param(*PAIRS[0], marks=pytest.mark.nightly, id="summed"),
+        pytest.param(*PAIRS[2], id="keys_swapped"),
+    ],
+)
 def test_a_prediction_that_calls_a_mixing_upgrade_safe_fails_small_naming_the_row(old, new, _, spark_session):
     # judged as if safe (exactly once against the new job's transform), the rows held across the switch are wrong
     result, _impl = _run(old, new, wrong_mix=Mix.PLAIN)
