@@ -6,6 +6,9 @@ Impressions (the left input) joined with clicks (the right input) of the same `k
 most 10 seconds before the impression's: `click <= impression <= click + 10 s`, each side under a 5-second
 watermark, so each side's state is evicted by the other side's watermark plus the range. `left_outer` is the
 left-outer twin: an impression no click joins is written once, with nulls, when the watermark passes it.
+`counted` counts the joined clicks per key and 10-second window of the impression's time, an aggregation
+over the join: each window is written once the join's own output watermark passes its end, which lags the
+query's watermark by the range (the meet of the join's state watermarks, `model/event_time/dag.py`).
 
 The writer is the streaming example's idempotent one: batch `N` overwrites its own directory `batch_id=N/`, so
 a batch Spark runs again after a crash replaces what its first run wrote; `read` is every row written (a join
@@ -52,6 +55,15 @@ class LeftOuterClicks(JoinedClicks):
     how = "leftOuter"
 
 
+class CountedClicks(JoinedClicks):
+    """The joined clicks counted per key and 10-second window of the impression's time, in append mode: each
+    window written once, when the join's output watermark passes its end."""
+
+    def transform(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        joined = super().transform(left, right)
+        return joined.groupBy("key", F.window("shown_at", "10 seconds")).agg(F.count("*").alias("clicks"))
+
+
 def factory(directory: str) -> StatefulJoinJob:
     """Called by the harness at every start of the trial's query, with the directory the job owns."""
     return JoinedClicks(directory)
@@ -62,5 +74,11 @@ def left_outer(directory: str) -> StatefulJoinJob:
     return LeftOuterClicks(directory)
 
 
+def counted(directory: str) -> StatefulJoinJob:
+    """The joined clicks counted per key and window of the impression's time."""
+    return CountedClicks(directory)
+
+
 _checked: StatefulJoinJobFactory = factory  # mypy: the factories satisfy the protocol
 _checked_outer: StatefulJoinJobFactory = left_outer
+_checked_counted: StatefulJoinJobFactory = counted

@@ -43,13 +43,15 @@ def test_a_late_record_a_row_holds_or_on_a_side_no_watermark_bounds_is_not_dropp
 
 
 def test_the_state_is_read_after_every_committed_batch_and_a_row_gone_later_was_evicted():
-    read = [(b, side, None) for b in (0, 1, 2) for side in ("left", "right")]
+    read = [(b, side, None, None) for b in (0, 1, 2) for side in ("left", "right")]
     assert join.STATE_READ in cases(INNER, state=read)
     assert join.STATE_READ not in cases(INNER, state=read[:4])  # batch 2's never read
-    held = [(0, "left", "l0")]
+    held = [(0, "left", "l0", 20000)]
     assert join.EVICTED in cases(INNER, state=[*read, *held])
-    assert join.EVICTED not in cases(INNER, state=[*read, *held, (1, "left", "l0"), (2, "left", "l0")])
-    only_right_later = [(0, "left", None), *[(b, "right", None) for b in (1, 2)], *held]
+    assert join.EVICTED not in cases(
+        INNER, state=[*read, *held, (1, "left", "l0", 20000), (2, "left", "l0", 20000)]
+    )
+    only_right_later = [(0, "left", None, None), *[(b, "right", None, None) for b in (1, 2)], *held]
     assert join.EVICTED not in cases(INNER, state=only_right_later)
 
 
@@ -67,9 +69,9 @@ def test_a_join_reaches_only_the_crashes_of_the_streaming_suites_cases():
 
 
 def test_only_the_read_markers_say_a_sides_state_was_read_and_reads_alone_evict_nothing():
-    read = [(b, side, None) for b in (0, 1, 2) for side in ("left", "right")]
+    read = [(b, side, None, None) for b in (0, 1, 2) for side in ("left", "right")]
     assert join.EVICTED not in cases(INNER, state=read)
-    assert join.STATE_READ not in cases(INNER, state=[*read[:4], (2, "left", "l2")])
+    assert join.STATE_READ not in cases(INNER, state=[*read[:4], (2, "left", "l2", 50000)])
 
 
 def test_an_outer_row_held_since_its_batch_committed_is_no_later_emission():
@@ -83,8 +85,8 @@ def test_an_outer_row_held_since_its_batch_committed_is_no_later_emission():
 def test_a_row_is_stale_once_its_sides_state_watermark_reaches_its_event_time(lower, stale):
     """The left side's state watermark after batch 2 is E(2) = 40 s plus the range's lower bound, less 1 ms:
     20 s with a lower bound of -19.999 s, where l0 (20 s) is stale; a millisecond lower, it is not."""
-    read = {(b, s, None) for b in range(3) for s in ("left", "right")}
-    held = step(FINAL, [2, 4, 5], [0, 1, 2], MARKS, [], join_state=read | {(2, "left", "l0")})
+    read = {(b, s, None, None) for b in range(3) for s in ("left", "right")}
+    held = step(FINAL, [2, 4, 5], [0, 1, 2], MARKS, [], join_state=read | {(2, "left", "l0", 20000)})
     assert (not join.state_bounded(Impl(ranged(lower, 10 * S)), [PAIRED], [held])[0].ok) is stale
 
 

@@ -14,7 +14,8 @@ emits in batch N are the next operator's input in batch N, judged with that oper
   counts it in batch N, and emits its own window in the same batch when E(N) reaches that window's end
   (before Spark 3.4 one watermark did both, and such rows were dropped as late: SPARK-40925).
 - **Join, then an aggregation.** A joined row carries both sides' event times; the next operator uses the
-  one the job keeps (`paired`), under the join's output watermark (`dag.py`).
+  one the job keeps (`paired`), under the join's output watermark (`dag.py`); a count per key and window
+  over the join (`counted`) emits a window once that watermark, not the query's, passes its end.
 
 >>> from frontier_harness.model.event_time.stateful import Watermarks, Window, aggregate
 >>> r = lambda t, data: Record("a", t, data, 0, 0)
@@ -31,8 +32,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from frontier_harness.model.errors import UndecidedChoice
-from frontier_harness.model.event_time.join import Joined, Side
-from frontier_harness.model.event_time.stateful import Aggregated, Batch, Deduplicated, Record
+from frontier_harness.model.event_time.join import CountedWindows, Joined, Side
+from frontier_harness.model.event_time.stateful import (
+    Aggregated,
+    Batch,
+    Deduplicated,
+    Record,
+    Span,
+    Watermarks,
+    aggregate,
+)
 
 
 def carried(aggregated: Aggregated, batches: Sequence[Batch]) -> list[Batch]:
@@ -82,3 +91,27 @@ def paired(joined: Joined, batches: Sequence[Batch], side: Side) -> list[Batch]:
         if lone.side is side:
             out.setdefault(lone.batch, []).append(lone.record)
     return [Batch(b.id, tuple(out.get(b.id, ())), b.run_start) for b in batches]
+
+
+def counted(
+    joined: Joined, batches: Sequence[Batch], counts: CountedWindows, marks: Watermarks
+) -> dict[tuple[str, Span], tuple[int, int]]:
+    """An inner join's pairs counted per key and window of `counts.side`'s event time, under the
+    aggregation's own watermarks (`marks`, `dag.per_operator`: the join's output watermark): each complete
+    window's count and the batch it is emitted in.
+
+    >>> from frontier_harness.model.event_time.join import Pair
+    >>> from frontier_harness.model.event_time.stateful import Window
+    >>> r = lambda t, data: Record("k", t, data, 0, 0)
+    >>> out = Joined((Pair(r(5_000, "l"), r(4_000, "r"), 0), Pair(r(6_000, "l2"), r(4_000, "r"), 1)), (), (), {}, ())
+    >>> counts = CountedWindows(Window(10_000), Side.LEFT, ("key", "window", "n"))
+    >>> counted(out, [Batch(0, ()), Batch(1, ()), Batch(2, ())], counts, Watermarks((0, 9_999, 10_000), 10_000))
+    {('k', Span(start=0, end=10000)): (2, 2)}
+    """
+    windows = aggregate(counts.window, paired(joined, batches, counts.side), marks)
+    found: dict[tuple[str, Span], tuple[int, int]] = {}
+    for span, batch in windows.completed.items():
+        for record in windows.kept[span]:
+            n, _ = found.get((record.key, span), (0, batch))
+            found[(record.key, span)] = (n + 1, batch)
+    return found

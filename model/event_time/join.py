@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from frontier_harness.model.event_time.stateful import EVENT_TIME, Batch, Record, Watermarks
+from frontier_harness.model.event_time.stateful import EVENT_TIME, Batch, Record, Watermarks, Window
 
 
 class Side(enum.StrEnum):
@@ -237,10 +237,25 @@ def join(spec: StreamJoin, left: Sequence[Batch], right: Sequence[Batch], marks:
 
 
 @attrs.frozen
+class CountedWindows:
+    """An append-mode count of a join's rows per key and `window` of `side`'s event time, over the join
+    (`chain.counted`), and the output columns holding the key, the window and the count.
+
+    >>> CountedWindows(Window(10_000), Side.LEFT, ("key", "window", "clicks")).side
+    <Side.LEFT: 'left'>
+    """
+
+    window: Window
+    side: Side
+    columns: tuple[str, str, str]
+
+
+@attrs.frozen
 class JoinPlan:
     """A stream-stream join job as the stateful suite needs it: its join (`StreamJoin`), each side's watermark
     delay in ms (None: the side has no watermark), its output mode, and the output columns that hold each
-    side's `data` (`data_columns`, left then right): a joined row is named by the records it joins.
+    side's `data` (`data_columns`, left then right): a joined row is named by the records it joins; for a job
+    that counts the joined rows per window (`counted`), its output is the counts.
 
     >>> plan = JoinPlan(StreamJoin(JoinType.INNER, TimeRange(0, 10_000), right_watermarked=False), (5_000, None))
     >>> plan.watermarked_delays, plan.delay
@@ -251,6 +266,7 @@ class JoinPlan:
     delays: tuple[int | None, int | None]
     output_mode: str = "append"
     data_columns: tuple[str, str] = ("left_data", "right_data")
+    counted: CountedWindows | None = None
 
     @property
     def watermarked_delays(self) -> tuple[int, ...]:

@@ -72,7 +72,7 @@ class StreamingLabel(Word):
     committed batch, an entry's bound in event time or None, how many entries have it) or, for a user's
     processor, `processor_state` (batch, operator, state variable, key, value: its value, list and map
     states' entries and its timers after each committed batch); under a join's two sources `side_offsets` (batch id, side,
-    end frontier) and, at the final step, `join_state` (batch id, side, a stored row's `data`); under a job
+    end frontier) and, at the final step, `join_state` (batch id, side, a stored row's `data`, None when the join stores none, and its event time); under a job
     that filters before its stateful operator, at the final step, `prefix` (a record as the source reads
     it, whether the job's filters pass it to the watermark, and to the operator); under a job that
     deduplicates on keys it derives, at the final step, `derived` (a record as the source reads it, and

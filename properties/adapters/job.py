@@ -24,7 +24,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from frontier_harness.model.event_time.join import JoinPlan, JoinType, StreamJoin, TimeRange
+from frontier_harness.model.event_time.join import (
+    CountedWindows,
+    JoinPlan,
+    JoinType,
+    Side,
+    StreamJoin,
+    TimeRange,
+)
 from frontier_harness.model.event_time.stateful import Deduplication, StatefulPlan, Window
 from frontier_harness.model.time.domains import Domain
 from frontier_harness.model.vocabulary.event_time import OperatorKey, PlanKey
@@ -207,7 +214,12 @@ class StatefulJobImplementation(JobImplementation):
             left is not None,
             right is not None,
         )
-        self.plan = JoinPlan(spec, (left, right), found["output_mode"], tuple(found["data_columns"]))
+        counted = found["counted"]
+        counts = None
+        if counted is not None:
+            window = Window(*counted["window"])
+            counts = CountedWindows(window, Side(counted["side"]), tuple(counted["columns"]))
+        self.plan = JoinPlan(spec, (left, right), found["output_mode"], tuple(found["data_columns"]), counts)
         self.window_column = None
         self.columns = found["columns"]
 

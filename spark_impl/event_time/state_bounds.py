@@ -56,28 +56,51 @@ def bounds(session: Any, stores: Sequence[tuple[Path, int, int]]) -> list[dict[i
     return [read.get(i) for i in range(len(stores))]
 
 
-def join_rows(session: Any, stores: Sequence[tuple[Path, int, str]]) -> list[list[str] | None]:
-    """For each `(checkpoint, batch, side)`, the `data` of every row a stream-stream join (operator 0) keeps
-    in that side's state after that batch (Spark's state data source with `joinSide`); None for a checkpoint
-    with no state of the join. One Spark job for every store."""
-    read: dict[int, list[str]] = {}
+def join_operator(checkpoint: Path) -> int | None:
+    """The id of the stream-stream join's operator in the checkpoint: the one whose stores hold a join side's
+    (`left-keyToNumValues`); Spark numbers operators top down, so an aggregation over the join is 0 and the
+    join 1. None when no state of a join was written.
+
+    >>> join_operator(Path("/nonexistent")) is None
+    True
+    """
+    for operator in operator_ids(checkpoint):
+        stores = checkpoint / "state" / str(operator)
+        if any((p / "left-keyToNumValues").is_dir() for p in stores.iterdir()):
+            return operator
+    return None
+
+
+def join_rows(
+    session: Any, stores: Sequence[tuple[Path, int, str]]
+) -> list[list[tuple[str | None, int]] | None]:
+    """For each `(checkpoint, batch, side)`, the `data` and the event time (ms) of every row a stream-stream
+    join (`join_operator`) keeps in that side's state after that batch (Spark's state data source with
+    `joinSide`); None for a checkpoint with no state of the join. The `data` is None when the join stores
+    none (Spark prunes the columns nothing above the join reads: a count over the join stores no `data`).
+    One Spark job for every store."""
+    read: dict[int, list[tuple[str | None, int]]] = {}
     frames = []
     for i, (checkpoint, batch, side) in enumerate(stores):
-        if not (checkpoint / "state" / "0").is_dir():
+        operator = join_operator(checkpoint)
+        if operator is None:
             continue
         read[i] = []
         rows = (
             session.read.format("statestore")
             .option("batchId", batch)
-            .option("operatorId", 0)
+            .option("operatorId", operator)
             .option("joinSide", side)
             .load(str(checkpoint))
         )
-        frames.append(rows.select(F.lit(i).alias(TAG), F.col("value.data").alias("data")))
+        stored = rows.schema["value"].dataType.fieldNames()
+        data = F.col("value.data") if "data" in stored else F.lit(None).cast("string")
+        at = F.unix_millis(F.col("value.event_time"))
+        frames.append(rows.select(F.lit(i).alias(TAG), data.alias("data"), at.alias("event_time")))
     if frames:
         union = frames[0]
         for frame in frames[1:]:
             union = union.unionByName(frame)
         for row in read_or_raise(stores[0][0], union.collect):
-            read[row[TAG]].append(row["data"])
+            read[row[TAG]].append((row["data"], row["event_time"]))
     return [read.get(i) for i in range(len(stores))]

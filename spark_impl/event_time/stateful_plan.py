@@ -174,7 +174,7 @@ def _below(spec: str, operator: dict, below: dict, mode: str, window: list[int] 
             spec,
             "an aggregation over another stateful operator is supported with a window only: group by a window",
         )
-    if set(operator[OperatorKey.ROWS] or ()) - _windowing_filters(operator):
+    if set(operator[OperatorKey.ROWS] or ()) - windowing_filters(operator):
         raise JobContractError(
             spec, "a filter between two stateful operators is not supported: filter before the first"
         )
@@ -184,11 +184,11 @@ def _below(spec: str, operator: dict, below: dict, mode: str, window: list[int] 
     return {PlanKey.DEDUPLICATION: {OperatorKey.NAME: STATEFUL[below[OperatorKey.NAME]], PlanKey.KEYS: keys}}
 
 
-def _windowing_filters(operator: dict) -> set[str]:
+def windowing_filters(operator: dict) -> set[str]:
     """The filters Spark's TimeWindowing rule writes for a window aggregation: its time column (the records'
     `event_time`, or an inner window's `window_time`) not null.
 
-    >>> sorted(_windowing_filters({"rows": ["isnotnull(event_time)", "(key = a)"], "key": [{"lineage": "f(event_time)"}]}))
+    >>> sorted(windowing_filters({"rows": ["isnotnull(event_time)", "(key = a)"], "key": [{"lineage": "f(event_time)"}]}))
     ['isnotnull(event_time)']
     """
     lineage = " ".join(f[FieldKey.LINEAGE] or "" for f in operator[OperatorKey.KEY])

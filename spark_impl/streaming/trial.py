@@ -94,7 +94,7 @@ from frontier_harness.model.vocabulary.streaming import (
 from frontier_harness.model.vocabulary.upgrade import UpgradeArg
 from frontier_harness.spark_impl.errors import InjectedCrash, SparkUnavailable
 from frontier_harness.spark_impl.event_time import processor_state
-from frontier_harness.spark_impl.event_time.state_bounds import bounds, join_rows, operator_ids
+from frontier_harness.spark_impl.event_time.state_bounds import bounds, join_operator, join_rows, operator_ids
 from frontier_harness.spark_impl.session import spark
 from frontier_harness.spark_impl.spans import (
     DRIVER_START,
@@ -590,9 +590,8 @@ def _read_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> N
     stores = [
         (i, final, batch, trial.spec.checkpoint, operator)
         for i, trial, final in trials
-        if (i, trial, final) not in joins
         for batch in checkpoint_files.commit_log(trial.spec.checkpoint)
-        for operator in operator_ids(trial.spec.checkpoint)
+        for operator in _not_a_join(trial.spec.checkpoint, (i, trial, final) in joins)
     ]
     runs = {i: trial.runs for i, trial, _ in trials}
     _read_processor_state(_processor_stores(stores, processors, runs), processors, observed)
@@ -607,6 +606,13 @@ def _read_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> N
             observed[i][(final, StreamingLabel.STATE)] = (
                 observed[i].get((final, StreamingLabel.STATE), frozenset()) | rows
             )
+
+
+def _not_a_join(checkpoint: Path, joined: bool) -> list[int]:
+    """The checkpoint's operators whose entries' bounds are read: all but a join's (its sides are read by
+    `_read_join_state`), such as a count over the join."""
+    skipped = join_operator(checkpoint) if joined else None
+    return [op for op in operator_ids(checkpoint) if op != skipped]
 
 
 def _processor_stores(stores: list[tuple], processors: dict, runs: dict[int, set[int]]) -> list[tuple]:
@@ -633,9 +639,9 @@ def _after_first_down(runs: set[int]) -> float:
 
 
 def _read_join_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> None:
-    """At a join trial's final step, the `data` of each row each side's state holds after every committed
-    batch (one Spark job for the wave: `state_bounds.join_rows`), as `(batch, side, data)`, with `(batch,
-    side, None)` for every store read."""
+    """At a join trial's final step, the `data` and event time of each row each side's state holds after every
+    committed batch (one Spark job for the wave: `state_bounds.join_rows`), as `(batch, side, data,
+    event_time)`, with `(batch, side, None, None)` for every store read."""
     stores = [
         (i, final, batch, trial.spec.checkpoint, side)
         for i, trial, final in trials
@@ -647,7 +653,7 @@ def _read_join_state(trials: list[tuple[int, Trial, int]], observed: list[dict])
     found = join_rows(spark(), [(checkpoint, batch, side) for _, _, batch, checkpoint, side in stores])
     for (i, final, batch, _, side), data in zip(stores, found):
         if data is not None:
-            rows = frozenset({(batch, side, None), *((batch, side, d) for d in data)})
+            rows = frozenset({(batch, side, None, None), *((batch, side, *row) for row in data)})
             key = (final, StreamingLabel.JOIN_STATE)
             observed[i][key] = observed[i].get(key, frozenset()) | rows
 

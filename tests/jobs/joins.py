@@ -9,7 +9,12 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from frontier_harness.streaming_job_example.joined_clicks import WITHIN, JoinedClicks, LeftOuterClicks
+from frontier_harness.streaming_job_example.joined_clicks import (
+    WITHIN,
+    CountedClicks,
+    JoinedClicks,
+    LeftOuterClicks,
+)
 
 
 class AppendWriter(JoinedClicks):
@@ -25,6 +30,18 @@ class AppendWriter(JoinedClicks):
 
 def append_writer(directory: str) -> AppendWriter:
     return AppendWriter(directory)
+
+
+class CountedAppendWriter(CountedClicks):
+    """The worked example's count over the join, written with `mode("append")`: a window Spark emits again in
+    a batch it runs again after a crash between the write and its commit is appended a second time."""
+
+    write = AppendWriter.write
+    read = AppendWriter.read
+
+
+def counted_append_writer(directory: str) -> CountedAppendWriter:
+    return CountedAppendWriter(directory)
 
 
 class ClicksWatermarkOnly(JoinedClicks):
@@ -151,3 +168,49 @@ def no_data(directory: str) -> NoData:
 
 def full_outer(directory: str) -> FullOuter:
     return FullOuter(directory)
+
+
+class CountedByClickTime(CountedClicks):
+    """The joined clicks counted per key and window of the click's time (the join's right side)."""
+
+    def transform(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        joined = JoinedClicks.transform(self, left, right)
+        return joined.groupBy("key", F.window("clicked_at", "10 seconds")).agg(F.count("*").alias("clicks"))
+
+
+def counted_by_click_time(directory: str) -> CountedByClickTime:
+    return CountedByClickTime(directory)
+
+
+class LatestClickPerWindow(CountedClicks):
+    """Another aggregate than a count over the join: the suite counts the joined pairs only."""
+
+    def transform(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        joined = JoinedClicks.transform(self, left, right)
+        return joined.groupBy("key", F.window("shown_at", "10 seconds")).agg(F.max("click").alias("latest"))
+
+
+def latest_click_per_window(directory: str) -> LatestClickPerWindow:
+    return LatestClickPerWindow(directory)
+
+
+class CountedInUpdateMode(CountedClicks):
+    output_mode: Literal["append", "update"] = "update"
+
+
+def counted_in_update_mode(directory: str) -> CountedInUpdateMode:
+    return CountedInUpdateMode(directory)
+
+
+class CountedPerImpression(CountedClicks):
+    """A count grouped by another column than the join's key: the suite counts pairs per key and window."""
+
+    def transform(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        joined = JoinedClicks.transform(self, left, right)
+        return joined.groupBy("impression", F.window("shown_at", "10 seconds")).agg(
+            F.count("*").alias("clicks")
+        )
+
+
+def counted_per_impression(directory: str) -> CountedPerImpression:
+    return CountedPerImpression(directory)

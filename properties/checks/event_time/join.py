@@ -19,11 +19,18 @@ columns, `oracles.join_rows`). After every step that left the query up:
   holds no row the model's eviction bound puts at or below the join's E(N).
 - `offset_log_is_remap`, `bounded_input_reliance`, `laws_under_sigkill`: the stateful suite's.
 
+A job that counts the joined rows per key and window (`JoinPlan.counted`) is judged by its counts: under
+`exactly_once` the rows are the model's count of the join's pairs per window, each window emitted once its
+own watermark, the join's output watermark (the meet of the join's state watermarks and its input), passes
+its end; `lateness_kept` does not apply (the rows show no pairs); `state_bounded` judges the join's sides
+and, after every committed batch N, that the count's state holds no window ending at or below its own E(N).
+
 The hard cases are counted from what each trial observed (`reached`).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,8 +40,12 @@ from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAct
 from frontier_harness.properties.checks.event_time import stateful
 from frontier_harness.properties.checks.event_time.oracles.join_rows import (
     JoinStep,
+    actual_counts,
     actual_pairs,
     batch_of,
+    count_marks,
+    counted_windows,
+    expected_counts,
     expected_pairs,
     joined,
     read_join_step,
@@ -42,9 +53,10 @@ from frontier_harness.properties.checks.event_time.oracles.join_rows import (
     show_pairs,
 )
 from frontier_harness.properties.checks.event_time.oracles.stateful_rows import journaled
+from frontier_harness.properties.checks.event_time.reached import REEMIT
 from frontier_harness.properties.checks.event_time.strategies.join import draw_join_history, scripted_join
 from frontier_harness.properties.checks.streaming import streaming
-from frontier_harness.properties.checks.streaming.committed import failed_at, up_steps
+from frontier_harness.properties.checks.streaming.committed import failed_at, rerun_after_sink, up_steps
 from frontier_harness.properties.checks.streaming.strategies.streaming import (
     RERUN,
     RESTART_AFTER_COMPACTION,
@@ -64,6 +76,10 @@ EVICTED = "a row evicted from a side's state by the other side's watermark"
 OUTER = "an outer row emitted when the watermark passed its record"
 LATE_SIDE = "a record late on one side, dropped"
 STATE_READ = "each side's state read after every committed batch"
+LAGGED = (
+    "a window held after the query's watermark passed its end, emitted once the join's output watermark did"
+)
+COUNT_READ = "the count's state read after every committed batch"
 CRASHES = stateful.CRASHES  # a join's trials crash, restart and are killed as a stateful job's
 SCRIPTS = {
     **{crashed(p): f"L.ahead R.match crash:{p} restart" for p in CrashPoint},
@@ -75,12 +91,20 @@ SCRIPTS = {
     OUTER: "L.ahead trigger far trigger L.ahead trigger",
     LATE_SIDE: "L.ahead R.ahead trigger far trigger L.late R.late trigger",
     STATE_READ: "L.ahead R.match trigger",
+    LAGGED: "L.ahead R.match trigger lag trigger far trigger",
 }
+# Under availableNow no batch runs without data: a window completes in the next data batch, where a crash after
+# the write runs its emission again.
+REEMIT_SCRIPT = f"L.ahead R.match trigger far trigger L.ahead crash:{CrashPoint.AFTER_SINK} restart"
 
 
 def required_events(plan: JoinPlan) -> tuple[str, ...]:
     """The hard cases a join's histories must reach: an eviction needs a side's state watermark, an outer row
-    an outer join, a late record a watermark."""
+    an outer join, a late record a watermark. A job counting the joined rows per window (`plan.counted`) shows
+    counts, not pairs: its own case is a window the join's output watermark holds back, and a pair at a bound,
+    a late record and an outer row are judged in its counts but not observed one by one."""
+    if plan.counted is not None:
+        return (*CRASHES, STATE_READ, COUNT_READ, EVICTED, LAGGED, REEMIT)
     found = [*CRASHES, STATE_READ, BOUNDARY]
     if plan.watermarked_delays:
         found.append(LATE_SIDE)
@@ -92,15 +116,23 @@ def required_events(plan: JoinPlan) -> tuple[str, ...]:
 
 
 def directed(plan: JoinPlan, kill: bool = False) -> dict[str, Callable[[Any, str], History]]:
-    """For each hard case a join may require, a draw of a small history that reaches it (`SCRIPTS`)."""
+    """For each hard case a join may require, a draw of a small history that reaches it (`SCRIPTS`). Under a
+    count over the join (`plan.counted`) the batch that crashes is the one a `far` pair moves the watermark
+    in, so that it emits a window: one that ran again after its sink wrote would write that window again."""
 
     def draw(script: str) -> Callable[[Any, str], History]:
+        if plan.counted is not None:
+            script = re.sub(r"R\.match (crash|kill):", r"R.match trigger far \1:", script)
         script = script.replace("crash:", "kill:") if kill else script
         if plan.join.how.outer is Side.RIGHT:  # the outer side's record is the one no record joins
             script = script.replace("L.", "X.").replace("R.", "L.").replace("X.", "R.")
         return lambda source, domain: scripted_join(source, domain, plan, script, Trigger.PROCESSING_TIME)
 
-    return {event: draw(script) for event, script in SCRIPTS.items()}
+    found = {event: draw(script) for event, script in SCRIPTS.items()}
+    if plan.counted is None:
+        return found
+    reemit = REEMIT_SCRIPT.replace("crash:", "kill:") if kill else REEMIT_SCRIPT
+    return found | {REEMIT: lambda s, domain: scripted_join(s, domain, plan, reemit, Trigger.AVAILABLE_NOW)}
 
 
 def reached(plan: JoinPlan, history: History, obs: Observation) -> list[str]:
@@ -116,9 +148,17 @@ def reached(plan: JoinPlan, history: History, obs: Observation) -> list[str]:
     trial = read_join_step(history, obs, up[-1], plan) if up else None
     if not isinstance(trial, JoinStep):
         return sorted(found)
-    read = {b for b, _, d in state if d is None}
+    read = {b for b, _, _, t in state if t is None}
     found |= {STATE_READ} if trial.committed and trial.committed <= read else set()
     found |= {EVICTED} if _evicted(state) else set()
+    if plan.counted is not None:
+        emitting = {batch for _, batch in counted_windows(plan, trial).values()}
+        found |= {REEMIT} if rerun_after_sink(obs) & emitting else set()
+        counts = {
+            b for b, bound, n, _ in obs.get((final, StreamingLabel.STATE), ()) if bound is None and n == 0
+        }
+        found |= {COUNT_READ} if trial.committed and trial.committed <= counts else set()
+        return sorted(found | ({LAGGED} if _lagged(plan, obs, up) else set()))
     records = records_of(trial)
     rows = actual_pairs(plan, obs, trial.step)
     for left, right in rows:
@@ -137,13 +177,29 @@ def reached(plan: JoinPlan, history: History, obs: Observation) -> list[str]:
     return sorted(found)
 
 
+def _lagged(plan: JoinPlan, obs: Observation, up: list[int]) -> bool:
+    """Whether a window row read at the last up step was absent at an earlier up step although the watermark
+    Spark journaled for that step's newest committed batch had reached the window's end."""
+    final = actual_counts(plan, obs, up[-1])
+    for step in up[:-1]:
+        committed = obs.get((step, StreamingLabel.COMMITS), frozenset())
+        if not committed or (step, StreamingLabel.JOB_ROWS) not in obs:
+            continue
+        mark = {b: w for b, w, *_ in obs[(step, StreamingLabel.OFFSET_METADATA)]}.get(max(committed), 0)
+        before = actual_counts(plan, obs, step)
+        if any(row not in before and mark >= row[1][1] for row in final):
+            return True
+    return False
+
+
 def _evicted(state: frozenset) -> bool:
-    held: dict[tuple[str, str], list[int]] = {}
-    for batch, side, data in state:
-        if data is not None:
-            held.setdefault((side, data), []).append(batch)
-    read = {(side, b) for b, side, d in state if d is None}
-    return any(any(s == side and b > max(at) for s, b in read) for (side, _), at in held.items())
+    """Whether a row (by side, data and event time) held after one batch was read gone after a later one."""
+    held: dict[tuple[str, str | None, int], list[int]] = {}
+    for batch, side, data, t in state:
+        if t is not None:
+            held.setdefault((side, data, t), []).append(batch)
+    read = {(side, b) for b, side, _, t in state if t is None}
+    return any(any(s == row[0] and b > max(at) for s, b in read) for row, at in held.items())
 
 
 def _outer_later(plan: JoinPlan, obs: Observation, up: list[int], rows: Counter, trial: JoinStep) -> bool:
@@ -191,6 +247,8 @@ def _per_trial(judge: Callable[[JoinPlan, Observation, JoinStep], Outcome | None
 
 
 def _exactly_once(plan: JoinPlan, obs: Observation, trial: JoinStep) -> Outcome | None:
+    if plan.counted is not None:
+        return _counted_once(plan, obs, trial)
     expected = expected_pairs(joined(plan, trial))
     actual = actual_pairs(plan, obs, trial.step)
     if actual == expected:
@@ -215,6 +273,56 @@ def _exactly_once(plan: JoinPlan, obs: Observation, trial: JoinStep) -> Outcome 
         actual={(trial.step, label): frozenset(actual.items())},
         step=trial.step,
     )
+
+
+def _counted_once(plan: JoinPlan, obs: Observation, trial: JoinStep) -> Outcome | None:
+    """The job's rows are the model's counts per key and window over the join, each window once, emitted when
+    the aggregation's own watermark (the join's output watermark) passes its end."""
+    expected, actual = expected_counts(plan, trial), actual_counts(plan, obs, trial.step)
+    if actual == expected:
+        return None
+    last = trial.last if trial.last is not None else 0
+    marks = count_marks(plan, trial.marks)
+    message = (
+        f"the job's rows are not the model's counts per key and window over the join of batches "
+        f"{sorted(trial.committed)} (each window once, when the join's output watermark, "
+        f"E_count({last}) = {marks.eviction[last]}, passes its end; the query's E({last}) = "
+        f"{trial.marks.eviction[last]}): "
+        + ", ".join(
+            n
+            for n in (
+                _rows_named("missing", expected - actual, expected),
+                _rows_named("unexpected", actual - expected, actual),
+            )
+            if n
+        )
+    )
+    label = StreamingLabel.JOB_ROWS
+    return Outcome(
+        ok=False,
+        message=message,
+        expected={(trial.step, label): frozenset(expected.items())},
+        actual={(trial.step, label): frozenset(actual.items())},
+        step=trial.step,
+    )
+
+
+def _rows_named(kind: str, rows: Counter, held: Counter) -> str:
+    """Counted rows as a failure names them: key, window and count, with how often they are held.
+
+    >>> _rows_named("unexpected", Counter({("a", (0, 10), 2): 1}), Counter({("a", (0, 10), 2): 2}))
+    "unexpected [key 'a' window [0, 10) count 2 x2]"
+    """
+    if not rows:
+        return ""
+    listed = sorted(rows, key=repr)
+    more = f" and {len(listed) - SHOWN} more" if len(listed) > SHOWN else ""
+    shown = [
+        f"key {key!r} window [{start}, {end}) count {n}" + (f" x{held[row]}" if held[row] > 1 else "")
+        for row in listed[:SHOWN]
+        for key, (start, end), n in [row]
+    ]
+    return f"{kind} [" + "; ".join(shown) + more + "]"
 
 
 def _named(kind: str, pairs: Counter, trial: JoinStep, how: Callable[[Any], str] = lambda p: "") -> str:
@@ -305,6 +413,35 @@ def state_bounded(impl: Any, histories: Sequence[History], observed: Sequence[Ob
     return [_evicted_by_bound(plan, h, obs) for h, obs in zip(histories, observed)]
 
 
+def _windows_evicted(plan: JoinPlan, trial: JoinStep, obs: Observation, final: int) -> Outcome | None:
+    """Under a count over the join: after every committed batch N the count's state was read and holds no
+    window ending at or below its own eviction watermark (the join's output watermark of batch N)."""
+    state = obs.get((final, StreamingLabel.STATE), frozenset())
+    marks = count_marks(plan, trial.marks)
+    for batch in sorted(trial.committed):
+        if not any(b == batch and bound is None and n == 0 for b, bound, n, _ in state):
+            return failed_at(
+                final,
+                f"no state of the count over the join was read after batch {batch}: nothing shows that it evicts",
+                obs,
+                StreamingLabel.COMMITS,
+            )
+        mark = marks.eviction[batch]
+        stale = sorted(
+            bound for b, bound, n, _ in state if b == batch and bound is not None and bound <= mark
+        )
+        if stale:
+            return failed_at(
+                final,
+                f"after batch {batch} the count over the join still holds windows ending at {stale[:SHOWN]}, at or "
+                f"below its watermark E_count({batch}) = {mark} (the join's output watermark): they are complete "
+                "and were not evicted",
+                obs,
+                StreamingLabel.STATE,
+            )
+    return None
+
+
 def _grows(plan: JoinPlan) -> str | None:
     """The sides no watermark bounds, named, or None."""
     sides = [side for side in Side if plan.join.state_watermark(side, 0) is None]
@@ -334,10 +471,9 @@ def _evicted_by_bound(plan: JoinPlan, history: History, obs: Observation) -> Out
     if isinstance(trial, Outcome) or not trial.committed:
         return trial if isinstance(trial, Outcome) else Outcome(ok=True)
     state = obs.get((final, StreamingLabel.JOIN_STATE), frozenset())
-    records = records_of(trial)
     for batch in sorted(trial.committed):
         for side in Side:
-            if (batch, str(side), None) not in state:
+            if (batch, str(side), None, None) not in state:
                 return failed_at(
                     final,
                     f"no state of the join's {side} side was read after batch {batch}: the checkpoint has no state "
@@ -346,28 +482,25 @@ def _evicted_by_bound(plan: JoinPlan, history: History, obs: Observation) -> Out
                     StreamingLabel.COMMITS,
                 )
             mark = trial.own.eviction[batch]
+            at = plan.join.state_watermark(side, mark)
             stale = sorted(
-                d
-                for b, s, d in state
-                if b == batch
-                and s == side
-                and d is not None
-                and d in records
-                and (bound := plan.join.bound(side, records[d][1])) is not None
-                and bound <= mark
+                (t, d or "a row")
+                for b, s, d, t in state
+                if b == batch and s == side and t is not None and at is not None and t <= at
             )
             if stale:
-                shown = ", ".join(f"{d}@{records[d][1].event_time}" for d in stale[:SHOWN])
+                shown = ", ".join(f"{d}@{t}" for t, d in stale[:SHOWN])
                 return failed_at(
                     final,
                     f"after batch {batch} the join's {side} state still holds {len(stale)} rows ({shown}) at or "
-                    f"below its state watermark {plan.join.state_watermark(side, mark)} (the join's E({batch}) = {mark}, "
+                    f"below its state watermark {at} (the join's E({batch}) = {mark}, "
                     "the other side's watermark plus the range): nothing that is not late can join them, and "
                     "they were not evicted",
                     obs,
                     StreamingLabel.JOIN_STATE,
                 )
-    return Outcome(ok=True)
+    counted = _windows_evicted(plan, trial, obs, final) if plan.counted is not None else None
+    return counted or Outcome(ok=True)
 
 
 EXACTLY_ONCE = _per_trial(_exactly_once)
@@ -378,7 +511,7 @@ def all_laws(impl: Any, histories: Sequence[History], observed: Sequence[Observa
     """Every property's judge, in turn: the first failure of each trial."""
     judges: list[Judge] = [
         EXACTLY_ONCE,
-        LATENESS_KEPT,
+        *([LATENESS_KEPT] if impl.plan.counted is None else []),
         state_bounded,
         *(stateful.laws(getattr(streaming, name)) for name in LAWS),
     ]
@@ -404,6 +537,14 @@ def _law_judge(law: Property) -> Judge:
     return stateful.laws(getattr(streaming, law.name)) if law.name in LAWS else all_laws
 
 
+def _pairs_shown(impl: Any) -> str | None:
+    """Why `lateness_kept` does not apply to a job that counts the joined rows (`exactly_once` judges which
+    pairs its counts hold), or None."""
+    if impl.plan.counted is None:
+        return None
+    return "the job's rows are counts per window: exactly_once judges the pairs they count"
+
+
 def properties(plan: JoinPlan) -> tuple[Property, ...]:
     """The stateful suite's properties for a join job, their histories scaled to `plan`: its own judges, and
     the stateful suite's laws (`LAWS`, `laws_under_sigkill`) over a join's histories."""
@@ -426,6 +567,7 @@ def properties(plan: JoinPlan) -> tuple[Property, ...]:
             "passes its record and only then.",
             LATENESS_KEPT,
             plan,
+            applies=_pairs_shown,
         ),
         _property(
             "state_bounded",

@@ -23,9 +23,10 @@ from collections.abc import Sequence
 
 import attrs
 
+from frontier_harness.model.event_time.chain import counted
 from frontier_harness.model.event_time.dag import Node, Passing, per_operator
 from frontier_harness.model.event_time.join import Joined, JoinPlan, Side, join
-from frontier_harness.model.event_time.stateful import Batch, Record, Watermarks, watermarks
+from frontier_harness.model.event_time.stateful import Batch, Record, Span, Watermarks, watermarks
 from frontier_harness.model.vocabulary import Arg
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
 from frontier_harness.model.vocabulary.streaming import StreamingAction, StreamingLabel
@@ -112,7 +113,24 @@ def _times(batch: Batch) -> tuple[int, ...]:
 def join_marks(plan: JoinPlan, marks: Watermarks) -> Watermarks:
     """The join's own watermarks from the query's: the join over its two sides, each under its
     `withWatermark` or not (`dag.per_operator`)."""
+    return per_operator(_dag(plan), marks)["join"]
 
+
+def count_marks(plan: JoinPlan, marks: Watermarks) -> Watermarks:
+    """The watermarks of the aggregation over the join (`JoinPlan.counted`): its input is the join's output
+    watermark, the least of the join's state watermarks and its input (`dag.per_operator`).
+
+    >>> from frontier_harness.model.event_time.join import CountedWindows, StreamJoin, JoinType, TimeRange
+    >>> from frontier_harness.model.event_time.stateful import Window
+    >>> counts = CountedWindows(Window(10_000), Side.LEFT, ("key", "window", "n"))
+    >>> plan = JoinPlan(StreamJoin(JoinType.INNER, TimeRange(0, 10_000)), (5_000, 5_000), counted=counts)
+    >>> count_marks(plan, Watermarks((0, 20_000, 20_001), 20_001))
+    Watermarks(eviction=(0, 9999, 10000), next=10000)
+    """
+    return per_operator(_dag(plan), marks)["count"]
+
+
+def _dag(plan: JoinPlan) -> Node:
     def side(name: str, delay: int | None) -> Node:
         source = Node(f"{name}_source", Passing.SOURCE)
         return source if delay is None else Node(name, Passing.WATERMARK, (source,))
@@ -120,7 +138,7 @@ def join_marks(plan: JoinPlan, marks: Watermarks) -> Watermarks:
     root = Node(
         "join", Passing.JOIN, (side("left", plan.delays[0]), side("right", plan.delays[1])), plan.join
     )
-    return per_operator(root, marks)["join"]
+    return root if plan.counted is None else Node("count", Passing.STATEFUL, (root,))
 
 
 def joined(plan: JoinPlan, trial: JoinStep) -> Joined:
@@ -140,6 +158,43 @@ def expected_pairs(out: Joined) -> Counter:
     found: Counter = Counter((p.left.data, p.right.data) for p in out.matched)
     for u in out.unmatched:
         found[(u.record.data, None) if u.side is Side.LEFT else (None, u.record.data)] += 1
+    return found
+
+
+def counted_windows(plan: JoinPlan, trial: JoinStep) -> dict[tuple[str, Span], tuple[int, int]]:
+    """The model's count per key and window over the join of the committed batches (`chain.counted`): each
+    complete window's count and the batch it is emitted in."""
+    assert plan.counted is not None, "a counted join"
+    return counted(
+        joined(plan, trial), trial.done(plan.counted.side), plan.counted, count_marks(plan, trial.marks)
+    )
+
+
+def expected_counts(plan: JoinPlan, trial: JoinStep) -> Counter:
+    """The rows a job counting the join's pairs per window (`plan.counted`) must hold: each window the model
+    completes in a committed batch, per key, with its count, as `(key, (start, end), count)`."""
+    found = counted_windows(plan, trial)
+    return Counter({(key, (span.start, span.end), n): 1 for (key, span), (n, _) in found.items()})
+
+
+def actual_counts(plan: JoinPlan, obs: Observation, step: int) -> Counter:
+    """What the job's `read(spark)` returned after `step`, as `(key, (start, end), count)`.
+
+    >>> from frontier_harness.model.event_time.join import CountedWindows, StreamJoin, JoinType, TimeRange
+    >>> from frontier_harness.model.event_time.stateful import Window
+    >>> counts = CountedWindows(Window(10_000), Side.LEFT, ("key", "window", "n"))
+    >>> plan = JoinPlan(StreamJoin(JoinType.INNER, TimeRange(0, 10_000)), (5_000, 5_000), counted=counts)
+    >>> row = (("key", "a"), ("n", 2), ("window", (("end", 10_000), ("start", 0))))
+    >>> actual_counts(plan, {(3, StreamingLabel.JOB_ROWS): frozenset({(row, 1)})}, 3)
+    Counter({('a', (0, 10000), 2): 1})
+    """
+    assert plan.counted is not None, "a counted join"
+    key, window, count = plan.counted.columns
+    found: Counter = Counter()
+    for row, n in obs.get((step, StreamingLabel.JOB_ROWS), frozenset()):
+        values = dict(row)
+        span = dict(values.get(window) or ())
+        found[(values.get(key), (span.get("start"), span.get("end")), values.get(count))] += n
     return found
 
 
