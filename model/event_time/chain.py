@@ -30,6 +30,7 @@ emits in batch N are the next operator's input in batch N, judged with that oper
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from frontier_harness.model.errors import UndecidedChoice
 from frontier_harness.model.event_time.join import CountedWindows, Joined, Side
@@ -95,23 +96,25 @@ def paired(joined: Joined, batches: Sequence[Batch], side: Side) -> list[Batch]:
 
 def counted(
     joined: Joined, batches: Sequence[Batch], counts: CountedWindows, marks: Watermarks
-) -> dict[tuple[str, Span], tuple[int, int]]:
-    """An inner join's pairs counted per key and window of `counts.side`'s event time, under the
-    aggregation's own watermarks (`marks`, `dag.per_operator`: the join's output watermark): each complete
-    window's count and the batch it is emitted in.
+) -> dict[tuple[Any, Span], tuple[int, int]]:
+    """A join's rows (its pairs, and an outer join's unmatched rows of `counts.side`) counted per join key
+    and window of `counts.side`'s event time, under the aggregation's own watermarks (`marks`,
+    `dag.per_operator`: the join's output watermark): each complete window's count and the batch it is
+    emitted in.
 
     >>> from frontier_harness.model.event_time.join import Pair
     >>> from frontier_harness.model.event_time.stateful import Window
     >>> r = lambda t, data: Record("k", t, data, 0, 0)
     >>> out = Joined((Pair(r(5_000, "l"), r(4_000, "r"), 0), Pair(r(6_000, "l2"), r(4_000, "r"), 1)), (), (), {}, ())
-    >>> counts = CountedWindows(Window(10_000), Side.LEFT, ("key", "window", "n"))
+    >>> counts = CountedWindows(Window(10_000), Side.LEFT, "key", ("key", "window", "n"))
     >>> counted(out, [Batch(0, ()), Batch(1, ()), Batch(2, ())], counts, Watermarks((0, 9_999, 10_000), 10_000))
     {('k', Span(start=0, end=10000)): (2, 2)}
     """
     windows = aggregate(counts.window, paired(joined, batches, counts.side), marks)
-    found: dict[tuple[str, Span], tuple[int, int]] = {}
+    found: dict[tuple[Any, Span], tuple[int, int]] = {}
     for span, batch in windows.completed.items():
         for record in windows.kept[span]:
-            n, _ = found.get((record.key, span), (0, batch))
-            found[(record.key, span)] = (n + 1, batch)
+            key = record.field(counts.key)
+            n, _ = found.get((key, span), (0, batch))
+            found[(key, span)] = (n + 1, batch)
     return found

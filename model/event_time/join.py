@@ -238,15 +238,17 @@ def join(spec: StreamJoin, left: Sequence[Batch], right: Sequence[Batch], marks:
 
 @attrs.frozen
 class CountedWindows:
-    """An append-mode count of a join's rows per key and `window` of `side`'s event time, over the join
-    (`chain.counted`), and the output columns holding the key, the window and the count.
+    """An append-mode count of a join's rows per join key (`key`, a record column of `side`) and `window` of
+    `side`'s event time, over the join (`chain.counted`), and the output columns holding the key, the window
+    and the count.
 
-    >>> CountedWindows(Window(10_000), Side.LEFT, ("key", "window", "clicks")).side
+    >>> CountedWindows(Window(10_000), Side.LEFT, "key", ("key", "window", "clicks")).side
     <Side.LEFT: 'left'>
     """
 
     window: Window
     side: Side
+    key: str
     columns: tuple[str, str, str]
 
 

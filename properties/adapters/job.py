@@ -218,7 +218,7 @@ class StatefulJobImplementation(JobImplementation):
         counts = None
         if counted is not None:
             window = Window(*counted["window"])
-            counts = CountedWindows(window, Side(counted["side"]), tuple(counted["columns"]))
+            counts = CountedWindows(window, Side(counted["side"]), counted["key"], tuple(counted["columns"]))
         self.plan = JoinPlan(spec, (left, right), found["output_mode"], tuple(found["data_columns"]), counts)
         self.window_column = None
         self.columns = found["columns"]

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from frontier_harness.model.vocabulary.event_time import FieldKey, OperatorKey, OutputMode, Recorded
 from frontier_harness.spark_impl.event_time.plan_metadata import (
     _ATTRIBUTE,
@@ -47,6 +49,7 @@ from frontier_harness.spark_impl.event_time.plan_metadata import (
     seq,
 )
 from frontier_harness.spark_impl.event_time.stateful_plan import (
+    RAW_EVENT_TIME,
     RECORD_COLUMNS,
     STATEFUL,
     UNDER_A_WATERMARK,
@@ -67,7 +70,7 @@ FAR = 10**12  # an event-time watermark (ms) to solve the condition at: beyond e
 
 def join_plan(spec: str, session: Any, job: Any) -> dict:
     """The join job's plan (see the module docstring): `how`, `keys`, `lower`, `upper`, `delays` (left,
-    right), `output_mode`, `data_columns`, `columns`; or `JobContractError`."""
+    right), `output_mode`, `data_columns`, `columns`, `counted`; or `JobContractError`."""
     mode = output_mode(spec, job)
     if getattr(session, "_jvm", None) is None:
         raise JobContractError(spec, "the stateful suite does not run through Spark Connect (--remote)")
@@ -83,13 +86,6 @@ def join_plan(spec: str, session: Any, job: Any) -> dict:
         )
     logical = next(n for n in preorder(analyzed) if kind(n) == "Join")
     defs = definitions(preorder(analyzed))
-    counted = _counted(spec, session, out, analyzed, logical, defs) if _aggregated(execution) else None
-    windowing = set() if counted is None else {counted.pop("windowing")}
-    if any(render(n.condition().toString(), defs) not in windowing for n in _filters(analyzed)):
-        raise JobContractError(
-            spec,
-            "a filter before or after a stream-stream join is not supported: the suite joins every record",
-        )
     if how != "inner" and mode != OutputMode.APPEND:
         raise JobContractError(spec, f"a {how} join runs in append mode only (Spark refuses {mode!r})")
     delays = [_side_delay(spec, child, defs) for child in (logical.left(), logical.right())]
@@ -99,18 +95,20 @@ def join_plan(spec: str, session: Any, job: Any) -> dict:
             f"a {how} join with a watermark on one side only: neither side's state is ever evicted, so its "
             "unmatched rows are never emitted (watermark both sides)",
         )
-    lower, upper = _range(spec, session, job)
-    if counted is not None and (
-        mode != OutputMode.APPEND or how not in ("inner", TYPES[f"{counted['side'].title()}Outer"])
-    ):
+    keys = _keys(spec, physical)
+    counted = None
+    if any(kind(n) == AGGREGATION for n in preorder(execution.executedPlan())):
+        counted = _counted(spec, Counting(session, out, analyzed, logical, defs), keys, delays, how, mode)
+    windowing = set() if counted is None else set(counted.pop("windowing"))
+    if any(render(n.condition().toString(), defs) not in windowing for n in _filters(analyzed)):
         raise JobContractError(
             spec,
-            f"a count over the join ({how}) in {mode} mode is not supported: over an inner join, or an outer join counted "
-            "by its outer side's event time, in append mode",
+            "a filter before or after a stream-stream join is not supported: the suite joins every record",
         )
+    lower, upper = _range(spec, session, job)
     return {
         "how": how,
-        "keys": _keys(spec, physical),
+        "keys": keys,
         "lower": lower,
         "upper": upper,
         "delays": delays,
@@ -121,68 +119,126 @@ def join_plan(spec: str, session: Any, job: Any) -> dict:
     }
 
 
-def _aggregated(execution: Any) -> bool:
-    return any(kind(n) == AGGREGATION for n in preorder(execution.executedPlan()))
-
-
 def _filters(analyzed: Any) -> list:
     return [n for n in preorder(analyzed) if kind(n) == "Filter"]
 
 
-def _counted(spec: str, session: Any, out: Any, analyzed: Any, join: Any, defs: dict) -> dict:
-    """A count per key and window over the join: its window (`[duration, slide, start]` ms), the side whose
-    event time it windows, its output columns (key, window, count) and the filter Spark's TimeWindowing rule
-    writes (`windowing`); or the refusal naming why the suite cannot count it."""
-    recorded = plan_metadata(session, out)
+@attrs.frozen
+class Counting:
+    """What `_counted` reads a count over the join from: the session, the job's output frame, its analyzed
+    plan, the logical join and the plan's alias definitions."""
+
+    session: Any
+    out: Any
+    analyzed: Any
+    join: Any
+    defs: dict
+
+
+def _counted(
+    spec: str, plan: Counting, keys: list[str], delays: list[int | None], how: str, mode: str
+) -> dict:
+    """A count per join key and window over the join: its window (`[duration, slide, start]` ms), the side
+    whose raw `event_time` it windows, the join key it groups by (`_grouping`), its output columns
+    (key, window, count) and the filters Spark's TimeWindowing rule writes (`windowing`); or the refusal
+    naming why the suite cannot count it."""
+    recorded = plan_metadata(plan.session, plan.out)
     [operator] = [op for op in recorded[Recorded.OPERATORS] if op[OperatorKey.NAME] == "stateStoreSave"]
-    fields = operator[OperatorKey.KEY]
-    grouped = sorted(f[FieldKey.LINEAGE] for f in fields if not is_window(f[FieldKey.TYPE]))
-    if (
-        operator[OperatorKey.WINDOW] is None
-        or operator[OperatorKey.AGGREGATES] != ["count(1)"]
-        or grouped != ["key"]
-    ):
+    window = operator[OperatorKey.WINDOW]
+    if window is None or operator[OperatorKey.AGGREGATES] != ["count(1)"]:
         raise JobContractError(
             spec,
-            "an aggregation over a join: only count(*) grouped by the join's key and a window of one side's "
-            f"event_time is supported, not {operator[OperatorKey.AGGREGATES]} by {grouped} and "
-            f"{'a window' if operator[OperatorKey.WINDOW] else 'no window'}",
+            "an aggregation over a join: only count(*) grouped by a join key and a window of one side's "
+            f"event_time is supported, not {operator[OperatorKey.AGGREGATES]} "
+            f"{'over a window' if window else 'without a window'}",
         )
-    output = recorded[Recorded.OUTPUT]
-    columns = [
-        next((f[FieldKey.NAME] for f in output if test(f)), None)
-        for test in (
-            lambda f: f[FieldKey.LINEAGE] == "key",
-            lambda f: is_window(f[FieldKey.TYPE]),
-            lambda f: f[FieldKey.LINEAGE] == "(count(1))",
+    if window[0] % window[1]:
+        raise JobContractError(
+            spec,
+            "a sliding window over a join whose duration is not a multiple of its slide is not supported",
         )
-    ]
+    fields = operator[OperatorKey.KEY]
+    if not any(RAW_EVENT_TIME in (f[FieldKey.LINEAGE] or "") for f in fields if is_window(f[FieldKey.TYPE])):
+        raise JobContractError(
+            spec,
+            "a window over a column derived from event_time is not supported over a join: window a side's event_time",
+        )
+    side, key = _grouping(spec, plan, keys, how)
+    if delays[0 if side == "left" else 1] is None:
+        raise JobContractError(
+            spec,
+            f"the count windows the {side} side's event_time, which has no watermark: Spark emits no window",
+        )
+    if mode != OutputMode.APPEND:
+        raise JobContractError(spec, f"a count over a join runs in append mode only here, not {mode!r}")
+    return {
+        "window": window,
+        "side": side,
+        "key": key,
+        "columns": _counted_columns(spec, recorded[Recorded.OUTPUT], key),
+        "windowing": sorted(windowing_filters(operator)),
+    }
+
+
+def _counted_columns(spec: str, output: list[dict], key: str) -> list[str]:
+    """The output columns holding the count's key, window and count."""
+    tests = (
+        lambda f: f[FieldKey.LINEAGE] == key,
+        lambda f: is_window(f[FieldKey.TYPE]),
+        lambda f: f[FieldKey.LINEAGE] == "(count(1))",
+    )
+    columns = [next((f[FieldKey.NAME] for f in output if test(f)), None) for test in tests]
     if None in columns:
         raise JobContractError(
             spec,
             f"a count over a join must output its key, window and count, not {[f[FieldKey.NAME] for f in output]}",
         )
-    [windowing] = windowing_filters(operator) or [""]
-    return {
-        "window": operator[OperatorKey.WINDOW],
-        "side": _windowed_side(spec, analyzed, join, defs),
-        "columns": columns,
-        "windowing": windowing,
+    return columns  # type: ignore[return-value]
+
+
+def _grouping(spec: str, plan: Counting, keys: list[str], how: str) -> tuple[str, str]:
+    """The side whose `event_time` the count's window reads and the join key it groups by (each grouping
+    expression followed down through the aliases to the sides' sources): a column of either side under an
+    inner join, where the keys are equal, of the windowed side under an outer one, where the other's is null
+    on an unmatched row."""
+    sources = {
+        side: _source_columns(child)
+        for side, child in (("left", plan.join.left()), ("right", plan.join.right()))
     }
-
-
-def _windowed_side(spec: str, analyzed: Any, join: Any, defs: dict) -> str:
-    """The side of the join whose `event_time` the aggregation's window reads (aliases followed down)."""
-    times = []
-    for child in (join.left(), join.right()):
-        relation = next(n for n in preorder(child) if kind(n) in ("StreamingRelationV2", "StreamingRelation"))
-        times.append(next(a.exprId().id() for a in seq(relation.output()) if a.name() == "event_time"))
-    aggregate = next(n for n in preorder(analyzed) if kind(n) == "Aggregate")
-    reached = {i for e in seq(aggregate.groupingExpressions()) for i in _reached(e.toString(), defs)}
-    sides = [side for side, t in zip(("left", "right"), times) if t in reached]
-    if len(sides) != 1:
+    aggregate = next(n for n in preorder(plan.analyzed) if kind(n) == "Aggregate")
+    read = [
+        {
+            (side, columns[i])
+            for side, columns in sources.items()
+            for i in _reached(e.toString(), plan.defs)
+            if i in columns
+        }
+        for e in seq(aggregate.groupingExpressions())
+    ]
+    timed = [r for r in read if any(name == "event_time" for _, name in r)]
+    grouped = [r for r in read if r not in timed]
+    windowed = {side for r in timed for side, name in r if name == "event_time"}
+    if len(timed) != 1 or len(windowed) != 1:
         raise JobContractError(spec, "an aggregation over a join must window one side's event_time")
-    return sides[0]
+    [side] = windowed
+    sides = ("left", "right") if how == "inner" else (side,)
+    if (
+        len(grouped) != 1
+        or len(grouped[0]) != 1
+        or next(iter(grouped[0])) not in {(s, k) for s in sides for k in keys}
+    ):
+        named = sorted(f"{s}.{n}" for r in grouped for s, n in r)
+        raise JobContractError(
+            spec,
+            f"a count over a join must group by one join key ({', '.join(keys)}) of {' or '.join(sides)}, not {named}",
+        )
+    return side, next(iter(grouped[0]))[1]
+
+
+def _source_columns(child: Any) -> dict[int, str]:
+    """The columns of the source under one side of the join: attribute id -> name."""
+    relation = next(n for n in preorder(child) if kind(n) in ("StreamingRelationV2", "StreamingRelation"))
+    return {a.exprId().id(): a.name() for a in seq(relation.output())}
 
 
 def _reached(text: str, defs: dict, depth: int = 0) -> set[int]:
@@ -292,10 +348,10 @@ def _static(jvm: Any, name: str) -> Any:
 
 def _data_columns(spec: str, analyzed: Any, join: Any, defs: dict) -> list[str]:
     """The output columns holding the left's and the right's `data`."""
-    sources = []
-    for child in (join.left(), join.right()):
-        relation = next(n for n in preorder(child) if kind(n) in ("StreamingRelationV2", "StreamingRelation"))
-        sources.append(next(a.exprId().id() for a in seq(relation.output()) if a.name() == "data"))
+    sources = [
+        next(i for i, name in _source_columns(child).items() if name == "data")
+        for child in (join.left(), join.right())
+    ]
     found: list[list[str]] = [[], []]
     for attribute in seq(analyzed.output()):
         origin = _origin(attribute.exprId().id(), defs)

@@ -100,7 +100,7 @@ TIME_MODES = {
     "ProcessingTime": TimeMode.PROCESSING_TIME,
     "ProcessingTimeTimeout": TimeMode.PROCESSING_TIME,
 }
-_RAW_EVENT_TIME = "precisetimestampconversion(event_time, TimestampType, LongType)"  # a window of event_time
+RAW_EVENT_TIME = "precisetimestampconversion(event_time, TimestampType, LongType)"  # a window of event_time
 _WINDOW_TIME = re.compile(r"\)\.end, TimestampType, LongType\) - 1\)")  # window_time(w): w.end less 1 µs
 _GAP = re.compile(r"\bevent_time \+ cast\((.+?) as interval\)")  # what SessionWindowing writes for the end
 REFUSED = {
@@ -186,12 +186,15 @@ def _below(spec: str, operator: dict, below: dict, mode: str, window: list[int] 
 
 def windowing_filters(operator: dict) -> set[str]:
     """The filters Spark's TimeWindowing rule writes for a window aggregation: its time column (the records'
-    `event_time`, or an inner window's `window_time`) not null.
+    `event_time`, or an inner window's `window_time`) not null; a user's filter on a grouping column is not one.
 
-    >>> sorted(windowing_filters({"rows": ["isnotnull(event_time)", "(key = a)"], "key": [{"lineage": "f(event_time)"}]}))
+    >>> window = {"lineage": "f(event_time)", "type": {"type": "struct", "fields": [{"name": "start", "type": "timestamp"}, {"name": "end", "type": "timestamp"}]}}
+    >>> sorted(windowing_filters({"rows": ["isnotnull(event_time)", "isnotnull(key)"], "key": [{"lineage": "key", "type": "string"}, window]}))
     ['isnotnull(event_time)']
     """
-    lineage = " ".join(f[FieldKey.LINEAGE] or "" for f in operator[OperatorKey.KEY])
+    lineage = " ".join(
+        f[FieldKey.LINEAGE] or "" for f in operator[OperatorKey.KEY] if is_window(f[FieldKey.TYPE])
+    )
     return {
         row
         for row in operator[OperatorKey.ROWS] or ()
@@ -417,7 +420,7 @@ def _aggregation(spec: str, operator: dict, output: Sequence[dict], watermarked:
     keys = [f[FieldKey.NAME] for f in key if f[FieldKey.NAME] in RECORD_COLUMNS]
     if window is None:
         return {PlanKey.KEYS: keys}
-    if not any(_RAW_EVENT_TIME in (f[FieldKey.LINEAGE] or "") for f in key):
+    if not any(RAW_EVENT_TIME in (f[FieldKey.LINEAGE] or "") for f in key):
         raise JobContractError(
             spec,
             "a window over a column derived from event_time is not supported (its windows and lateness are not "

@@ -214,3 +214,38 @@ class CountedPerImpression(CountedClicks):
 
 def counted_per_impression(directory: str) -> CountedPerImpression:
     return CountedPerImpression(directory)
+
+
+class CountedLeftOuter(CountedClicks):
+    """The count over the left-outer join: an impression no click joins counts once, when the watermark passes
+    it (its outer row)."""
+
+    how = "leftOuter"
+
+
+def counted_left_outer(directory: str) -> CountedLeftOuter:
+    return CountedLeftOuter(directory)
+
+
+class CountedByShiftedTime(CountedClicks):
+    """A window over a time derived from the impression's: its windows are not the records'."""
+
+    def transform(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        joined = JoinedClicks.transform(self, left, right)
+        shifted = F.col("shown_at") + F.expr("interval 5 seconds")
+        return joined.groupBy("key", F.window(shifted, "10 seconds")).agg(F.count("*").alias("clicks"))
+
+
+def counted_by_shifted_time(directory: str) -> CountedByShiftedTime:
+    return CountedByShiftedTime(directory)
+
+
+class CountedOuterByClickTime(CountedByClickTime):
+    """The left-outer join counted by the click's time: its unmatched impressions have none, so the window's
+    not-null filter drops them and Spark's optimizer runs the join as an inner one."""
+
+    how = "leftOuter"
+
+
+def counted_outer_by_click_time(directory: str) -> CountedOuterByClickTime:
+    return CountedOuterByClickTime(directory)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -122,7 +123,7 @@ def count_marks(plan: JoinPlan, marks: Watermarks) -> Watermarks:
 
     >>> from frontier_harness.model.event_time.join import CountedWindows, StreamJoin, JoinType, TimeRange
     >>> from frontier_harness.model.event_time.stateful import Window
-    >>> counts = CountedWindows(Window(10_000), Side.LEFT, ("key", "window", "n"))
+    >>> counts = CountedWindows(Window(10_000), Side.LEFT, "key", ("key", "window", "n"))
     >>> plan = JoinPlan(StreamJoin(JoinType.INNER, TimeRange(0, 10_000)), (5_000, 5_000), counted=counts)
     >>> count_marks(plan, Watermarks((0, 20_000, 20_001), 20_001))
     Watermarks(eviction=(0, 9999, 10000), next=10000)
@@ -161,7 +162,7 @@ def expected_pairs(out: Joined) -> Counter:
     return found
 
 
-def counted_windows(plan: JoinPlan, trial: JoinStep) -> dict[tuple[str, Span], tuple[int, int]]:
+def counted_windows(plan: JoinPlan, trial: JoinStep) -> dict[tuple[Any, Span], tuple[int, int]]:
     """The model's count per key and window over the join of the committed batches (`chain.counted`): each
     complete window's count and the batch it is emitted in."""
     assert plan.counted is not None, "a counted join"
@@ -182,7 +183,7 @@ def actual_counts(plan: JoinPlan, obs: Observation, step: int) -> Counter:
 
     >>> from frontier_harness.model.event_time.join import CountedWindows, StreamJoin, JoinType, TimeRange
     >>> from frontier_harness.model.event_time.stateful import Window
-    >>> counts = CountedWindows(Window(10_000), Side.LEFT, ("key", "window", "n"))
+    >>> counts = CountedWindows(Window(10_000), Side.LEFT, "key", ("key", "window", "n"))
     >>> plan = JoinPlan(StreamJoin(JoinType.INNER, TimeRange(0, 10_000)), (5_000, 5_000), counted=counts)
     >>> row = (("key", "a"), ("n", 2), ("window", (("end", 10_000), ("start", 0))))
     >>> actual_counts(plan, {(3, StreamingLabel.JOB_ROWS): frozenset({(row, 1)})}, 3)

@@ -14,8 +14,8 @@ drawn as one of (`KINDS`):
 - `far`: a record on each side far ahead of every record so far (the watermark then passes every stored row:
   each side's state is evicted by the other side's watermark plus the range, an outer row is emitted);
 - `lag` (drawn for a job that counts the joined rows per window, `JoinPlan.counted`): a record on each side
-  a span plus the delay ahead of the newest, so the query's watermark passes the window of every record so far
-  while the join's output watermark, the range behind it, has not yet passed the newest one's.
+  at the end of the newest window of the counted side's newest record plus that side's delay, so the query's
+  watermark reaches that end exactly while the join's output watermark, the range behind it, has not.
 
 The generator follows the watermark the query will have (`JoinTracker`), the records of a batch that crashed
 counting once it ran again.
@@ -137,8 +137,26 @@ def _event_time(source: Source, drawing: JoinDrawing, side: Side, kind: str, par
     if kind == "far":
         return drawing.newest_on() + 2 * drawing.span + drawing.join.delay + u * source.integer(0, steps)
     if kind == "lag":
-        return drawing.newest_on() + drawing.span + drawing.join.delay
+        return _lagging(drawing, side)
     return drawing.newest_on(side) + u * source.integer(1, steps)
+
+
+def _both(drawing: JoinDrawing, kind: str) -> tuple[Side, Side]:
+    """The order a record on each side is drawn in: a `lag` record of the counted side last, so that the
+    other's is drawn from the same newest record."""
+    counts = drawing.join.counted
+    return (
+        (counts.side.other, counts.side) if kind == "lag" and counts is not None else (Side.LEFT, Side.RIGHT)
+    )
+
+
+def _lagging(drawing: JoinDrawing, side: Side) -> int:
+    """A `lag` record's event time on `side`: the end of the newest window of the counted side's newest
+    record, plus `side`'s delay, so that the query's watermark reaches that end exactly."""
+    counts = drawing.join.counted
+    assert counts is not None, "lag is drawn under a count over the join"
+    end = counts.window.containing(drawing.newest_on(counts.side))[-1].end
+    return end + (drawing.join.side_delay(side) or 0)
 
 
 def produce(
@@ -168,7 +186,7 @@ def produce(
 def _records(source: Source, drawing: JoinDrawing, kind: str | None = None) -> list[Action]:
     kind = kind or source.choice(KINDS if drawing.join.counted is None else COUNTED_KINDS)
     if kind in BOTH_SIDES:
-        return [produce(source, drawing, side, kind) for side in Side]
+        return [produce(source, drawing, side, kind) for side in _both(drawing, kind)]
     return [produce(source, drawing, source.choice(tuple(Side)), kind)]
 
 
