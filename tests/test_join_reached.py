@@ -72,6 +72,8 @@ def test_only_the_read_markers_say_a_sides_state_was_read_and_reads_alone_evict_
     read = [(b, side, None, None) for b in (0, 1, 2) for side in ("left", "right")]
     assert join.EVICTED not in cases(INNER, state=read)
     assert join.STATE_READ not in cases(INNER, state=[*read[:4], (2, "left", "l2", 50000)])
+    rows_alone = [(0, "left", "l0", 20000), (2, "left", "l2", 50000)]  # no marker: no read shows l0 gone
+    assert join.EVICTED not in cases(INNER, state=rows_alone)
 
 
 def test_an_outer_row_held_since_its_batch_committed_is_no_later_emission():

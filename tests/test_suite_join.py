@@ -145,7 +145,7 @@ COUNTED_HISTORY = History(
         produce("left", "l0", 12 * S),
         produce("right", "r1", 10 * S),
         TRIGGER,
-        produce("left", "l2", 30 * S, "b"),
+        produce("left", "l2", 39_999, "b"),  # the last millisecond of its window [30 s, 40 s)
         produce("right", "r3", 30 * S, "c"),
         TRIGGER,
         produce("left", "l4", 60 * S, "b"),
@@ -158,9 +158,9 @@ COUNTED_MARKS = [0, 5 * S, 25 * S, 55 * S]
 L0_WINDOW = ("key", "a"), ("window", (("end", 20 * S), ("start", 10 * S))), ("clicks", 1)
 
 
-def counted_step(n: int, batches: int, rows: list[tuple]) -> dict:
+def counted_step(n: int, batches: int, rows: list[tuple], marks: list[int] = COUNTED_MARKS) -> dict:
     """An up step of `COUNTED_HISTORY` after its first `batches` batches committed, the job's rows `rows`."""
-    obs = step(n, [2, 4, 6, 6][:batches], list(range(batches)), COUNTED_MARKS[:batches], [])
+    obs = step(n, [2, 4, 6, 6][:batches], list(range(batches)), marks[:batches], [])
     return obs | {(n, "job_rows"): frozenset((row, 1) for row in rows)}
 
 
@@ -182,6 +182,34 @@ def test_a_window_the_joins_output_watermark_held_back_is_reached_only_when_an_e
     assert join.LAGGED in join.reached(COUNTED, COUNTED_HISTORY, final | counted_step(9, 3, []))
     assert join.LAGGED not in join.reached(COUNTED, COUNTED_HISTORY, final | counted_step(6, 2, []))
     assert join.LAGGED not in join.reached(COUNTED, COUNTED_HISTORY, final)
+    unread = counted_step(9, 3, [])
+    del unread[(9, "job_rows")]  # the job's read failed there: nothing shows the window absent
+    assert join.LAGGED not in join.reached(COUNTED, COUNTED_HISTORY, final | unread)
+    at_end = counted_step(9, 3, [], marks=[0, 5 * S, 20 * S])  # the journaled E exactly at the window's end
+    assert join.LAGGED in join.reached(COUNTED, COUNTED_HISTORY, final | at_end)
+    below = counted_step(9, 3, [], marks=[0, 5 * S, 20 * S - 1])
+    assert join.LAGGED not in join.reached(COUNTED, COUNTED_HISTORY, final | below)
+
+
+def test_a_count_over_a_join_reaches_a_window_emitted_again_and_its_state_read_only_as_observed():
+    """Batch 3 emits l0's window: logged and not committed when `after_sink` crashed, committed later, it is a
+    window-emitting batch Spark ran twice; the count's state is read when every committed batch's was."""
+    final = counted_step(10, 4, [L0_WINDOW])
+    crashed = counted_step(9, 4, []) | {
+        (9, "commits"): frozenset({0, 1, 2}),
+        (9, "crash"): frozenset({("after_sink",)}),
+    }
+    assert join.REEMIT in join.reached(COUNTED, COUNTED_HISTORY, final | crashed)
+    assert join.REEMIT not in join.reached(COUNTED, COUNTED_HISTORY, final | counted_step(9, 4, []))
+    at = len(COUNTED_HISTORY.actions)
+    markers = {(b, None, 0, 0) for b in range(4)}
+    assert join.COUNT_READ in join.reached(
+        COUNTED, COUNTED_HISTORY, final | {(at, "state"): frozenset(markers)}
+    )
+    for read in (markers - {(3, None, 0, 0)}, markers - {(3, None, 0, 0)} | {(3, 20 * S, 1, 0)}):
+        assert join.COUNT_READ not in join.reached(
+            COUNTED, COUNTED_HISTORY, final | {(at, "state"): frozenset(read)}
+        )
 
 
 def test_state_bounded_holds_the_count_over_a_join_to_its_own_watermark():
@@ -206,10 +234,13 @@ def test_state_bounded_holds_the_count_over_a_join_to_its_own_watermark():
         "no state of the count over the join was read after batch 3"
         in judged(markers - {(3, None, 0, 0)}).message
     )
+    assert (
+        not judged(markers | {(3, 44_999, 1, 0)}).ok and judged(markers | {(3, 45 * S, 1, 0)}).ok
+    )  # at E_count(3)
 
 
 def test_a_count_over_a_left_outer_join_counts_an_unmatched_row_once_the_join_emits_it():
-    """l2 (b@30 s) never matches: the join emits it in batch 3 (E = 55 s), whose count watermark (44.999 s)
+    """l2 (b@39.999 s) never matches: the join emits it in batch 3 (E = 55 s), whose count watermark (44.999 s)
     passes its window [30 s, 40 s): the window counts it, and reading that window is the outer case."""
     outer = attrs.evolve(COUNTED, join=attrs.evolve(COUNTED.join, how=JoinType.LEFT_OUTER))
     l2_window = ("key", "b"), ("window", (("end", 40 * S), ("start", 30 * S))), ("clicks", 1)

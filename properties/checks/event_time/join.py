@@ -328,6 +328,8 @@ def _rows_named(kind: str, rows: Counter, held: Counter) -> str:
 
     >>> _rows_named("unexpected", Counter({("a", (0, 10), 2): 1}), Counter({("a", (0, 10), 2): 2}))
     "unexpected [key 'a' window [0, 10) count 2 x2]"
+    >>> [_rows_named("missing", Counter({("a", (0, i), 1): 1 for i in range(n)}), Counter())[-10:] for n in (6, 7)]
+    [') count 1]', 'nd 1 more]']
     """
     if not rows:
         return ""
