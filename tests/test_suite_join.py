@@ -364,6 +364,11 @@ REFUSED = [
         "a count over a join must group by one join key (key) of left or right, not ['left.data']",
     ),
     ("counted_in_update_mode", "a count over a join runs in append mode only here, not 'update'"),
+    ("counted_by_unwatermarked_time", "the count windows the left side's event_time, which has no watermark"),
+    (
+        "deduplicated_after_join",
+        "no other stateful operator but an aggregation over it, not a join, dropDuplicates",
+    ),
     (
         "counted_by_shifted_time",
         "a window over a column derived from event_time is not supported over a join",

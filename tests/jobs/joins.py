@@ -249,3 +249,28 @@ class CountedOuterByClickTime(CountedByClickTime):
 
 def counted_outer_by_click_time(directory: str) -> CountedOuterByClickTime:
     return CountedOuterByClickTime(directory)
+
+
+class CountedByUnwatermarkedTime(ClicksWatermarkOnly):
+    """A count windowing the impressions' time, a side without a watermark: Spark never emits its windows."""
+
+    def transform(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        clicks = right.withWatermark("event_time", "5 seconds").alias("click")
+        joined = left.alias("impression").join(clicks, F.expr(WITHIN))
+        window = F.window("impression.event_time", "10 seconds")
+        return joined.groupBy(F.col("impression.key").alias("key"), window).agg(F.count("*").alias("clicks"))
+
+
+def counted_by_unwatermarked_time(directory: str) -> CountedByUnwatermarkedTime:
+    return CountedByUnwatermarkedTime(directory)
+
+
+class DeduplicatedAfterJoin(JoinedClicks):
+    """A deduplication over the join's rows: another stateful operator than a count beside the join."""
+
+    def transform(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        return super().transform(left, right).dropDuplicates(["impression", "shown_at"])
+
+
+def deduplicated_after_join(directory: str) -> DeduplicatedAfterJoin:
+    return DeduplicatedAfterJoin(directory)
