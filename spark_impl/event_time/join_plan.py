@@ -15,13 +15,15 @@ sides (never started) and reads, from what Spark plans (a classic session):
 - the output columns holding each side's `data` (aliases followed down to each side's source), which
   name a joined row by the two records it joins;
 - for a count over the join (`counted`: an append-mode `count(*)` per join key and window of one side's
-  event time, Spark's aggregation operator 0 and the join 1), the window, the side whose `event_time` the
-  window reads (its grouping expression followed down to that side's source) and the output columns holding
-  the key, the window and the count.
+  event time, Spark's aggregation operator 0 and the join 1), the window, the side whose raw `event_time` the
+  window reads and the join key it groups by (each grouping expression followed down to the sides' sources)
+  and the output columns holding the key, the window and the count.
 
 Refused (one line each): a Spark Connect session, an outer join in update mode (Spark refuses it; an inner
 join emits the same rows in either mode), a job with another stateful operator than the one join but a count over it (another
-aggregate or grouping, update mode, a count by an outer join's null side), a full outer or semi join, a key
+aggregate or grouping, a window over a derived time, over a side without a watermark, or sliding with a duration not a
+multiple of its slide, update mode; a window over an outer join's null side is the inner join Spark's optimizer makes of
+it, and is read as one), a full outer or semi join, a key
 that is not a record column (the same on both sides) or is `event_time`, a condition on another column than
 `event_time` beyond the keys' equality, a filter before or after the join, an outer join without a watermark on both sides (neither side's
 state is ever evicted, so its unmatched rows are never emitted: the model states it, the suite does not judge

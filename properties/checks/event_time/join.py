@@ -102,8 +102,10 @@ REEMIT_SCRIPT = f"L.ahead R.match trigger far trigger L.ahead crash:{CrashPoint.
 def required_events(plan: JoinPlan) -> tuple[str, ...]:
     """The hard cases a join's histories must reach: an eviction needs a side's state watermark, an outer row
     an outer join, a late record a watermark. A job counting the joined rows per window (`plan.counted`) shows
-    counts, not pairs: its own case is a window the join's output watermark holds back, and a pair at a bound,
-    a late record and an outer row are judged in its counts but not observed one by one."""
+    counts, not pairs: its own cases are a window the join's output watermark holds back (when it lags the
+    query's), a window-emitting batch run again, the count's state read and, under an outer join, a window
+    counting an outer row; a pair at a bound and a late record are judged in its counts but not observed one
+    by one."""
     evicting = all(plan.join.state_watermark(side, 0) is not None for side in Side)
     if plan.counted is not None:
         lags = plan.join.output_watermark(FAR) < FAR  # the count's watermark behind the query's
@@ -142,7 +144,11 @@ def reached(plan: JoinPlan, history: History, obs: Observation) -> list[str]:
     pair read from the job's rows at a bound of the range, a late record of a watermarked side (at or below
     the watermark Spark journaled for the batch before its own) no row read holds, an outer row read that was
     not there at an earlier up step after its record's batch committed; a row of a side's state read after
-    one batch and gone after a later one; the state read after every committed batch."""
+    one batch and gone after a later one; the state read after every committed batch. Under a count over the
+    join, in place of the pairs' cases: a window read that an earlier up step lacked though its journaled
+    watermark had reached the window's end (`_lagged`), a batch the model emits a window in that ran again
+    after `after_sink`, the count's state read after every committed batch, a window read that counts an
+    outer row (`_outer_counted`)."""
     found = {e for e in streaming.reached(history, obs) if e in CRASHES}
     final = len(history.actions)
     state = obs.get((final, StreamingLabel.JOIN_STATE), frozenset())
