@@ -81,8 +81,11 @@ def join_rows(
     One Spark job for every store."""
     read: dict[int, list[tuple[str | None, int]]] = {}
     frames = []
+    operators = {
+        checkpoint: join_operator(checkpoint) for checkpoint, _, _ in stores
+    }  # one scan a checkpoint
     for i, (checkpoint, batch, side) in enumerate(stores):
-        operator = join_operator(checkpoint)
+        operator = operators[checkpoint]
         if operator is None:
             continue
         read[i] = []

@@ -590,8 +590,8 @@ def _read_state(trials: list[tuple[int, Trial, int]], observed: list[dict]) -> N
     stores = [
         (i, final, batch, trial.spec.checkpoint, operator)
         for i, trial, final in trials
-        for batch in checkpoint_files.commit_log(trial.spec.checkpoint)
         for operator in _not_a_join(trial.spec.checkpoint, (i, trial, final) in joins)
+        for batch in checkpoint_files.commit_log(trial.spec.checkpoint)
     ]
     runs = {i: trial.runs for i, trial, _ in trials}
     _read_processor_state(_processor_stores(stores, processors, runs), processors, observed)
