@@ -141,6 +141,49 @@ def test_a_background_process_that_dies_is_infrastructure_never_a_verdict():
     assert heard["pairings"] == []
 
 
+ORPHANED = """
+import time, attrs
+from frontier_harness.properties.cli.background import Background, Job, PairingSpec, Turns
+from tests.test_background import SMALL
+endless = attrs.evolve(SMALL, max_examples=10**6, screening_histories=10**7)  # minutes of work
+job = Job((PairingSpec("laws", "model"),), endless, 0, ("total",), {})
+child = Background(job, print, print, print, Turns(1))
+print(child.process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_child_whose_parent_is_killed_exits_with_it():
+    """A parent SIGKILLed (no exit hook runs) takes its child with it: no orphan runs on the pairings."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", ORPHANED], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 20
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _running(pid), f"the child {pid} outlived its killed parent"
+    finally:
+        parent.kill()
+        if "pid" in locals() and _running(pid):
+            os.kill(pid, signal.SIGKILL)  # the orphan of a failing run, not left behind
+
+
+def _running(pid: int) -> bool:
+    """`pid` exists and is no zombie (an orphan's zombie is init's to reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class LastWords:
     """A child's queue and process as the listener meets them when the child sends `done` and exits while
     the listener waits: the wait times out empty-handed, then the process is gone, then `done` is read."""
