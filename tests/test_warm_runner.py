@@ -113,8 +113,8 @@ def test_a_launcher_that_cannot_run_means_cold_runners(monkeypatch, tmp_path):
 
 def test_a_harness_that_exits_stops_its_warm_process_and_waits_for_it(tmp_path):
     """At exit the harness stops the warm process and waits for it: it is reaped (no entry left in /proc,
-    not even a zombie's), so its CPU is counted among the harness's children's (as `bench --only check_ci`
-    counts a run's CPU); a process killed and never waited for stays a zombie until its parent exits."""
+    not even a zombie's), so its CPU is counted among the harness's children's (`check_ci_cpu_s.waited` in
+    `bench --only check_ci`); a process killed and never waited for stays a zombie until its parent exits."""
     script = (
         "import atexit, os; from frontier_harness.spark_impl.streaming import warm_runner as w; "
         f"w.launcher({MODULE!r}); warm = w._warm[{MODULE!r}][0].pid; atexit._run_exitfuncs(); "

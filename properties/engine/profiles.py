@@ -10,7 +10,9 @@
 histories for in-process implementations (the model); `batched_examples` and
 `batched_screening_histories` for batched ones (Spark), where a Hypothesis example
 is a Spark job (~0.4 s), every shrink step another, and a screening job checks
-`screening_batch` histories at once.
+`screening_batch` histories at once, after a first one of `first_screening_batch`
+(`ci`: a tenth), so that a failure most histories show is found, and its file
+written, after a short job rather than a whole batch's.
 
 Settable from `[tool.frontier-harness.profiles.NAME]` in the user's
 `pyproject.toml` and from the command line (`--seed`).
@@ -68,6 +70,22 @@ class Profile:
     shrink_seconds: float = 60.0
     judges_reach: bool = True
     shrink_by_calls: bool = False
+    first_screening_batch: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_at_least(1))
+    )
+
+    def screening_call(self, first: bool) -> int:
+        """How many histories a screening call checks: `first_screening_batch` first (when set; never more
+        than a batch), then `screening_batch` at a time.
+
+        >>> [PROFILES["ci"].screening_call(first) for first in (True, False)]
+        [1000, 10000]
+        >>> attrs.evolve(PROFILES["ci"], screening_batch=400).screening_call(True)
+        400
+        """
+        if first and self.first_screening_batch is not None:
+            return min(self.first_screening_batch, self.screening_batch)
+        return self.screening_batch
 
 
 PROFILES = {
@@ -92,6 +110,7 @@ PROFILES = {
         screening_batch=10_000,
         derandomize=True,
         batched_screening_histories=10_000,
+        first_screening_batch=1_000,
         screen_first=True,
         shrink_by_calls=True,
         shrink_seconds=900.0,  # a cap behind the suites' shrink_calls: hit, it is said
@@ -105,6 +124,7 @@ PROFILES = {
         screening_batch=20_000,
         derandomize=False,
         batched_screening_histories=100_000,
+        first_screening_batch=2_000,
         database=".frontier-harness/examples",
         screen_first=True,
         shrink_seconds=300.0,

@@ -318,13 +318,16 @@ def example_database(run: Run) -> ExampleDatabase | None:
 
 
 def screening_lane(run: Run) -> PropertyResult:
-    """Histories from a seeded `random` source, thousands a call; a failure shrinks with the implementation."""
+    """Histories from a seeded `random` source, thousands a call (a first short one: `Profile.screening_call`);
+    a failure shrinks with the implementation."""
     rng, events = random.Random(run.seed), Counter[str]()
     checked = rejected = 0
     started = time.perf_counter()
     profile = run.profile
+    calls = 0
     while checked < profile.screening_histories:
-        count = min(profile.screening_batch, profile.screening_histories - checked)
+        count = min(profile.screening_call(calls == 0), profile.screening_histories - checked)
+        calls += 1
         sources = [RecordingSource(rng) for _ in range(count)]
         histories = [run.draw(source) for source in sources]
         outcomes = run.check(histories)
