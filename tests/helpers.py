@@ -41,3 +41,13 @@ def patched(module: Any, name: str, value: Any) -> Iterator[None]:
         yield
     finally:
         setattr(module, name, original)
+
+
+def alive(pid: int) -> bool:
+    """Running: neither gone nor a zombie (read from /proc, which a reaped process leaves at any moment; an
+    orphan's zombie is init's to reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

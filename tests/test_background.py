@@ -24,6 +24,7 @@ from frontier_harness.properties.engine.infrastructure import InfrastructureErro
 from frontier_harness.properties.engine.pairings import pairings
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
+from tests.helpers import alive
 
 # Shrinking by a count of implementation calls (as `ci` does): the size asserted is the same on any machine.
 SMALL = attrs.evolve(
@@ -166,22 +167,13 @@ def test_a_child_whose_parent_is_killed_exits_with_it():
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
         deadline = time.monotonic() + 20
-        while _running(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _running(pid), f"the child {pid} outlived its killed parent"
+        assert not alive(pid), f"the child {pid} outlived its killed parent"
     finally:
         parent.kill()
-        if "pid" in locals() and _running(pid):
+        if "pid" in locals() and alive(pid):
             os.kill(pid, signal.SIGKILL)  # the orphan of a failing run, not left behind
-
-
-def _running(pid: int) -> bool:
-    """`pid` exists and is no zombie (an orphan's zombie is init's to reap)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 class LastWords:

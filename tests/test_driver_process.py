@@ -13,6 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.helpers import alive
+
 # The guard as a driver process calls it, first thing (`killable.main`).
 GUARDED = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
 
@@ -28,15 +30,6 @@ time.sleep(120)
 """
 
 
-def _alive(pid: int) -> bool:
-    """Running: neither gone nor a zombie (read from /proc, which a reaped process leaves at any moment)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_a_driver_and_its_group_are_sigkilled_once_the_harness_pipe_ends():
     driver = subprocess.Popen(
         [sys.executable, "-c", DRIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
@@ -44,13 +37,13 @@ def test_a_driver_and_its_group_are_sigkilled_once_the_harness_pipe_ends():
     try:
         child = int(driver.stdout.readline())
         time.sleep(0.5)
-        assert driver.poll() is None and _alive(child), "the driver died while the harness was there"
+        assert driver.poll() is None and alive(child), "the driver died while the harness was there"
         driver.stdin.close()  # what the harness's exit does to the pipe, however it ends
         assert driver.wait(timeout=30) == -signal.SIGKILL
         deadline = time.monotonic() + 30
-        while _alive(child) and time.monotonic() < deadline:
+        while alive(child) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(child), "the driver's child outlived it"
+        assert not alive(child), "the driver's child outlived it"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(driver.pid, signal.SIGKILL)
