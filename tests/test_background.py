@@ -7,7 +7,11 @@ import io
 import os
 import pickle
 import queue
+import signal
+import subprocess
+import sys
 import threading
+import time
 from typing import Any
 
 import attrs
@@ -156,11 +160,6 @@ time.sleep(600)
 
 def test_a_child_whose_parent_is_killed_exits_with_it():
     """A parent SIGKILLed (no exit hook runs) takes its child with it: no orphan runs on the pairings."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
     parent = subprocess.Popen([sys.executable, "-c", ORPHANED], stdout=subprocess.PIPE, text=True)
     try:
         pid = int(parent.stdout.readline())

@@ -27,10 +27,8 @@ from frontier_harness.properties.bench import Figure
 from frontier_harness.properties.engine.profiles import PROFILES
 
 PROC_STAT = Path("/proc/stat")
-IDLE_FIELDS = (
-    3,
-    4,
-)  # of the `cpu` line's counters (user nice system idle iowait irq softirq steal): idle, iowait
+# Of the `cpu` line's counters (user nice system idle iowait irq softirq steal), those of a core not busy.
+IDLE_FIELDS = (3, 4)
 
 
 def busy_cpu_s(stat: Path = PROC_STAT) -> float | None:
