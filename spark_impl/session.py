@@ -11,6 +11,10 @@ PATH still finds its packages. Spark's and the JVM's own lines (log4j, the JVM's
 start-up warnings, a Python worker's traceback, and the JSON line PySpark logs for each exception
 it raises with a DataFrame's or SQL's context) go to `.frontier-harness/spark.log`,
 not to the terminal; `configure(verbose=True)` (the CLI's `--verbose`) shows them too.
+
+A process may compute in another's JVM: `share()` there opens it, and `configure(gateway=...)` here
+attaches a session of this process's own to its running context (`attached`): a `check`'s second
+process does, and so does every trial's driver process.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ _settings: dict = {
     "shuffle_partitions": 1,
     "verbose": False,
     "short_lived": False,
+    "gateway": None,  # another process's JVM to attach to (`share`), as {"port": ..., "secret": ...}
 }
 # A JVM that runs one query and dies (a killable trial driver, `spark_impl.streaming.killable`)
 # compiles with C1 alone: C2 spent a third of its CPU on code it never ran again. Measured on 2 cores, the
@@ -95,6 +100,7 @@ LARGE_JOB = {"spark.sql.execution.arrow.localRelationThreshold": "0"}
 _session = None
 _small_jobs: bool | None = None  # whether the session's settings are SMALL_JOB's now (None: not set yet)
 _starts = 0  # sessions this process started (`mutate` shows the JVM is started once per run)
+_shares: list = []  # the Py4J servers this process's JVM opened for other processes (`share`)
 
 
 def configure(
@@ -103,15 +109,18 @@ def configure(
     shuffle_partitions: int | None = None,
     verbose: bool | None = None,
     short_lived: bool | None = None,
+    gateway: dict | None = None,
 ) -> None:
-    """Chooses where the session runs, whether Spark's own log lines reach stderr and whether its JVM is
-    `short_lived` (`SHORT_LIVED_JVM`); only before it has started."""
+    """Chooses where the session runs, whether Spark's own log lines reach stderr, whether its JVM is
+    `short_lived` (`SHORT_LIVED_JVM`) or another process's (`gateway`: what `share` answered there); only
+    before it has started."""
     chosen = {
         "master": master,
         "remote": remote,
         "shuffle_partitions": shuffle_partitions,
         "verbose": verbose,
         "short_lived": short_lived,
+        "gateway": gateway,
     }
     _settings.update({key: value for key, value in chosen.items() if value is not None})
 
@@ -172,7 +181,7 @@ def cancel_jobs() -> None:
     """Cancels the session's running jobs (called from another thread while one waits on them)."""
     if _session is None:
         return
-    if _settings["remote"] or os.environ.get("SPARK_REMOTE"):
+    if _remote() or _settings["gateway"]:  # the session's own jobs: the JVM may run another process's
         _session.interruptAll()
     else:
         _session.sparkContext.cancelAllJobs()
@@ -183,14 +192,61 @@ def started() -> bool:
 
 
 def stop() -> None:
-    """Stops the session (tests that kill the JVM start a fresh one afterwards)."""
+    """Stops the session (tests that kill the JVM start a fresh one afterwards); an attached one (`gateway`)
+    is let go, its JVM and context left running for the process that shares them."""
     global _session, _small_jobs
     _small_jobs = None
     if _session is not None:
         try:
-            _session.stop()
+            if not _settings["gateway"]:
+                _session.stop()
         finally:
             _session = None
+
+
+def share() -> dict | None:
+    """This process's JVM for another process to attach to (`configure(gateway=...)` there): a Py4J server
+    of its own in the JVM (Spark's `Py4JServer`, as a trial's driver process gets), its port and secret;
+    None under Spark Connect (no JVM here). The other process's session is a new session over this one's
+    SparkContext (`attached`): its own SQL settings, views and registered sources; the JVM's compiled code,
+    memory and Python workers shared. `unshare` closes the servers."""
+    if _remote():
+        return None
+    context = spark().sparkContext
+    server = context._jvm.org.apache.spark.api.python.Py4JServer(context._jsc.sc().conf())
+    server.start()
+    _shares.append(server)
+    return {"port": int(server.getListeningPort()), "secret": str(server.secret())}
+
+
+def unshare() -> None:
+    """Shuts the servers `share` opened (the processes attached through them are done)."""
+    while _shares:
+        with contextlib.suppress(Exception):  # a JVM already gone took its servers with it
+            _shares.pop().shutdown()
+
+
+def attached(launcher: str | None = None) -> Any:
+    """A new SparkSession over the SparkContext running in the JVM this process's gateway names
+    (`PYSPARK_GATEWAY_PORT` and `PYSPARK_GATEWAY_SECRET`, set by the process that shares it).
+
+    PySpark makes a `SparkContext` object over the running one (`jsc`: no second context is started)
+    and a session over the JVM's default session's `newSession()`; the JVM's default session stays the
+    sharing process's. `launcher`: the Python our sources' runners start with (forked warm)."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    gateway = launch_gateway()
+    jvm = gateway.jvm
+    running = jvm.org.apache.spark.SparkContext.getOrCreate()
+    context = SparkContext(gateway=gateway, jsc=jvm.org.apache.spark.api.java.JavaSparkContext(running))
+    if launcher:
+        context.pythonExec = launcher
+    default = jvm.org.apache.spark.sql.SparkSession.getDefaultSession().get()
+    session = SparkSession(context, jsparkSession=default.newSession())
+    jvm.org.apache.spark.sql.SparkSession.setDefaultSession(default)
+    return session
 
 
 def jvm_process():
@@ -208,7 +264,7 @@ def restart():
         stop()
     except Exception:  # a dead JVM cannot be stopped cleanly; the new session replaces it
         _session = None
-    if not _settings["remote"] and not os.environ.get("SPARK_REMOTE"):
+    if not _remote():
         _forget_dead_jvm()
     return spark()
 
@@ -222,7 +278,13 @@ def _forget_dead_jvm() -> None:
     SparkSession._instantiatedSession = SparkSession._activeSession = None
 
 
+def _remote() -> bool:
+    return bool(_settings["remote"] or os.environ.get("SPARK_REMOTE"))
+
+
 def _start():
+    if _settings["gateway"]:
+        return _attach(_settings["gateway"])
     remote = _settings["remote"] or os.environ.get("SPARK_REMOTE")
     if (not remote or remote.startswith("local")) and not java_available():
         raise JavaMissing()
@@ -260,6 +322,22 @@ def _start():
             error.args = (f"{error}; Spark's log: {LOG.absolute()}",)
         raise error from exc
     return session
+
+
+def _attach(gateway: dict) -> Any:
+    """The session `attached` to the JVM another process shares (`share`); the gateway's port and secret are
+    in the environment only while PySpark connects, so no process this one starts inherits them (a
+    killable driver launches a JVM of its own)."""
+    _workers_use_this_interpreter()
+    names = {"PYSPARK_GATEWAY_PORT": str(gateway["port"]), "PYSPARK_GATEWAY_SECRET": gateway["secret"]}
+    os.environ.update(names)
+    try:
+        return attached()
+    except Exception as exc:  # the sharing process's JVM is gone
+        raise SparkUnavailable(exc) from exc
+    finally:
+        for name in names:
+            os.environ.pop(name, None)
 
 
 def set_at_runtime(runtime: Any, conf: dict) -> None:

@@ -226,15 +226,30 @@ def test_which_lanes_run_in_the_background(argv, shared):
     assert chosen == expected
 
 
-def test_a_shared_run_gives_the_verdicts_and_files_of_a_serial_run_under_ci(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "impl, suites",
+    [
+        ("tests.planted:model_keeps_zero_diffs", ["collections", "mutable_antichain", "laws"]),
+        pytest.param(  # one JVM for both processes
+            "tests.planted:spark_keeps_zero_diffs",
+            ["collections", "mutable_antichain"],
+            marks=pytest.mark.spark,
+        ),
+    ],
+    ids=["model", "spark"],
+)
+def test_a_shared_run_gives_the_verdicts_and_files_of_a_serial_run_under_ci(
+    impl, suites, tmp_path, monkeypatch
+):
     """Two processes taking the pairings as each is free, against one taking them in turn: under `ci` the
-    same verdicts, counts and hard cases, and byte-identical counterexample files."""
+    same verdicts, counts and hard cases, and byte-identical counterexample files; with a Spark
+    implementation, the second process computes in the JVM the first shares (`share_jvm`)."""
     from frontier_harness.properties.cli.background import turn_order
     from frontier_harness.properties.cli.main import main
 
-    suites = ["--suite", "collections", "--suite", "mutable_antichain", "--suite", "laws"]
-    argv = ["check", *suites, "--profile", "ci", "--max-examples", "40", "--screening", "300"]
-    argv += ["--impl", "tests.planted:model_keeps_zero_diffs"]
+    argv = ["check", *(f"--suite={suite}" for suite in suites), "--profile", "ci", "--max-examples", "40"]
+    argv += ["--screening", "300"]
+    argv += ["--impl", impl]
     seen = {}
     for how, shared in (
         ("serial", lambda args, planned: []),

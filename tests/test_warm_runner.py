@@ -48,10 +48,24 @@ def _gone(pid: int, within: float = 5.0) -> bool:
 def test_a_forked_run_has_the_launchers_environment_directory_streams_and_exit_code(tmp_path):
     launched = _launch(tmp_path, ECHO="from spark", CODE="3")
     out, _ = launched.communicate("a line on stdin\n", timeout=30)
-    pid, cwd, echo, line = out.strip().split("|")
+    pid, cwd, echo, line, _ = out.strip().split("|")
     assert int(pid) != launched.pid  # forked by the warm process, not started by the launcher
     assert (cwd, echo, line) == (str(tmp_path), "from spark", "a line on stdin")
     assert launched.returncode == 3
+
+
+def test_a_forked_run_has_the_launchers_python_path_but_sparks_own_jars(tmp_path):
+    """Spark puts the jar of its Python utilities on its runners' `PYTHONPATH`: it holds no Python, and the
+    forked run leaves it off its path (`warm_runner.python_path`); every other entry is on it."""
+    jars = tmp_path / "spark" / "jars"
+    jars.mkdir(parents=True)
+    jar, code = jars / "spark-core.jar", tmp_path / "code"
+    code.mkdir()
+    path = os.pathsep.join([str(jar), str(code), os.getcwd()])
+    launched = _launch(tmp_path, PYTHONPATH=path, SPARK_HOME=str(tmp_path / "spark"))
+    out, _ = launched.communicate("\n", timeout=30)
+    seen = out.strip().split("|")[4].split(os.pathsep)
+    assert str(code) in seen and str(jar) not in seen, seen
 
 
 def test_a_forked_run_dies_with_its_launcher(tmp_path):

@@ -41,12 +41,43 @@ INFRASTRUCTURE_MARKERS = (
 )
 
 
-def configure(master: str | None = None, remote: str | None = None, verbose: bool = False) -> None:
-    """Where the session will run (`--master`, `--remote`), whether Spark's log shows (`--verbose`);
-    only before it has started."""
+def configure(
+    master: str | None = None, remote: str | None = None, verbose: bool = False, gateway: dict | None = None
+) -> None:
+    """Where the session will run (`--master`, `--remote`, or the JVM another process shares: `gateway`,
+    what `share_jvm` answered there), whether Spark's log shows (`--verbose`); only before it has started."""
     from frontier_harness.spark_impl import session
 
-    session.configure(master=master, remote=remote, verbose=verbose or None)
+    session.configure(master=master, remote=remote, verbose=verbose or None, gateway=gateway)
+
+
+def share_jvm() -> dict | None:
+    """This process's JVM, started now if it was not, for a second process of the run to attach to
+    (`configure(gateway=...)` there; `spark_impl.session.share`); None under Spark Connect. `unshare_jvm`
+    once that process is done."""
+    from frontier_harness.spark_impl import session
+
+    _start_session()
+    return session.share()
+
+
+def unshare_jvm() -> None:
+    from frontier_harness.spark_impl import session
+
+    session.unshare()
+
+
+def _start_session() -> None:
+    """The session started; Spark's failures as the harness's: a bad setting (exit 2), no Spark (exit 3)."""
+    from frontier_harness.spark_impl import session
+    from frontier_harness.spark_impl.errors import SparkConfError, SparkInfrastructureError
+
+    try:
+        session.spark()
+    except SparkConfError as exc:
+        raise ConfigurationError(str(exc)) from exc
+    except SparkInfrastructureError as exc:
+        raise InfrastructureError(str(exc)) from exc
 
 
 def sessions_started() -> int:
@@ -92,15 +123,7 @@ class SparkImplementation(Implementation):
 
     def prepare(self) -> None:
         """Starts the session, so a missing Java is reported before any example runs."""
-        from frontier_harness.spark_impl import session
-        from frontier_harness.spark_impl.errors import SparkConfError, SparkInfrastructureError
-
-        try:
-            session.spark()
-        except SparkConfError as exc:
-            raise ConfigurationError(str(exc)) from exc
-        except SparkInfrastructureError as exc:
-            raise InfrastructureError(str(exc)) from exc
+        _start_session()
 
     def recover(self) -> None:
         """A fresh session after an infrastructure failure (the runner retries once)."""

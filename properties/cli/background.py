@@ -5,7 +5,8 @@ model's pairings are pure Python, and a Spark pairing's driver mostly waits on i
 (a thread running the model beside it gained nothing: the GIL, docs/decisions.md).
 So a run whose pairings are of both kinds (`in_background`: the model's, and the suites whose calls
 run Spark jobs one after another) shares all its pairings between this process and a child started
-with `spawn` (its own session and JVM): each process takes the next pairing not yet taken
+with `spawn` (a session of its own, in this process's JVM when the run uses Spark: `share_jvm`, so the
+JVM's start, compiled code and memory serve both): each process takes the next pairing not yet taken
 (`Turns`, in `turn_order`: the longest kinds first, the model's last, to fill the end) the moment it
 is free, so neither waits while the other works through a fixed share. The child hands each
 property and domain's result and each counterexample (found, then shrunk) back as it happens; this

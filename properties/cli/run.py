@@ -142,6 +142,7 @@ def run_suites(
     with a second process (`shared_pairings`, `frontier_harness.properties.cli.background`), each taking
     the next one when it is free; under `--fail-fast` both share one `Stop`: the first failure in either
     ends every lane of both, and the pairings not yet taken are not run."""
+    from frontier_harness.properties.adapters.spark import unshare_jvm
     from frontier_harness.properties.cli.background import Turns, shared_stop
 
     profile = profile_of(args, config)
@@ -167,6 +168,7 @@ def run_suites(
     finally:
         if background is not None:
             background.stop()
+            unshare_jvm()
     for i, pairing in enumerate(planned):
         if i in results:
             continue
@@ -217,12 +219,15 @@ def _start_background(
     stop: Stop | None,
     failed: Callable[[str, PropertyResult], None],
 ):
+    from frontier_harness.properties.adapters.spark import SparkImplementation, share_jvm
     from frontier_harness.properties.cli.background import Background, Job, PairingSpec
     from frontier_harness.properties.cli.progress import finished_line
 
     if not pairings_there:
         return None
     spark = {"master": args.master, "remote": args.remote, "verbose": args.verbose}
+    if any(isinstance(pairing.impl, SparkImplementation) for pairing in pairings_there):
+        spark["gateway"] = share_jvm()  # one JVM for both processes: its JIT's work, its memory
     job = Job(
         tuple(PairingSpec(pairing.suite.name, pairing.impl_name) for pairing in pairings_there),
         profile,

@@ -159,28 +159,6 @@ def start(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached:
 # ---- the driver process ----
 
 
-def attached_session(launcher: str | None) -> Any:
-    """A new SparkSession of the harness's, over the harness's SparkContext, through this process's gateway.
-
-    PySpark makes a `SparkContext` object over the running one (`jsc`: no second context is started)
-    and a session over the harness's default session's `newSession()`; the JVM's default session stays
-    the harness's."""
-    from pyspark import SparkContext
-    from pyspark.java_gateway import launch_gateway
-    from pyspark.sql import SparkSession
-
-    gateway = launch_gateway()
-    jvm = gateway.jvm
-    running = jvm.org.apache.spark.SparkContext.getOrCreate()
-    context = SparkContext(gateway=gateway, jsc=jvm.org.apache.spark.api.java.JavaSparkContext(running))
-    if launcher:
-        context.pythonExec = launcher  # our sources' runners forked warm, as in the harness
-    harness = jvm.org.apache.spark.sql.SparkSession.getDefaultSession().get()
-    session = SparkSession(context, jsparkSession=harness.newSession())
-    jvm.org.apache.spark.sql.SparkSession.setDefaultSession(harness)
-    return session
-
-
 def _mark_workers(context: Any) -> None:
     """A user's job's Python functions, made from here on, run in workers of this start's own
     (`python_workers`): `MARK` joins the environment PySpark sends with each function. A source registered
@@ -219,10 +197,11 @@ def main() -> None:
 
 
 def _started(found: dict) -> tuple[Any, str]:
+    from frontier_harness.spark_impl.session import attached
     from frontier_harness.spark_impl.streaming.job import make_job
     from frontier_harness.spark_impl.streaming.query import start_query
 
-    session = attached_session(os.environ.get(LAUNCHER))
+    session = attached(os.environ.get(LAUNCHER))  # the harness's JVM, our sources' runners forked warm
     spec = query_spec(found)
     source = load(found["source"])
     session.dataSource.register(source)  # before the mark: the harness's source keeps the shared workers
