@@ -230,7 +230,7 @@ def test_which_lanes_run_in_the_background(argv, shared):
     "impl, suites",
     [
         ("tests.planted:model_keeps_zero_diffs", ["collections", "mutable_antichain", "laws"]),
-        pytest.param(  # one JVM for both processes
+        pytest.param(
             "tests.planted:spark_keeps_zero_diffs",
             ["collections", "mutable_antichain"],
             marks=pytest.mark.spark,
@@ -242,10 +242,16 @@ def test_a_shared_run_gives_the_verdicts_and_files_of_a_serial_run_under_ci(
     impl, suites, tmp_path, monkeypatch
 ):
     """Two processes taking the pairings as each is free, against one taking them in turn: under `ci` the
-    same verdicts, counts and hard cases, and byte-identical counterexample files; with a Spark
-    implementation, the second process computes in the JVM the first shares (`share_jvm`)."""
+    same verdicts, counts and hard cases, and byte-identical counterexample files. With a Spark
+    implementation the second process computes in the JVM the first shares (`share_jvm`): with this JVM up
+    and `SPARK_HOME` pointing nowhere, a second process that started a JVM of its own would exit 3."""
     from frontier_harness.properties.cli.background import turn_order
     from frontier_harness.properties.cli.main import main
+    from frontier_harness.spark_impl import session
+
+    if "spark" in impl:
+        session.spark()
+        monkeypatch.setenv("SPARK_HOME", str(tmp_path / "no-spark-here"))
 
     argv = ["check", *(f"--suite={suite}" for suite in suites), "--profile", "ci", "--max-examples", "40"]
     argv += ["--screening", "300"]
