@@ -43,6 +43,11 @@ _settings: dict = {
 # stateful suite's three SIGKILL trials, run together: 146 -> 97 JVM CPU seconds, 68 -> 51 s. The harness's
 # own JVM, which runs for minutes, gains nothing from it.
 SHORT_LIVED_JVM = ("-XX:TieredStopAtLevel=1",)
+# The harness's own JVM, which plans thousands of small queries through Spark's planner, compiles a method
+# once it is four times as hot as the JVM's default asks: most of its CPU went to the JIT compiler (Java
+# Flight Recorder), on methods a run calls a few hundred times. Three suites of `check --profile ci`, side
+# by side on 2 cores: 188 -> 174 s of CPU, 96 -> 90 s; scaled by 2, 6, 10 and 25 measured and not kept.
+LONG_LIVED_JVM = ("-XX:CompileThresholdScaling=4",)
 LOG = Path(".frontier-harness") / "spark.log"  # relative to the working directory, as counterexamples are
 # PySpark 4 logs every exception it raises with a DataFrame's or SQL's context (`PySparkException._log_exception`),
 # as a JSON line of the whole Java stack, to stderr: a user's job whose `read` raised in every trial printed
@@ -423,7 +428,7 @@ def _java_options(conf: dict) -> str:
     from frontier_harness.spark_impl import class_archive
 
     ours = [f"-Dlog4j.configurationFile={_log4j_properties().as_uri()}", *class_archive.java_options()]
-    ours += SHORT_LIVED_JVM if _settings["short_lived"] else ()
+    ours += SHORT_LIVED_JVM if _settings["short_lived"] else LONG_LIVED_JVM
     return " ".join([*ours, conf.get("spark.driver.extraJavaOptions", "")]).strip()
 
 

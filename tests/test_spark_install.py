@@ -139,14 +139,18 @@ def test_verbose_adds_the_console_appender(tmp_path, monkeypatch):
     assert f"fileName = {tmp_path / '.frontier-harness' / 'spark.log'}" in quiet
 
 
-def test_only_a_short_lived_jvm_compiles_with_c1_alone(tmp_path, monkeypatch):
-    """A killable trial driver's JVM runs one query and dies (`SHORT_LIVED_JVM`); the harness's runs for minutes."""
+def test_a_short_lived_jvm_compiles_with_c1_alone_and_the_harnesss_own_only_its_hottest_methods(
+    tmp_path, monkeypatch
+):
+    """A killable trial driver's JVM runs one query and dies (`SHORT_LIVED_JVM`); the harness's runs for minutes
+    (`LONG_LIVED_JVM`)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(session._settings, "short_lived", False)
     harness = session._java_options({}).split()
     monkeypatch.setitem(session._settings, "short_lived", True)
     killable = session._java_options({"spark.driver.extraJavaOptions": "-Xss4m"}).split()
-    assert not set(session.SHORT_LIVED_JVM) & set(harness)
+    assert not set(session.SHORT_LIVED_JVM) & set(harness) and set(session.LONG_LIVED_JVM) <= set(harness)
+    assert not set(session.LONG_LIVED_JVM) & set(killable)
     assert set(session.SHORT_LIVED_JVM) <= set(killable) and killable[-1] == "-Xss4m"  # the user's still last
 
 

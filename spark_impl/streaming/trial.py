@@ -469,7 +469,7 @@ def run_trials(
     _register_for_connect(spark(), source, floor)
     root = keep or Path(tempfile.mkdtemp(prefix="frontier-harness-streaming-"))
     try:
-        with span(TRIALS), _expected_failures_unlogged():
+        with span(TRIALS), expected_failures_unlogged():
             observed: list[dict] = []
             for first in range(0, len(histories), WAVE):
                 wave = histories[first : first + WAVE]
@@ -502,22 +502,59 @@ EXPECTED_FAILURE_LOGGERS = (
     "org.apache.spark.sql.execution.datasources.FileFormatWriter",
     "org.apache.spark.util.Utils",
 )
+# The JVM's system properties keep, as strings, how many callers have those loggers off and the levels they
+# had before the first did: every process attached to the JVM (`session.attached`) reads the same ones.
+UNLOGGED = "frontier-harness.expected-failures-unlogged"
 
 
 @contextmanager
-def _expected_failures_unlogged() -> Iterator[None]:
+def expected_failures_unlogged() -> Iterator[None]:
+    """`EXPECTED_FAILURE_LOGGERS` off while any caller in this JVM is inside, in whichever process: the first
+    in turns them off, the last out puts back the levels they had before the first trials ever ran.
+
+    A count in each process alone let one process's trials ending log the other's expected crashes, and
+    left the loggers off for good when the other ended last (it had kept their level: off)."""
     try:
-        log4j = spark().sparkContext._jvm.org.apache.logging.log4j
-        previous = {name: log4j.LogManager.getLogger(name).getLevel() for name in EXPECTED_FAILURE_LOGGERS}
+        jvm = spark().sparkContext._jvm
     except Exception:  # Spark Connect: no JVM here
-        previous = {}
-    for name in previous:
-        log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
+        jvm = None
+    if jvm is not None:
+        _unlogged(jvm, 1)
     try:
         yield
     finally:
-        for name, level in previous.items():
-            log4j.core.config.Configurator.setLevel(name, level)
+        if jvm is not None:
+            _unlogged(jvm, -1)
+
+
+def _unlogged(jvm: Any, step: int) -> None:
+    """Adds `step` to the JVM's count of callers inside `expected_failures_unlogged`; the caller that takes
+    it from 0 turns the loggers off, the one that brings it back to 0 restores their first levels."""
+    properties = jvm.java.lang.System.getProperties()
+    log4j = jvm.org.apache.logging.log4j
+    first = ",".join(f"{n}={log4j.LogManager.getLogger(n).getLevel()}" for n in EXPECTED_FAILURE_LOGGERS)
+    properties.putIfAbsent(f"{UNLOGGED}.levels", first)  # once: never a level this turned off
+    count = _add(properties, f"{UNLOGGED}.count", step)
+    if count == step == 1:
+        for name in EXPECTED_FAILURE_LOGGERS:
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
+    elif count == 0:
+        for pair in properties.getProperty(f"{UNLOGGED}.levels").split(","):
+            name, level = pair.split("=")
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.toLevel(level))
+
+
+def _add(properties: Any, key: str, step: int) -> int:
+    """Adds `step` to the count a `java.util.Properties` holds at `key` (a string; none is 0), atomically
+    among processes: the JVM's compare-and-set (`Hashtable.replace`) retried until no other came between."""
+    while True:
+        old = properties.getProperty(key)
+        new = str(int(old or 0) + step)
+        if old is None:
+            if properties.putIfAbsent(key, new) is None:
+                return int(new)
+        elif properties.replace(key, old, new):
+            return int(new)
 
 
 def _run_wave(histories: Sequence[HistoryLike], trials: list[Trial]) -> list[dict]:
