@@ -532,7 +532,7 @@ def _unlogged(jvm: Any, step: int) -> None:
     it from 0 turns the loggers off, the one that brings it back to 0 restores their first levels."""
     properties = jvm.java.lang.System.getProperties()
     log4j = jvm.org.apache.logging.log4j
-    if step == 1 and properties.getProperty(f"{UNLOGGED}.levels") is None:  # kept once: never a level set off
+    if step == 1:  # kept by the first ever to enter: never a level this turned off
         first = (f"{n}={log4j.LogManager.getLogger(n).getLevel()}" for n in EXPECTED_FAILURE_LOGGERS)
         properties.putIfAbsent(f"{UNLOGGED}.levels", ",".join(first))
     count = _add(properties, f"{UNLOGGED}.count", step)
