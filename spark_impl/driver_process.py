@@ -14,6 +14,7 @@ are not guarded).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
@@ -79,12 +80,35 @@ def load(name: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+def ended(process: subprocess.Popen, what: str, log: Path | None = None) -> int:
+    """The exit code of a driver process the harness waits for, once it has ended; one that has not within
+    `TIMEOUT_S` is SIGKILLed with its group (a killable driver leads one; else the process alone), reaped,
+    and infrastructure (`SparkInfrastructureError`, exit 3) naming `what` and its log's end: the harness's
+    wait did not return, which says nothing of the job (measured: a driver stopped by a debugger's trace,
+    left running after the wait, was reported as a counterexample that "fails only together").
+
+    >>> ended(subprocess.Popen(["true"]), "a driver")
+    0
+    """
+    try:
+        return process.wait(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            if os.getpgid(process.pid) == process.pid:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+        process.wait()
+        tail = log.read_text()[-2000:] if log is not None and log.exists() else ""
+        raise SparkInfrastructureError(f"{what} had not ended after {TIMEOUT_S} s; killed: {tail}") from None
+
+
 def killed(process: subprocess.Popen, marked: Callable[[], str | None], point: str, log: Path) -> str:
     """The point a killable driver was killed at, once it is seen dead of SIGKILL and then with that point's
     marker (`marked()`, read after its death: `faults.killed_at`); `CrashPointNotReached` if it exited 0
     without reaching it, `SparkInfrastructureError` otherwise (another exit, another signal, no marker,
     another point)."""
-    code = process.wait(timeout=TIMEOUT_S)
+    code = ended(process, f"the killable driver armed at {point}", log)
     marker = marked()
     if code == -signal.SIGKILL and marker == point:
         return point

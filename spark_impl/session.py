@@ -36,6 +36,7 @@ _settings: dict = {
     "shuffle_partitions": 1,
     "verbose": False,
     "short_lived": False,
+    "temporary": None,  # the JVM's java.io.tmpdir (`configure`); None: the machine's
     "gateway": None,  # another process's JVM to attach to (`share`), as {"port": ..., "secret": ...}
 }
 # A JVM that runs one query and dies (a killable trial driver, `spark_impl.streaming.killable`)
@@ -48,6 +49,10 @@ SHORT_LIVED_JVM = ("-XX:TieredStopAtLevel=1",)
 # Flight Recorder), on methods a run calls a few hundred times. Three suites of `check --profile ci`, side
 # by side on 2 cores: 188 -> 174 s of CPU, 96 -> 90 s; scaled by 2, 6, 10 and 25 measured and not kept.
 LONG_LIVED_JVM = ("-XX:CompileThresholdScaling=4",)
+# A killed JVM runs no exit hook, so what it put in the machine's temporary directory stays there: RocksDB's
+# native library (14 MB a copy), lz4's and snappy's, Spark's own directories. Our trials' kills had left 406
+# copies of RocksDB's, 5.9 GB, in /tmp in a day of runs. A killable driver's JVM puts them in its launch's
+# directory (`configure(temporary=...)`), which the trial removes.
 LOG = Path(".frontier-harness") / "spark.log"  # relative to the working directory, as counterexamples are
 # PySpark 4 logs every exception it raises with a DataFrame's or SQL's context (`PySparkException._log_exception`),
 # as a JSON line of the whole Java stack, to stderr: a user's job whose `read` raised in every trial printed
@@ -115,10 +120,12 @@ def configure(
     verbose: bool | None = None,
     short_lived: bool | None = None,
     gateway: dict | None = None,
+    temporary: Path | None = None,
 ) -> None:
     """Chooses where the session runs, whether Spark's own log lines reach stderr, whether its JVM is
-    `short_lived` (`SHORT_LIVED_JVM`) or another process's (`gateway`: what `share` answered there); only
-    before it has started."""
+    `short_lived` (`SHORT_LIVED_JVM`) or another process's (`gateway`: what `share` answered there), and
+    the directory its JVM's temporary files go to (`temporary`, made here; one a killed JVM leaves behind
+    is its launcher's to remove); only before it has started."""
     chosen = {
         "master": master,
         "remote": remote,
@@ -126,7 +133,10 @@ def configure(
         "verbose": verbose,
         "short_lived": short_lived,
         "gateway": gateway,
+        "temporary": temporary,
     }
+    if temporary is not None:
+        temporary.mkdir(parents=True, exist_ok=True)
     _settings.update({key: value for key, value in chosen.items() if value is not None})
 
 
@@ -423,12 +433,15 @@ def _jvm_launch_conf(partitions: str, conf: dict) -> dict:
 
 
 def _java_options(conf: dict) -> str:
-    """log4j configured by `_log4j_properties`, the class archive (`class_archive`), then the user's own
+    """log4j configured by `_log4j_properties`, the class archive (`class_archive`), the JIT's settings, the
+    temporary directory (`configure`), then the user's own
     driver options, if any (the JVM takes the last of two settings of one option)."""
     from frontier_harness.spark_impl import class_archive
 
     ours = [f"-Dlog4j.configurationFile={_log4j_properties().as_uri()}", *class_archive.java_options()]
     ours += SHORT_LIVED_JVM if _settings["short_lived"] else LONG_LIVED_JVM
+    if _settings["temporary"] is not None:
+        ours.append(f"-Djava.io.tmpdir={_settings['temporary']}")
     return " ".join([*ours, conf.get("spark.driver.extraJavaOptions", "")]).strip()
 
 

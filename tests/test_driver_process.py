@@ -112,3 +112,36 @@ def test_a_killable_driver_is_launched_with_the_pipe_and_guards_itself_first(mon
     monkeypatch.setattr(killable, "die_with_harness", guard)
     with pytest.raises(Guarded):
         killable.main(str(tmp_path / "never-read.json"))
+
+
+def test_a_driver_that_outlives_the_wait_is_killed_with_its_group_and_is_infrastructure(
+    monkeypatch, tmp_path
+):
+    """`driver_process.ended`, which every wait for a driver goes through: one that has not ended within
+    `TIMEOUT_S` (a hang) is SIGKILLed with its group, its child too, reaped, and is infrastructure (exit 3)
+    naming the driver; before, the wait's `TimeoutExpired` was judged as the job's failure, the driver left
+    running."""
+    from frontier_harness.spark_impl import driver_process
+    from frontier_harness.spark_impl.errors import SparkInfrastructureError
+
+    monkeypatch.setattr(driver_process, "TIMEOUT_S", 0.5)
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        child = int(driver.stdout.readline())
+        with pytest.raises(
+            SparkInfrastructureError, match=r"armed at after_sink had not ended after 0.5 s; killed"
+        ):
+            driver_process.killed(driver, lambda: None, "after_sink", tmp_path / "driver.log")
+        assert driver.returncode == -signal.SIGKILL
+        deadline = time.monotonic() + 30
+        while alive(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(child), "the hung driver's child outlived it"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)

@@ -117,7 +117,7 @@ def test_any_other_command_is_the_real_interpreter(argv):
 
 def test_a_launcher_that_cannot_run_means_cold_runners(monkeypatch, tmp_path):
     """Where the temporary directory is mounted noexec, Spark starts its runners itself: slower, not broken."""
-    monkeypatch.setattr(warm_runner.tempfile, "mkdtemp", lambda prefix: str(tmp_path))
+    monkeypatch.setattr(warm_runner.scratch, "directory", lambda prefix: tmp_path)
     monkeypatch.setattr(
         warm_runner, "_write_launcher", lambda path, socket, module: tmp_path / "not-executable"
     )

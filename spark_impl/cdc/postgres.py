@@ -23,6 +23,7 @@ import contextlib
 import glob
 import multiprocessing.util
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -94,6 +95,7 @@ class Cluster:
     def __init__(self, root: Path, port: int, bin_dir: Path):
         self.root, self.port, self.bin = root, port, bin_dir
         self.started_s = self.stopped_s = 0.0
+        self.guard: subprocess.Popen | None = None
 
     @property
     def data(self) -> Path:
@@ -119,6 +121,7 @@ class Cluster:
             settings = {**SETTINGS, "unix_socket_directories": f"'{cluster.root}'", "port": str(cluster.port)}
             with open(cluster.data / "postgresql.conf", "a") as conf:
                 conf.writelines(f"{k} = {v}\n" for k, v in settings.items())
+            cluster.guard = cluster._guard()
             cluster._pg_ctl("start")
         except BaseException:
             cluster.stop()
@@ -126,15 +129,35 @@ class Cluster:
         cluster.started_s = time.perf_counter() - began
         return cluster
 
+    def _guard(self) -> subprocess.Popen:
+        """A shell in a session of its own whose stdin is a pipe this process holds: at the pipe's end, which
+        is this process's exit however it ended (a SIGKILL, a CI job's timeout, a multiprocessing child's
+        `os._exit`, which runs no exit hook), it stops the server and removes the directory, as `stop` does.
+        Before, a `check` stopped by Ctrl-C left its cdc lane's server running."""
+        stop = " ".join(
+            shlex.quote(arg)
+            for arg in self._command("pg_ctl", "-D", str(self.data), "stop", "-m", "immediate")
+        )
+        pid, root = shlex.quote(str(self.data / "postmaster.pid")), shlex.quote(str(self.root))
+        script = f"cat >/dev/null; if [ -f {pid} ]; then {stop} >/dev/null 2>&1; fi; rm -rf {root}"
+        return subprocess.Popen(
+            ["sh", "-c", script],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a kill of this process's group leaves it to do its work
+        )
+
     def _pg_ctl(self, *args: str) -> None:
         log = str(self.root / "server.log")
         self._run("pg_ctl", "-D", str(self.data), "-l", log, "-w", "-t", str(START_TIMEOUT_S), *args)
 
-    def _run(self, program: str, *args: str) -> None:
+    def _command(self, program: str, *args: str) -> list[str]:
         command = [str(self.bin / program), *args]
-        if os.geteuid() == 0:
-            command = ["runuser", "-u", USER, "--", *command]
-        done = subprocess.run(command, capture_output=True, text=True, cwd=self.root)
+        return ["runuser", "-u", USER, "--", *command] if os.geteuid() == 0 else command
+
+    def _run(self, program: str, *args: str) -> None:
+        done = subprocess.run(self._command(program, *args), capture_output=True, text=True, cwd=self.root)
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
             raise PostgresUnavailable(
@@ -152,6 +175,11 @@ class Cluster:
             with contextlib.suppress(PostgresUnavailable):  # already gone: the directory goes all the same
                 self._pg_ctl("stop", "-m", "immediate")
         shutil.rmtree(self.root, ignore_errors=True)
+        if self.guard is not None:  # nothing left for it to do
+            guard, self.guard = self.guard, None
+            assert guard.stdin is not None
+            guard.stdin.close()
+            guard.wait(timeout=START_TIMEOUT_S)
         self.stopped_s = time.perf_counter() - began
 
 

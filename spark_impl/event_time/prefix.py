@@ -22,7 +22,6 @@ keys a job derives from a record before its deduplication (`withColumn("id", con
 from __future__ import annotations
 
 import functools
-import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from frontier_harness.model.vocabulary.event_time import Prefix
+from frontier_harness.spark_impl import scratch
 from frontier_harness.spark_impl.event_time.plan_metadata import STATEFUL_NODES, kind, preorder, seq
 from frontier_harness.spark_impl.streaming.event_source import SCHEMA, instant
 from frontier_harness.spark_impl.streaming.job import make_job, transformed, within_watermark_as_plain
@@ -71,7 +71,7 @@ def _conjuncts(condition: Any) -> list:
 def job_for(spec: str) -> Any:
     """The job `spec` (MODULE:FACTORY) names, made in a directory of its own: `reaching` and `derived` run
     its `transform` only."""
-    return make_job(spec, tempfile.mkdtemp(prefix="frontier-harness-job-prefix-"))
+    return make_job(spec, scratch.directory("job-prefix-"))
 
 
 def reaching(

@@ -32,7 +32,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.spark_impl.driver_process import TIMEOUT_S, environment, load, name_of
+from frontier_harness.spark_impl.driver_process import TIMEOUT_S, ended, environment, load, name_of
 from frontier_harness.spark_impl.errors import QueryStartFailed, SparkInfrastructureError
 from frontier_harness.spark_impl.streaming import python_workers
 from frontier_harness.spark_impl.streaming.query import QuerySpec
@@ -74,7 +74,7 @@ class Attached:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            code = self.process.wait(timeout=TIMEOUT_S)
+            code = ended(self.process, "the trial's driver process", self.log)
             raise SparkInfrastructureError(
                 f"the trial's driver process exited ({code}) before it answered {command!r}: {self.tail()}"
             )
@@ -93,7 +93,7 @@ class Attached:
         try:
             if self.process.poll() is None:
                 self._ask("stop")
-                self.process.wait(timeout=TIMEOUT_S)
+                ended(self.process, "the trial's driver process, asked to stop,", self.log)
         finally:
             self.close()
 

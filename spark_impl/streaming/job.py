@@ -34,7 +34,6 @@ import io
 import os
 import re
 import sys
-import tempfile
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -47,6 +46,7 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from frontier_harness.model.vocabulary.streaming import CrashPoint
+from frontier_harness.spark_impl import scratch
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.streaming.event_source import SCHEMA as EVENT_SCHEMA
 from frontier_harness.spark_impl.streaming.event_source import instant
@@ -161,7 +161,7 @@ def job_writer(job: Any, fault_dir: str) -> Callable[[DataFrame, int], None]:
 def built(spec: str, directory: os.PathLike | str | None = None) -> Any:
     """The job `FACTORY(directory)` makes, with `write` and `read` (and `transform`, if any) callable;
     `JobContractError` otherwise. Needs no Spark: a job that cannot run is refused before it starts."""
-    directory = directory or tempfile.mkdtemp(prefix="frontier-harness-job-check-")
+    directory = directory or scratch.directory("job-check-")
     try:
         job = make_job(spec, directory)
     except JobContractError:
@@ -280,7 +280,7 @@ def batch_outputs(
     cache = {} if cache is None else cache
     todo = sorted({r for records in record_sets for r in records} - set(cache))
     if todo:
-        job = make_job(spec, tempfile.mkdtemp(prefix="frontier-harness-job-oracle-"))
+        job = make_job(spec, scratch.directory("job-oracle-"))
         cache.update(record_outputs(job, session, todo))
     return [sum((cache[r] for r in records), Rows()) for records in record_sets]
 
@@ -319,7 +319,7 @@ def frame_outputs(spec: str, session: Any, frames: Sequence[Sequence[tuple]]) ->
     ]
     if not rows:
         return [Rows() for _ in frames]
-    job = make_job(spec, tempfile.mkdtemp(prefix="frontier-harness-job-oracle-"))
+    job = make_job(spec, scratch.directory("job-oracle-"))
     records = session.createDataFrame(rows, f"{SET} int, {EVENT_SCHEMA}")
     found: dict[int, Rows] = {}
     with within_watermark_as_plain(type(records)):

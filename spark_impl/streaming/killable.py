@@ -69,7 +69,7 @@ def main(spec_file: str) -> None:
     from frontier_harness.spark_impl.session import configure, spark
 
     die_with_harness()
-    configure(short_lived=True)  # this JVM runs one query and is killed
+    configure(short_lived=True, temporary=Path(spec_file).with_suffix(".tmp"))  # runs one query, is killed
     found = json.loads(Path(spec_file).read_text())
     spec = query_spec(found)
     source = load(found["source"])

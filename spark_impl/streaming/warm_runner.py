@@ -20,7 +20,7 @@ without the warm process the launcher runs the real interpreter. A killable driv
 (`frontier_harness.spark_impl.streaming.killable`) registers its source plainly, so a
 SIGKILL of its process group takes its runners with it.
 
->>> directory = Path(tempfile.mkdtemp())
+>>> directory = scratch.directory("warm-")
 >>> _write_launcher(directory / "python", directory / "socket", RUNNER).read_text().splitlines()[0] == f"#!{sys.executable} -SE"
 True
 """
@@ -37,12 +37,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from frontier_harness.spark_impl import scratch
 from frontier_harness.spark_impl.errors import SparkInfrastructureError
 
 RUNNER = "pyspark.sql.streaming.python_streaming_source_runner"
@@ -75,7 +75,7 @@ def launcher(module: str = RUNNER) -> Path | None:
     """The executable to give Spark as our sources' Python, its warm process started on first use; None
     where the launcher cannot run (a temporary directory mounted `noexec`): runners then start cold."""
     if module not in _warm:
-        directory = Path(tempfile.mkdtemp(prefix="frontier-harness-warm-"))
+        directory = scratch.directory("warm-")
         socket_path = directory / "socket"
         path = _write_launcher(directory / "python", socket_path, module)
         try:

@@ -3,12 +3,18 @@ line naming the fix when PostgreSQL is not installed."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from frontier_harness.spark_impl.cdc import postgres
 from frontier_harness.spark_impl.errors import PostgresMissing, PostgresUnavailable
+from tests.helpers import alive
 
 
 def test_the_cluster_decodes_logically_on_a_unix_socket_in_its_own_directory(postgres_cluster):
@@ -40,3 +46,30 @@ def test_a_start_that_fails_removes_its_directory(monkeypatch):
     with pytest.raises(PostgresUnavailable, match="pg_ctl"):
         postgres.Cluster.start()
     assert made and not made[0].exists()
+
+
+# A process that starts a cluster, says where it is and its server's pid, and waits to be killed.
+OWNER = """
+import time
+from frontier_harness.spark_impl.cdc import postgres
+cluster = postgres.Cluster.start()
+print(cluster.root, (cluster.data / "postmaster.pid").read_text().split()[0], flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_cluster_whose_process_dies_of_sigkill_is_stopped_and_removed_all_the_same():
+    """`Cluster._guard`: the process that started the cluster is SIGKILLed with its group (a CI job's timeout),
+    which runs no exit hook; its server stops and its directory goes within seconds. Before, a `check` stopped
+    by Ctrl-C left its cdc lane's server running (its lanes' process leaves by `os._exit`)."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    root, server = owner.stdout.readline().split()
+    os.killpg(owner.pid, signal.SIGKILL)
+    owner.wait()
+    deadline = time.monotonic() + 30
+    while (alive(int(server)) or Path(root).exists()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alive(int(server)), "the server outlived the process that started it"
+    assert not Path(root).exists(), "the cluster's directory was left"

@@ -30,6 +30,7 @@ from frontier_harness.model.vocabulary.streaming import CrashPoint
 from frontier_harness.spark_impl.driver_process import (
     ROOT,
     TIMEOUT_S,
+    ended,
     environment,
     killed,
     load,
@@ -67,7 +68,7 @@ class Driver:
         round; `SparkInfrastructureError` when it failed."""
         if self.kill:
             return killed(self.process, lambda: faults.killed_at(self.root), CrashPoint.AFTER_SINK, self.log)
-        code = self.process.wait(timeout=TIMEOUT_S)
+        code = ended(self.process, "the ttl state query's driver", self.log)
         if code != 0:
             tail = self.log.read_text()[-3000:] if self.log.exists() else ""
             raise SparkInfrastructureError(f"the ttl state query's driver exited with {code}: {tail}")
@@ -105,7 +106,7 @@ def main(spec_file: str) -> None:
     from frontier_harness.spark_impl.session import configure, spark
     from frontier_harness.spark_impl.ttl.state.query import StateQuery, run_rounds
 
-    configure(short_lived=True)  # this JVM runs a few batches and stops, or is killed
+    configure(short_lived=True, temporary=Path(spec_file).with_suffix(".tmp"))  # a few batches, or killed
     spark()  # started while the stretch before runs
     if not sys.stdin.readline():  # the harness ended without this stretch's turn
         return
