@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import functions as F
+
+from frontier_harness.spark_impl import scratch
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 PROVIDER = "spark.sql.streaming.stateStore.providerClass"
@@ -69,7 +70,7 @@ def run_query(
 def written(spark: Any, kind: str) -> Path:
     """The checkpoint of `kind` (`hdfs`, `rocksdb`, `dedup`, `dedup_on_event_time`), written once in this
     process."""
-    root = Path(tempfile.mkdtemp(prefix=f"fh-stateful-{kind}-")) / "ck"
+    root = scratch.directory(f"stateful-{kind}-") / "ck"  # removed when this process exits
     run_query(spark, root, ROCKSDB if kind == "rocksdb" else None, kind)
     return root
 

@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 import attrs
 from pyspark.errors import StreamingQueryException
 
+from frontier_harness.spark_impl import scratch as scratch_directories
 from frontier_harness.spark_impl.streaming.event_source import instant
 from frontier_harness.spark_impl.streaming.job import make_job, row_key, transformed
 from frontier_harness.spark_impl.upgrade.planned import job_conf
@@ -55,7 +55,8 @@ class Ran:
 
 
 def scratch() -> Path:
-    return Path(tempfile.mkdtemp(prefix="fh-upgrade-"))
+    """A directory of this process's, removed when it exits (`spark_impl/scratch.py`)."""
+    return scratch_directories.directory("upgrade-")
 
 
 def put(job_dir: Path, batch: int) -> None:
