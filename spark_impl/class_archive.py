@@ -33,6 +33,7 @@ SWITCH = "FRONTIER_HARNESS_CLASS_ARCHIVE"  # "off": no archive
 DUMP = "FRONTIER_HARNESS_CLASS_ARCHIVE_DUMP"  # set for the builder's JVM: the path it dumps to
 CHECKED = "-XX:+VerifySharedSpaces"  # a checksum in the archive: a torn or altered one is refused, not used
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")  # the JVM warns of every class it cannot archive
+KEPT = 3  # archives kept in the cache (`prune`): the last used, one of them the newest
 BUILD_TIMEOUT_S = 600  # a lock older than this is a builder that died: the next start tries again
 BUILDER = (
     "frontier_harness.spark_impl.class_archive_builder"  # the process that makes one (it starts a session)
@@ -51,6 +52,8 @@ def java_options(path: Path | None = None) -> list[str]:
     except (OSError, RuntimeError):  # no home directory, no Java: no archive
         return []
     if path.exists():
+        with contextlib.suppress(OSError):  # a read-only cache: the archive is mapped all the same
+            os.utime(path)  # its last use, which `prune` keeps the most recent by
         return mapping(path)
     with contextlib.suppress(OSError):  # a read-only cache: no archive, the JVM starts as it always did
         build_in_background(path)
@@ -64,6 +67,32 @@ def mapping(path: Path) -> list[str]:
     ['-XX:SharedArchiveFile=/cache/spark.jsa', '-XX:+VerifySharedSpaces', '-Xlog:cds=off', '-Xlog:cds+dynamic=off']
     """
     return [f"-XX:SharedArchiveFile={path}", CHECKED, *QUIET]
+
+
+def prune(kept: Path, keep: int = KEPT) -> list[Path]:
+    """Removes the archives beside `kept` but the `keep` last used (`kept` among them), and returns them.
+    Every virtualenv made again, as CI makes one a run, is another install and builds another archive
+    of some 180 MB: this machine's cache held 16 after a day's runs. A removed archive still mapped by
+    a running JVM stays readable until that JVM exits; a virtualenv whose archive went builds it again.
+
+    >>> import tempfile
+    >>> cache = Path(tempfile.mkdtemp())
+    >>> for used, name in enumerate(["spark-4-java-a.jsa", "spark-4-java-b.jsa", "spark-4-java-c.jsa"]):
+    ...     (cache / name).touch(); os.utime(cache / name, (used, used))
+    >>> [p.name for p in prune(cache / "spark-4-java-a.jsa", keep=2)]
+    ['spark-4-java-b.jsa']
+    >>> sorted(p.name for p in cache.iterdir())
+    ['spark-4-java-a.jsa', 'spark-4-java-c.jsa']
+    """
+    others = sorted(
+        (p for p in kept.parent.glob("spark-*-java-*.jsa") if p != kept),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    removed = others[max(keep - 1, 0) :]
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return removed
 
 
 def archive_path() -> Path:

@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 
 from frontier_harness.spark_impl import session
-from frontier_harness.spark_impl.class_archive import BUILD_TIMEOUT_S, BUILDER, DUMP, archive_path, take_lock
+from frontier_harness.spark_impl.class_archive import (
+    BUILD_TIMEOUT_S,
+    BUILDER,
+    DUMP,
+    archive_path,
+    prune,
+    take_lock,
+)
 
 
 def ensure(path: Path | None = None) -> bool:
@@ -42,6 +49,7 @@ def build(path: Path) -> bool:
         jvm.wait(timeout=BUILD_TIMEOUT_S)
         if jvm.returncode == 0 and part.exists():
             os.replace(part, path)
+            prune(path)
     finally:
         del os.environ[DUMP]
         part.unlink(missing_ok=True)

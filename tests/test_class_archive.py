@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -103,6 +105,30 @@ def test_switched_off_or_unwritable_the_jvm_starts_as_before(tmp_path, started, 
     (tmp_path / "spark.jsa").touch()
     assert class_archive.java_options(tmp_path / "spark.jsa") == []
     assert started == []
+
+
+def test_a_new_archive_prunes_the_cache_to_the_last_used_ones(tmp_path, monkeypatch, started):
+    """Every virtualenv made again builds another archive of some 180 MB (16 in this machine's cache after a
+    day): once one is in place, its builder keeps the `KEPT` last used, itself among them; a JVM that maps an
+    archive counts as a use."""
+    old = [tmp_path / f"spark-4-java-{used}.jsa" for used in range(5)]
+    for used, archive in enumerate(old):
+        archive.touch()
+        os.utime(archive, (used, used))
+    class_archive.java_options(old[0])  # mapped now: the last used
+    new = tmp_path / "spark-4-java-new.jsa"
+
+    class Exited:  # the builder's JVM, which dumps the archive as it exits
+        returncode, stdin = 0, SimpleNamespace(close=lambda: None)
+
+        def wait(self, timeout: float) -> None:
+            Path(os.environ[class_archive.DUMP]).touch()
+
+    monkeypatch.setattr(class_archive_builder, "_run_small_jobs", lambda spark: None)
+    for name, value in (("spark", lambda: None), ("jvm_process", Exited), ("stop", lambda: None)):
+        monkeypatch.setattr(class_archive_builder.session, name, value)
+    assert class_archive_builder.build(new)
+    assert {p.name for p in tmp_path.glob("*.jsa")} == {new.name, old[0].name, old[4].name}
 
 
 @pytest.mark.spark
