@@ -84,8 +84,8 @@ def ended(process: subprocess.Popen, what: str, log: Path | None = None) -> int:
     """The exit code of a driver process the harness waits for, once it has ended; one that has not within
     `TIMEOUT_S` is SIGKILLed with its group (a killable driver leads one; else the process alone), reaped,
     and infrastructure (`SparkInfrastructureError`, exit 3) naming `what` and its log's end: the harness's
-    wait did not return, which says nothing of the job (measured: a driver stopped by a debugger's trace,
-    left running after the wait, was reported as a counterexample that "fails only together").
+    wait did not return, which says nothing of the job (before, a driver stopped by a profiler's trace was
+    left running after the wait, and reported as a counterexample that "fails only together").
 
     >>> ended(subprocess.Popen(["true"]), "a driver")
     0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,3 +52,14 @@ def alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def gone_within(seconds: float, *pids: int, paths: tuple[Path, ...] = ()) -> bool:
+    """Whether every process of `pids` has ended (`alive`) and every path of `paths` is gone, polled for up
+    to `seconds`: what a process's death does to others is done within moments, not at once."""
+    deadline = time.monotonic() + seconds
+    while any(map(alive, pids)) or any(p.exists() for p in paths):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True

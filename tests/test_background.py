@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
 import attrs
@@ -28,7 +27,7 @@ from frontier_harness.properties.engine.infrastructure import InfrastructureErro
 from frontier_harness.properties.engine.pairings import pairings
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
-from tests.helpers import alive
+from tests.helpers import alive, gone_within
 
 # Shrinking by a count of implementation calls (as `ci` does): the size asserted is the same on any machine.
 SMALL = attrs.evolve(
@@ -165,10 +164,7 @@ def test_a_child_whose_parent_is_killed_exits_with_it():
         pid = int(parent.stdout.readline())
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
-        deadline = time.monotonic() + 20
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(pid), f"the child {pid} outlived its killed parent"
+        assert gone_within(20, pid), f"the child {pid} outlived its killed parent"
     finally:
         parent.kill()
         if "pid" in locals() and alive(pid):

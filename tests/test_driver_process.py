@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.helpers import alive
+from tests.helpers import alive, gone_within
 
 # The guard as a driver process calls it, first thing (`killable.main`).
 GUARDED = "from frontier_harness.spark_impl.driver_process import die_with_harness; die_with_harness()"
@@ -40,10 +40,7 @@ def test_a_driver_and_its_group_are_sigkilled_once_the_harness_pipe_ends():
         assert driver.poll() is None and alive(child), "the driver died while the harness was there"
         driver.stdin.close()  # what the harness's exit does to the pipe, however it ends
         assert driver.wait(timeout=30) == -signal.SIGKILL
-        deadline = time.monotonic() + 30
-        while alive(child) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(child), "the driver's child outlived it"
+        assert gone_within(30, child), "the driver's child outlived it"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(driver.pid, signal.SIGKILL)
@@ -138,10 +135,7 @@ def test_a_driver_that_outlives_the_wait_is_killed_with_its_group_and_is_infrast
         ):
             driver_process.killed(driver, lambda: None, "after_sink", tmp_path / "driver.log")
         assert driver.returncode == -signal.SIGKILL
-        deadline = time.monotonic() + 30
-        while alive(child) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(child), "the hung driver's child outlived it"
+        assert gone_within(30, child), "the hung driver's child outlived it"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(driver.pid, signal.SIGKILL)

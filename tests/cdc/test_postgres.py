@@ -7,14 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from frontier_harness.spark_impl.cdc import postgres
 from frontier_harness.spark_impl.errors import PostgresMissing, PostgresUnavailable
-from tests.helpers import alive
+from tests.helpers import gone_within
 
 
 def test_the_cluster_decodes_logically_on_a_unix_socket_in_its_own_directory(postgres_cluster):
@@ -68,8 +67,6 @@ def test_a_cluster_whose_process_dies_of_sigkill_is_stopped_and_removed_all_the_
     root, server = owner.stdout.readline().split()
     os.killpg(owner.pid, signal.SIGKILL)
     owner.wait()
-    deadline = time.monotonic() + 30
-    while (alive(int(server)) or Path(root).exists()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not alive(int(server)), "the server outlived the process that started it"
-    assert not Path(root).exists(), "the cluster's directory was left"
+    assert gone_within(30, int(server), paths=(Path(root),)), (
+        "the server or its directory outlived its process"
+    )
