@@ -323,9 +323,8 @@ def test_a_killed_drivers_jvm_leaves_its_temporary_files_in_its_trials_directory
     [obs] = run_trials([history(produce("r0"), trigger("after_sink", kill=True), RESTART)], keep=tmp_path)
     assert {row for (_, label), rows in obs.items() if label == "crash" for row in rows} == {("after_sink",)}
     left = {path.name.split("-")[0] for path in tmp_path.glob("0/killable-*.tmp/*")}
-    assert {"spark", "blockmgr"} <= left, (
-        left
-    )  # Spark's local directories: the machine's /tmp held them before
+    # Spark's local directories, which the machine's /tmp held before
+    assert {"spark", "blockmgr"} <= left, left
 
 
 @pytest.mark.spark
