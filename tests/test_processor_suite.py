@@ -5,6 +5,7 @@ and shrinking on real trials."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import attrs
@@ -32,6 +33,7 @@ S = 1_000
 PROCESSOR = StatefulPlan("processor", (5 * S,), None, ("key",), "append", 5 * S, time_mode="event_time")
 EXAMPLE = "frontier_harness.streaming_job_example.processor_counts:factory"
 IN_MEMORY = "frontier_harness.streaming_job_example.processor_counts_in_memory:factory"
+CHAINED = "frontier_harness.streaming_job_example.processor_then_window:factory"
 
 
 class Impl:
@@ -73,6 +75,9 @@ BATCHES = [
 ]
 
 
+TEXTS = {b.id: f'v1\n{{"batchTimestampMs":{b.id}}}\n{{}}' for b in BATCHES}  # each batch's offsets/N
+
+
 def _crashed_observation(final_rows: list) -> dict:
     obs = {}
     obs.update(trial_step(2, [(0, 1)], [0], [(0, 0)], []))
@@ -85,30 +90,35 @@ def _crashed_observation(final_rows: list) -> dict:
         obs.update(
             trial_step(step, [(0, 1), (1, 2), (2, 3), (3, 3)], [0, 1, 2, 3], marks, final_rows, (0, 1))
         )
+    obs[(8, "offset_files")] = frozenset(TEXTS.items())
     return obs
 
 
-def test_the_reference_runs_the_same_batches_in_one_start_and_is_read_where_it_holds_the_same_records():
-    reference = reference_of("partitioned", BATCHES)
-    assert [(a.name, a.args.get("data")) for a in reference.actions] == [
+def test_the_reference_runs_the_same_batches_without_a_crash_and_is_read_where_it_ran_the_same_ones():
+    reference = reference_of("partitioned", BATCHES, TEXTS)
+    assert [(a.name, a.args.get("data") or a.args.get("batch")) for a in reference.actions] == [
         ("query", None),
         ("produce", "r0"),
+        ("journal", 0),
         ("trigger", None),
         ("produce", "r1"),
+        ("journal", 1),
         ("trigger", None),
         ("produce", "r2"),
+        ("journal", 2),
+        ("trigger", None),
+        ("journal", 3),
         ("trigger", None),
     ]
-    assert reference.actions[0].args == {"trigger": "processingTime"}
     assert not any(a.args.get("fault") or a.name == "restart" for a in reference.actions)
     assert held_at(reference, BATCHES, frozenset()) == 0
-    assert held_at(reference, BATCHES, frozenset({0, 1})) == 4
-    assert held_at(reference, BATCHES, frozenset({0, 1, 2, 3})) == 6  # the batch without records: Spark's own
+    assert held_at(reference, BATCHES, frozenset({0, 1})) == 6
+    assert held_at(reference, BATCHES, frozenset({0, 1, 2, 3})) == 11  # the batch without records too
 
 
 def test_crash_invisible_holds_when_the_rows_equal_the_reference_and_names_the_key_that_differs():
-    reference = reference_of("partitioned", BATCHES)
-    runs = {reference.key: {(6, "job_rows"): frozenset({(_row("a", 2), 1)})}}
+    reference = reference_of("partitioned", BATCHES, TEXTS)
+    runs = {reference.key: {(11, "job_rows"): frozenset({(_row("a", 2), 1)})}}
     impl = Impl(runs)
     [held] = stateful.crash_invisible(impl, [CRASHED], [_crashed_observation([(_row("a", 2), 1)])])
     assert held.ok, held.message
@@ -126,7 +136,7 @@ def test_crash_invisible_holds_when_the_rows_equal_the_reference_and_names_the_k
 
 
 def test_crash_invisible_first_holds_the_journaled_watermarks_to_the_models():
-    reference = reference_of("partitioned", BATCHES)
+    reference = reference_of("partitioned", BATCHES, TEXTS)
     obs = _crashed_observation([])
     obs[(8, "offset_metadata")] = frozenset(
         {(0, 0, 0, ()), (1, 7 * S, 0, ()), (2, 8 * S, 0, ()), (3, 36 * S, 0, ())}
@@ -140,7 +150,7 @@ def test_crash_invisible_first_holds_the_journaled_watermarks_to_the_models():
 
 
 def test_crash_invisible_fails_when_the_run_without_a_crash_failed():
-    reference = reference_of("partitioned", BATCHES)
+    reference = reference_of("partitioned", BATCHES, TEXTS)
     impl = Impl({reference.key: {(6, "error"): frozenset({("job_failed", "Traceback ...")})}})
     [failed] = stateful.crash_invisible(impl, [CRASHED], [_crashed_observation([])])
     assert not failed.ok and "the run without a crash failed" in failed.message
@@ -153,8 +163,8 @@ def _state(*rows: tuple) -> dict:
 def test_crash_invisible_fails_on_a_timer_still_registered_after_the_batch_whose_clock_reached_it():
     """The state read after batches 1-3: a timer at 20 s that batch 3's E (35 s) reached is gone after it, and
     the trial holds; still registered there, `crash_invisible` fails naming it (`oracles.timers_due`)."""
-    reference = reference_of("partitioned", BATCHES)
-    impl = Impl({reference.key: {(6, "job_rows"): frozenset({(_row("a", 2), 1)})}})
+    reference = reference_of("partitioned", BATCHES, TEXTS)
+    impl = Impl({reference.key: {(11, "job_rows"): frozenset({(_row("a", 2), 1)})}})
     read = [(b, 0, None, None, None) for b in (1, 2, 3)]
     timer = [(b, 0, "$timers", '{"key":"a"}', 20 * S) for b in (1, 2)]
     fired = _crashed_observation([(_row("a", 2), 1)]) | _state(*read, *timer)
@@ -271,8 +281,9 @@ def _run(job: str, only: str | None = None, impl=None):
         # the same count as an `applyInPandasWithState` function with an event-time timeout (a variant of the
         # claim the example shows: nightly)
         pytest.param("tests.jobs.stateful:group_counts", marks=pytest.mark.nightly),
+        CHAINED,
     ],
-    ids=["transformWithStateInPandas", "applyInPandasWithState"],
+    ids=["transformWithStateInPandas", "applyInPandasWithState", "chained_with_a_window_count"],
 )
 def test_the_processor_example_holds_and_reaches_every_hard_case(job, spark_session):
     """`processor_counts` (a count in its ValueState, emitted by an event-time timer), and the same count as
@@ -338,6 +349,48 @@ def test_a_processor_whose_timer_rows_are_appended_twice_after_a_crash_is_caught
     assert len(failure.history.actions) <= 6, failure.history  # query, 3 records, 2 triggers
 
 
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_chained_processor_stamping_its_rows_behind_the_watermark_is_caught_small(spark_session):
+    """`processor_then_window:window_start_stamped`: the chained example's processor stamps its rows with the
+    start of the window it counted, behind the watermark that fired its timer whenever that watermark was
+    already in the window. Through the suite's own search and shrinking, `crash_invisible` fails on a short
+    history, Spark's own refusal of the row (`EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED`) in its message."""
+    job = CHAINED.replace(":factory", ":window_start_stamped")
+    result, _ = _run(job, only="crash_invisible")
+    [failure] = [r.failure for r in result.results if r.failure is not None]
+    print(len(failure.history.actions), "actions:", failure.message, failure.history.actions)
+    assert "EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED" in failure.message, failure.message
+    assert len(failure.history.actions) <= 4, failure.history
+
+
+@pytest.mark.spark
+def test_a_record_at_the_watermark_that_a_crash_lets_in_is_judged_against_the_same_batches(spark_session):
+    """`tests.jobs.stateful:window_counts` (correct: counts per window in a `MapState`). Batch 0 holds `a` at
+    5 s and `c` at 10 s (E moves to 5 s) and crashes after its write; `b` at 5 s arrives while the query is
+    down. The restart re-runs batch 0 and, the records there, runs them in batch 1 at once: `b` is at the
+    watermark but not late, E(0) being 0. A reference in one running query would run a batch without records
+    first (the watermark moved) and drop `b` as late there: the run that found this (a user's correct
+    processor, reported as crash-sensitive) is now judged against the trial's own batches, and holds."""
+    from frontier_harness.properties.adapters.job import load_job
+
+    impl = load_job("tests.jobs.stateful:window_counts", stateful=True)
+    at_the_watermark = history(
+        ("query", {"trigger": "processingTime"}),
+        produce("r0", 5 * S),
+        produce("r1", 10 * S, key="c", partition=1),
+        crash("after_sink"),
+        produce("r2", 5 * S, key="b"),
+        produce("r3", 15 * S),
+        RESTART,
+    )
+    [obs] = impl.observe_stateful("partitioned", [at_the_watermark])
+    [outcome] = stateful.crash_invisible(impl, [at_the_watermark], [obs])
+    final = dict(obs[(len(at_the_watermark.actions), "job_rows")])
+    assert (("count", 1), ("due", 10 * S), ("key", "b")) in final, final  # the trial kept b: at E, not late
+    assert outcome.ok, outcome.message
+
+
 PROCESSING_TIME_JOBS = [
     "quiet_counts",
     pytest.param("idle_group_counts", marks=[pytest.mark.slow]),  # the same count, as a group's timeout
@@ -386,12 +439,16 @@ def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_ca
 
 
 def _continuous_workers() -> list[str]:
-    """The processes whose environment names the workers a `continuous` query's starts share."""
+    """The processes whose environment names the workers a `continuous` query's starts share, of this pytest
+    worker's runs (every processor's reference run is `continuous`: another worker's may be running now; the
+    environment passes from this process to its drivers, their JVMs and their Python workers)."""
     needle = f"{python_workers.MARK}=run-".encode()
+    ours = f"PYTEST_XDIST_WORKER={os.environ.get('PYTEST_XDIST_WORKER', '')}\0".encode()
     found = []
     for entry in python_workers.PROC.iterdir():
         try:
-            if entry.name.isdigit() and needle in (entry / "environ").read_bytes():
+            environ = (entry / "environ").read_bytes() if entry.name.isdigit() else b""
+            if needle in environ and (ours in environ or b"PYTEST_XDIST_WORKER=" not in environ):
                 found.append(entry.name)
         except OSError:
             continue
@@ -524,30 +581,27 @@ def test_a_plain_restart_reads_the_state_committed_before_it():
     assert processor_reached(*_second_action(RESTART)) == [TIMER_AFTER_RESTART]
 
 
-def test_the_reference_produces_each_record_as_the_trial_read_it_and_skips_batches_without_records():
-    produced = [a.args for a in reference_of("partitioned", BATCHES).actions if a.name == "produce"]
+def test_the_reference_produces_each_record_as_the_trial_read_it():
+    produced = [a.args for a in reference_of("partitioned", BATCHES, TEXTS).actions if a.name == "produce"]
     assert [(p["key"], p["event_time"], p["partition"]) for p in produced] == [
         ("a", 12 * S, 0),
         ("a", 13 * S, 0),
         ("b", 40 * S, 0),
     ]
-    gap = [BATCHES[0], Batch(1, ()), BATCHES[2]]  # Spark planned batch 1 with nothing
-    assert held_at(reference_of("partitioned", gap), gap, frozenset({0, 1, 2})) == 4
 
 
-def test_a_once_trials_reference_runs_every_batch_from_the_offsets_the_trial_journaled():
-    """A processing-time processor's trial runs under `once`: its reference runs every batch, one without
-    records too, each from the trial's own `offsets/N` text, in starts that share their Python workers; it is
-    read after the trigger of the last committed batch, whether it held records or not."""
+def test_a_trials_reference_runs_every_batch_from_the_offsets_the_trial_journaled():
+    """The reference runs every batch the trial ran, one without records too, each from the trial's own
+    `offsets/N` text under `once`, in starts that share their Python workers: so no batch the trial did not run
+    (Spark plans one without records whenever the watermark moved) filters a record at the watermark as late.
+    It is read after the trigger of the last committed batch, whether it held records or not."""
     once = history(("query", {"trigger": "once"}), produce("r0", 12 * S), TRIGGER)
-    texts = {b.id: f'v1\n{{"batchTimestampMs":{b.id}}}\n{{}}' for b in BATCHES}
-    obs = {(len(once.actions), "offset_files"): frozenset(texts.items())}
-    assert reference_run.journaled_offsets(once, obs) == texts
-    assert reference_run.journaled_offsets(CRASHED, obs) is None  # a processing-time trial's: its own clock
-    reference = reference_of("partitioned", BATCHES, "once", texts)
+    obs = {(len(once.actions), "offset_files"): frozenset(TEXTS.items())}
+    assert reference_run.journaled_offsets(once, obs) == TEXTS
+    reference = reference_of("partitioned", BATCHES, TEXTS)
     assert reference.actions[0].args == {"trigger": "once", "continuous": True}
     journaled = [(a.args["batch"], a.args["offsets"]) for a in reference.actions if a.name == "journal"]
-    assert journaled == sorted(texts.items())
+    assert journaled == sorted(TEXTS.items())
     assert [a.name for a in reference.actions[-2:]] == ["journal", "trigger"]  # batch 3, without records
     assert held_at(reference, BATCHES, frozenset({0, 1, 2, 3})) == len(reference.actions) - 1
     assert held_at(reference, BATCHES, frozenset({0})) == 3  # query, produce, journal, trigger
@@ -587,7 +641,9 @@ def test_only_the_crash_after_the_offsets_is_drawn_with_a_compaction_while_the_q
 def test_all_laws_of_a_processor_fails_a_trial_with_the_first_judge_that_fails_it():
     """`crash_invisible` holds, and the upstream committed offsets no commit made durable: that law's failure
     is the verdict."""
-    impl = Impl({reference_of("partitioned", BATCHES).key: {(6, "job_rows"): frozenset({(_row("a", 2), 1)})}})
+    impl = Impl(
+        {reference_of("partitioned", BATCHES, TEXTS).key: {(11, "job_rows"): frozenset({(_row("a", 2), 1)})}}
+    )
     obs = _crashed_observation([(_row("a", 2), 1)])
     assert stateful.all_laws(impl, [CRASHED], [obs])[0].ok
     obs[(7, "upstream")] = frozenset({("committed", ((0, 0, 9), (1, 2147483647, 0)))})

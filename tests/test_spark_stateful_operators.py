@@ -28,7 +28,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from frontier_harness.model.event_time.chain import carried, paired, passed_on
+from frontier_harness.model.event_time.chain import carried, paired, passed_on, stamped_in_time
 from frontier_harness.model.event_time.dag import Node, Passing, per_operator
 from frontier_harness.model.event_time.join import JoinType, Side, StreamJoin, TimeRange, join
 from frontier_harness.model.event_time.output_modes import Shape, modes
@@ -36,7 +36,9 @@ from frontier_harness.model.event_time.session import sessionize
 from frontier_harness.model.event_time.stateful import (
     Batch,
     Bound,
+    Record,
     Span,
+    Watermarks,
     Window,
     aggregate,
     deduplicate,
@@ -603,3 +605,88 @@ def test_a_group_state_timeout_fires_only_once_the_eviction_watermark_is_past_it
     [(key, due, count, batch)] = q.emitted()
     assert (key, due, count) == ("a", 20 * S, 1) and eviction[batch] == 20_001, (q.emitted(), eviction)
     assert 20 * S in eviction.values() and batch == times_out_in(20 * S, eviction, set_in=0), eviction
+
+
+class StampedOnTimer(StatefulProcessor):
+    """Key `a`'s first record registers a timer at 20 s; when it fires, the processor emits one row stamped
+    with the event time the record's `data` names (`stamp=<ms>`), its output's event-time column."""
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.stamp = handle.getValueState("stamp", "stamp long")
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: TimerValues) -> Iterator[Any]:
+        for frame in rows:
+            for data in frame["data"]:
+                if data.startswith("stamp="):
+                    self.stamp.update((int(data.removeprefix("stamp=")),))
+                    self.handle.registerTimer(20 * S)
+        return iter(())
+
+    def handleExpiredTimer(
+        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
+    ) -> Iterator[Any]:
+        import pandas as pd
+
+        yield pd.DataFrame({"key": [key[0]], "stamp": [pd.Timestamp(self.stamp.get()[0], unit="ms")]})
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+PROCESSOR_THEN_COUNT = Node(
+    "count",
+    Passing.STATEFUL,
+    (Node("processor", Passing.STATEFUL, (Node("w", Passing.WATERMARK, (Node("s", Passing.SOURCE),)),)),),
+)
+
+
+@pytest.mark.parametrize("stamp", [10 * S, 7_001, 7 * S])
+def test_a_processors_row_feeds_the_next_operator_unless_older_than_the_processors_late_rows_watermark(
+    stamp, spark_session, tmp_path
+):
+    """`transformWithStateInPandas` in event time, delay 5 s, its output's event time `stamp`
+    (`eventTimeColumnName`), then a 10-second window count in append mode. Key `a`'s timer at 20 s fires in
+    the batch whose E is 20 s, the batch before's 7 s: a row stamped between the two (10 s) or a millisecond
+    after 7 s is counted downstream and its window emitted in that batch (the processor passes its input
+    watermark on: `dag.py`); one at 7 s fails the query, `EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED`
+    (`chain.stamped_in_time`)."""
+
+    def counted(rows: DataFrame) -> DataFrame:
+        stamped = (
+            rows.withWatermark("event_time", "5 seconds")
+            .groupBy("key")
+            .transformWithStateInPandas(
+                StampedOnTimer(),
+                "key string, stamp timestamp",
+                "Append",
+                "EventTime",
+                eventTimeColumnName="stamp",
+            )
+        )
+        return (
+            stamped.groupBy(F.window("stamp", "10 seconds"))
+            .count()
+            .select(F.col("window.start").cast("long"), "count")
+        )
+
+    q = MemoryQuery(spark_session, tmp_path, counted, conf={PROVIDER: ROCKSDB}).start()
+    q.feed(row("a", 12 * S, f"stamp={stamp}"))
+    failed = None
+    try:
+        q.feed(row("w", 25 * S, "moves E to 20 s"))
+    except Exception as exc:  # py4j's StreamingQueryException: the query died in the batch that fired
+        failed = str(exc)
+    q.stop()
+    eviction = q.eviction()
+    fired = fires_in(20 * S, eviction, registered_in=0)
+    late = eviction[fired - 1]
+    assert (eviction[fired], late) == (20 * S, 7 * S), eviction
+    if not stamped_in_time(stamp, late):
+        assert failed is not None and "EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED" in failed, failed
+        return
+    marks = per_operator(PROCESSOR_THEN_COUNT, Watermarks(tuple(eviction.values()), 20 * S))["count"]
+    emitted = [Batch(b, (Record("a", stamp, "", 0, 0),) if b == fired else ()) for b in eviction]
+    model = aggregate(Window(10 * S), emitted, marks)
+    assert failed is None, failed
+    assert q.emitted() == {(s.start // S, 1, model.completed[s]) for s in model.kept}, (q.emitted(), eviction)

@@ -65,6 +65,10 @@ PLANS = [
                                       "lateness": 5000, "columns": ["key", "count"], "keys": ["key"],
                                       "window": None, "window_column": None, "deduplication": None,
                                       "gap": None, "inner_window": None, "time_mode": "event_time"}),
+    ("processor_then_window", {"operator": "processor", "delays": [5000], "output_mode": "append",
+                               "lateness": 5000, "columns": ["window", "records"], "keys": ["key"], "window": None,
+                               "window_column": None, "deduplication": None, "gap": None, "inner_window": None,
+                               "time_mode": "event_time"}),
     ("filtered_counts", {"operator": "aggregation", "delays": [5000], "output_mode": "update", "lateness": 5000,
                          "columns": ["key", "window", "count"], **WINDOWED, "prefix": "watermark"}),
     ("filtered_deliveries", {"operator": "dropDuplicatesWithinWatermark", "delays": [5000],
@@ -86,14 +90,21 @@ def processor_counts(directory: str):
     return factory(directory)
 
 
+def processor_then_window(directory: str):
+    """The worked example of a processor chained with a window aggregation."""
+    from frontier_harness.streaming_job_example.processor_then_window import factory
+
+    return factory(directory)
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("job,plan", PLANS, ids=[p[0] for p in PLANS])
 def test_the_plan_of_a_job_as_a_user_writes_it(job, plan, spark_session):
     from tests.jobs import processing_time
 
-    make = {"processor_counts": processor_counts}.get(job) or getattr(
-        processing_time if hasattr(processing_time, job) else stateful, job
-    )
+    make = {"processor_counts": processor_counts, "processor_then_window": processor_then_window}.get(
+        job
+    ) or getattr(processing_time if hasattr(processing_time, job) else stateful, job)
     assert stateful_plan(job, spark_session, make("/tmp/unused")) == {"prefix": None, **plan}
 
 
@@ -105,10 +116,7 @@ REFUSALS = [
         "an aggregation over another stateful operator is supported with a window only",
     ),
     ("session_dropped", "a session_window aggregation's output must keep its session_window column"),
-    (
-        "chained_processor",
-        "a processor (transformWithStateInPandasExec) chained with other stateful operators",
-    ),
+    ("two_processors", "more than one processor in a job is not supported"),
     ("chained", "an aggregation over an aggregation runs in append mode only"),
     ("rolled_up_in_update_mode", "an aggregation over an aggregation runs in append mode only"),
     ("rolled_up_from_sliding", "supported over a tumbling window aggregation only"),
@@ -119,6 +127,10 @@ REFUSALS = [
     ("no_window_append", "an append-mode aggregation needs a window"),
     ("watermark_on_another_column", "withWatermark must name the records' event_time column"),
     ("watermark_over_sample", "withWatermark over Sample: apply it to the records first"),
+    (
+        "watermark_over_watermark",
+        "withWatermark over another withWatermark (delays 2000 ms and 10000 ms): keep one, on the records",
+    ),
     (
         "deduplicated_on_derived",
         "deduplicates on m, derived from event_time: a derived key is supported when",

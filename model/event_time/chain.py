@@ -13,6 +13,10 @@ emits in batch N are the next operator's input in batch N, judged with that oper
   emitted in batch N has `end > E(N-1)`, so it is not late downstream (`L(N) = E(N-1)`): the next operator
   counts it in batch N, and emits its own window in the same batch when E(N) reaches that window's end
   (before Spark 3.4 one watermark did both, and such rows were dropped as late: SPARK-40925).
+- **A processor, then an aggregation.** `transformWithState` in event time passes its input watermark on
+  (`dag.py`) when it names a timestamp column of its output its event time (`eventTimeColumnName`); the next
+  operator judges each row by that column. Spark fails the query at a row at or before the processor's own
+  late-rows watermark `L_op(N)` (`stamped_in_time`), so what a processor emits is never late downstream.
 - **Join, then an aggregation.** A joined row carries both sides' event times; the next operator uses the
   one the job keeps (`paired`), under the join's output watermark (`dag.py`); a count per key and window
   over the join (`counted`) emits a window once that watermark, not the query's, passes its end.
@@ -54,6 +58,18 @@ def carried(aggregated: Aggregated, batches: Sequence[Batch]) -> list[Batch]:
         row = Record("", span.end - 1, f"{span.start}:{span.end}", 0, span.start)
         done.setdefault(batch, []).append(row)
     return [Batch(b.id, tuple(done.get(b.id, ())), b.run_start) for b in batches]
+
+
+def stamped_in_time(stamp_ms: int, late_ms: int) -> bool:
+    """Whether Spark accepts a row a processor emits in batch N stamped `stamp_ms` in its event-time column,
+    its late-rows watermark `late_ms` (`L_op(N)`): a row at or before it fails the query with
+    `EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED`, as a record there is late; one after it is late for no
+    operator downstream.
+
+    >>> stamped_in_time(7_001, 7_000), stamped_in_time(7_000, 7_000)
+    (True, False)
+    """
+    return stamp_ms > late_ms
 
 
 def passed_on(deduplicated: Deduplicated, batches: Sequence[Batch]) -> list[Batch]:

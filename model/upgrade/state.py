@@ -289,8 +289,8 @@ def delay_differences(old: Sequence[int], new: Sequence[int], watermark_ms: int 
             WATERMARK,
             rows=(
                 f"the records of the first batches after the switch near the watermark ({journaled}): judged late "
-                "against the old job's watermark until the new delay moves it, so the windows between the two "
-                "watermarks count other records than either job alone"
+                "against the old job's watermark until the new delay moves it, so the groups between the two "
+                "watermarks (windows, or deduplicated keys) hold other records than either job alone"
             ),
         )
     ]

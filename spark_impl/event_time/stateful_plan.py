@@ -20,7 +20,8 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
   Spark's SessionWindowing rule writes for its output column (then `window_column`), its keys the
   output's record columns;
 - a user's processor (`transformWithStateInPandas`, `transformWithState` in Python, `applyInPandasWithState`:
-  `PROCESSORS`), alone: `operator` is `processor`, `keys` its grouping columns, `time_mode` what its timers
+  `PROCESSORS`), alone or chained with other stateful operators (its reference run judges them with it): `operator`
+  is `processor`, `keys` its grouping columns, `time_mode` what its timers
   (or timeouts) fire by, read from the physical operator Spark runs (`_time_mode`): none, the watermark, or
   the batch clock (a processor with state TTL is one of these: Spark allows TTL in that time mode only,
   measured by `tests/test_spark_processing_time.py`), an `applyInPandasWithState` function's timeout
@@ -36,7 +37,8 @@ runs each batch with, their state keys, the watermarks, the lineage of each colu
 
 Refused: complete mode, a `session_window` in update mode (Spark refuses it) or with a gap that is not
 a constant interval, `(flat)MapGroupsWithState` and Scala's
-`transformWithState`, chained stateful operators but a window aggregation over a deduplication or over a
+`transformWithState`, more than one processor, chained stateful operators but a processor's, a window
+aggregation over a deduplication or over a
 tumbling window aggregation (a roll-up: in append mode, its window over the inner's `window_time`),
 stream-stream joins, an append-mode
 aggregation without a watermark or without a window, and what the suite cannot model (a watermark on
@@ -111,6 +113,7 @@ REFUSED = {
 # Record columns a derived deduplication key may not read: a redelivery's offset differs, a duplicate's event
 # time too, and the suite names a record by its data (`prefix.derived`).
 _NOT_DERIVABLE = re.compile(r"\b(event_time|partition|offset)\b")
+STACKED = "EventTimeWatermark"  # a withWatermark below another, as `plan_metadata` names the node
 UNDER_A_WATERMARK = {"Project", "Filter", "SubqueryAlias", "StreamingRelationV2", "StreamingRelation"}
 
 
@@ -346,19 +349,18 @@ def job_plan(spec: str, session: Any, job: Any, stream: Any) -> tuple[Any, dict]
 
 def _the_stateful_operators(spec: str, operators: Sequence[dict]) -> Sequence[dict]:
     """The job's stateful operators, top down (Spark's operator ids): one of a kind the suite models, or an
-    aggregation over a deduplication; else the refusal that names why not."""
+    aggregation over a deduplication, or a processor alone (the operators chained with it are judged with
+    it, by its run without a crash); else the refusal that names why not."""
     for op in operators:
         if op[OperatorKey.NAME] in REFUSED:
             raise JobContractError(spec, REFUSED[op[OperatorKey.NAME]])
-        if op[OperatorKey.NAME] in PROCESSORS and len(operators) > 1:
-            raise JobContractError(
-                spec,
-                f"a processor ({op[OperatorKey.NAME]}) chained with other stateful operators is not supported",
-            )
-        if op[OperatorKey.NAME] in PROCESSORS:
-            return operators
-        if op[OperatorKey.NAME] not in STATEFUL:
+        if op[OperatorKey.NAME] not in STATEFUL and op[OperatorKey.NAME] not in PROCESSORS:
             raise JobContractError(spec, f"the stateful operator {op[OperatorKey.NAME]} is not supported")
+    processors = [op for op in operators if op[OperatorKey.NAME] in PROCESSORS]
+    if len(processors) > 1:
+        raise JobContractError(spec, "more than one processor in a job is not supported")
+    if processors:
+        return processors
     kinds = [STATEFUL[op[OperatorKey.NAME]] for op in operators]
     chain = len(kinds) == 2 and kinds[0] == StatefulOperator.AGGREGATION
     if len(operators) > 1 and not chain:
@@ -382,6 +384,11 @@ def _delays(spec: str, watermarks: Sequence[dict]) -> list[int]:
                 "withWatermark must name the records' event_time column, unchanged (not one derived from it)",
             )
         below = set(watermark[WatermarkKey.BELOW]) - UNDER_A_WATERMARK
+        if below == {STACKED}:
+            delays = " and ".join(f"{w[WatermarkKey.DELAY_MS]} ms" for w in watermarks)
+            raise JobContractError(
+                spec, f"withWatermark over another withWatermark (delays {delays}): keep one, on the records"
+            )
         if below:
             raise JobContractError(
                 spec, f"withWatermark over {', '.join(sorted(below))}: apply it to the records first"

@@ -382,7 +382,7 @@ class Trial:
             observed[(step, StreamingLabel.DOWN)] = frozenset({(StreamingLabel.DOWN,)})
         if self.outcome.error:
             observed[(step, StreamingLabel.ERROR)] = frozenset({self.outcome.error})
-        if self.spec.trigger == Trigger.ONCE:  # what a reference run at this trial's clock journals
+        if self.stateful:  # what a reference run of this trial's batches journals, each at its clocks
             observed[(step, StreamingLabel.OFFSET_FILES)] = frozenset(
                 checkpoint_files.offset_files(self.spec.checkpoint).items()
             )

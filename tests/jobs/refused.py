@@ -48,14 +48,15 @@ class RunningCount(StatefulProcessor):
         pass
 
 
-class ChainedProcessor(_Refused):
-    """A deduplication, then a processor: two stateful operators."""
+class TwoProcessors(_Refused):
+    """A processor over another: the suite reads one processor's plan."""
 
     def transform(self, records: DataFrame) -> DataFrame:
-        return (
-            records.dropDuplicates(["data"])
-            .groupBy("key")
-            .transformWithStateInPandas(RunningCount(), "key string, count long", "Update", "None")
+        counts = records.groupBy("key").transformWithStateInPandas(
+            RunningCount(), "key string, count long", "Update", "None"
+        )
+        return counts.groupBy("key").transformWithStateInPandas(
+            RunningCount(), "key string, count long", "Update", "None"
         )
 
 
@@ -148,8 +149,8 @@ def session_windows(directory: str) -> SessionWindows:
     return SessionWindows(directory)
 
 
-def chained_processor(directory: str) -> ChainedProcessor:
-    return ChainedProcessor(directory)
+def two_processors(directory: str) -> TwoProcessors:
+    return TwoProcessors(directory)
 
 
 def chained(directory: str) -> Chained:
@@ -263,6 +264,18 @@ class Limited(_Refused):
 
 def watermark_on_another_column(directory: str) -> WatermarkOnAnotherColumn:
     return WatermarkOnAnotherColumn(directory)
+
+
+class WatermarkOverWatermark(_Refused):
+    """A helper's watermark, then the job's own: two `withWatermark` on the records, stacked."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        marked = records.withWatermark("event_time", "10 seconds").withWatermark("event_time", "2 seconds")
+        return marked.groupBy("key", F.window("event_time", "10 seconds")).count()
+
+
+def watermark_over_watermark(directory: str) -> WatermarkOverWatermark:
+    return WatermarkOverWatermark(directory)
 
 
 def watermark_over_sample(directory: str) -> WatermarkOverSample:

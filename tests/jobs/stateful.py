@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+from pyspark.sql.streaming.stateful_processor import (
+    ExpiredTimerInfo,
+    StatefulProcessor,
+    StatefulProcessorHandle,
+    TimerValues,
+)
 
 from frontier_harness.streaming_job_example.processor_counts import Counts, ProcessorCounts
 from frontier_harness.streaming_job_example.windowed_counts import WindowedCounts
@@ -524,3 +530,51 @@ class NotNullCounts(WindowedCounts):
 
 def not_null_counts(directory: str) -> NotNullCounts:
     return NotNullCounts(directory)
+
+
+class WindowCounts(StatefulProcessor):
+    """A key's records counted per 10-second window in a `MapState` (window start -> count), one event-time
+    timer per window at its end, the window's row emitted and its entry removed when it fires. A record whose
+    window the watermark Spark hands the processor has passed is skipped: correct, and a crash changes nothing
+    it writes (a user's job the audit of session 25 wrote)."""
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.windows = handle.getMapState("windows", "start long", "n long")
+
+    def handleInputRows(
+        self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
+    ) -> Iterator[pd.DataFrame]:
+        mark = timerValues.getCurrentWatermarkInMs()
+        added: dict[int, int] = {}
+        for frame in rows:
+            for t in frame["event_time"]:
+                start = int(pd.Timestamp(t).value // 1_000_000) // 10_000 * 10_000
+                if start + 10_000 > mark:
+                    added[start] = added.get(start, 0) + 1
+        for start, n in added.items():
+            held = self.windows.getValue((start,)) if self.windows.containsKey((start,)) else None
+            if held is None:
+                self.handle.registerTimer(start + 10_000)
+            self.windows.updateValue((start,), (n + (int(held[0]) if held else 0),))
+        return iter(())
+
+    def handleExpiredTimer(
+        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
+    ) -> Iterator[pd.DataFrame]:
+        start = expiredTimerInfo.getExpiryTimeInMs() - 10_000
+        if self.windows.containsKey((start,)):
+            n = int(self.windows.getValue((start,))[0])
+            self.windows.removeKey((start,))
+            yield pd.DataFrame({"key": [key[0]], "due": [start + 10_000], "count": [n]})
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class WindowCountsJob(ProcessorCounts):
+    processor = WindowCounts  # another processor, the same output
+
+
+def window_counts(directory: str) -> WindowCountsJob:
+    return WindowCountsJob(directory)

@@ -12,6 +12,9 @@ history it meant to run.
   its output written, uncommitted), gone, and due by that batch's clock, from the state that batch
   committed when it ran again: the timer fired in a batch Spark ran twice, so its output was written twice (an
   appending writer holds it twice);
+- `ROWS_AFTER_DOWN`: a row the job wrote, in what its `read(spark)` returned at a step after the query first
+  went down: `crash_invisible` compared rows, not two empty reads (a processor that never emits, or a
+  window aggregation after it that never completes a window, reaches no other case without it);
 - `STATE_ACROSS_KILL`: a state entry (a value, or a key's whole list or map) in the state the query had committed when its driver was seen
   killed by SIGKILL, changed or cleared by a batch committed after the kill: the processor read and wrote,
   in a new driver with a new JVM, a value written before the kill.
@@ -24,7 +27,7 @@ function sets its timeout again at every call: a call with new data may move it)
 
 >>> processor_events("event_time")  # doctest: +NORMALIZE_WHITESPACE
 ('a timer registered before a restart, fired after it', 'a timer fired in a batch re-run after after_sink',
- 'a value written before a SIGKILL, changed after it')
+ 'a row the job wrote, read back after the query went down', 'a value written before a SIGKILL, changed after it')
 """
 
 from __future__ import annotations
@@ -38,15 +41,16 @@ from frontier_harness.properties.engine.suite import Observation
 
 TIMER_AFTER_RESTART = "a timer registered before a restart, fired after it"
 TIMER_RERUN = f"a timer fired in a batch re-run after {CrashPoint.AFTER_SINK}"
+ROWS_AFTER_DOWN = "a row the job wrote, read back after the query went down"
 STATE_ACROSS_KILL = "a value written before a SIGKILL, changed after it"
 TIMERS = "$timers"  # `spark_impl.event_time.processor_state.TIMERS`: the rows of registered timers
 
 
 def processor_events(time_mode: str | None) -> tuple[str, ...]:
     """The processor's hard cases: a timer across a restart and one fired in a re-run batch when it has timers,
-    and state across a kill."""
+    rows read back after a down, and state across a kill."""
     timers = (TIMER_AFTER_RESTART, TIMER_RERUN) if time_mode not in (None, TimeMode.NONE) else ()
-    return (*timers, STATE_ACROSS_KILL)
+    return (*timers, ROWS_AFTER_DOWN, STATE_ACROSS_KILL)
 
 
 def processor_reached(history: History, obs: Observation, time_mode: str | None = None) -> list[str]:
@@ -59,7 +63,10 @@ def processor_reached(history: History, obs: Observation, time_mode: str | None 
             after.setdefault(batch, set()).add((variable, key, value))
     marks = clocks(obs, time_mode)
     found = {TIMER_RERUN} if _timer_rerun(obs, after, marks) else set()
-    for before, killed in _downs(history, obs):
+    downs = _downs(history, obs)
+    if downs and any(obs.get((s, StreamingLabel.JOB_ROWS)) for s in observed_steps(obs) if s > downs[0][0]):
+        found.add(ROWS_AFTER_DOWN)
+    for _, before, killed in downs:
         held = after.get(before, set()) if before is not None else set()
         later = [b for b in sorted(after) if before is not None and b > before]
         if any(due(_timers(held) - _timers(after[b]), b, marks) for b in later):
@@ -111,9 +118,9 @@ def _changed(values: dict, state: set[tuple]) -> bool:
     return any(now.get(entry) != value for entry, value in values.items())
 
 
-def _downs(history: History, obs: Observation) -> list[tuple[int | None, bool]]:
-    """Each time the query went down: the newest batch it had committed then, and whether its driver was seen
-    killed by SIGKILL (a crash or kill step's commits; a plain restart's, those of the step before it)."""
+def _downs(history: History, obs: Observation) -> list[tuple[int, int | None, bool]]:
+    """Each time the query went down: its step, the newest batch it had committed then, and whether its driver
+    was seen killed by SIGKILL (a crash or kill step's commits; a plain restart's, those of the step before it)."""
     found = []
     steps = observed_steps(obs)
     for i, step in enumerate(steps):
@@ -122,5 +129,5 @@ def _downs(history: History, obs: Observation) -> list[tuple[int | None, bool]]:
         restart = step < len(history.actions) and history.actions[step].name == StreamingAction.RESTART
         if crashed or (restart and i > 0):
             commits = obs[(step if crashed else steps[i - 1], StreamingLabel.COMMITS)]
-            found.append((max(commits, default=None), killed))
+            found.append((step, max(commits, default=None), killed))
     return found

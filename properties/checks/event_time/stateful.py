@@ -646,9 +646,7 @@ def crash_invisible(
     (`oracles.reference_run`): one reference run per history, made by the implementation, for the wave."""
     trials = [reference_run.trial_of(h, obs, impl.plan) for h, obs in zip(histories, observed)]
     references = {
-        i: reference_run.reference_of(
-            h.domain, t.batches, reference_run.trigger_of(h), reference_run.journaled_offsets(h, obs)
-        )
+        i: reference_run.reference_of(h.domain, t.batches, reference_run.journaled_offsets(h, obs))
         for i, (h, obs, t) in enumerate(zip(histories, observed, trials))
         if not isinstance(t, Outcome)
     }

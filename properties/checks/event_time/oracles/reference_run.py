@@ -5,13 +5,13 @@ A processor (`transformWithStateInPandas`, `applyInPandasWithState`) is the user
 what it outputs. What the seeds do state is that a crash and a restart are invisible in what a correct job
 wrote: the query re-runs a batch it logged with the offsets it logged, from the state it committed. So the
 reference is the same processor over the same batches, once, without any crash or restart
-(`reference_history`): the records of each batch the crashed trial's offset log bound (reclocked through
-it, as `stateful_rows.read_step` reads them), produced in their partitions in offset order and triggered
-batch by batch in one start of the query, under the trial's trigger (an `availableNow` trial's reference, a run
-a batch: neither plans a batch that only moves the watermark). A processor whose timers fire by the batch
-clock runs under `once`, one batch a start: its reference runs every batch from the `offsets/N` the trial
-journaled, at the trial's T(N), in starts that share their Python workers (`reference_of`). Each reference
-history is run once (`reference_runs` of the implementation, cached by history) and serves every property.
+(`reference_of`): the records of each batch the crashed trial's offset log bound (reclocked through it, as
+`stateful_rows.read_step` reads them), produced in their partitions in offset order, every batch run from the
+`offsets/N` the trial journaled, at its E(N) and T(N), one batch a start under `once`, in starts that share
+their Python workers. So the reference runs the trial's batches and no other: a batch Spark plans without
+records once the watermark moved, in the reference's running query but not in a trial whose crash let the
+next records arrive first, would drop a record at the watermark the trial kept. Each reference history is
+run once (`reference_runs` of the implementation, cached by history) and serves every property.
 
 The processor's timers fire by the watermark Spark hands it: first, the watermark every batch journaled
 (`batchWatermarkMs` of `offsets/N`) must be the model's E(N) (`stateful_rows.journaled`: the newest event
@@ -24,9 +24,9 @@ step that left the crashed query up, `read(spark)` equals, as a multiset of rows
 failure names, per key, the rows held more or fewer times than the run without a crash held them.
 
 >>> from frontier_harness.model.event_time.stateful import Batch, Record
->>> h = reference_of("partitioned", [Batch(0, (Record("a", 5, "r0", 0, 0),)), Batch(1, ())])
+>>> h = reference_of("partitioned", [Batch(0, (Record("a", 5, "r0", 0, 0),)), Batch(1, ())], {0: "o", 1: "o"})
 >>> [a.name for a in h.actions]
-['query', 'produce', 'trigger']
+['query', 'produce', 'journal', 'trigger', 'journal', 'trigger']
 """
 
 from __future__ import annotations
@@ -49,30 +49,23 @@ from frontier_harness.properties.engine.suite import Observation, Outcome
 SHOWN = 6  # keys named in a message
 
 
-def reference_of(
-    domain: str,
-    batches: Sequence[Batch],
-    trigger: str = Trigger.PROCESSING_TIME,
-    journal: Mapping[int, str] | None = None,
-) -> History:
-    """The history that runs `batches` without a crash, under the crashed trial's `trigger`: each batch with
-    records produced, in its partitions' offset order, then triggered; a batch without records (Spark plans
-    those itself, an `availableNow` run none) left out. Under `once` (a processing-time processor's), every
-    batch is run, each from the `offsets/N` text the trial journaled (`journal`), so at the trial's T(N) and
-    E(N): a start runs a logged batch without a commit from its offsets, at its clock. Its starts are
-    `continuous`: they share their Python workers, as the batches of one running query do, where each of the
-    trial's starts is a restart.
+def reference_of(domain: str, batches: Sequence[Batch], journal: Mapping[int, str]) -> History:
+    """The history that runs `batches` without a crash: every batch, each with its records produced in its
+    partitions' offset order, then run from the `offsets/N` text the trial journaled (`journal`) in a start
+    under `once`, so at the trial's E(N) and T(N), and late rows filtered by its E(N-1): a start runs a logged
+    batch without a commit from its offsets, at its clocks. Every batch the trial ran is run, those without
+    records too, and no other: in one running query Spark plans a batch without records whenever the
+    watermark moved, so a crash that spared the trial one would move a record at the watermark from late to
+    kept. Its starts are `continuous`: they share their Python workers, as the batches of one running query
+    do, where each of the trial's starts is a restart.
 
-    >>> h = reference_of("partitioned", [Batch(0, ()), Batch(1, ())], "once", {0: "v1", 1: "v1"})
+    >>> h = reference_of("partitioned", [Batch(0, ()), Batch(1, ())], {0: "v1", 1: "v1"})
     >>> [(a.name, a.args.get("batch")) for a in h.actions]
     [('query', None), ('journal', 0), ('trigger', None), ('journal', 1), ('trigger', None)]
     """
-    query: dict[str, Any] = {
-        IngestionArg.TRIGGER: trigger,
-        **({IngestionArg.CONTINUOUS: True} if trigger == Trigger.ONCE else {}),
-    }
+    query: dict[str, Any] = {IngestionArg.TRIGGER: Trigger.ONCE, IngestionArg.CONTINUOUS: True}
     actions = [Action(StreamingAction.QUERY, query)]
-    for batch in _run(batches, trigger):
+    for batch in batches:
         for r in sorted(batch.records, key=lambda r: (r.partition, r.offset)):
             args: dict[str, Any] = {
                 IngestionArg.PARTITION: r.partition,
@@ -81,24 +74,14 @@ def reference_of(
                 Arg.DATA: r.data,
             }
             actions.append(Action(StreamingAction.PRODUCE, args))
-        if trigger == Trigger.ONCE:
-            assert journal is not None, "a once trial's reference runs each batch from its journaled offsets"
-            offsets: dict[str, Any] = {IngestionArg.BATCH: batch.id, IngestionArg.OFFSETS: journal[batch.id]}
-            actions.append(Action(StreamingAction.JOURNAL, offsets))
+        offsets: dict[str, Any] = {IngestionArg.BATCH: batch.id, IngestionArg.OFFSETS: journal[batch.id]}
+        actions.append(Action(StreamingAction.JOURNAL, offsets))
         actions.append(Action(StreamingAction.TRIGGER, {}))
     return History(domain, tuple(actions))
 
 
-def _run(batches: Sequence[Batch], trigger: str) -> list[Batch]:
-    """The batches a reference triggers, one a trigger: every one under `once`, else those with records."""
-    return [b for b in batches if b.records or trigger == Trigger.ONCE]
-
-
-def journaled_offsets(history: History, obs: Observation) -> dict[int, str] | None:
-    """The text of each `offsets/N` a `once` trial journaled, by batch, as its final step read them; None
-    for a trial under another trigger."""
-    if trigger_of(history) != Trigger.ONCE:
-        return None
+def journaled_offsets(history: History, obs: Observation) -> dict[int, str]:
+    """The text of each `offsets/N` the trial journaled, by batch, as its final step read them."""
     return dict(obs.get((len(history.actions), StreamingLabel.OFFSET_FILES), frozenset()))
 
 
@@ -113,9 +96,9 @@ def trigger_of(history: History) -> str:
 
 
 def held_at(reference: History, batches: Sequence[Batch], committed: frozenset[int]) -> int:
-    """The reference's step after which it has run every record of the `committed` batches (its query
-    action, step 0, when they hold none)."""
-    run = [b.id for b in _run(batches, trigger_of(reference))]
+    """The reference's step after which it has run the `committed` batches (its query action, step 0, when
+    none is)."""
+    run = [b.id for b in batches]
     last = [b for b in run if b in committed]
     if not last:
         return 0
