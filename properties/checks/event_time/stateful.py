@@ -270,7 +270,8 @@ def check_in_waves(
     outcome carries the hard cases its trial reached (`reached`, or `reach(plan, history, observation)`)."""
     reach = reach or (
         lambda plan, history, obs: (
-            reached(plan, history, obs, CRASHES) + processor_reached(history, obs, plan.time_mode)
+            reached(plan, history, obs, CRASHES)
+            + (processor_reached(history, obs, plan.time_mode) if _is_processor(plan) else [])
         )
     )
 
@@ -294,6 +295,11 @@ def check_in_waves(
     return check
 
 
+def _is_processor(plan: Any) -> bool:
+    """Whether `plan` is a user's processor's (a join's plan, `JoinPlan`, has no operator)."""
+    return getattr(plan, "operator", None) == StatefulOperator.PROCESSOR
+
+
 def wrong_trigger(plan: StatefulPlan, history: History) -> Outcome | None:
     """A processor in processing time runs only under `once` (`processor_trigger`): Spark never ends a drain of
     it under a processing-time trigger, nor an `availableNow` start. A history that runs it under another
@@ -307,10 +313,7 @@ def wrong_trigger(plan: StatefulPlan, history: History) -> Outcome | None:
     >>> wrong_trigger(join, History("partitioned", ())) is None
     True
     """
-    if (
-        getattr(plan, "operator", None) != StatefulOperator.PROCESSOR
-        or processor_trigger(plan) != Trigger.ONCE
-    ):
+    if not _is_processor(plan) or processor_trigger(plan) != Trigger.ONCE:
         return None  # a join's plan (`JoinPlan`) has no operator: its histories run under any trigger
     trigger = reference_run.trigger_of(history)
     if trigger == Trigger.ONCE:
