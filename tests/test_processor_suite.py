@@ -16,6 +16,7 @@ from frontier_harness.properties.checks.event_time import stateful
 from frontier_harness.properties.checks.event_time.oracles import reference_run
 from frontier_harness.properties.checks.event_time.oracles.reference_run import held_at, reference_of
 from frontier_harness.properties.checks.event_time.processor_reached import (
+    ROWS_AFTER_DOWN,
     STATE_ACROSS_KILL,
     TIMER_AFTER_RESTART,
     TIMER_RERUN,
@@ -177,6 +178,16 @@ def test_crash_invisible_fails_on_a_timer_still_registered_after_the_batch_whose
         'after batch 3 the timer of key {"key":"a"} at 20000 ms is still registered: the state after batch 2 '
         "held it, and batch 3's clock, 35000 ms, is at or past it" in failed.message
     ), failed.message
+
+
+def test_rows_count_as_read_back_after_a_down_only_from_a_step_after_it():
+    """`ROWS_AFTER_DOWN` is reached from rows `read(spark)` returned after the query went down (the crash at
+    step 4): rows read at the crash step itself, before any restart, do not count."""
+    row = frozenset({(_row("a", 2), 1)})
+    at_the_crash = _crashed_observation([]) | {(4, "job_rows"): row}
+    after_it = _crashed_observation([(_row("a", 2), 1)])
+    assert ROWS_AFTER_DOWN not in processor_reached(CRASHED, at_the_crash), at_the_crash
+    assert ROWS_AFTER_DOWN in processor_reached(CRASHED, after_it)
 
 
 def test_a_timer_across_a_restart_and_a_value_across_a_kill_are_read_from_the_state_after_each_batch():
