@@ -23,7 +23,7 @@ the watermark has passed whenever it had already entered the window when the tim
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 from pyspark.sql import DataFrame
@@ -31,8 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
 from frontier_harness import StatefulJob, StatefulJobFactory
-from frontier_harness.streaming_job_example import OverwriteEachBatch
-from frontier_harness.streaming_job_example.processor_counts import WINDOW_MS, Counts
+from frontier_harness.streaming_job_example.processor_counts import WINDOW_MS, Counts, ProcessorCounts
 
 OUTPUT = "key string, due timestamp, count long"
 
@@ -63,12 +62,10 @@ class WindowStartStamped(Stamped):
         return due_ms - WINDOW_MS
 
 
-class ProcessorThenWindow(OverwriteEachBatch):
-    """The processor's counts summed per 30-second window of `due`; each batch's rows in a directory of their own."""
+class ProcessorThenWindow(ProcessorCounts):
+    """`ProcessorCounts` with its rows stamped, summed per 30-second window of `due`."""
 
-    output_mode: Literal["append", "update"] = "append"
-    lateness: str | None = None
-    processor: type[Stamped] = Stamped
+    processor = Stamped
 
     def transform(self, records: DataFrame) -> DataFrame:
         counts = (
