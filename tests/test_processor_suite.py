@@ -400,6 +400,11 @@ def test_a_record_at_the_watermark_that_a_crash_lets_in_is_judged_against_the_sa
     final = dict(obs[(len(at_the_watermark.actions), "job_rows")])
     assert (("count", 1), ("due", 10 * S), ("key", "b")) in final, final  # the trial kept b: at E, not late
     assert outcome.ok, outcome.message
+    batches = reference_run.trial_of(at_the_watermark, obs, impl.plan).batches
+    offsets = reference_run.journaled_offsets(at_the_watermark, obs)
+    [ref_obs] = impl.reference_runs([reference_of("partitioned", batches, offsets)])  # the run judged above
+    labels = {label for _, label in ref_obs}
+    assert "job_rows" in labels and not labels & {"state", "processor_state"}, labels  # judged: its rows only
 
 
 PROCESSING_TIME_JOBS = [

@@ -252,12 +252,13 @@ class StatefulJobImplementation(JobImplementation):
 
     def reference_runs(self, histories: Sequence[History]) -> list[Observation]:
         """The job's trials of `histories` (each a run without a crash or a restart), each history run once:
-        a later call for a history run before returns the observation of that run."""
-        from frontier_harness.spark_impl.streaming.trial import observe_stateful
+        a later call for a history run before returns the observation of that run; its state store is not
+        read."""
+        from frontier_harness.spark_impl.streaming.trial import observe_references
 
         todo = list({h.key: h for h in histories if h.key not in self._references}.values())
         if todo:
-            found = observe_stateful(None, todo, job=self.streaming_job)
+            found = observe_references(todo, job=self.streaming_job)
             self._references.update((h.key, obs) for h, obs in zip(todo, found))
         return [self._references[h.key] for h in histories]
 

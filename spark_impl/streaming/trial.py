@@ -458,13 +458,15 @@ def run_trials(
     stateful: bool = False,
     upgrade_to: str | None = None,
     floor: bool = False,
+    state: bool = True,
 ) -> list[dict]:
     """One observation per history; `source` and `writer` are swapped by the planted-bug tests, and a
     user's `job` (MODULE:FACTORY) replaces the history's sink; `stateful` trials read keyed, timed
     records (`EventSource`). With `keep`, history `i`'s query directory (`checkpoint/`, `sink/`,
     `upstream/`) is `keep/i` and is left there afterwards. With `upgrade_to` (MODULE:FACTORY), a `restart
     {upgrade}` starts that job on the checkpoint instead (the upgrade suite's switch). Under `floor`
-    (see the module) nothing is observed: an empty observation per history."""
+    (see the module) nothing is observed: an empty observation per history. Without `state`, a stateful trial's
+    state store is not read at its final step (a reference run: its rows are what is judged)."""
     source = source or (EventSource if stateful else UpstreamSource)
     _register_for_connect(spark(), source, floor)
     root = keep or Path(tempfile.mkdtemp(prefix="frontier-harness-streaming-"))
@@ -477,7 +479,7 @@ def run_trials(
                     Trial(root / str(first + i), source, writer, job, stateful, upgrade_to, floor)
                     for i in range(len(wave))
                 ]
-                observed += _run_wave(wave, trials)
+                observed += _run_wave(wave, trials, state)
             return observed
     finally:
         if keep is None:
@@ -558,7 +560,7 @@ def _add(properties: Any, key: str, step: int) -> int:
             return int(new)
 
 
-def _run_wave(histories: Sequence[HistoryLike], trials: list[Trial]) -> list[dict]:
+def _run_wave(histories: Sequence[HistoryLike], trials: list[Trial], state: bool = True) -> list[dict]:
     observed: list[dict] = [{} for _ in trials]
     try:
         for step in range(max(len(h.actions) for h in histories) + 1):
@@ -575,7 +577,9 @@ def _run_wave(histories: Sequence[HistoryLike], trials: list[Trial]) -> list[dic
             if not any(t.floor for t in trials):
                 with span(READ):
                     _read_step(step, trials, active, observed)
-        finals = [(i, t, len(h.actions)) for i, (t, h) in enumerate(zip(trials, histories)) if t.stateful]
+        finals = [
+            (i, t, len(h.actions)) for i, (t, h) in enumerate(zip(trials, histories)) if t.stateful and state
+        ]
         if finals and not any(t.floor for t in trials):
             with span(READ):
                 _read_state(finals, observed)
@@ -720,3 +724,9 @@ def observe_stateful(domain: Any, histories: Sequence[HistoryLike], job: str) ->
     """The implementation method the stateful suite calls: one trial of the user's stateful `job` per
     history, over keyed, timed records."""
     return run_trials(histories, job=job, stateful=True)
+
+
+def observe_references(histories: Sequence[HistoryLike], job: str) -> list[dict]:
+    """The reference runs of a user's processor (`reference_run.reference_of`): stateful trials of `job` whose
+    state store is not read, since `crash_invisible` judges only a reference's rows and failures."""
+    return run_trials(histories, job=job, stateful=True, state=False)

@@ -11,7 +11,8 @@ reference is the same processor over the same batches, once, without any crash o
 their Python workers. So the reference runs the trial's batches and no other: a batch Spark plans without
 records once the watermark moved, in the reference's running query but not in a trial whose crash let the
 next records arrive first, would drop a record at the watermark the trial kept. Each reference history is
-run once (`reference_runs` of the implementation, cached by history) and serves every property.
+run once (`reference_runs` of the implementation, cached by history) and serves every property; only its
+rows and its failures are read (its state store is not).
 
 The processor's timers fire by the watermark Spark hands it: first, the watermark every batch journaled
 (`batchWatermarkMs` of `offsets/N`) must be the model's E(N) (`stateful_rows.journaled`: the newest event
