@@ -12,8 +12,10 @@ What passes both checks may still change the results, because nothing in the che
 or a value is computed (`STATE_KEY`):
 
 - a key computed differently at a position (two keys of one type swapped, a window of another duration, a
-  key derived otherwise): the groups in state at the switch are orphaned, never updated again (in append
-  mode each is emitted when the watermark passes it), and the new job's groups start from zero;
+  key derived otherwise): Spark finds a group's state by the value of its key, so a new group whose value
+  (window and key columns) an old group had continues that group's state, whatever records made it; the
+  new job's other groups start from zero, and the old groups no new one meets are orphaned, never updated
+  again (in append mode each is emitted when the watermark passes it);
 - another aggregate over a buffer of the same types (`count` -> `sum` of a long column): each group in
   state at the switch mixes the two;
 - another filter before the operator: the groups in state at the switch hold what the old filter let
@@ -50,8 +52,10 @@ from frontier_harness.model.vocabulary.upgrade import Area, Verdict
 Operator = Mapping[str, Any]
 READ = ("stateStoreSave", "dedupe", "dedupeWithinWatermark")  # the operators whose state the model reads
 ORPHANED = (
-    "the groups in state at the switch are orphaned (never updated again; in append mode emitted when the "
-    "watermark passes them) and the new job's groups for the same records start from zero"
+    "Spark finds a group's state by its key's value: a new group whose value (window and key columns) an old "
+    "group had continues that group's state, whatever records made it; the new job's other groups start from "
+    "zero, and the old groups no new one meets are orphaned (never updated again; in append mode emitted when "
+    "the watermark passes them)"
 )
 
 
