@@ -172,6 +172,8 @@ def test_a_checkpoint_matches_fields_by_name_and_names_the_groups_it_holds():
     moved = compare(checkpoint(), plan(sources=[{"kind": "file:json", "options": {"path": "/staging/in"}}]))
     assert [d.area for d in moved.differences] == [Area.SOURCE] and "b0.json" in moved.differences[0].rows
     assert compare(checkpoint(), plan()).not_compared  # output mode, columns, filters: not recorded, said so
+    # a window's slide and start: a checkpoint holds windows, whose width is the duration alone
+    assert any("the old window's slide" in note for note in compare(checkpoint(), plan()).not_compared)
 
 
 def test_a_plan_that_did_not_write_the_checkpoint_cannot_be_judged_with_it():

@@ -43,6 +43,7 @@ CASES = [
     Case("counts", "count_to_average", FAILS, "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"),
     Case("counts", "aggregate_renamed", SAFE, renamed={"n": "total"}),
     Case("counts", "window_longer", CHANGE),
+    Case("counts", "window_sliding", CHANGE, unrecorded="slide"),
     Case("counts", "sql_window", SAFE),
     Case("counts", "delay_longer", CHANGE),
     Case("counts", "delay_in_milliseconds", SAFE),
@@ -90,3 +91,23 @@ def test_the_predicted_verdict_is_what_spark_does_on_the_restart(case, spark_ses
         lines = [d.line() for d in comparison.differences]
         error = comparison.error()  # an error class, or an exception and its message
         assert (comparison.outcome(), error and error.split(":")[0]) == spark, (how, lines)
+
+
+def test_a_new_window_equal_to_an_old_one_continues_its_state_and_the_others_start_from_zero(spark_session):
+    """Spark finds an aggregation's state by the value of its key (`model/upgrade/state.ORPHANED`): the old job's
+    10-second tumbling window `[20 s, 30 s)` of `a` holds 1 (a@25) at the switch; after it, the new job's
+    10-second windows sliding every 5 seconds count a@27 and a@28. The one equal to the old window continues it
+    (3), the offset one `[25 s, 35 s)` starts from zero (2)."""
+    root = restored(spark_session, "counts", WORKING)
+    ran = restarted(spark_session, "window_sliding", root)
+    assert ran.error is None, ran.error
+    counts = {(dict(r)["key"], dict(r)["window"]): dict(r)["n"] for r in ran.runs[-1]}
+    [continued] = [n for (key, window), n in counts.items() if key == "a" and _seconds(window) == (20, 30)]
+    [fresh] = [n for (key, window), n in counts.items() if key == "a" and _seconds(window) == (25, 35)]
+    assert (continued, fresh) == (3, 2), counts
+
+
+def _seconds(window: tuple) -> tuple[int, int]:
+    """A window row's `(start, end)` in seconds (`row_key` holds its instants as epoch milliseconds)."""
+    bounds = dict(window)
+    return bounds["start"] // 1000, bounds["end"] // 1000

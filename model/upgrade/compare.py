@@ -105,6 +105,10 @@ def _not_compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
         notes += (
             "the old watermark delay: a checkpoint records it only on a state key that holds event time",
         )
+    if any(op.get(OperatorKey.WINDOW) for op in new[Recorded.OPERATORS]):
+        notes += (
+            "the old window's slide and start: a checkpoint records only the duration of a window it holds",
+        )
     return notes
 
 

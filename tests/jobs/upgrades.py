@@ -127,6 +127,14 @@ class WindowLonger(Counts):
         return counted.agg(F.count("*").alias("n"))
 
 
+class WindowSliding(Counts):
+    """The same 10-second windows, sliding every 5 seconds: half of its windows are the old job's."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        counted = self.watermarked(records).groupBy("key", F.window("event_time", "10 seconds", "5 seconds"))
+        return counted.agg(F.count("*").alias("n"))
+
+
 class SqlWindow(Counts):
     """The same logic written otherwise: the window as a SQL expression, the columns reordered."""
 
@@ -209,6 +217,7 @@ count_to_sum = _factory(CountToSum)
 count_to_average = _factory(CountToAverage)
 aggregate_renamed = _factory(AggregateRenamed)
 window_longer = _factory(WindowLonger)
+window_sliding = _factory(WindowSliding)
 sql_window = _factory(SqlWindow)
 delay_longer = _factory(DelayLonger)
 delay_in_milliseconds = _factory(DelayInMilliseconds)
