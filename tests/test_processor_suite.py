@@ -250,9 +250,8 @@ def test_a_processor_requires_its_cases_and_the_model_properties_do_not_apply_to
     draws = suite.property("crash_invisible").directed.values()
     directed = {h.key: h for h in (draw(RandomSource(0), "partitioned") for draw in draws)}
     triggers = Counter(h.actions[0].args["trigger"] for h in directed.values())
-    assert triggers == {"processingTime": 7, "availableNow": 1}, (
-        triggers
-    )  # the timer fired in a re-run batch's
+    # the timer fired in a re-run batch's under availableNow; a two-digit batch id's among the processingTime ones
+    assert triggers == {"processingTime": 8, "availableNow": 1}, triggers
     assert (
         TIMER_RERUN in suite.required_events and TIMER_RERUN not in SUITE.scaled_to(untimed).required_events
     )
@@ -292,7 +291,9 @@ def _run(job: str, only: str | None = None, impl=None):
         # the same count as an `applyInPandasWithState` function with an event-time timeout (a variant of the
         # claim the example shows: nightly)
         pytest.param("tests.jobs.stateful:group_counts", marks=pytest.mark.nightly),
-        CHAINED,
+        # chained with a window count (nightly, for CI's time: `.ci/run` runs the chain through its twin, caught
+        # small below)
+        pytest.param(CHAINED, marks=pytest.mark.nightly),
     ],
     ids=["transformWithStateInPandas", "applyInPandasWithState", "chained_with_a_window_count"],
 )

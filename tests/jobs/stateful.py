@@ -110,6 +110,26 @@ def upsert_by_window(directory: str) -> UpsertByWindow:
     return UpsertByWindow(directory)
 
 
+class NewestByText(WindowedCounts):
+    """Bug: the upsert's newest batch is picked by its id as text: from batch 10 on, `"9" > "10"` keeps a
+    group's row of batch 9 over its newer one."""
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        if not _parquet(self.directory):
+            return None
+        rows = spark.read.parquet(str(self.directory))
+        newest = rows.groupBy("key", "window").agg(F.max(F.col("batch_id").cast("string")).alias("last"))
+        return (
+            rows.join(newest, ["key", "window"])
+            .where(F.col("batch_id").cast("string") == F.col("last"))
+            .drop("last")
+        )
+
+
+def newest_by_text(directory: str) -> NewestByText:
+    return NewestByText(directory)
+
+
 class PromisesTenSeconds(WindowedCounts):
     """Bug: the job promises to count records up to 10 s late, but its watermark waits 1 s."""
 

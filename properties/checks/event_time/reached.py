@@ -15,6 +15,8 @@ of `offsets/N`, and `nextBatchWatermarkMs` of `commits/N`):
 - a record within the promised lateness, beyond the delay;
 - a batch that emitted a window (the first whose E reached its end) re-run after `after_sink`;
 - the state read after every committed batch (`state`, at the final step);
+- a batch whose id has two digits committed and the job's rows read after it (a `read` that orders its
+  batches' directories as text puts `batch_id=9` after `batch_id=10`);
 - under a deduplication within the watermark (alone or below an aggregation): a duplicate of a group the
   deduplication emitted in an earlier batch, its event time later than the emitted one's by at most the
   delay, not late, and dropped (`deduplicate` over the journaled watermarks); and an entry whose bound
@@ -89,6 +91,8 @@ FILTERED_AHEAD = "a record filtered before the watermark, newer than every recor
 MERGED = "a duplicate by the job's derived key, of a record of another key, dropped"
 ROLLED_UP_AT_ONCE = "an outer window complete in the batch that emitted an inner window of it"
 ROLLED_UP_ACROSS = "an outer window rolling up inner windows emitted in different batches"
+TWO_DIGITS = "a batch with a two-digit id committed, the job's rows read after it"
+FIRST_TWO_DIGIT_BATCH = 10
 
 
 def journaled_marks(obs: Observation, step: int, batches: int) -> Watermarks:
@@ -110,6 +114,8 @@ def reached(plan: StatefulPlan, history: History, obs: Observation, crashes: Seq
     up = up_steps(obs)
     if not up:
         return sorted(found)
+    if any(two_digits_read(obs, step) for step in up):
+        found.add(TWO_DIGITS)
     trial = read_step(history, obs, up[-1], plan)
     if isinstance(trial, Outcome):  # the trial failed there: its property says so
         return sorted(found)
@@ -133,6 +139,18 @@ def reached(plan: StatefulPlan, history: History, obs: Observation, crashes: Seq
         if _reemitted(obs, set(done_in.values())):
             found.add(REEMIT)
     return sorted(found)
+
+
+def two_digits_read(obs: Observation, step: int) -> bool:
+    """Whether the job's rows were read after `step`, when a batch with a two-digit id had committed.
+
+    >>> two_digits_read({(4, "commits"): frozenset(range(11)), (4, "job_rows"): frozenset()}, 4)
+    True
+    >>> two_digits_read({(4, "commits"): frozenset(range(10)), (4, "job_rows"): frozenset()}, 4)
+    False
+    """
+    committed = obs.get((step, StreamingLabel.COMMITS), frozenset())
+    return (step, StreamingLabel.JOB_ROWS) in obs and max(committed, default=-1) >= FIRST_TWO_DIGIT_BATCH
 
 
 def _rolled_up_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) -> set[str]:

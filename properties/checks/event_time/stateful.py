@@ -99,6 +99,7 @@ from frontier_harness.properties.checks.event_time.reached import (
     ROLLED_UP_AT_ONCE,
     SESSION_GAP,
     STATE_READ,
+    TWO_DIGITS,
     reached,
 )
 from frontier_harness.properties.checks.event_time.strategies.stateful import (
@@ -134,6 +135,10 @@ EXAMPLE_PLAN = StatefulPlan(
 )
 
 CRASHES = tuple(crashed(p) for p in CrashPoint) + (RESTART_AFTER_COMPACTION, RERUN, *streaming.KILLED)
+# Batches 0 to 10, each a copy of the first record (one group updated in every batch, at an event time the
+# watermark never passes), then one far ahead that completes its window: the group's row changes in batch 9 and
+# in batch 10, and is emitted after them in append mode.
+TWO_DIGITS_SCRIPT = "ahead trigger " + "redelivery trigger " * 10 + "far trigger"
 # For each hard case, the script of a small history that reaches it (`strategies.stateful.scripted`): a run
 # checks these first (`Property.directed`), so a run of a few trials reaches every hard case by construction.
 SCRIPTS = {
@@ -159,6 +164,7 @@ SCRIPTS = {
     ROLLED_UP_AT_ONCE: "ahead far trigger",
     # the first inner window of an outer one emitted a batch before the next inner window and the outer one
     ROLLED_UP_ACROSS: "outer trigger inner trigger delay trigger far trigger",
+    TWO_DIGITS: TWO_DIGITS_SCRIPT,
 }
 
 
@@ -201,7 +207,8 @@ def processor_directed(plan: StatefulPlan, kill: bool = False) -> dict[str, Call
         TIMER_RERUN: scripted_draw(plan, TIMER_RERUN_SCRIPT, ending),
     }
     killed = found[f"{crashed(CrashPoint.AFTER_SINK)} (SIGKILL)"]
-    return found | {e: by_event.get(e, killed) for e in processor_events(plan.time_mode)}
+    found |= {e: by_event.get(e, killed) for e in processor_events(plan.time_mode)}
+    return found | {TWO_DIGITS: scripted_draw(plan, TWO_DIGITS_SCRIPT, trigger)}
 
 
 def scripted_draw(
@@ -235,8 +242,8 @@ def required_events(plan: StatefulPlan) -> tuple[str, ...]:
     ('a record late for a window it falls in', 'a record exactly at the watermark', 'a partition idle while the watermark moves', 'a window complete (emitted, evicted)')
     """
     if plan.operator == StatefulOperator.PROCESSOR:
-        return (*CRASHES, REDELIVERY, *processor_events(plan.time_mode))
-    found = [*CRASHES, REDELIVERY, STATE_READ]
+        return (*CRASHES, REDELIVERY, TWO_DIGITS, *processor_events(plan.time_mode))
+    found = [*CRASHES, REDELIVERY, STATE_READ, TWO_DIGITS]
     if plan.delays:
         found += [LATE, AT_WATERMARK, IDLE]
     if plan.window is not None and plan.window.slide < plan.window.duration and plan.delays:

@@ -21,12 +21,14 @@ from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAct
 from frontier_harness.properties.checks.event_time.reached import (
     AT_WATERMARK,
     COMPLETE,
+    FIRST_TWO_DIGIT_BATCH,
     IDLE,
     LATE,
     LATE_AND_KEPT,
     PROMISE,
     REDELIVERY,
     REEMIT,
+    TWO_DIGITS,
 )
 from frontier_harness.properties.checks.event_time.strategies.stateful import Tracker, is_late
 from frontier_harness.properties.checks.streaming.strategies.streaming import aimed_crashes
@@ -36,7 +38,8 @@ from frontier_harness.properties.engine.history import History
 def aimed_at(plan: StatefulPlan, history: History) -> list[str]:
     """The hard cases `history` is drawn to reach under `plan`, as the generator's `Tracker` follows the
     watermark (what a directed history aims at; the suite counts what each trial observed, `reached`): the
-    streaming suite's crashes and restarts, and each kind of event time a batch meets."""
+    streaming suite's crashes and restarts, each kind of event time a batch meets, and a batch with a two-digit
+    id (more than ten batches with records)."""
     found = aimed_crashes(history)
     tracker, seen, last_batch_of = Tracker(plan), set(), {}
     runs, emitted_up_to = 0, 0  # batches run, the watermark the windows were emitted up to
@@ -62,7 +65,7 @@ def aimed_at(plan: StatefulPlan, history: History) -> list[str]:
                 found.add(IDLE)
             if plan.window is not None and _completes(plan, history, tracker.mark):
                 found.add(COMPLETE)
-    return sorted(found)
+    return sorted(found | ({TWO_DIGITS} if runs > FIRST_TWO_DIGIT_BATCH else set()))
 
 
 def _crashes_after_emitting(
