@@ -328,6 +328,10 @@ def test_a_two_digit_batch_id_is_required_and_counted_only_from_a_read_after_it_
         assert stateful.TWO_DIGITS in aimed_at(plan, drawn), drawn
         records = [a.args for a in drawn.actions if a.name == "produce"]
         assert len({(r["key"], r["event_time"]) for r in records[:11]}) == 1, records  # one group, 11 batches
+    ten_batches = stateful.scripted(
+        RandomSource(0), "partitioned", plan, "ahead trigger " + "redelivery trigger " * 9
+    )
+    assert stateful.TWO_DIGITS not in aimed_at(plan, ten_batches)  # batches 0 to 9: one digit each
     ten, read = (4, "commits"), {(4, "offsets"): frozenset(), (4, "job_rows"): frozenset()}
     assert not two_digits_read({ten: frozenset(range(10)), **read}, 4)
     assert not two_digits_read({ten: frozenset(range(11)), (4, "offsets"): frozenset()}, 4)  # no rows read
