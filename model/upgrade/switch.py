@@ -10,12 +10,14 @@ window group (a window and the values of the new job's key columns) is then:
 - held only after: the new job's row over its records;
 - held on both sides (in state at the switch, updated after), by the `Mix` the upgrade's differences make:
   `PLAIN` (a safe upgrade): the new job's row over all its records; `ORPHANED` (a key computed
-  otherwise): the new job's row over the records after the switch. Spark finds state by the key's value,
-  so this holds where no new group's value is an old group's: the trials' records make none (a swap of
-  `key` and `data`, whose values never meet); a new key that gives some records the old value (`lower(key)`
-  over lower-case keys) continues those groups' state, which this rule does not model; `ADDED` (an additive aggregate, `count` or `sum`, replaced by another over
-  a buffer of the same type: the new function updates the old buffer): the old job's value over the
-  records before the switch plus the new job's over those after.
+  otherwise): the new job's row over the records after the switch; `ADDED` (an additive aggregate, `count`
+  or `sum`, replaced by another over a buffer of the same type: the new function updates the old buffer):
+  the old job's value over the records before the switch plus the new job's over those after.
+
+`ORPHANED` assumes that no new group's value is an old group's. Spark finds state by the key's value, so a
+new key that gives some records the old value (`lower(key)` over lower-case keys) continues those groups'
+state, which this rule does not model. The trials' records make no such group (a swap of `key` and `data`,
+whose values never meet).
 
 >>> from frontier_harness.model.upgrade.difference import Comparison, Difference
 >>> d = Difference("aggregates", "count(1) -> sum(offset)", Verdict.RESULTS_CHANGE, "", "")

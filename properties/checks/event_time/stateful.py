@@ -185,7 +185,7 @@ TIMER_RERUN_SCRIPT = f"ahead past trigger ahead#new crash:{CrashPoint.AFTER_SINK
 
 def processor_directed(plan: StatefulPlan, kill: bool = False) -> dict[str, Callable[[Any, str], History]]:
     """For each hard case a processor requires, a draw of a small history that reaches it
-    (`PROCESSOR_SCRIPT`, the crash points in turn)."""
+    (`PROCESSOR_SCRIPT`, the crash points in turn; `TWO_DIGITS_SCRIPT`)."""
 
     trigger = processor_trigger(plan)
 
