@@ -26,7 +26,7 @@ from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.source import RandomSource
-from frontier_harness.spark_impl.streaming import python_workers, trial
+from frontier_harness.spark_impl.streaming import python_workers, trial, warm_runner
 from tests.test_suite_stateful import RESTART, TRIGGER, crash, history, produce, trial_step
 
 SUITE = get_suite("stateful")
@@ -427,7 +427,7 @@ def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_ca
     from frontier_harness.properties.adapters.job import load_job
     from tests.planted_streaming import fired_a_batch_late
 
-    judged = {}
+    judged, forked = {}, [warm_runner.forks(m) for m in warm_runner.USER_PYTHON]
     for name in (job, f"{job}_in_memory"):
         impl = load_job(f"tests.jobs.processing_time:{name}", stateful=True)
         restarted = stateful.directed(impl.plan)[TIMER_AFTER_RESTART](RandomSource(0), "partitioned")
@@ -436,6 +436,9 @@ def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_ca
         [outcome] = stateful.crash_invisible(impl, [restarted], [obs])
         judged[name] = outcome, obs, impl
         assert not _continuous_workers(), "a reference run's shared Python workers outlived it"
+    # each start's daemon forked warm (and a processor's `init` worker), ended with it
+    grew = {m for m, n in zip(warm_runner.USER_PYTHON, forked) if warm_runner.forks(m) > n}
+    assert grew == ({*warm_runner.USER_PYTHON} if job == "quiet_counts" else {warm_runner.DAEMON}), grew
     (held, obs, impl), (caught, _, _) = judged[job], judged[f"{job}_in_memory"]
     # the same trial as an engine leaving each timer registered a batch longer shows it: the timer T reached
     [late] = stateful.crash_invisible(impl, [restarted], [fired_a_batch_late(dict(obs))])
@@ -458,7 +461,8 @@ def test_a_processing_time_processor_holds_and_its_twin_counting_in_memory_is_ca
 def _continuous_workers() -> list[str]:
     """The processes whose environment names the workers a `continuous` query's starts share, of this pytest
     worker's runs (every processor's reference run is `continuous`: another worker's may be running now; the
-    environment passes from this process to its drivers, their JVMs and their Python workers)."""
+    environment passes from this process to its drivers, their JVMs and their Python workers' launchers), and
+    every daemon this worker's warm process forked still running, or a worker in its group."""
     needle = f"{python_workers.MARK}=run-".encode()
     ours = f"PYTEST_XDIST_WORKER={os.environ.get('PYTEST_XDIST_WORKER', '')}\0".encode()
     found = []
@@ -469,7 +473,8 @@ def _continuous_workers() -> list[str]:
                 found.append(entry.name)
         except OSError:
             continue
-    return found
+    forked = [pid for module in warm_runner.USER_PYTHON for pid in warm_runner.forked(module)]
+    return found + [str(p) for p in python_workers.led_by(forked)]
 
 
 @pytest.mark.slow

@@ -23,9 +23,9 @@ def _launcher() -> str:
     return str(path)
 
 
-def _launch(tmp_path, **env):
+def _launch(tmp_path, *args, **env):
     return subprocess.Popen(
-        [_launcher(), "-m", MODULE],
+        [_launcher(), "-m", MODULE, *args],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": os.getcwd(), **env},
         stdin=subprocess.PIPE,
@@ -48,10 +48,30 @@ def _gone(pid: int, within: float = 5.0) -> bool:
 def test_a_forked_run_has_the_launchers_environment_directory_streams_and_exit_code(tmp_path):
     launched = _launch(tmp_path, ECHO="from spark", CODE="3")
     out, _ = launched.communicate("a line on stdin\n", timeout=30)
-    pid, cwd, echo, line, _ = out.strip().split("|")
+    pid, cwd, echo, line, _, args = out.strip().split("|")
     assert int(pid) != launched.pid  # forked by the warm process, not started by the launcher
-    assert (cwd, echo, line) == (str(tmp_path), "from spark", "a line on stdin")
+    assert (cwd, echo, line, args) == (str(tmp_path), "from spark", "a line on stdin", "")
     assert launched.returncode == 3
+
+
+def test_a_forked_run_has_the_arguments_after_the_module_and_is_found_through_its_launcher(tmp_path):
+    """As Spark starts its daemon with the worker's module after its own (`-m pyspark.daemon pyspark.worker`);
+    the warm process's log names the launcher each run stands behind (`python_workers` ends a start's daemon
+    through it)."""
+    launched = _launch(tmp_path, "pyspark.worker", "x")
+    out, _ = launched.communicate("\n", timeout=30)
+    pid, args = out.strip().split("|")[0], out.strip().split("|")[5]
+    assert args == "pyspark.worker x"
+    assert warm_runner.stood_in_for([launched.pid, 1]) == [int(pid)]
+
+
+def test_the_warm_daemon_runs_no_thread_but_its_own_as_sparks_daemon_requires_before_it_forks():
+    """Spark's daemon forks its workers and imports the worker's module in each, so that no thread runs when it
+    forks; the warm process it is forked from imports that module too (`warm_runner.WARM_IMPORTS`), and runs
+    one thread."""
+    assert warm_runner.launcher(warm_runner.DAEMON) is not None
+    warm = warm_runner._warm[warm_runner.DAEMON][0].pid
+    assert len(os.listdir(f"/proc/{warm}/task")) == 1
 
 
 def test_a_forked_run_has_the_launchers_python_path_but_sparks_own_jars(tmp_path):
@@ -92,7 +112,7 @@ def test_a_launcher_that_dies_before_it_asks_leaves_the_warm_process_serving(tmp
     """A connection closed before its request (a launcher killed at once) forks nothing; the next run works."""
     import socket as sockets
 
-    socket_path = re.search(r"^SOCKET = '([^']*)'", _launcher_text(), re.M).group(1)
+    socket_path = re.search(r"^ROUTES: dict = \{'[^']*': '([^']*)'\}", _launcher_text(), re.M).group(1)
     for partial in (b"", (100).to_bytes(8, "big") + b"{"):
         conn = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
         conn.connect(socket_path)
@@ -118,9 +138,7 @@ def test_any_other_command_is_the_real_interpreter(argv):
 def test_a_launcher_that_cannot_run_means_cold_runners(monkeypatch, tmp_path):
     """Where the temporary directory is mounted noexec, Spark starts its runners itself: slower, not broken."""
     monkeypatch.setattr(warm_runner.scratch, "directory", lambda prefix: tmp_path)
-    monkeypatch.setattr(
-        warm_runner, "_write_launcher", lambda path, socket, module: tmp_path / "not-executable"
-    )
+    monkeypatch.setattr(warm_runner, "_write_launcher", lambda path, routes: tmp_path / "not-executable")
     (tmp_path / "not-executable").write_text("")
     assert warm_runner.launcher("tests.never_started") is None
 

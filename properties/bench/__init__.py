@@ -50,6 +50,7 @@ NAMES = (
     "streaming",
     "checkpoint",
     "stateful",
+    "processor",
     "upgrade",
     "spark_overhead",
     "spark_start",

@@ -39,6 +39,8 @@ from frontier_harness.spark_impl.streaming.query import QuerySpec
 
 DRIVER = __name__ if __name__ != "__main__" else "frontier_harness.spark_impl.streaming.driver"
 LAUNCHER = "FRONTIER_HARNESS_DRIVER_RUNNERS"  # the warm runners' launcher, for the sources it registers
+# the launcher of a user's job's Python (`warm_runner.USER_PYTHON`)
+USER_PYTHON = "FRONTIER_HARNESS_DRIVER_USER_PYTHON"
 
 
 def spec_json(spec: QuerySpec, source: type, writer: Any, fault: str | None = None) -> dict:
@@ -125,12 +127,18 @@ def start(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached:
     log = Path(tempfile.mkstemp(prefix="driver-", suffix=".log", dir=spec.root)[1])
     start_id = (spec.workers if spec.continuous else uuid.uuid4().hex) if spec.job else ""
     runners = warm_runner.launcher() if warm_runner.available() else None
+    user_python = (
+        warm_runner.launcher(*warm_runner.USER_PYTHON)
+        if start_id and warm_runner.available(*warm_runner.USER_PYTHON)
+        else None
+    )
     env = environment(
         {
             "PYSPARK_GATEWAY_PORT": str(server.getListeningPort()),
             "PYSPARK_GATEWAY_SECRET": server.secret(),
             **({python_workers.START: start_id} if start_id else {}),
             **({LAUNCHER: str(runners)} if runners is not None else {}),
+            **({USER_PYTHON: str(user_python)} if user_python is not None else {}),
         }
     )
     warm = warm_runner.launcher(DRIVER) if warm_runner.available() else None
@@ -161,10 +169,13 @@ def start(session: Any, spec: QuerySpec, source: type, writer: Any) -> Attached:
 
 def _mark_workers(context: Any) -> None:
     """A user's job's Python functions, made from here on, run in workers of this start's own
-    (`python_workers`): `MARK` joins the environment PySpark sends with each function. A source registered
+    (`python_workers`): `MARK` joins the environment PySpark sends with each function, and their Python is
+    the launcher of `warm_runner.USER_PYTHON` where the harness gave one. A source registered
     before keeps the JVM's shared workers: the harness's code, which holds nothing across a start."""
     if os.environ.get(python_workers.START):
         context.environment[python_workers.MARK] = os.environ[python_workers.START]
+        if os.environ.get(USER_PYTHON):
+            context.pythonExec = os.environ[USER_PYTHON]
 
 
 def warm() -> None:

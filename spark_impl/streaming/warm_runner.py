@@ -12,7 +12,15 @@ starts it where it would start Python, and it has the warm process fork the runn
 environment, directory and pipes. The runner runs as Spark started it; only its imports were done
 before, and Spark's own jars, which hold no Python, are left off its path (`python_path`).
 `launcher(driver.DRIVER)` is the same for the trial's driver processes themselves: each is forked from a
-warm process that imported PySpark and pandas (`driver.warm`), never a job.
+warm process that imported PySpark and pandas (`driver.warm`), never a job. `launcher(*USER_PYTHON)` is the same
+for the Python a user's job's functions run in, new for each start of its query (`python_workers`): the
+daemon that forks its workers, whose warm process imports what a daemon and a worker import first
+(`pyspark.daemon`, `pyspark.worker`) and starts no thread, as Spark's daemon requires before it forks; and
+the worker that runs a `transformWithStateInPandas` processor's `init` on the driver at each start, whose
+warm process imports pandas and pyarrow too. Started cold at every start, both spent most of their CPU
+importing (`frontier-harness bench --only processor`: `processor_trials_per_minute.cold_python`).
+The warm process's log of what it forked names each run's launcher too (`stood_in_for`): a forked run's
+environment in `/proc` is the warm process's, so its launcher's is what names the start it belongs to.
 
 Invariants: a forked runner never outlives its launcher (the warm process kills it when the
 launcher's connection closes) nor the warm process its harness (it exits when its parent does);
@@ -21,7 +29,7 @@ without the warm process the launcher runs the real interpreter. A killable driv
 SIGKILL of its process group takes its runners with it.
 
 >>> directory = scratch.directory("warm-")
->>> _write_launcher(directory / "python", directory / "socket", RUNNER).read_text().splitlines()[0] == f"#!{sys.executable} -SE"
+>>> _write_launcher(directory / "python", {RUNNER: str(directory / "socket")}).read_text().splitlines()[0] == f"#!{sys.executable} -SE"
 True
 """
 
@@ -35,6 +43,7 @@ import runpy
 import selectors
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import traceback
@@ -46,63 +55,112 @@ from frontier_harness.spark_impl import scratch
 from frontier_harness.spark_impl.errors import SparkInfrastructureError
 
 RUNNER = "pyspark.sql.streaming.python_streaming_source_runner"
+DAEMON = "pyspark.daemon"  # Spark's daemon of Python workers
+# the worker that runs a processor's `init` on the driver, at each start of its query
+PROCESSOR_INIT = "pyspark.sql.streaming.transform_with_state_driver_worker"
+USER_PYTHON = (DAEMON, PROCESSOR_INIT)  # what the JVM starts for a user's job's Python functions
+WARM_IMPORTS = {  # what each run imports first; otherwise our sources
+    DAEMON: ("pyspark.worker",),  # no thread: the daemon forks
+    PROCESSOR_INIT: ("pandas", "pyarrow"),
+}
 LAUNCHER = Path(__file__).with_name("warm_runner_launcher.py")
 READY = b"ready\n"
-FORKED = "forked"  # beside the socket: a line per run forked, its pid
-_warm: dict[str, tuple[subprocess.Popen, Path]] = {}  # module -> its warm process and launcher
-_cold = False  # `cold()`: runners started as Spark starts them (the bench's other side)
+FORKED = "forked"  # beside the socket: a line per run forked, its pid and its launcher's
+_warm: dict[str, tuple[subprocess.Popen, Path]] = {}  # module -> its warm process and socket
+_launchers: dict[tuple[str, ...], Path] = {}  # modules -> the launcher that routes them
+# `cold()`: the modules started as Spark starts them (None: every one), the bench's other side
+_cold: set[str | None] = set()
 COLD = "FRONTIER_HARNESS_COLD_RUNNERS"  # set to 1: Spark starts every runner itself
+EVENT_SOURCE = "frontier_harness.spark_impl.streaming.event_source"  # our sources, warm too
 
 
-def available() -> bool:
-    """Runners are forked warm where processes fork and pass descriptors (not on Windows), unless `cold()`
-    or `FRONTIER_HARNESS_COLD_RUNNERS=1`."""
-    return not _cold and os.environ.get(COLD) != "1" and hasattr(os, "fork") and hasattr(socket, "send_fds")
+def available(*modules: str) -> bool:
+    """`modules` (by default every one) are forked warm where processes fork and pass descriptors (not on
+    Windows), unless `cold()` or `FRONTIER_HARNESS_COLD_RUNNERS=1`.
+
+    >>> with cold(DAEMON):
+    ...     available(), available(DAEMON)
+    (True, False)
+    """
+    chilled = None in _cold or bool(_cold.intersection(modules))
+    return not chilled and os.environ.get(COLD) != "1" and hasattr(os, "fork") and hasattr(socket, "send_fds")
 
 
 @contextlib.contextmanager
-def cold() -> Iterator[None]:
-    """Within it, sources registered start their runners as Spark does (`bench` measures both sides)."""
-    global _cold
-    before, _cold = _cold, True
+def cold(*modules: str) -> Iterator[None]:
+    """Within it, `modules` (by default every one: our sources' runners, the trials' drivers) start as
+    Spark starts them, not forked warm (`bench` measures both sides)."""
+    added = {*modules} if modules else {None}
+    added -= _cold
+    _cold.update(added)
     try:
         yield
     finally:
-        _cold = before
+        _cold.difference_update(added)
 
 
-def launcher(module: str = RUNNER) -> Path | None:
-    """The executable to give Spark as our sources' Python, its warm process started on first use; None
-    where the launcher cannot run (a temporary directory mounted `noexec`): runners then start cold."""
-    if module not in _warm:
+def launcher(*modules: str) -> Path | None:
+    """The executable to give Spark as the Python that runs `modules` (by default our sources' runner),
+    each forked from a warm process of its own started on first use; None where the launcher cannot run
+    (a temporary directory mounted `noexec`): they then start cold.
+
+    >>> launcher(RUNNER) == launcher()
+    True
+    """
+    modules = modules or (RUNNER,)
+    if modules not in _launchers:
         directory = scratch.directory("warm-")
-        socket_path = directory / "socket"
-        path = _write_launcher(directory / "python", socket_path, module)
+        routes = {
+            m: str(directory / f"{i}.socket") if m not in _warm else str(_warm[m][1])
+            for i, m in enumerate(modules)
+        }
+        path = _write_launcher(directory / "python", routes)
         try:
             subprocess.run([str(path), "-c", ""], check=True, timeout=60)
         except (OSError, subprocess.SubprocessError):
             return None
-        process = subprocess.Popen(
-            [sys.executable, "-c", f"from {__name__} import serve; serve({str(socket_path)!r}, {module!r})"],
-            stdout=subprocess.PIPE,
-        )
-        assert process.stdout is not None
-        if process.stdout.readline() != READY:
-            raise SparkInfrastructureError(
-                f"the warm process for {module} did not start (exit {process.poll()})"
-            )
-        atexit.register(_stop, process)
-        _warm[module] = process, path
-    return _warm[module][1]
+        for module in modules:
+            _serve(module, Path(routes[module]))
+        _launchers[modules] = path
+    return _launchers[modules]
+
+
+def _serve(module: str, socket_path: Path) -> None:
+    """Starts `module`'s warm process at `socket_path`, unless it runs."""
+    if module in _warm:
+        return
+    process = subprocess.Popen(
+        [sys.executable, "-c", f"from {__name__} import serve; serve({str(socket_path)!r}, {module!r})"],
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    if process.stdout.readline() != READY:
+        raise SparkInfrastructureError(f"the warm process for {module} did not start (exit {process.poll()})")
+    atexit.register(_stop, process)
+    _warm[module] = process, socket_path
 
 
 def forks(module: str = RUNNER) -> int:
     """How many runs of `module` its warm process has forked so far (0 before it started): what a test
     reads to see that Spark's runners, or the trials' drivers, came from it."""
-    if module not in _warm:
-        return 0
-    log = _warm[module][1].with_name(FORKED)
-    return len(log.read_text().splitlines()) if log.exists() else 0
+    return len(_forked(module))
+
+
+def forked(module: str) -> list[int]:
+    """The pids of the runs of `module` this process's warm process forked so far, running or not."""
+    return [run for run, _ in _forked(module)]
+
+
+def _forked(module: str) -> list[tuple[int, int]]:
+    """(run, launcher) pids, a pair per run of `module` this process's warm process forked (launcher 0: not
+    known)."""
+    log = _warm[module][1].with_suffix(f".{FORKED}") if module in _warm else None
+    if log is None or not log.exists():
+        return []
+    return [
+        (int(run), int(launcher or 0))
+        for run, _, launcher in (line.partition(" ") for line in log.read_text().splitlines())
+    ]
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -114,10 +172,11 @@ def _stop(process: subprocess.Popen) -> None:
         process.kill()
 
 
-def _write_launcher(path: Path, socket_path: Path, module: str) -> Path:
+def _write_launcher(path: Path, routes: dict[str, str]) -> Path:
+    """The launcher at `path`: it has the warm process at `routes[module]` fork `-m module`."""
     code = LAUNCHER.read_text()
-    for name, value in (("SOCKET", str(socket_path)), ("PYTHON", sys.executable), ("MODULE", module)):
-        code = code.replace(f'{name} = ""', f"{name} = {value!r}", 1)
+    code = code.replace("ROUTES: dict = {}", f"ROUTES: dict = {routes!r}", 1)
+    code = code.replace('PYTHON = ""', f"PYTHON = {sys.executable!r}", 1)
     path.write_text(f"#!{sys.executable} -SE\n{code}")
     path.chmod(0o755)
     return path
@@ -144,9 +203,8 @@ def registered(session: Any) -> Iterator[None]:
 def serve(socket_path: str, module: str) -> None:
     """The warm process: imports `module` (and our sources), then forks one run of it per launcher that
     connects, until its parent exits."""
-    import frontier_harness.spark_impl.streaming.event_source  # noqa: F401  # our sources, warm too
-
-    __import__(module)
+    for name in (module, *WARM_IMPORTS.get(module, (EVENT_SOURCE,))):
+        __import__(name)
     prepare = getattr(sys.modules[module], "warm", None)  # a module's own warm imports (a trial's driver)
     if callable(prepare):
         prepare()
@@ -164,7 +222,7 @@ def serve(socket_path: str, module: str) -> None:
     while os.getppid() == parent and not stopping:
         for key, _ in selector.select(timeout=0.05):
             if key.fileobj is listener:
-                _accept(listener, selector, children, module, Path(socket_path).with_name(FORKED))
+                _accept(listener, selector, children, module, Path(socket_path).with_suffix(f".{FORKED}"))
             else:
                 _launcher_gone(key.fileobj, selector, children)  # type: ignore[arg-type]
         _reap(selector, children)
@@ -192,11 +250,30 @@ def _accept(
     for fd in fds:
         os.close(fd)
     with forked.open("a") as log:
-        log.write(f"{pid}\n")
+        log.write(f"{pid} {_peer(conn)}\n")
     with contextlib.suppress(OSError):  # a launcher gone meanwhile: its closed connection kills the runner
         conn.sendall(f"{pid}\n".encode())
     children[pid] = conn
     selector.register(conn, selectors.EVENT_READ)
+
+
+def _peer(conn: socket.socket) -> int:
+    """The pid of the launcher at the other end of `conn` (0 where the system does not say)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return 0
+    return struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))[0]
+
+
+def stood_in_for(launchers: list[int]) -> list[int]:
+    """The runs this process's warm processes forked for the launchers `launchers` (pids of running
+    launchers: a pid's latest line is its launcher's), in the order of `launchers`.
+
+    >>> stood_in_for([])
+    []
+    """
+    run_of = {launcher: run for module in _warm for run, launcher in _forked(module)}
+    return [run_of[pid] for pid in launchers if pid in run_of]
 
 
 def _request(conn: socket.socket) -> tuple[dict | None, list[int]]:
@@ -228,7 +305,7 @@ def _run(module: str, request: dict, fds: list[int], close: list[socket.socket])
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
         sys.path[:0] = [p for p in python_path(request["env"]) if p not in sys.path]
-        sys.argv = [module]
+        sys.argv = [module, *request["argv"][2:]]
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         code = 0
     except SystemExit as exit:
@@ -265,8 +342,16 @@ def _launcher_gone(conn: socket.socket, selector: selectors.BaseSelector, childr
     selector.unregister(conn)
     for pid, child in list(children.items()):
         if child is conn:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+            kill_with_group(pid)
+
+
+def kill_with_group(pid: int) -> None:
+    """SIGKILLs `pid`, and the process group it leads if it leads one (a daemon's: its workers)."""
+    with contextlib.suppress(OSError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _reap(selector: selectors.BaseSelector, children: dict) -> None:

@@ -1,14 +1,17 @@
-"""The executable Spark starts as a trial source's Python: Spark's source runner forked warm, anything else exec'd.
+"""The executable Spark starts as Python: the modules it routes forked warm, anything else exec'd.
 
 Run as `python -SE` (standard library only, no site: a few milliseconds). Spark starts
 `EXEC -m pyspark.sql.streaming.python_streaming_source_runner` for every start of a streaming query
-over a Python data source; this launcher asks the warm process
-(`frontier_harness.spark_impl.streaming.warm_runner`) to fork that runner with this
+over a Python data source, and `EXEC -m pyspark.daemon pyspark.worker` (or
+`EXEC -m pyspark.sql.streaming.transform_with_state_driver_worker`) for a user's processor's start; for a
+module in `ROUTES` this launcher asks that module's warm process
+(`frontier_harness.spark_impl.streaming.warm_runner`) to fork it with this
 process's environment, directory and standard streams, then stands in for it: SIGTERM (Spark stopping
-its worker) is passed on, and the runner's exit code is this process's. Any other command, or no warm
+its worker) is passed on, and the run's exit code is this process's. Arguments after the module's name
+reach the forked run's `sys.argv`. Any other command, or no warm
 process to ask, runs the real interpreter in place (`os.execv`), as if this launcher were not there.
 
-`warm_runner.launcher` writes a copy of this file with `SOCKET`, `PYTHON` and `MODULE` filled in.
+`warm_runner.launcher` writes a copy of this file with `ROUTES` and `PYTHON` filled in.
 """
 
 import json
@@ -17,9 +20,8 @@ import signal
 import socket
 import sys
 
-SOCKET = ""  # the warm process's Unix socket
+ROUTES: dict = {}  # module it runs warm -> the Unix socket of the warm process that forks it
 PYTHON = ""  # the real interpreter
-MODULE = ""  # the module it runs warm: Spark's source runner
 
 
 def _real() -> None:
@@ -47,11 +49,13 @@ def _forked(conn: socket.socket) -> int:
 
 
 def main() -> None:
-    if sys.argv[1:] != ["-m", MODULE] or not SOCKET:
+    route = ROUTES.get(sys.argv[2]) if sys.argv[1:2] == ["-m"] and len(sys.argv) > 2 else None
+    if route is None:
         _real()
+        return
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        conn.connect(SOCKET)
+        conn.connect(route)
     except OSError:
         _real()
     sys.exit(_forked(conn))
