@@ -473,8 +473,8 @@ def _continuous_workers() -> list[str]:
                 found.append(entry.name)
         except OSError:
             continue
-    forked = [pid for module in warm_runner.USER_PYTHON for pid in warm_runner.forked(module)]
-    return found + [str(p) for p in python_workers.led_by(forked)]
+    running = [run for module in warm_runner.USER_PYTHON for run in warm_runner.running(module).values()]
+    return found + [str(p) for p in python_workers.led_by(running)]
 
 
 @pytest.mark.slow

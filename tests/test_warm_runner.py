@@ -54,15 +54,25 @@ def test_a_forked_run_has_the_launchers_environment_directory_streams_and_exit_c
     assert launched.returncode == 3
 
 
-def test_a_forked_run_has_the_arguments_after_the_module_and_is_found_through_its_launcher(tmp_path):
+def test_a_forked_run_has_the_arguments_after_the_module_and_is_found_through_its_launcher_while_it_runs(
+    tmp_path,
+):
     """As Spark starts its daemon with the worker's module after its own (`-m pyspark.daemon pyspark.worker`);
-    the warm process's log names the launcher each run stands behind (`python_workers` ends a start's daemon
-    through it)."""
-    launched = _launch(tmp_path, "pyspark.worker", "x")
-    out, _ = launched.communicate("\n", timeout=30)
-    pid, args = out.strip().split("|")[0], out.strip().split("|")[5]
-    assert args == "pyspark.worker x"
-    assert warm_runner.stood_in_for([launched.pid, 1]) == [int(pid)]
+    the warm process's log names the launcher each run stands behind while the run lives (`python_workers`
+    ends a start's daemon through it), and none once it exited: a pid the system gives again is not it."""
+    launched = _launch(tmp_path, "pyspark.worker", "x", SLEEP="60")
+    launched.stdin.write("\n")
+    launched.stdin.flush()
+    shown = launched.stdout.readline().strip().split("|")
+    assert shown[5] == "pyspark.worker x"
+    assert warm_runner.stood_in_for([launched.pid, 1]) == [int(shown[0])]
+    launched.terminate()
+    launched.wait(timeout=10)
+    assert _gone(int(shown[0]))
+    deadline = time.monotonic() + 5
+    while warm_runner.stood_in_for([launched.pid]) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the warm process logs the exit when it reaps the run
+    assert warm_runner.stood_in_for([launched.pid]) == []
 
 
 def test_the_warm_daemon_runs_no_thread_but_its_own_as_sparks_daemon_requires_before_it_forks():

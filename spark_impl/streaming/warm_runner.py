@@ -65,7 +65,7 @@ WARM_IMPORTS = {  # what each run imports first; otherwise our sources
 }
 LAUNCHER = Path(__file__).with_name("warm_runner_launcher.py")
 READY = b"ready\n"
-FORKED = "forked"  # beside the socket: a line per run forked, its pid and its launcher's
+FORKED = "forked"  # beside the socket: a line per run forked (its pid, its launcher's), `-pid` when it exited
 _warm: dict[str, tuple[subprocess.Popen, Path]] = {}  # module -> its warm process and socket
 _launchers: dict[tuple[str, ...], Path] = {}  # modules -> the launcher that routes them
 # `cold()`: the modules started as Spark starts them (None: every one), the bench's other side
@@ -143,24 +143,31 @@ def _serve(module: str, socket_path: Path) -> None:
 def forks(module: str = RUNNER) -> int:
     """How many runs of `module` its warm process has forked so far (0 before it started): what a test
     reads to see that Spark's runners, or the trials' drivers, came from it."""
-    return len(_forked(module))
+    return sum(not line.startswith("-") for line in _log(module))
 
 
-def forked(module: str) -> list[int]:
-    """The pids of the runs of `module` this process's warm process forked so far, running or not."""
-    return [run for run, _ in _forked(module)]
+def running(module: str) -> dict[int, int]:
+    """Each launcher whose run of `module` has not exited, and that run's pid (launcher 0: not known).
+    The log is read in order, so a pid the system gives again (it wraps at `pid_max`, 32768 here) names
+    the run it was given to last, and a run that exited names none.
+
+    >>> running("tests.never_started")
+    {}
+    """
+    by_launcher: dict[int, int] = {}
+    for line in _log(module):
+        if line.startswith("-"):
+            exited = int(line[1:])
+            by_launcher = {launcher: run for launcher, run in by_launcher.items() if run != exited}
+        else:
+            run, _, launcher = line.partition(" ")
+            by_launcher[int(launcher or 0)] = int(run)
+    return by_launcher
 
 
-def _forked(module: str) -> list[tuple[int, int]]:
-    """(run, launcher) pids, a pair per run of `module` this process's warm process forked (launcher 0: not
-    known)."""
+def _log(module: str) -> list[str]:
     log = _warm[module][1].with_suffix(f".{FORKED}") if module in _warm else None
-    if log is None or not log.exists():
-        return []
-    return [
-        (int(run), int(launcher or 0))
-        for run, _, launcher in (line.partition(" ") for line in log.read_text().splitlines())
-    ]
+    return log.read_text().splitlines() if log is not None and log.exists() else []
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -225,7 +232,7 @@ def serve(socket_path: str, module: str) -> None:
                 _accept(listener, selector, children, module, Path(socket_path).with_suffix(f".{FORKED}"))
             else:
                 _launcher_gone(key.fileobj, selector, children)  # type: ignore[arg-type]
-        _reap(selector, children)
+        _reap(selector, children, Path(socket_path).with_suffix(f".{FORKED}"))
     for pid in children:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
@@ -266,13 +273,13 @@ def _peer(conn: socket.socket) -> int:
 
 
 def stood_in_for(launchers: list[int]) -> list[int]:
-    """The runs this process's warm processes forked for the launchers `launchers` (pids of running
-    launchers: a pid's latest line is its launcher's), in the order of `launchers`.
+    """The runs, not yet exited, that this process's warm processes forked for the launchers `launchers`,
+    in the order of `launchers` (`running`).
 
     >>> stood_in_for([])
     []
     """
-    run_of = {launcher: run for module in _warm for run, launcher in _forked(module)}
+    run_of = {launcher: run for module in _warm for launcher, run in running(module).items()}
     return [run_of[pid] for pid in launchers if pid in run_of]
 
 
@@ -354,8 +361,8 @@ def kill_with_group(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _reap(selector: selectors.BaseSelector, children: dict) -> None:
-    """Each runner that exited: its code to its launcher."""
+def _reap(selector: selectors.BaseSelector, children: dict, forked: Path) -> None:
+    """Each runner that exited: its code to its launcher, its exit to the log (`running`)."""
     while children:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -366,6 +373,8 @@ def _reap(selector: selectors.BaseSelector, children: dict) -> None:
         conn = children.pop(pid, None)
         if conn is None:
             continue
+        with forked.open("a") as log:
+            log.write(f"-{pid}\n")
         with contextlib.suppress(OSError):
             conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
         with contextlib.suppress(KeyError, ValueError):
