@@ -6,6 +6,7 @@ and shrinking on real trials."""
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 
 import attrs
@@ -265,6 +266,29 @@ class _Model:
 
 def test_ending_the_workers_of_a_start_that_has_none_ends_nothing():
     assert python_workers.end("no-such-start") == 0
+
+
+def test_what_a_daemon_leads_is_itself_and_every_live_process_in_its_group():
+    """As a forked daemon leads its workers' group: `led_by` names the leader and its child while they run,
+    and nothing once the group is SIGKILLed."""
+    import subprocess
+
+    leader = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while len(python_workers.led_by([leader.pid])) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the child runs
+        assert len(python_workers.led_by([leader.pid])) == 2 and leader.pid in python_workers.led_by(
+            [leader.pid]
+        )
+        warm_runner.kill_with_group(leader.pid)
+        leader.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while python_workers.led_by([leader.pid]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert python_workers.led_by([leader.pid]) == []
+    finally:
+        warm_runner.kill_with_group(leader.pid)
 
 
 # A few real trials, as `check --job` runs them: the directed trials, then one screened; a failure shrunk.
