@@ -70,13 +70,13 @@ def left(start: str, forked: list[int]) -> list[int]:
     return [p for p in marked(start) if _alive(p)] + led_by(forked)
 
 
-def led_by(daemons: list[int]) -> list[int]:
-    """The processes alive among `daemons` or in a group one of them leads (its workers).
+def led_by(runs: list[int]) -> list[int]:
+    """The processes alive among `runs` or in a group one of them leads (a daemon's: its workers).
 
     >>> led_by([])
     []
     """
-    leaders = set(daemons)
+    leaders = set(runs)
     if not leaders:
         return []
     return [p for p in _pids() if (g := _group(p)) is not None and (p in leaders or g in leaders)]

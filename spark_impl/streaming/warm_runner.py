@@ -166,8 +166,13 @@ def running(module: str) -> dict[int, int]:
 
 
 def _log(module: str) -> list[str]:
-    log = _warm[module][1].with_suffix(f".{FORKED}") if module in _warm else None
+    log = _forked_log(_warm[module][1]) if module in _warm else None
     return log.read_text().splitlines() if log is not None and log.exists() else []
+
+
+def _forked_log(socket_path: Path) -> Path:
+    """The log of what the warm process at `socket_path` forked, beside its socket."""
+    return socket_path.with_suffix(f".{FORKED}")
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -215,7 +220,7 @@ def serve(socket_path: str, module: str) -> None:
     prepare = getattr(sys.modules[module], "warm", None)  # a module's own warm imports (a trial's driver)
     if callable(prepare):
         prepare()
-    parent = os.getppid()
+    parent, forked = os.getppid(), _forked_log(Path(socket_path))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(64)
@@ -229,10 +234,10 @@ def serve(socket_path: str, module: str) -> None:
     while os.getppid() == parent and not stopping:
         for key, _ in selector.select(timeout=0.05):
             if key.fileobj is listener:
-                _accept(listener, selector, children, module, Path(socket_path).with_suffix(f".{FORKED}"))
+                _accept(listener, selector, children, module, forked)
             else:
                 _launcher_gone(key.fileobj, selector, children)  # type: ignore[arg-type]
-        _reap(selector, children, Path(socket_path).with_suffix(f".{FORKED}"))
+        _reap(selector, children, forked)
     for pid in children:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
