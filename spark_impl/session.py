@@ -49,6 +49,13 @@ SHORT_LIVED_JVM = ("-XX:TieredStopAtLevel=1",)
 # Flight Recorder), on methods a run calls a few hundred times. Three suites of `check --profile ci`, side
 # by side on 2 cores: 188 -> 174 s of CPU, 96 -> 90 s; scaled by 2, 6, 10 and 25 measured and not kept.
 LONG_LIVED_JVM = ("-XX:CompileThresholdScaling=4",)
+# Every JVM starts a process for each file Hadoop writes to a local disk (`chmod`: Hadoop's native library, which
+# would set the mode in-process, is not in Spark's jars), for each directory Spark deletes (`rm -rf`) and for each
+# Python worker: part 2 of `.ci/run` started some 50,000 in 35 minutes (process accounting). Java 17 starts
+# each through `jspawnhelper`, a second program executed before the one asked for; `vfork` executes that
+# one directly, as Java did before 12. Measured here (2,000 starts of `chmod` from one JVM, twice each):
+# 2.2-2.3 ms of CPU a start through `jspawnhelper`, 1.3-1.4 ms with `vfork`.
+EVERY_JVM = ("-Djdk.lang.Process.launchMechanism=VFORK",)
 # A killed JVM runs no exit hook, so what it put in the machine's temporary directory stays there: RocksDB's
 # native library (14 MB a copy), lz4's and snappy's, Spark's own directories. Our trials' kills had left 406
 # copies of RocksDB's, 5.9 GB, in /tmp in a day of runs. A killable driver's JVM puts them in its launch's
@@ -433,12 +440,16 @@ def _jvm_launch_conf(partitions: str, conf: dict) -> dict:
 
 
 def _java_options(conf: dict) -> str:
-    """log4j configured by `_log4j_properties`, the class archive (`class_archive`), the JIT's settings, the
-    temporary directory (`configure`), then the user's own
-    driver options, if any (the JVM takes the last of two settings of one option)."""
+    """log4j configured by `_log4j_properties`, the class archive (`class_archive`), how processes start
+    (`EVERY_JVM`), the JIT's settings, the temporary directory (`configure`), then the user's own driver
+    options, if any (the JVM takes the last of two settings of one option)."""
     from frontier_harness.spark_impl import class_archive
 
-    ours = [f"-Dlog4j.configurationFile={_log4j_properties().as_uri()}", *class_archive.java_options()]
+    ours = [
+        f"-Dlog4j.configurationFile={_log4j_properties().as_uri()}",
+        *class_archive.java_options(),
+        *EVERY_JVM,
+    ]
     ours += SHORT_LIVED_JVM if _settings["short_lived"] else LONG_LIVED_JVM
     if _settings["temporary"] is not None:
         ours.append(f"-Djava.io.tmpdir={_settings['temporary']}")

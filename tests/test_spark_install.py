@@ -143,7 +143,7 @@ def test_a_short_lived_jvm_compiles_with_c1_alone_and_the_harnesss_own_only_its_
     tmp_path, monkeypatch
 ):
     """A killable trial driver's JVM runs one query and dies (`SHORT_LIVED_JVM`); the harness's runs for minutes
-    (`LONG_LIVED_JVM`)."""
+    (`LONG_LIVED_JVM`); both start processes with `vfork` (`EVERY_JVM`)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(session._settings, "short_lived", False)
     harness = session._java_options({}).split()
@@ -152,6 +152,7 @@ def test_a_short_lived_jvm_compiles_with_c1_alone_and_the_harnesss_own_only_its_
     assert not set(session.SHORT_LIVED_JVM) & set(harness) and set(session.LONG_LIVED_JVM) <= set(harness)
     assert not set(session.LONG_LIVED_JVM) & set(killable)
     assert set(session.SHORT_LIVED_JVM) <= set(killable) and killable[-1] == "-Xss4m"  # the user's still last
+    assert set(session.EVERY_JVM) <= set(harness) & set(killable)
 
 
 def test_cli_verbose_flag_reaches_the_session(monkeypatch):
