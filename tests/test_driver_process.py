@@ -90,15 +90,19 @@ def test_a_driver_whose_stdin_is_no_pipe_is_not_GUARDED():
 
 
 def test_a_killable_driver_is_launched_with_the_pipe_and_guards_itself_first(monkeypatch, tmp_path):
-    """The wiring: `killable.launch` hands the driver a pipe for stdin, and its `main` arms the guard before
-    anything else (before its JVM starts)."""
+    """The wiring: `killable.launch` hands the driver (forked warm through its launcher) a pipe for stdin, in a
+    session of its own, and its `main` arms the guard before anything else (before its JVM starts)."""
     from frontier_harness.spark_impl.streaming import killable
 
     started: dict = {}
-    monkeypatch.setattr(killable.subprocess, "Popen", lambda argv, **options: started.update(options))
+    monkeypatch.setattr(killable.warm_runner, "launcher", lambda *modules: tmp_path / "launcher")
+    monkeypatch.setattr(
+        killable.subprocess, "Popen", lambda argv, **options: started.update(options, argv=argv)
+    )
     monkeypatch.setattr(killable, "spec_json", lambda *args: {})
     killable.launch(SimpleNamespace(root=tmp_path, log=tmp_path), object, object, "before_offsets")
     assert started["stdin"] is subprocess.PIPE and started["start_new_session"] is True
+    assert started["argv"][:3] == [str(tmp_path / "launcher"), "-m", killable.KILLABLE]
 
     class Guarded(Exception):
         pass

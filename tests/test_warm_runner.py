@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -77,10 +78,11 @@ def test_a_forked_run_has_the_arguments_after_the_module_and_is_found_through_it
 
 def test_the_warm_daemon_runs_no_thread_but_its_own_as_sparks_daemon_requires_before_it_forks():
     """Spark's daemon forks its workers and imports the worker's module in each, so that no thread runs when it
-    forks; the warm process it is forked from imports that module too (`warm_runner.WARM_IMPORTS`), and runs
-    one thread."""
+    forks; the warm process it is forked from imports that module, and pandas and pyarrow, which the workers
+    import next (`warm_runner.WARM_IMPORTS`), and runs one thread (`warm_runner.WARM_ENV`)."""
     assert warm_runner.launcher(warm_runner.DAEMON) is not None
     warm = warm_runner._warm[warm_runner.DAEMON][0].pid
+    assert "libarrow" in Path(f"/proc/{warm}/maps").read_text()
     assert len(os.listdir(f"/proc/{warm}/task")) == 1
 
 
@@ -106,6 +108,59 @@ def test_a_forked_run_dies_with_its_launcher(tmp_path):
     launched.send_signal(signal.SIGKILL)
     launched.wait(timeout=10)
     assert _gone(pid), "the forked run outlived its SIGKILLed launcher"
+
+
+def test_a_run_leads_a_session_of_its_own_when_its_launcher_does_and_dies_as_it_died(tmp_path):
+    """A killable driver is started in a session of its own, and its crash SIGKILLs that session's group: the
+    run it is forked as leads one too, and the launcher dies of the signal that killed the run, as the driver
+    it stands in for would (`driver_process.killed` sees the death by SIGKILL)."""
+    plain = _launch(tmp_path, SLEEP="60")
+    plain.stdin.write("\n")
+    plain.stdin.flush()
+    run = int(plain.stdout.readline().split("|")[0])
+    assert os.getsid(run) != run
+    plain.kill()
+    leader = subprocess.Popen(
+        [_launcher(), "-m", MODULE],
+        env={**os.environ, "PYTHONPATH": os.getcwd(), "SLEEP": "60"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    leader.stdin.write("\n")
+    leader.stdin.flush()
+    run = int(leader.stdout.readline().split("|")[0])
+    assert os.getsid(run) == run and os.getpgid(run) == run
+    os.killpg(run, signal.SIGKILL)
+    assert leader.wait(timeout=10) == -signal.SIGKILL
+
+
+def test_a_sigkill_of_a_group_takes_the_warm_processes_forked_into_it_and_their_runs(tmp_path):
+    """`in_this_group`: the warm process a killable driver forks for its JVM's Python, and the run it forks,
+    are in the driver's process group, so the crash's SIGKILL of that group takes them at once, as it takes
+    the Python Spark starts cold."""
+    script = (
+        "import os, subprocess, sys; from pathlib import Path; "
+        "from frontier_harness.spark_impl.streaming import warm_runner as w; "
+        f"python = w.in_this_group(Path(sys.argv[1]), {MODULE!r}); "
+        f"run = subprocess.Popen([str(python), '-m', {MODULE!r}], stdin=subprocess.PIPE, stdout=subprocess.PIPE, "
+        "text=True, env={**os.environ, 'SLEEP': '60'}); run.stdin.write('\\n'); run.stdin.flush(); "
+        "print(run.stdout.readline().split('|')[0], flush=True); run.wait()"
+    )
+    driver = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path)],
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    run = int(driver.stdout.readline())
+    warm = int(Path(f"/proc/{run}/stat").read_text().rsplit(")", 1)[1].split()[1])  # the run's parent
+    assert warm != driver.pid and os.getpgid(warm) == os.getpgid(run) == driver.pid
+    os.killpg(driver.pid, signal.SIGKILL)
+    assert driver.wait(timeout=10) == -signal.SIGKILL
+    assert _gone(run) and _gone(warm), "a warm process or its run outlived the SIGKILL of its group"
 
 
 def test_sigterm_to_the_launcher_reaches_the_forked_run(tmp_path):

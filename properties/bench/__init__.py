@@ -51,6 +51,7 @@ NAMES = (
     "checkpoint",
     "stateful",
     "processor",
+    "killed",
     "upgrade",
     "spark_overhead",
     "spark_start",

@@ -14,8 +14,9 @@ before, and Spark's own jars, which hold no Python, are left off its path (`pyth
 `launcher(driver.DRIVER)` is the same for the trial's driver processes themselves: each is forked from a
 warm process that imported PySpark and pandas (`driver.warm`), never a job. `launcher(*USER_PYTHON)` is the same
 for the Python a user's job's functions run in, new for each start of its query (`python_workers`): the
-daemon that forks its workers, whose warm process imports what a daemon and a worker import first
-(`pyspark.daemon`, `pyspark.worker`) and starts no thread, as Spark's daemon requires before it forks; and
+daemon that forks its workers, whose warm process imports what a daemon and its workers import
+(`pyspark.daemon`, `pyspark.worker`, pandas, pyarrow) and runs no thread but its own (`WARM_ENV`), as Spark's
+daemon requires before it forks; and
 the worker that runs a `transformWithStateInPandas` processor's `init` on the driver at each start, whose
 warm process imports pandas and pyarrow too. Started cold at every start, both spent most of their CPU
 importing (`frontier-harness bench --only processor`: `processor_trials_per_minute.cold_python`).
@@ -25,8 +26,8 @@ environment in `/proc` is the warm process's, so its launcher's is what names th
 Invariants: a forked runner never outlives its launcher (the warm process kills it when the
 launcher's connection closes) nor the warm process its harness (it exits when its parent does);
 without the warm process the launcher runs the real interpreter. A killable driver
-(`frontier_harness.spark_impl.streaming.killable`) registers its source plainly, so a
-SIGKILL of its process group takes its runners with it.
+(`frontier_harness.spark_impl.streaming.killable`) has its JVM's Python forked by warm processes it forks
+into its own process group (`in_this_group`), so a SIGKILL of that group takes its runners with it.
 
 >>> directory = scratch.directory("warm-")
 >>> _write_launcher(directory / "python", {RUNNER: str(directory / "socket")}).read_text().splitlines()[0] == f"#!{sys.executable} -SE"
@@ -59,10 +60,14 @@ DAEMON = "pyspark.daemon"  # Spark's daemon of Python workers
 # the worker that runs a processor's `init` on the driver, at each start of its query
 PROCESSOR_INIT = "pyspark.sql.streaming.transform_with_state_driver_worker"
 USER_PYTHON = (DAEMON, PROCESSOR_INIT)  # what the JVM starts for a user's job's Python functions
-WARM_IMPORTS = {  # what each run imports first; otherwise our sources
-    DAEMON: ("pyspark.worker",),  # no thread: the daemon forks
+# what each run imports first (otherwise our sources); a daemon's, what its workers import
+WARM_IMPORTS = {
+    DAEMON: ("pyspark.worker", "pandas", "pyarrow", "pyspark.sql.pandas.serializers"),
     PROCESSOR_INIT: ("pandas", "pyarrow"),
 }
+# Spark's daemon forks its workers, so it must run no thread but its own (`pyspark.daemon`); pandas and
+# pyarrow start two at import unless told not to: OpenBLAS's and pyarrow's jemalloc's background thread
+WARM_ENV = {DAEMON: {"OPENBLAS_NUM_THREADS": "1", "JE_ARROW_MALLOC_CONF": "background_thread:false"}}
 LAUNCHER = Path(__file__).with_name("warm_runner_launcher.py")
 READY = b"ready\n"
 FORKED = "forked"  # beside the socket: a line per run forked (its pid, its launcher's), `-pid` when it exited
@@ -215,17 +220,56 @@ def registered(session: Any) -> Iterator[None]:
 def serve(socket_path: str, module: str) -> None:
     """The warm process: imports `module` (and our sources), then forks one run of it per launcher that
     connects, until its parent exits."""
+    os.environ.update(WARM_ENV.get(module, {}))  # before the imports read it; a run gets its launcher's
     for name in (module, *WARM_IMPORTS.get(module, (EVENT_SOURCE,))):
         __import__(name)
     prepare = getattr(sys.modules[module], "warm", None)  # a module's own warm imports (a trial's driver)
     if callable(prepare):
         prepare()
+    _serve_forks(socket_path, module, sys.stdout.fileno())
+
+
+def in_this_group(directory: Path, *modules: str) -> Path:
+    """The executable to give Spark as the Python that runs `modules` (`launcher`), each forked from a warm
+    process this process forks now, in its process group: a SIGKILL of the group (a killable driver's crash)
+    takes the warm processes and the runs they forked that stay in it, as it takes the Python Spark starts
+    cold (a daemon leads a group of its own either way, and ends when its JVM does). A forked process keeps
+    only the thread that forked it, so each warm process runs one thread, whatever this process runs; each
+    imports what `serve` imports for its module, on top of this process's own imports.
+
+    >>> with cold():
+    ...     in_this_group(scratch.directory("group-"), RUNNER).name
+    'python'
+    """
+    routes = {m: str(directory / f"{i}.socket") for i, m in enumerate(modules)}
+    path = _write_launcher(directory / "python", routes)
+    if not available(*modules):  # the launcher runs the real interpreter: no socket answers
+        return path
+    for module in modules:
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.close(read)
+            try:
+                for name in (module, *WARM_IMPORTS.get(module, (EVENT_SOURCE,))):
+                    __import__(name)
+                _serve_forks(routes[module], module, write)
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as ready:
+            if ready.readline() != READY:
+                raise SparkInfrastructureError(f"the warm process for {module} in this group did not start")
+    return path
+
+
+def _serve_forks(socket_path: str, module: str, ready: int) -> None:
+    """Listens at `socket_path`, says `READY` on `ready`, then forks one run of `module` per launcher that
+    connects, until its parent exits or it is sent SIGTERM."""
     parent, forked = os.getppid(), _forked_log(Path(socket_path))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(64)
-    sys.stdout.buffer.write(READY)
-    sys.stdout.flush()
+    os.write(ready, READY)
     children: dict[int, socket.socket] = {}  # runner pid -> its launcher's connection
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
@@ -308,6 +352,8 @@ def _run(module: str, request: dict, fds: list[int], close: list[socket.socket])
     code = 1
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the runner dies of SIGTERM, as Spark started it
+        if request.get("session"):  # its launcher leads a session of its own: it does too
+            os.setsid()
         for sock in close:  # the warm process's, not the runner's
             sock.close()
         for target, fd in enumerate(fds):

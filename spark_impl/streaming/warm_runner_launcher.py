@@ -6,9 +6,10 @@ over a Python data source, and `EXEC -m pyspark.daemon pyspark.worker` (or
 `EXEC -m pyspark.sql.streaming.transform_with_state_driver_worker`) for a user's processor's start; for a
 module in `ROUTES` this launcher asks that module's warm process
 (`frontier_harness.spark_impl.streaming.warm_runner`) to fork it with this
-process's environment, directory and standard streams, then stands in for it: SIGTERM (Spark stopping
-its worker) is passed on, and the run's exit code is this process's. Arguments after the module's name
-reach the forked run's `sys.argv`. Any other command, or no warm
+process's environment, directory and standard streams (and in a session of its own if this process leads
+one: a killable driver's, whose crash SIGKILLs its group), then stands in for it: SIGTERM (Spark stopping
+its worker) is passed on, and the run's exit is this process's (its code, or the signal that killed it).
+Arguments after the module's name reach the forked run's `sys.argv`. Any other command, or no warm
 process to ask, runs the real interpreter in place (`os.execv`), as if this launcher were not there.
 
 `warm_runner.launcher` writes a copy of this file with `ROUTES` and `PYTHON` filled in.
@@ -30,7 +31,9 @@ def _real() -> None:
 
 def _forked(conn: socket.socket) -> int:
     """Sends the request and the standard streams; returns the runner's exit code."""
-    request = json.dumps({"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}).encode()
+    leads = os.getsid(0) == os.getpid()  # started in a session of its own: so is the run
+    asked = {"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd(), "session": leads}
+    request = json.dumps(asked).encode()
     socket.send_fds(conn, [len(request).to_bytes(8, "big") + request], [0, 1, 2])
     lines = conn.makefile("r")
     pid = int(lines.readline())
@@ -58,7 +61,16 @@ def main() -> None:
         conn.connect(route)
     except OSError:
         _real()
-    sys.exit(_forked(conn))
+    _exit_as(_forked(conn))
+
+
+def _exit_as(code: int) -> None:
+    """Exits as the run did: with its exit code, or killed by the signal that killed it (a negative code)."""
+    if code < 0:
+        if -code != signal.SIGKILL:  # which has no handler to reset
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

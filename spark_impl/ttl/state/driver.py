@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from frontier_harness.model.vocabulary.streaming import CrashPoint
+from frontier_harness.spark_impl import scratch
 from frontier_harness.spark_impl.driver_process import (
     ROOT,
     TIMEOUT_S,
@@ -37,16 +39,18 @@ from frontier_harness.spark_impl.driver_process import (
     name_of,
 )
 from frontier_harness.spark_impl.errors import SparkInfrastructureError
-from frontier_harness.spark_impl.streaming import faults
+from frontier_harness.spark_impl.streaming import faults, warm_runner
 
 DRIVER = "frontier_harness.spark_impl.ttl.state.driver"
+# what its JVM starts as Python: the processor's daemon and `init` worker
+GROUP_PYTHON = warm_runner.USER_PYTHON
 
 
 class Driver:
-    """A running driver of a stretch of rounds."""
+    """A running driver of a stretch of rounds; `python` holds its JVM's launcher of warm Python (None: cold)."""
 
-    def __init__(self, process: subprocess.Popen, log: Path, root: Path, kill: bool):
-        self.process, self.log, self.root, self.kill = process, log, root, kill
+    def __init__(self, process: subprocess.Popen, log: Path, root: Path, kill: bool, python: Path | None):
+        self.process, self.log, self.root, self.kill, self.python = process, log, root, kill, python
 
     def go(self) -> None:
         """Lets the driver start the query (the stretch before it is over: its query stopped)."""
@@ -62,10 +66,21 @@ class Driver:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=TIMEOUT_S)
+        self._forget_python()
 
     def wait(self) -> str | None:
         """The crash point the driver was seen killed at (launched with `kill`), or None once it ran every
         round; `SparkInfrastructureError` when it failed."""
+        try:
+            return self._ended()
+        finally:
+            self._forget_python()
+
+    def _forget_python(self) -> None:
+        if self.python is not None:
+            shutil.rmtree(self.python, ignore_errors=True)
+
+    def _ended(self) -> str | None:
         if self.kill:
             return killed(self.process, lambda: faults.killed_at(self.root), CrashPoint.AFTER_SINK, self.log)
         code = ended(self.process, "the ttl state query's driver", self.log)
@@ -83,15 +98,24 @@ def launch(
     kill: bool = False,
     module: str = DRIVER,
 ) -> Driver:
-    """Starts a driver running `rounds` of the query at `root` with `processor(ttl_ms)` (see the module)."""
+    """Starts a driver running `rounds` of the query at `root` with `processor(ttl_ms)` (see the module). The
+    production driver is forked warm, and so is the Python its JVM starts, in its process group
+    (`warm_runner.in_this_group`), as a killable streaming driver is (`streaming.killable`); another `module`
+    (a planted driver) starts cold, as it asks."""
+    warm = (
+        warm_runner.launcher(DRIVER)
+        if module == DRIVER and warm_runner.available(DRIVER, *GROUP_PYTHON)
+        else None
+    )
+    python = scratch.directory("ttl-driver-") if warm is not None else None
     spec = {"root": str(root), "processor": name_of(processor), "ttl_ms": ttl_ms, "rounds": list(rounds)}
     spec_file = Path(tempfile.mkstemp(prefix="driver-", suffix=".json", dir=root)[1])
-    spec_file.write_text(json.dumps({**spec, "kill": kill}))
+    spec_file.write_text(json.dumps({**spec, "kill": kill, "python": python and str(python)}))
     env = environment({faults.KILLABLE: "1"} if kill else {})
     log = spec_file.with_suffix(".log")
     with open(log, "w") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", module, str(spec_file)],
+            [str(warm or sys.executable), "-m", module, str(spec_file)],
             cwd=ROOT,
             env=env,
             stdin=subprocess.PIPE,
@@ -99,18 +123,30 @@ def launch(
             stderr=stderr,
             start_new_session=True,  # its own process group: a kill takes its JVM and workers, nothing else
         )
-    return Driver(process, log, root, kill)
+    return Driver(process, log, root, kill, python)
+
+
+def warm() -> None:
+    """What a forked driver finds imported (`warm_runner.serve` calls it before it forks): PySpark, pandas
+    (which PySpark's `SparkContext` imports), the session's and the query's modules."""
+    import pandas  # noqa: F401
+    import pyspark.sql  # noqa: F401
+
+    import frontier_harness.spark_impl.session  # noqa: F401
+    import frontier_harness.spark_impl.ttl.state.query  # noqa: F401
 
 
 def main(spec_file: str) -> None:
     from frontier_harness.spark_impl.session import configure, spark
     from frontier_harness.spark_impl.ttl.state.query import StateQuery, run_rounds
 
+    spec = json.loads(Path(spec_file).read_text())
+    if spec.get("python"):  # what its JVM starts as Python: forked in its process group
+        os.environ["PYSPARK_PYTHON"] = str(warm_runner.in_this_group(Path(spec["python"]), *GROUP_PYTHON))
     configure(short_lived=True, temporary=Path(spec_file).with_suffix(".tmp"))  # a few batches, or killed
     spark()  # started while the stretch before runs
     if not sys.stdin.readline():  # the harness ended without this stretch's turn
         return
-    spec = json.loads(Path(spec_file).read_text())
     root = Path(spec["root"])
     query = StateQuery(root, load(spec["processor"])(spec["ttl_ms"]))
     query.start()
