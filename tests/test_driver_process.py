@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -113,6 +114,30 @@ def test_a_killable_driver_is_launched_with_the_pipe_and_guards_itself_first(mon
     monkeypatch.setattr(killable, "die_with_harness", guard)
     with pytest.raises(Guarded):
         killable.main(str(tmp_path / "never-read.json"))
+
+
+@pytest.mark.parametrize("planted", [False, True])
+def test_the_ttl_suites_driver_is_forked_warm_and_a_planted_one_starts_cold(planted, monkeypatch, tmp_path):
+    """The wiring of `ttl.state.driver.launch`: the production driver goes through its warm launcher, in a
+    session of its own, with a directory for the Python its JVM starts (`warm_runner.in_this_group`); another
+    module (a planted driver, `tests.ttl_clock_behind` under libfaketime) is the real interpreter, cold."""
+    import json
+
+    from frontier_harness.spark_impl.ttl.state import driver
+
+    started: dict = {}
+    monkeypatch.setattr(driver.warm_runner, "launcher", lambda *modules: tmp_path / "launcher")
+    monkeypatch.setattr(
+        driver.subprocess, "Popen", lambda argv, **options: started.update(options, argv=argv)
+    )
+    module = "tests.ttl_clock_behind" if planted else driver.DRIVER
+    launched = driver.launch(tmp_path, object, 1000, [], module=module)
+    python = json.loads(Path(started["argv"][3]).read_text())["python"]
+    assert started["start_new_session"] is True and started["argv"][1:3] == ["-m", module]
+    if planted:
+        assert started["argv"][0] == sys.executable and python is None and launched.python is None
+    else:
+        assert started["argv"][0] == str(tmp_path / "launcher") and python == str(launched.python)
 
 
 def test_a_driver_that_outlives_the_wait_is_killed_with_its_group_and_is_infrastructure(

@@ -46,13 +46,14 @@ def _gone(pid: int, within: float = 5.0) -> bool:
     return False
 
 
-def test_a_forked_run_has_the_launchers_environment_directory_streams_and_exit_code(tmp_path):
-    launched = _launch(tmp_path, ECHO="from spark", CODE="3")
+@pytest.mark.parametrize("code", [3, 0])
+def test_a_forked_run_has_the_launchers_environment_directory_streams_and_exit_code(code, tmp_path):
+    launched = _launch(tmp_path, ECHO="from spark", CODE=str(code))
     out, _ = launched.communicate("a line on stdin\n", timeout=30)
     pid, cwd, echo, line, _, args = out.strip().split("|")
     assert int(pid) != launched.pid  # forked by the warm process, not started by the launcher
     assert (cwd, echo, line, args) == (str(tmp_path), "from spark", "a line on stdin", "")
-    assert launched.returncode == 3
+    assert launched.returncode == code
 
 
 def test_a_forked_run_has_the_arguments_after_the_module_and_is_found_through_its_launcher_while_it_runs(

@@ -35,7 +35,7 @@ from frontier_harness.spark_impl.streaming.driver import query_spec, spec_json
 from frontier_harness.spark_impl.streaming.job import make_job
 from frontier_harness.spark_impl.streaming.query import QuerySpec, drain, start_query
 
-KILLABLE = __name__ if __name__ != "__main__" else "frontier_harness.spark_impl.streaming.killable"
+KILLABLE = "frontier_harness.spark_impl.streaming.killable"  # what its launcher routes
 GROUP_PYTHON = (warm_runner.RUNNER, warm_runner.DAEMON)  # what its JVM starts as Python, forked in its group
 
 
