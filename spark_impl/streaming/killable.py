@@ -20,7 +20,6 @@ the process dead of SIGKILL. A driver that exits without reaching its point is i
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -28,7 +27,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.spark_impl import scratch
 from frontier_harness.spark_impl.driver_process import ROOT, die_with_harness, environment, killed, load
 from frontier_harness.spark_impl.streaming import driver, faults, warm_runner
 from frontier_harness.spark_impl.streaming.driver import query_spec, spec_json
@@ -62,8 +60,7 @@ class Launched:
 def launch(spec: QuerySpec, source: type, writer: Any, fault: str) -> Launched:
     """Starts the step's driver process, armed to be killed at `fault`; `Launched.wait` tells what it saw."""
     spec_file = Path(tempfile.mkstemp(prefix="killable-", suffix=".json", dir=spec.root)[1])
-    warm = warm_runner.launcher(KILLABLE) if warm_runner.available(KILLABLE, *GROUP_PYTHON) else None
-    python = scratch.directory("killable-") if warm is not None else None  # short: a socket's path must be
+    warm, python = warm_runner.leading_a_group(KILLABLE, *GROUP_PYTHON)
     found = spec_json(spec, source, writer, fault)
     spec_file.write_text(json.dumps({**found, "python": python and str(python)}))
     env = environment({faults.KILLABLE: "1"})
@@ -93,8 +90,7 @@ def main(spec_file: str) -> None:
 
     die_with_harness()
     found = json.loads(Path(spec_file).read_text())
-    if found["python"]:  # what its JVM starts as Python, from its first lookup of sources on
-        os.environ["PYSPARK_PYTHON"] = str(warm_runner.in_this_group(Path(found["python"]), *GROUP_PYTHON))
+    warm_runner.python_in_group(found["python"], *GROUP_PYTHON)
     configure(short_lived=True, temporary=Path(spec_file).with_suffix(".tmp"))  # runs one query, is killed
     spec = query_spec(found)
     source = load(found["source"])

@@ -262,6 +262,28 @@ def in_this_group(directory: Path, *modules: str) -> Path:
     return path
 
 
+def leading_a_group(module: str, *group: str) -> tuple[Path | None, Path | None]:
+    """For a driver that leads a process group of its own (a killable one): the launcher that forks `module`
+    warm, and the directory for the warm processes it forks into its group for `group` (`python_in_group`);
+    both None where they cannot run, and the driver then starts cold. The directory is under this process's
+    scratch root, short enough for a socket's path (107 bytes at most).
+
+    >>> with cold(RUNNER):
+    ...     leading_a_group("tests.never_started", RUNNER)
+    (None, None)
+    """
+    warm = launcher(module) if available(module, *group) else None
+    return warm, (scratch.directory("group-") if warm is not None else None)
+
+
+def python_in_group(directory: str | None, *modules: str) -> None:
+    """In such a driver, before its JVM starts: the Python the JVM starts for `modules` is forked in the
+    driver's group (`in_this_group`, at `directory`), from the JVM's first lookup of sources on; nothing
+    without a directory (`leading_a_group` gave none)."""
+    if directory:
+        os.environ["PYSPARK_PYTHON"] = str(in_this_group(Path(directory), *modules))
+
+
 def _serve_forks(socket_path: str, module: str, ready: int) -> None:
     """Listens at `socket_path`, says `READY` on `ready`, then forks one run of `module` per launcher that
     connects, until its parent exits or it is sent SIGTERM."""

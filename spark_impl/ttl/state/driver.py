@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from frontier_harness.model.vocabulary.streaming import CrashPoint
-from frontier_harness.spark_impl import scratch
 from frontier_harness.spark_impl.driver_process import (
     ROOT,
     TIMEOUT_S,
@@ -102,12 +101,7 @@ def launch(
     production driver is forked warm, and so is the Python its JVM starts, in its process group
     (`warm_runner.in_this_group`), as a killable streaming driver is (`streaming.killable`); another `module`
     (a planted driver) starts cold, as it asks."""
-    warm = (
-        warm_runner.launcher(DRIVER)
-        if module == DRIVER and warm_runner.available(DRIVER, *GROUP_PYTHON)
-        else None
-    )
-    python = scratch.directory("ttl-driver-") if warm is not None else None
+    warm, python = warm_runner.leading_a_group(DRIVER, *GROUP_PYTHON) if module == DRIVER else (None, None)
     spec = {"root": str(root), "processor": name_of(processor), "ttl_ms": ttl_ms, "rounds": list(rounds)}
     spec_file = Path(tempfile.mkstemp(prefix="driver-", suffix=".json", dir=root)[1])
     spec_file.write_text(json.dumps({**spec, "kill": kill, "python": python and str(python)}))
@@ -141,8 +135,7 @@ def main(spec_file: str) -> None:
     from frontier_harness.spark_impl.ttl.state.query import StateQuery, run_rounds
 
     spec = json.loads(Path(spec_file).read_text())
-    if spec.get("python"):  # what its JVM starts as Python: forked in its process group
-        os.environ["PYSPARK_PYTHON"] = str(warm_runner.in_this_group(Path(spec["python"]), *GROUP_PYTHON))
+    warm_runner.python_in_group(spec["python"], *GROUP_PYTHON)
     configure(short_lived=True, temporary=Path(spec_file).with_suffix(".tmp"))  # a few batches, or killed
     spark()  # started while the stretch before runs
     if not sys.stdin.readline():  # the harness ended without this stretch's turn
