@@ -221,8 +221,7 @@ def serve(socket_path: str, module: str) -> None:
     """The warm process: imports `module` (and our sources), then forks one run of it per launcher that
     connects, until its parent exits."""
     os.environ.update(WARM_ENV.get(module, {}))  # before the imports read it; a run gets its launcher's
-    for name in (module, *WARM_IMPORTS.get(module, (EVENT_SOURCE,))):
-        __import__(name)
+    _import_for(module)
     prepare = getattr(sys.modules[module], "warm", None)  # a module's own warm imports (a trial's driver)
     if callable(prepare):
         prepare()
@@ -250,8 +249,7 @@ def in_this_group(directory: Path, *modules: str) -> Path:
         if os.fork() == 0:
             os.close(read)
             try:
-                for name in (module, *WARM_IMPORTS.get(module, (EVENT_SOURCE,))):
-                    __import__(name)
+                _import_for(module)
                 _serve_forks(routes[module], module, write)
             finally:
                 os._exit(0)
@@ -260,6 +258,12 @@ def in_this_group(directory: Path, *modules: str) -> Path:
             if ready.readline() != READY:
                 raise SparkInfrastructureError(f"the warm process for {module} in this group did not start")
     return path
+
+
+def _import_for(module: str) -> None:
+    """Imports `module` and what its runs import first (`WARM_IMPORTS`; otherwise our sources)."""
+    for name in (module, *WARM_IMPORTS.get(module, (EVENT_SOURCE,))):
+        __import__(name)
 
 
 def leading_a_group(module: str, *group: str) -> tuple[Path | None, Path | None]:
