@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from frontier_harness.model.errors import CannotJudge
 from frontier_harness.model.event_time.stateful import Batch, Record, Span, StatefulPlan, Window, watermarks
 from frontier_harness.model.upgrade.switch import Mix
 from frontier_harness.properties.checks.event_time.oracles.stateful_rows import Step
@@ -54,13 +55,34 @@ def test_a_group_held_across_the_switch_is_the_rule_of_its_mix():
     batches = (Batch(0, (r(15_000, "r0", 0),)), Batch(1, (r(17_500, "r1", 1),), True))
     trial = Step(2, batches, frozenset({0, 1}), watermarks(batches, PLAN.delays))
     span = Span(10_000, 20_000)
-    groups = {mix: expected_groups(PLAN, trial, 1, mix) for mix in Mix}
+    rows = [("a", 15_000, "r0", 0, 0), ("a", 17_500, "r1", 0, 1)]
+    same = {row: (("a",), ("a",)) for row in rows}
+    groups = {mix: expected_groups(PLAN, trial, 1, mix, same) for mix in Mix}
     assert [(g.span, g.key, g.named) for g in groups[Mix.PLAIN]] == [(span, ("a",), True)]
     assert [[job for job, _ in g.frames] for g in groups[Mix.ADDED]] == [["old", "new"]]
-    assert [len(frame) for _, frame in groups[Mix.ORPHANED][0].frames] == [1]  # the record after the switch
     assert [len(frame) for _, frame in groups[Mix.PLAIN][0].frames] == [2]  # both records
-    before = expected_groups(PLAN, trial, 2, Mix.ADDED)  # no switch yet: the old job's row over both
+    assert groups[Mix.REKEYED] == groups[Mix.PLAIN]  # the new key's value meets the old: its state continues
+    before = expected_groups(PLAN, trial, 2, Mix.ADDED, same)  # no switch yet: the old job's row over both
     assert [(g.named, [job for job, _ in g.frames]) for g in before] == [(False, ["old"])]
+
+
+def test_a_rekeyed_group_continues_the_old_state_its_value_meets_and_orphans_the_rest():
+    """Under a key computed otherwise, a record is in the old job's state under its old key's value and the new
+    job finds state by its new key's: `b` continues the old `b`, the old `a` (now keyed `b`) is orphaned."""
+    r = lambda key, t, data, offset: Record(key, t, data, 0, offset)  # noqa: E731
+    pre, post = [r("a", 15_000, "r0", 0), r("b", 16_000, "r1", 1)], [r("a", 17_500, "r2", 2)]
+    batches = (Batch(0, tuple(pre)), Batch(1, tuple(post), True))
+    trial = Step(2, batches, frozenset({0, 1}), watermarks(batches, PLAN.delays))
+    merged = {("a", 15_000, "r0", 0, 0): (("a",), ("b",)), ("b", 16_000, "r1", 0, 1): (("b",), ("b",))}
+    merged[("a", 17_500, "r2", 0, 2)] = (("a",), ("b",))
+    groups = expected_groups(PLAN, trial, 1, Mix.REKEYED, merged)
+    found = [
+        (g.key, [(job, sorted(row[2] for row in frame)) for job, frame in g.frames], g.named) for g in groups
+    ]
+    assert found == [(("a",), [("old", ["r0"])], False), (("b",), [("new", ["r1", "r2"])], True)]
+    swapped = {**merged, ("b", 16_000, "r1", 0, 1): (("b",), ("c",))}  # old `b` continued, holding a `c`
+    with pytest.raises(CannotJudge, match=r"the new job keys \('c',\)"):
+        expected_groups(PLAN, trial, 1, Mix.REKEYED, swapped)
 
 
 # A few real trials a run, as `check --job ... --upgrade-to` runs them (the ci profile's order: the directed
@@ -82,9 +104,10 @@ def _run(old: str, new: str, wrong_mix: Mix | None = None, profile=TRIALS):
 PAIRS = [
     (f"{EXAMPLE}:factory", f"{CHANGED}:summed", Mix.ADDED),
     (f"{EXAMPLE}:factory", f"{CHANGED}:refactored", Mix.PLAIN),
-    (f"{JOBS}:keyed_by_two_on_records", f"{JOBS}:keys_swapped_on_records", Mix.ORPHANED),
+    (f"{EXAMPLE}:factory", f"{JOBS}:keys_merged_on_records", Mix.REKEYED),
     (f"{EXAMPLE}:factory", f"{JOBS}:key_added_on_records", None),
 ]
+SWAPPED = (f"{JOBS}:keyed_by_two_on_records", f"{JOBS}:keys_swapped_on_records", Mix.REKEYED)
 
 
 @pytest.mark.slow
@@ -106,7 +129,7 @@ def test_an_upgrade_holds_as_predicted_and_reaches_every_hard_case(old, new, mix
     [
         # nightly, for CI's time (85 s in .ci/run's slow part): there keys_swapped fails the same way
         pytest.param(*PAIRS[0], marks=pytest.mark.nightly, id="summed"),
-        pytest.param(*PAIRS[2], id="keys_swapped"),
+        pytest.param(*SWAPPED, id="keys_swapped"),
     ],
 )
 def test_a_prediction_that_calls_a_mixing_upgrade_safe_fails_small_naming_the_row(old, new, _, spark_session):

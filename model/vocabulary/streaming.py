@@ -76,7 +76,9 @@ class StreamingLabel(Word):
     that filters before its stateful operator, at the final step, `prefix` (a record as the source reads
     it, whether the job's filters pass it to the watermark, and to the operator); under a job that
     deduplicates on keys it derives, at the final step, `derived` (a record as the source reads it, and
-    `(name, value)` of each derived key as the job computed it).
+    `(name, value)` of each derived key as the job computed it); under an upgrade, at the final step,
+    `state_keys` (a record as the source reads it, and the values the old job's and the new job's
+    aggregation group it by, besides the window: the key each finds its state by).
     """
 
     OFFSETS = "offsets"
@@ -99,6 +101,7 @@ class StreamingLabel(Word):
     PROCESSOR_STATE = "processor_state"
     PREFIX = "prefix"
     DERIVED = "derived"
+    STATE_KEYS = "state_keys"
     OFFSET_FILES = "offset_files"
 
 

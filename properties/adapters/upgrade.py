@@ -169,7 +169,28 @@ class UpgradeImplementation(StatefulJobImplementation):
     def observe_upgrade(self, domain: Any, histories: Any) -> list:
         from frontier_harness.spark_impl.upgrade.trials import observe_upgrade
 
-        return observe_upgrade(domain, histories, self.old_job, self.streaming_job)
+        observed = observe_upgrade(domain, histories, self.old_job, self.streaming_job)
+        self._observe_state_keys(histories, observed)
+        return observed
+
+    def _observe_state_keys(self, histories: Any, observed: list) -> None:
+        """At each history's final step, the values the old job's and the new job's aggregation key each
+        record it produced by (`StreamingLabel.STATE_KEYS`: `(record, old, new)`), as Spark computes them:
+        one Spark job per job for the wave."""
+        from frontier_harness.model.vocabulary.streaming import StreamingLabel
+        from frontier_harness.properties.checks.streaming.committed import produced
+        from frontier_harness.spark_impl.event_time.prefix import job_for, state_keys
+        from frontier_harness.spark_impl.session import spark
+        from frontier_harness.spark_impl.spans import ORACLE, span
+
+        records = [[u.data for u in produced(h, len(h.actions), whole=True)] for h in histories]
+        with span(ORACLE):
+            old, new = (
+                state_keys(spark(), job_for(job), records) for job in (self.old_job, self.streaming_job)
+            )
+        for history, obs, rs, olds, news in zip(histories, observed, records, old, new):
+            found = frozenset((r, olds[r[2]], news[r[2]]) for r in rs)
+            obs[(len(history.actions), StreamingLabel.STATE_KEYS)] = found
 
     def old_outputs(self, frames: Any) -> list[Any]:
         """The old job's `transform` as a batch job over each frame of records, whole (as `stateful_outputs`)."""

@@ -16,13 +16,16 @@ batch job and reads the rows its analyzed plan holds under its first stateful op
 (it names the record in its history; a redelivery repeats it, and what the prefix does with it).
 `derived(session, job, histories, columns)` reads the same rows' `columns` beside it: the values of the
 keys a job derives from a record before its deduplication (`withColumn("id", concat_ws(":", "key",
-"data")).dropDuplicatesWithinWatermark(["id"])`).
+"data")).dropDuplicatesWithinWatermark(["id"])`). `state_keys(session, job, histories)` evaluates an
+aggregation's grouping expressions besides its window over them: the value Spark finds each record's
+state by (`groupBy(lower("key"), window(...))` files a record of key `A` under `("a",)`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -30,7 +33,13 @@ from pyspark.sql import functions as F
 
 from frontier_harness.model.vocabulary.event_time import Prefix
 from frontier_harness.spark_impl import scratch
-from frontier_harness.spark_impl.event_time.plan_metadata import STATEFUL_NODES, kind, preorder, seq
+from frontier_harness.spark_impl.event_time.plan_metadata import (
+    STATEFUL_NODES,
+    is_window,
+    kind,
+    preorder,
+    seq,
+)
 from frontier_harness.spark_impl.streaming.event_source import SCHEMA, instant
 from frontier_harness.spark_impl.streaming.job import make_job, transformed, within_watermark_as_plain
 
@@ -82,7 +91,7 @@ def reaching(
     `Prefix`) pass each to the watermark and to the first stateful operator. Each history's records are
     transformed apart, in one Spark job; a prefix that drops the records' `data` column raises Spark's
     `AnalysisException`."""
-    passed = {(r[0], r[1]) for r in _rows_under(session, job, histories, ["data"])}
+    passed = {(r[0], r[1]) for r in _rows_under(session, job, histories, lambda _: ["data"])}
     return [
         [((i, r[2]) in passed or where == Prefix.OPERATOR, (i, r[2]) in passed) for r in records]
         for i, records in enumerate(histories)
@@ -95,15 +104,37 @@ def derived(
     """For each history's records (as `reaching` takes them), each record that reaches the first stateful
     operator, by its `data` -> the values of `columns` (keys the job derives from its key and data) there.
     One Spark job; a prefix that drops `data` or a column raises Spark's `AnalysisException`."""
-    found: list[dict[str, tuple]] = [{} for _ in histories]
-    for row in _rows_under(session, job, histories, ["data", *columns]):
+    return _by_data(_rows_under(session, job, histories, lambda _: ["data", *columns]), len(histories))
+
+
+def state_keys(session: Any, job: Any, histories: Sequence[Sequence[tuple]]) -> list[dict[str, tuple]]:
+    """For each history's records (as `reaching` takes them), each record that reaches the job's first
+    stateful operator, an aggregation, by its `data` -> the values of its grouping expressions besides the
+    window, in their order: the key (with the window) Spark finds the record's state by. One Spark job."""
+    return _by_data(_rows_under(session, job, histories, _grouping), len(histories))
+
+
+def _grouping(aggregation: Any) -> list:
+    """`data`, and an aggregation node's grouping expressions but its window (a struct of a `start` and an
+    `end` timestamp), as columns over the rows under it."""
+    expressions = seq(aggregation.groupingExpressions())
+    kept = [e for e in expressions if not is_window(json.loads(e.dataType().json()))]
+    return ["data", *(F.expr(e.sql()) for e in kept)]
+
+
+def _by_data(rows: Sequence, histories: int) -> list[dict[str, tuple]]:
+    """Rows `(history index, data, *values)` as each history's `data -> values`."""
+    found: list[dict[str, tuple]] = [{} for _ in range(histories)]
+    for row in rows:
         found[row[0]][row[1]] = tuple(row[2:])
     return found
 
 
-def _rows_under(session: Any, job: Any, histories: Sequence[Sequence[tuple]], columns: Sequence[str]) -> list:
+def _rows_under(
+    session: Any, job: Any, histories: Sequence[Sequence[tuple]], columns: Callable[[Any], Sequence]
+) -> list:
     """The rows under the job's first stateful operator, each history's records transformed apart, as
-    `(history index, *columns)`: one Spark job."""
+    `(history index, *columns(operator))`: one Spark job."""
     rows = [(i, k, instant(ms), d, p, o) for i, records in enumerate(histories) for k, ms, d, p, o in records]
     frame = session.createDataFrame(rows, f"{SET} int, {SCHEMA}")
     kept: list[Any] = []
@@ -111,7 +142,8 @@ def _rows_under(session: Any, job: Any, histories: Sequence[Sequence[tuple]], co
         for i in range(len(histories)):
             plan = transformed(job, frame.where(F.col(SET) == i).drop(SET))._jdf.queryExecution().analyzed()
             lowest = [n for n in preorder(plan) if kind(n) in STATEFUL_NODES][-1]
-            kept.append(_rows_of(session, seq(lowest.children())[0]).select(F.lit(i).alias(SET), *columns))
+            under = _rows_of(session, seq(lowest.children())[0])
+            kept.append(under.select(F.lit(i).alias(SET), *columns(lowest)))
     return functools.reduce(DataFrame.union, kept).collect() if kept else []
 
 

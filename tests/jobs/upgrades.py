@@ -259,6 +259,17 @@ class KeysSwappedOnRecords(KeyedByTwoOnRecords):
         return counted.agg(F.count("*").alias("count"))
 
 
+class KeysMergedOnRecords(WindowedCounts):
+    """Counts key `a`'s records under `b` from now on: the new key's value `b` meets the old job's state of
+    `b`, which it continues; `a`'s old groups meet no new value (orphaned, never updated)."""
+
+    def transform(self, records: DataFrame) -> DataFrame:
+        watermarked = records.withWatermark("event_time", "5 seconds")
+        key = F.when(F.col("key") == "a", "b").otherwise(F.col("key")).alias("key")
+        counted = watermarked.groupBy(key, F.window("event_time", "10 seconds"))
+        return counted.agg(F.count("*").alias("count"))
+
+
 class KeyAddedOnRecords(WindowedCounts):
     def transform(self, records: DataFrame) -> DataFrame:
         watermarked = records.withWatermark("event_time", "5 seconds")
@@ -268,4 +279,5 @@ class KeyAddedOnRecords(WindowedCounts):
 
 keyed_by_two_on_records = _factory(KeyedByTwoOnRecords)
 keys_swapped_on_records = _factory(KeysSwappedOnRecords)
+keys_merged_on_records = _factory(KeysMergedOnRecords)
 key_added_on_records = _factory(KeyAddedOnRecords)

@@ -12,9 +12,9 @@ runs as a real query (`observe_upgrade`: the old job, then the new one from the 
   the new job's `read(spark)` equals, as a multiset, the rows the model says the upgrade makes
   (`oracles.switch_rows`): the old job's transform over the groups held before the switch only, the new
   job's over those after, and for the groups held on both sides (those the verdict names) the rule of the
-  change's `Mix`: the new job's over all their records (safe), over the records after the switch (a key
-  computed otherwise: the old state orphaned) or the two added (an additive aggregate replaced). A
-  failure names the switch batch, the window and the row.
+  change's `Mix`: the new job's over all their records (safe; a key computed otherwise, the old records
+  those its old key filed under the value the new key meets: the groups no new value meets orphaned) or
+  the two added (an additive aggregate replaced). A failure names the switch batch, the window and the row.
 
 Hard cases are counted from what each trial showed (`reached`: a crash or kill seen before the switch,
 the new job's commits after the old job's, a window group the observed batches put on both sides, the
@@ -48,6 +48,7 @@ from frontier_harness.properties.checks.upgrade.oracles.switch_rows import (
     expected_groups,
     expected_rows,
     frames,
+    state_keys_of,
     switch_batch,
 )
 from frontier_harness.properties.checks.upgrade.strategies.upgrade import (
@@ -233,6 +234,7 @@ def _steps(impl: Any, history: History, obs: Observation) -> tuple[int, list] | 
     switch = switch_step(history)
     assert switch is not None
     first = switch_batch(obs, switch)
+    keys = state_keys_of(history, obs)
     found = []
     for step in up_steps(obs):
         if step < switch:
@@ -240,7 +242,7 @@ def _steps(impl: Any, history: History, obs: Observation) -> tuple[int, list] | 
         trial = read_step(history, obs, step, impl.plan)
         if isinstance(trial, Outcome):
             return trial
-        found.append((trial, expected_groups(impl.plan, trial, first, impl.mix)))
+        found.append((trial, expected_groups(impl.plan, trial, first, impl.mix, keys)))
     return first, found
 
 

@@ -134,7 +134,7 @@ def prefix_of(history: History, obs: Observation, plan: StatefulPlan) -> dict[tu
     """
     if plan.prefix is None:
         return {}
-    found = _at_final_step(
+    found = at_final_step(
         history, obs, StreamingLabel.PREFIX, "the job filters before its stateful operator", "what they pass"
     )
     return {record: (watermark, operator) for record, watermark, operator in found}
@@ -150,13 +150,13 @@ def derived_of(history: History, obs: Observation, plan: StatefulPlan) -> dict[t
     """
     if not plan.derived:
         return {}
-    found = _at_final_step(
+    found = at_final_step(
         history, obs, StreamingLabel.DERIVED, "the job deduplicates on keys it derives", "those keys"
     )
     return dict(found)
 
 
-def _at_final_step(history: History, obs: Observation, label: str, job: str, what: str) -> Any:
+def at_final_step(history: History, obs: Observation, label: str, job: str, what: str) -> Any:
     """The observation `label` at the history's final step, which a `job` like this one needs: else the suite
     cannot read the trial (`UnsupportedImplementation`)."""
     found = obs.get((len(history.actions), label))

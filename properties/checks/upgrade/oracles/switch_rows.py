@@ -4,28 +4,39 @@
 At a step after the switch the trial is read as the stateful suite reads it (`stateful_rows.read_step`:
 the committed batches, their records, the model's watermarks), and the records the model keeps for each
 window are split at the switch batch (the first batch after the newest one committed before the upgrade
-restart). Each window group's row is a transform run as a batch job over a frame of its records: the old
-job's over those before the switch, the new job's over those after (or over all, or the two summed, by the
-upgrade's `Mix`). In append mode only the windows complete by the last committed batch are in the result.
+restart) into window groups by the value each record's key has: its old key's before the switch under a
+key computed otherwise (`Mix.REKEYED`), else its new key's, as observed (`state_keys_of`: the jobs'
+grouping expressions run by Spark over the records). Each group's row is a transform run as a batch job over
+a frame of its records: the old job's over those before the switch, the new job's over those after (or over
+all, or the two summed, by the upgrade's `Mix`). In append mode only the windows complete by the last
+committed batch are in the result.
 
-A group held on both sides of the switch is one the static verdict named ("the groups in state at the
-switch"): `Expected.named` says which rows are.
+A group the new job groups records of both sides into is one the static verdict named ("the groups in state
+at the switch"): `Group.named` says which are.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from frontier_harness.model.errors import CannotJudge
 from frontier_harness.model.event_time.stateful import Record, Span, StatefulPlan, aggregate
-from frontier_harness.model.upgrade.switch import Mix, side, split
+from frontier_harness.model.upgrade.switch import Mix, split
 from frontier_harness.model.vocabulary.event_time import OutputMode
 from frontier_harness.model.vocabulary.streaming import StreamingLabel
-from frontier_harness.properties.checks.event_time.oracles.stateful_rows import Frame, Pick, Step, rows_of
+from frontier_harness.properties.checks.event_time.oracles.stateful_rows import (
+    Frame,
+    Pick,
+    Step,
+    at_final_step,
+    rows_of,
+)
 from frontier_harness.properties.checks.streaming.committed import observed_steps
+from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation
 
 OLD, NEW = "old", "new"
@@ -54,30 +65,66 @@ class Group:
         return f"window [{self.span.start}, {self.span.end}) {self.key}: {sides}{held}"
 
 
-def expected_groups(plan: StatefulPlan, trial: Step, switch: int, mix: Mix) -> list[Group]:
-    """Every window group the result must hold after `trial`'s step (see the module docstring)."""
+def expected_groups(
+    plan: StatefulPlan, trial: Step, switch: int, mix: Mix, keys: Mapping[tuple, tuple[tuple, tuple]]
+) -> list[Group]:
+    """Every window group the result must hold after `trial`'s step (see the module docstring); `keys` holds
+    each record's `(old, new)` key values (`state_keys_of`)."""
     assert plan.window is not None
     kept = aggregate(plan.window, trial.done, trial.marks).kept
     if plan.output_mode == OutputMode.APPEND:
         last = trial.last
         kept = {s: rs for s, rs in kept.items() if last is not None and trial.marks.complete(s.end, last)}
+    old, new = (lambda r: keys[_row(r)][0]), (lambda r: keys[_row(r)][1])
+    held = split(kept, trial.done, switch, old if mix is Mix.REKEYED else new, new)
+    filed = {
+        (span, new(r)) for (span, _), (pre, _) in held.items() for r in pre
+    }  # as the new job groups them
     groups = []
-    for (span, key), (pre, post) in sorted(split(kept, trial.done, switch, plan.keys).items()):
-        where = side(*(["pre"] if pre else []), *(["post"] if post else []))
-        if where == "before":
+    for (span, key), (pre, post) in sorted(held.items(), key=lambda item: (item[0][0], repr(item[0][1]))):
+        if not post:
             groups.append(Group(span, key, ((OLD, _frame(pre)),)))
-        elif where == "after":
-            groups.append(Group(span, key, ((NEW, _frame(post)),)))
+        elif not pre:
+            groups.append(Group(span, key, ((NEW, _frame(post)),), named=(span, key) in filed))
         elif mix is Mix.ADDED:
             groups.append(Group(span, key, ((OLD, _frame(pre)), (NEW, _frame(post))), added=True, named=True))
         else:
-            records = post if mix is Mix.ORPHANED else pre + post
-            groups.append(Group(span, key, ((NEW, _frame(records)),), named=True))
+            _continued(span, key, pre, new)
+            groups.append(Group(span, key, ((NEW, _frame(pre + post)),), named=True))
     return groups
 
 
+def _continued(span: Span, key: tuple, pre: Sequence[Record], new: Callable[[Record], tuple]) -> None:
+    """A group the new job continues must hold old records its new key files under it too (else its state
+    is a buffer no batch job over records makes: `CannotJudge`)."""
+    elsewhere = sorted({new(r) for r in pre} - {key}, key=repr)
+    if elsewhere:
+        raise CannotJudge(
+            f"window [{span.start}, {span.end}) {key} after the switch",
+            f"its state holds records the old job keyed {key} and the new job keys {', '.join(map(repr, elsewhere))}: "
+            "the rows continuing it are no batch job over records",
+        )
+
+
+def state_keys_of(history: History, obs: Observation) -> dict[tuple, tuple[tuple, tuple]]:
+    """Each record as the source reads it -> the values the old job's and the new job's aggregation key it
+    by, as observed at the history's final step (`StreamingLabel.STATE_KEYS`).
+
+    >>> state_keys_of(History("events", ()), {(0, "state_keys"): frozenset({(("A", 1, "r0", 0, 0), ("A",), ("a",))})})
+    {('A', 1, 'r0', 0, 0): (('A',), ('a',))}
+    """
+    found = at_final_step(
+        history, obs, StreamingLabel.STATE_KEYS, "an upgrade", "the key each job files it under"
+    )
+    return {row: (old, new) for row, old, new in found}
+
+
+def _row(record: Record) -> tuple:
+    return (record.key, record.event_time, record.data, record.partition, record.offset)
+
+
 def _frame(records: Sequence[Record]) -> Frame:
-    return tuple(sorted((r.key, r.event_time, r.data, r.partition, r.offset) for r in records))
+    return tuple(sorted(_row(r) for r in records))
 
 
 def frames(groups: Sequence[Group], job: str) -> list[Frame]:
