@@ -12,7 +12,7 @@ from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.counterexample import Counterexample
 from frontier_harness.properties.engine.suite import observations, shared_observations
-from tests.test_suite_streaming import COMPACT, RESTART, history, observed, produce, trigger
+from tests.test_suite_streaming import COMPACT, RESTART, TO_TWO_DIGITS, history, observed, produce, trigger
 
 SUITE = get_suite("streaming")
 P0 = ((0, 0, 1), (1, 2147483647, 0))
@@ -81,7 +81,7 @@ def test_the_idempotent_example_holds_at_every_crash_point(spark_session):
     reached: set[str] = set()
     with shared_observations():  # one trial a history, judged by the three properties, as `check` runs them
         for prop in SUITE.properties[:3]:
-            outcomes = prop.check(impl, COVERING)
+            outcomes = prop.check(impl, [*COVERING, TO_TWO_DIGITS])
             failed = [o.message for o in outcomes if not o.ok]
             assert not failed, (prop.name, failed)
             reached |= {e for o in outcomes for e in o.reached or ()}  # what the trials showed
@@ -332,6 +332,21 @@ def test_a_writer_idempotent_only_in_memory_is_caught_after_a_plain_restart(job,
     assert (
         not outcome.ok and "doubled [{data='r0', offset=0, partition=0} (batch 0, held 2x" in outcome.message
     ), outcome.message
+
+
+@pytest.mark.spark
+def test_a_writer_that_orders_batch_ids_as_text_is_caught_by_the_two_digit_history(spark_session):
+    """The suite's history directed at a two-digit batch id (`strategies.streaming.TWO_DIGITS`: a record and
+    a trigger for each of batches 0 to 10): a writer that skips every batch id up to the newest it wrote,
+    compared as text, skips batch 10 (`"10" <= "9"`), and the trial shows it reached the case."""
+    from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.checks.streaming.strategies.streaming import TWO_DIGITS
+
+    [outcome] = SUITE.property("exactly_once").check(
+        load_job("tests.jobs.user:newest_by_text"), [TO_TWO_DIGITS]
+    )
+    assert not outcome.ok and "missing" in outcome.message and "batch 10" in outcome.message, outcome.message
+    assert TWO_DIGITS in outcome.reached, outcome.reached
 
 
 @pytest.mark.slow

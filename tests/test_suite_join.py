@@ -19,6 +19,7 @@ from frontier_harness.model.event_time.stateful import Window
 from frontier_harness.properties.checks.event_time import join
 from frontier_harness.properties.checks.event_time.strategies.join import draw_join_history
 from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.streaming.strategies.streaming import TWO_DIGITS
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.history import Action, History
@@ -301,6 +302,9 @@ def test_state_bounded_names_the_sides_no_watermark_bounds_and_stale_rows_of_a_b
 def test_the_hard_cases_depend_on_the_plan_and_the_directed_histories_aim_at_them():
     assert join.OUTER in join.required_events(OUTER) and join.OUTER not in join.required_events(INNER)
     assert join.EVICTED not in join.required_events(ONE_SIDED)
+    assert all(TWO_DIGITS in join.required_events(plan) for plan in (INNER, OUTER, ONE_SIDED, COUNTED))
+    ten = join.directed(INNER)[TWO_DIGITS](RandomSource(0), "partitioned")  # a pair in each of batches 0-10
+    assert [a.name for a in ten.actions[1:]] == ["produce", "produce", "trigger"] * 11
     boundary = join.directed(INNER)[join.BOUNDARY](RandomSource(0), "partitioned")
     left, right = [a.args["event_time"] for a in boundary.actions if a.name == "produce"]
     assert left - right in (0, 10 * S)

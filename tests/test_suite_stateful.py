@@ -13,10 +13,11 @@ from frontier_harness.model.event_time.stateful import Deduplication, StatefulPl
 from frontier_harness.properties.checks.event_time import stateful
 from frontier_harness.properties.checks.event_time.reached import FILTERED as FILTERED_EVENT
 from frontier_harness.properties.checks.event_time.reached import FILTERED_AHEAD as AHEAD
-from frontier_harness.properties.checks.event_time.reached import reached, two_digits_read
+from frontier_harness.properties.checks.event_time.reached import reached
 from frontier_harness.properties.checks.event_time.strategies import aimed_at as aimed
 from frontier_harness.properties.checks.event_time.strategies.aimed_at import aimed_at
 from frontier_harness.properties.checks.registry import get_suite
+from frontier_harness.properties.checks.streaming.streaming import two_digits_read
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.errors import UnsupportedImplementation

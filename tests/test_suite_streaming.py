@@ -6,9 +6,10 @@ import pytest
 
 from frontier_harness.properties.checks.registry import get_suite
 from frontier_harness.properties.checks.streaming import streaming
-from frontier_harness.properties.checks.streaming.strategies.streaming import aimed_at
+from frontier_harness.properties.checks.streaming.strategies.streaming import TWO_DIGITS, aimed_at, directed
 from frontier_harness.properties.engine.counterexample import write
 from frontier_harness.properties.engine.history import Action, History
+from frontier_harness.properties.engine.source import RandomSource
 from frontier_harness.properties.engine.suite import shared_observations
 from tests.helpers import write_and_replay
 
@@ -86,6 +87,9 @@ def test_a_history_aims_only_at_crashes_that_can_fire():
     assert "crash after_sink" not in aimed_at(history(trigger("after_sink")))
     h = history(produce("r0"), trigger("after_offsets"), COMPACT, RESTART)
     assert {"crash after_offsets", "restart after upstream compaction"} <= set(aimed_at(h))
+    assert TWO_DIGITS in aimed_at(TO_TWO_DIGITS) and TWO_DIGITS not in aimed_at(
+        h
+    )  # 11 triggers, batches 0-10
 
 
 def _up(step: int, starts=((0, 0),), **more) -> dict:
@@ -168,6 +172,8 @@ COVERING = [
         *(produce("r0"), trigger("after_sink"), produce("r1", 1), RESTART),
     ),
 ]
+# The suite's history directed at a two-digit batch id: a record and a trigger for each of batches 0 to 10.
+TO_TWO_DIGITS = directed()[TWO_DIGITS](RandomSource(0), "partitioned")
 
 
 @pytest.mark.spark
@@ -178,7 +184,7 @@ def test_the_suite_holds_on_spark_at_every_crash_point(spark_session):
     reached: set[str] = set()
     with shared_observations():  # one trial a history, judged by the three properties, as `check` runs them
         for prop in SUITE.properties[:3]:
-            outcomes = prop.check(impl, COVERING)
+            outcomes = prop.check(impl, [*COVERING, TO_TWO_DIGITS])
             assert not [o.message for o in outcomes if not o.ok], prop.name
             reached |= {e for o in outcomes for e in o.reached}
     # a SIGKILL needs a driver of its own: the tests below reach those cases

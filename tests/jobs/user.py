@@ -136,3 +136,19 @@ class BatchIdFromOne(SkipWrittenBatches):
 
 def batch_id_from_one(directory: str) -> BatchIdFromOne:
     return BatchIdFromOne(directory)
+
+
+class SkipUpToNewestByText(AppendEachBatch):
+    """Bug: idempotent by the newest batch id written (the pattern of a writer that records the last batch it
+    committed), kept as text: batch 10 is `"10" <= "9"`, skipped as written, and so is every batch after it."""
+
+    def write(self, batch: DataFrame, batch_id: int) -> None:
+        newest = self.directory / "_newest_batch"
+        if newest.exists() and str(batch_id) <= newest.read_text():
+            return
+        super().write(batch, batch_id)
+        newest.write_text(str(batch_id))
+
+
+def newest_by_text(directory: str) -> SkipUpToNewestByText:
+    return SkipUpToNewestByText(directory)

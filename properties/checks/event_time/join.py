@@ -57,8 +57,10 @@ from frontier_harness.properties.checks.event_time.strategies.join import draw_j
 from frontier_harness.properties.checks.streaming import streaming
 from frontier_harness.properties.checks.streaming.committed import failed_at, rerun_after_sink, up_steps
 from frontier_harness.properties.checks.streaming.strategies.streaming import (
+    FIRST_TWO_DIGIT_BATCH,
     RERUN,
     RESTART_AFTER_COMPACTION,
+    TWO_DIGITS,
     crashed,
 )
 from frontier_harness.properties.engine.history import History
@@ -93,6 +95,7 @@ SCRIPTS = {
     LATE_SIDE: "L.ahead R.ahead trigger far trigger L.late R.late trigger",
     STATE_READ: "L.ahead R.match trigger",
     LAGGED: "L.ahead R.match trigger lag trigger far trigger",
+    TWO_DIGITS: "L.ahead R.match trigger " * (FIRST_TWO_DIGIT_BATCH + 1),  # a pair in each batch, 0 to 10
 }
 # Under availableNow no batch runs without data: a window completes in the next data batch, where a crash after
 # the write runs its emission again.
@@ -100,8 +103,9 @@ REEMIT_SCRIPT = f"L.ahead R.match trigger far trigger L.ahead crash:{CrashPoint.
 
 
 def required_events(plan: JoinPlan) -> tuple[str, ...]:
-    """The hard cases a join's histories must reach: an eviction needs a side's state watermark, an outer row
-    an outer join, a late record a watermark. A job counting the joined rows per window (`plan.counted`) shows
+    """The hard cases a join's histories must reach: every join's rows read after a batch with a two-digit
+    id (a writer that orders batch ids as text puts `10` before `9`), an eviction needs a side's state
+    watermark, an outer row an outer join, a late record a watermark. A job counting the joined rows per window (`plan.counted`) shows
     counts, not pairs: its own cases are a window the join's output watermark holds back (when it lags the
     query's), a window-emitting batch run again, the count's state read and, under an outer join, a window
     counting an outer row; a pair at a bound and a late record are judged in its counts but not observed one
@@ -110,9 +114,9 @@ def required_events(plan: JoinPlan) -> tuple[str, ...]:
     if plan.counted is not None:
         lags = plan.join.output_watermark(FAR) < FAR  # the count's watermark behind the query's
         outer = plan.join.how is not JoinType.INNER
-        found = [*CRASHES, STATE_READ, COUNT_READ, REEMIT]
+        found = [*CRASHES, STATE_READ, COUNT_READ, REEMIT, TWO_DIGITS]
         return (*found, *([EVICTED] * evicting), *([LAGGED] * lags), *([OUTER_COUNTED] * outer))
-    found = [*CRASHES, STATE_READ, BOUNDARY]
+    found = [*CRASHES, STATE_READ, BOUNDARY, TWO_DIGITS]
     if plan.watermarked_delays:
         found.append(LATE_SIDE)
     if evicting:
@@ -140,7 +144,8 @@ def directed(plan: JoinPlan, kill: bool = False) -> dict[str, Callable[[Any, str
 
 
 def reached(plan: JoinPlan, history: History, obs: Observation) -> list[str]:
-    """The hard cases the trial's observation shows: the streaming suite's crashes; at its last up step, a
+    """The hard cases the trial's observation shows: the streaming suite's crashes and its two-digit batch id
+    read; at its last up step, a
     pair read from the job's rows at a bound of the range, a late record of a watermarked side (at or below
     the watermark Spark journaled for the batch before its own) no row read holds, an outer row read that was
     not there at an earlier up step after its record's batch committed; a row of a side's state read after
@@ -149,7 +154,7 @@ def reached(plan: JoinPlan, history: History, obs: Observation) -> list[str]:
     watermark had reached the window's end (`_lagged`), a batch the model emits a window in that ran again
     after `after_sink`, the count's state read after every committed batch, a window read that counts an
     outer row (`_outer_counted`)."""
-    found = {e for e in streaming.reached(history, obs) if e in CRASHES}
+    found = {e for e in streaming.reached(history, obs) if e in (*CRASHES, TWO_DIGITS)}
     final = len(history.actions)
     state = obs.get((final, StreamingLabel.JOIN_STATE), frozenset())
     up = up_steps(obs)

@@ -70,6 +70,7 @@ from frontier_harness.properties.checks.streaming.committed import (
     rerun_after_sink,
     up_steps,
 )
+from frontier_harness.properties.checks.streaming.strategies.streaming import TWO_DIGITS
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import Observation, Outcome
 
@@ -91,8 +92,6 @@ FILTERED_AHEAD = "a record filtered before the watermark, newer than every recor
 MERGED = "a duplicate by the job's derived key, of a record of another key, dropped"
 ROLLED_UP_AT_ONCE = "an outer window complete in the batch that emitted an inner window of it"
 ROLLED_UP_ACROSS = "an outer window rolling up inner windows emitted in different batches"
-TWO_DIGITS = "a batch with a two-digit id committed, the job's rows read after it"
-FIRST_TWO_DIGIT_BATCH = 10
 
 
 def journaled_marks(obs: Observation, step: int, batches: int) -> Watermarks:
@@ -108,14 +107,12 @@ def journaled_marks(obs: Observation, step: int, batches: int) -> Watermarks:
 def reached(plan: StatefulPlan, history: History, obs: Observation, crashes: Sequence[str]) -> list[str]:
     """The hard cases the trial's observation shows (see the module): the streaming suite's among
     `crashes`, and the event-time cases of its committed batches."""
-    found = {e for e in streaming.reached(history, obs) if e in crashes}
+    found = {e for e in streaming.reached(history, obs) if e in (*crashes, TWO_DIGITS)}
     if (len(history.actions), StreamingLabel.STATE) in obs:
         found.add(STATE_READ)
     up = up_steps(obs)
     if not up:
         return sorted(found)
-    if any(two_digits_read(obs, step) for step in up):
-        found.add(TWO_DIGITS)
     trial = read_step(history, obs, up[-1], plan)
     if isinstance(trial, Outcome):  # the trial failed there: its property says so
         return sorted(found)
@@ -139,18 +136,6 @@ def reached(plan: StatefulPlan, history: History, obs: Observation, crashes: Seq
         if _reemitted(obs, set(done_in.values())):
             found.add(REEMIT)
     return sorted(found)
-
-
-def two_digits_read(obs: Observation, step: int) -> bool:
-    """Whether the job's rows were read after `step`, when a batch with a two-digit id had committed.
-
-    >>> two_digits_read({(4, "commits"): frozenset(range(11)), (4, "job_rows"): frozenset()}, 4)
-    True
-    >>> two_digits_read({(4, "commits"): frozenset(range(10)), (4, "job_rows"): frozenset()}, 4)
-    False
-    """
-    committed = obs.get((step, StreamingLabel.COMMITS), frozenset())
-    return (step, StreamingLabel.JOB_ROWS) in obs and max(committed, default=-1) >= FIRST_TWO_DIGIT_BATCH
 
 
 def _rolled_up_cases(plan: StatefulPlan, done: Sequence[Batch], marks: Watermarks) -> set[str]:

@@ -99,7 +99,6 @@ from frontier_harness.properties.checks.event_time.reached import (
     ROLLED_UP_AT_ONCE,
     SESSION_GAP,
     STATE_READ,
-    TWO_DIGITS,
     reached,
 )
 from frontier_harness.properties.checks.event_time.strategies.stateful import (
@@ -113,6 +112,7 @@ from frontier_harness.properties.checks.streaming.committed import failed_at, up
 from frontier_harness.properties.checks.streaming.strategies.streaming import (
     RERUN,
     RESTART_AFTER_COMPACTION,
+    TWO_DIGITS,
     crashed,
 )
 from frontier_harness.properties.engine.history import History

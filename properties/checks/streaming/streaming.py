@@ -60,8 +60,10 @@ from frontier_harness.properties.checks.streaming.committed import (
 )
 from frontier_harness.properties.checks.streaming.strategies.streaming import (
     CRASH_POINTS,
+    FIRST_TWO_DIGIT_BATCH,
     RERUN,
     RESTART_AFTER_COMPACTION,
+    TWO_DIGITS,
     crashed,
     directed,
     draw_streaming_history,
@@ -220,13 +222,15 @@ def reached(history: History, obs: Observation) -> list[str]:
     failure naming our injected crash there, or the commit the file sink's crash left deleted), a kill
     at a point (`killed`: the driver's marker there, then its death by SIGKILL), a restart of a query
     that was down while the upstream compacted (the upstream's first stored offsets moved between the
-    crash and the restart), and a batch left uncommitted by `after_sink` committed by a later start
-    (its id in the offset log and not the commit log at the crash, in the commit log later); and which
-    trigger and sink the query ran with."""
+    crash and the restart), a batch left uncommitted by `after_sink` committed by a later start
+    (its id in the offset log and not the commit log at the crash, in the commit log later), the rows read
+    after a batch with a two-digit id committed (`two_digits_read`); and which trigger and sink the query
+    ran with."""
     found = {_settings(history)}
     steps = observed_steps(obs)
     down_since: int | None = None  # the step whose crash left the query down
     for step in steps:
+        found |= {TWO_DIGITS} if two_digits_read(obs, step) else set()
         found |= {crashed(p) for (p,) in obs.get((step, StreamingLabel.CRASH), ())}
         found |= {f"{crashed(p)} (SIGKILL)" for (p,) in obs.get((step, StreamingLabel.KILLED), ())}
         if down_since is not None and (step, StreamingLabel.DOWN) not in obs:
@@ -238,6 +242,19 @@ def reached(history: History, obs: Observation) -> list[str]:
         if (step, StreamingLabel.DOWN) in obs and down_since is None:
             down_since = step
     return sorted(found)
+
+
+def two_digits_read(obs: Observation, step: int) -> bool:
+    """Whether the rows were read at `step` (the sink's, or a job's), a batch with a two-digit id committed.
+
+    >>> two_digits_read({(4, "commits"): frozenset(range(11)), (4, "job_rows"): frozenset()}, 4)
+    True
+    >>> two_digits_read({(4, "commits"): frozenset(range(10)), (4, "sink"): frozenset()}, 4)
+    False
+    """
+    committed = obs.get((step, StreamingLabel.COMMITS), frozenset())
+    read = any((step, label) in obs for label in (StreamingLabel.SINK, StreamingLabel.JOB_ROWS))
+    return read and max(committed, default=-1) >= FIRST_TWO_DIGIT_BATCH
 
 
 def _settings(history: History) -> str:
@@ -344,6 +361,12 @@ SUITE = Suite(
     batched_cost=160.0,
     serial_jobs=True,
     shrink_batch=TRIAL_WAVE,  # a call of 64 trials took 2.5 minutes: the shrink budget overshot by 3x
-    required_events=tuple(crashed(p) for p in CRASH_POINTS) + (RESTART_AFTER_COMPACTION, RERUN, *KILLED),
+    required_events=(
+        *(crashed(p) for p in CRASH_POINTS),
+        RESTART_AFTER_COMPACTION,
+        RERUN,
+        TWO_DIGITS,
+        *KILLED,
+    ),
     domains=("partitioned",),
 )

@@ -21,17 +21,19 @@ from frontier_harness.model.vocabulary.streaming import CrashPoint, StreamingAct
 from frontier_harness.properties.checks.event_time.reached import (
     AT_WATERMARK,
     COMPLETE,
-    FIRST_TWO_DIGIT_BATCH,
     IDLE,
     LATE,
     LATE_AND_KEPT,
     PROMISE,
     REDELIVERY,
     REEMIT,
-    TWO_DIGITS,
 )
 from frontier_harness.properties.checks.event_time.strategies.stateful import Tracker, is_late
-from frontier_harness.properties.checks.streaming.strategies.streaming import aimed_crashes
+from frontier_harness.properties.checks.streaming.strategies.streaming import (
+    FIRST_TWO_DIGIT_BATCH,
+    TWO_DIGITS,
+    aimed_crashes,
+)
 from frontier_harness.properties.engine.history import History
 
 

@@ -12,8 +12,9 @@ Actions (plain data; run by `frontier_harness.spark_impl.streaming.trial`, judge
   sometimes after more produces and upstream compactions).
 
 `directed(kill)` draws, for each of the suite's required hard cases, a small history that
-reaches it (a crash at each point then a restart; a compaction while the query is down): a
-run checks those first, so a run of a few trials reaches every hard case.
+reaches it (a crash at each point then a restart; a compaction while the query is down; a batch
+with a two-digit id, where a writer that orders batch ids as text puts `10` before `9`): a run
+checks those first, so a run of a few trials reaches every hard case.
 
 >>> from frontier_harness.properties.engine.source import RandomSource
 >>> h = draw_streaming_history(RandomSource(3), "partitioned")
@@ -37,6 +38,8 @@ SINKS = (Sink.SHARD, Sink.FILES)
 # The suite's required hard cases besides a crash at each point (`crashed`).
 RESTART_AFTER_COMPACTION = "restart after upstream compaction"
 RERUN = f"re-run of a batch after {CrashPoint.AFTER_SINK}"
+TWO_DIGITS = "a batch with a two-digit id committed, the rows read after it"
+FIRST_TWO_DIGIT_BATCH = 10  # the drawn histories stop before it: a directed history runs to it
 RESTART = Action(StreamingAction.RESTART, {})
 TRIGGER = Action(StreamingAction.TRIGGER, {})
 
@@ -123,7 +126,20 @@ def directed(kill: bool = False) -> dict[str, Draw]:
         **crashes,
         RERUN: crashes[crashed(CrashPoint.AFTER_SINK)],
         RESTART_AFTER_COMPACTION: _compaction_while_down(kill),
+        TWO_DIGITS: _to_a_two_digit_batch,
     }
+
+
+def _to_a_two_digit_batch(source: Source, domain_name: str) -> History:
+    """A record and a trigger for each batch up to the first with a two-digit id (`FIRST_TWO_DIGIT_BATCH`).
+
+    >>> from frontier_harness.properties.engine.source import RandomSource
+    >>> sum(a.name == "trigger" for a in _to_a_two_digit_batch(RandomSource(0), "partitioned").actions)
+    11
+    """
+    state = ProducerState(domain_name)
+    batches = [a for _ in range(FIRST_TWO_DIGIT_BATCH + 1) for a in (produce(source, state), TRIGGER)]
+    return History(domain_name, (_query(source), *batches))
 
 
 def draw_streaming_history(
@@ -138,7 +154,8 @@ def draw_streaming_history(
 
 def aimed_at(history: History) -> list[str]:
     """The hard cases a history is drawn to reach (what `directed` aims at; the suites count what each trial
-    observed, never this): which trigger and sink the query runs, and `aimed_crashes`.
+    observed, never this): which trigger and sink the query runs, `aimed_crashes`, and a two-digit batch id
+    (more triggers than `FIRST_TWO_DIGIT_BATCH`).
 
     >>> h = History("partitioned", (Action(StreamingAction.QUERY, {IngestionArg.TRIGGER: Trigger.AVAILABLE_NOW}),))
     >>> aimed_at(h)
@@ -147,8 +164,14 @@ def aimed_at(history: History) -> list[str]:
     first = history.actions[0] if history.actions else None
     query = first.args if first is not None and first.name == StreamingAction.QUERY else {}
     trigger = query.get(IngestionArg.TRIGGER, Trigger.PROCESSING_TIME)
+    triggers = sum(a.name == StreamingAction.TRIGGER for a in history.actions)
+    two_digits = {TWO_DIGITS} if triggers > FIRST_TWO_DIGIT_BATCH else set()
     return sorted(
-        {f"{trigger} trigger, {query.get(IngestionArg.SINK, Sink.SHARD)} sink", *aimed_crashes(history)}
+        {
+            f"{trigger} trigger, {query.get(IngestionArg.SINK, Sink.SHARD)} sink",
+            *aimed_crashes(history),
+            *two_digits,
+        }
     )
 
 
