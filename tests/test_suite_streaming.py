@@ -87,9 +87,10 @@ def test_a_history_aims_only_at_crashes_that_can_fire():
     assert "crash after_sink" not in aimed_at(history(trigger("after_sink")))
     h = history(produce("r0"), trigger("after_offsets"), COMPACT, RESTART)
     assert {"crash after_offsets", "restart after upstream compaction"} <= set(aimed_at(h))
-    assert TWO_DIGITS in aimed_at(TO_TWO_DIGITS) and TWO_DIGITS not in aimed_at(
-        h
-    )  # 11 triggers, batches 0-10
+    assert TWO_DIGITS in aimed_at(TO_TWO_DIGITS)  # 11 triggers: batches 0 to 10
+    ten = history(*(a for i in range(10) for a in (produce(f"r{i}"), trigger())))  # batches 0 to 9
+    eleven_produces = history(*(produce(f"r{i}") for i in range(11)), trigger())  # one batch
+    assert all(TWO_DIGITS not in aimed_at(few) for few in (h, ten, eleven_produces))
 
 
 def _up(step: int, starts=((0, 0),), **more) -> dict:
