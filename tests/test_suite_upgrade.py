@@ -80,6 +80,12 @@ def test_a_rekeyed_group_continues_the_old_state_its_value_meets_and_orphans_the
         (g.key, [(job, sorted(row[2] for row in frame)) for job, frame in g.frames], g.named) for g in groups
     ]
     assert found == [(("a",), [("old", ["r0"])], False), (("b",), [("new", ["r1", "r2"])], True)]
+    assert "held in state at the switch" in groups[1].what()
+    alone = (Batch(0, (pre[0],)), Batch(1, tuple(post), True))  # no `b` before the switch: none continued
+    no_b = Step(2, alone, frozenset({0, 1}), watermarks(alone, PLAN.delays))
+    orphaned, fresh = expected_groups(PLAN, no_b, 1, Mix.REKEYED, merged)
+    assert (orphaned.key, orphaned.named, fresh.key, fresh.named) == (("a",), False, ("b",), True)
+    assert "under another key" in fresh.what() and "held in state" not in fresh.what(), fresh.what()
     swapped = {**merged, ("b", 16_000, "r1", 0, 1): (("b",), ("c",))}  # old `b` continued, holding a `c`
     with pytest.raises(CannotJudge, match=r"the new job keys \('c',\)"):
         expected_groups(PLAN, trial, 1, Mix.REKEYED, swapped)

@@ -55,11 +55,13 @@ PLANTED = [
         ("where no transaction ends",),
         id="change_lsns",
     ),
-    # a batch cut after 50 rows: the large transaction is split
+    # a batch cut after 50 rows: the large transaction is split. The directed histories run shortest first,
+    # and the first this source fails is the restart after the slot moved past its checkpoint, which it let
+    # through: not refused as a source that keeps the protocol refuses it
     pytest.param(
         "batch_ends_inside_a_transaction",
         "remap_atomic",
-        ("where no transaction ends",),
+        ("where no transaction ends", "the slot moved past the checkpoint was not refused"),
         id="cut",
         marks=pytest.mark.slow,
     ),

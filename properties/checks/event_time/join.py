@@ -105,11 +105,11 @@ REEMIT_SCRIPT = f"L.ahead R.match trigger far trigger L.ahead crash:{CrashPoint.
 def required_events(plan: JoinPlan) -> tuple[str, ...]:
     """The hard cases a join's histories must reach: every join's rows read after a batch with a two-digit
     id (a writer that orders batch ids as text puts `10` before `9`), an eviction needs a side's state
-    watermark, an outer row an outer join, a late record a watermark. A job counting the joined rows per window (`plan.counted`) shows
-    counts, not pairs: its own cases are a window the join's output watermark holds back (when it lags the
-    query's), a window-emitting batch run again, the count's state read and, under an outer join, a window
-    counting an outer row; a pair at a bound and a late record are judged in its counts but not observed one
-    by one."""
+    watermark, an outer row an outer join, a late record a watermark. A job counting the joined rows per
+    window (`plan.counted`) shows counts, not pairs: its own cases are a window the join's output watermark
+    holds back (when it lags the query's), a window-emitting batch run again, the count's state read and,
+    under an outer join, a window counting an outer row; a pair at a bound and a late record are judged in
+    its counts but not observed one by one."""
     evicting = all(plan.join.state_watermark(side, 0) is not None for side in Side)
     if plan.counted is not None:
         lags = plan.join.output_watermark(FAR) < FAR  # the count's watermark behind the query's

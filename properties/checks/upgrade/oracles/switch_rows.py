@@ -51,18 +51,25 @@ def switch_batch(obs: Observation, switch: int) -> int:
 @attrs.frozen
 class Group:
     """One window group's row: the frames (old job's, new job's) it is read from, whether its value is
-    their sum (`added`), and whether it was held on both sides of the switch (`named`)."""
+    their sum (`added`), whether the new job groups records of both sides of the switch into it (`named`),
+    and whether those before it are in the old job's state under another value (`orphaned`)."""
 
     span: Span
     key: tuple
     frames: tuple[tuple[str, Frame], ...]
     added: bool = False
     named: bool = False
+    orphaned: bool = False
 
     def what(self) -> str:
         sides = " plus ".join(f"the {job} job's over {len(frame)} record(s)" for job, frame in self.frames)
-        held = ", held in state at the switch" if self.named else ""
-        return f"window [{self.span.start}, {self.span.end}) {self.key}: {sides}{held}"
+        held = ", held in state at the switch" if self.named and not self.orphaned else ""
+        orphaned = (
+            ", its records before the switch in the old job's state under another key"
+            if self.orphaned
+            else ""
+        )
+        return f"window [{self.span.start}, {self.span.end}) {self.key}: {sides}{held}{orphaned}"
 
 
 def expected_groups(
@@ -77,15 +84,15 @@ def expected_groups(
         kept = {s: rs for s, rs in kept.items() if last is not None and trial.marks.complete(s.end, last)}
     old, new = (lambda r: keys[_row(r)][0]), (lambda r: keys[_row(r)][1])
     held = split(kept, trial.done, switch, old if mix is Mix.REKEYED else new, new)
-    filed = {
-        (span, new(r)) for (span, _), (pre, _) in held.items() for r in pre
-    }  # as the new job groups them
+    # the groups the new job would put the old job's records in
+    filed = {(span, new(r)) for (span, _), (pre, _) in held.items() for r in pre}
     groups = []
     for (span, key), (pre, post) in sorted(held.items(), key=lambda item: (item[0][0], repr(item[0][1]))):
         if not post:
             groups.append(Group(span, key, ((OLD, _frame(pre)),)))
         elif not pre:
-            groups.append(Group(span, key, ((NEW, _frame(post)),), named=(span, key) in filed))
+            split_off = (span, key) in filed
+            groups.append(Group(span, key, ((NEW, _frame(post)),), named=split_off, orphaned=split_off))
         elif mix is Mix.ADDED:
             groups.append(Group(span, key, ((OLD, _frame(pre)), (NEW, _frame(post))), added=True, named=True))
         else:
