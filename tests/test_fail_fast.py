@@ -121,6 +121,49 @@ def test_a_trial_that_breaks_a_later_property_stops_the_first_at_that_trial():
     assert everything.results[0].examples == TRIALS.batched_screening_histories
 
 
+def _trial_suites():
+    """Every trial suite of more than one property as `check` runs it: the registry's, and the stateful
+    suite scaled to a processor's plan and to a stream-stream join's (`--job`)."""
+    from frontier_harness.model.event_time.join import JoinPlan, JoinType, StreamJoin, TimeRange
+    from frontier_harness.model.event_time.stateful import StatefulPlan
+    from frontier_harness.properties.checks.registry import get_suite
+
+    s = 1_000
+    stateful = get_suite("stateful")
+    processor = StatefulPlan("processor", (5 * s,), None, ("key",), "append", 5 * s, time_mode="event_time")
+    join = JoinPlan(StreamJoin(JoinType.INNER, TimeRange(0, 10 * s)), (5 * s, 5 * s), "append", ("ld", "rd"))
+    return {
+        "streaming": (get_suite("streaming"), None),
+        "cdc": (get_suite("cdc"), None),
+        "stateful": (stateful, stateful.plan),
+        "stateful, a processor": (stateful.scaled_to(processor), processor),
+        "stateful, a join": (stateful.scaled_to(join), join),
+    }
+
+
+@pytest.mark.parametrize("name", list(_trial_suites()))
+def test_every_property_of_a_trial_suite_judges_the_first_ones_trials_under_fail_fast(name):
+    """Each property `check --profile ci` runs after the first draws the first's histories (an equal
+    `HistoryDraw`), so under `--fail-fast` the first lane judges each of its trials by all of them
+    (`runner._peers`): a job whose plan alone breaks `state_bounded` stopped after its first trial, not
+    after `exactly_once`'s 74 (224 s -> 33 s). A draw made anew for each property (a lambda) has no peers."""
+    from types import SimpleNamespace
+
+    from frontier_harness.properties.engine.runner import _peers
+
+    suite, plan = _trial_suites()[name]
+    impl = SimpleNamespace(plan=plan)
+    runs = [
+        (p, d)
+        for p in suite.properties
+        if p.runs_in("ci") and p.not_applicable(impl) is None
+        for d in suite.domains
+    ]
+    (first, domain), *later = runs
+    assert len(later) >= 2, runs
+    assert [p.name for p in _peers(first, domain, later, impl)] == [p.name for p, _ in later]
+
+
 def test_a_stopped_lane_is_shown_stopped_never_held():
     from frontier_harness.properties.engine.report import verdict_text
     from frontier_harness.properties.engine.results import PropertyResult

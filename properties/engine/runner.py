@@ -123,7 +123,7 @@ def _peers(
     """The properties run after `prop` on `domain` that draw its histories and apply to `impl`: a trial
     suite's run judges each of its trials by them too under `--fail-fast` (`Run.peers`)."""
     return tuple(
-        p for p, d in later if d == domain and p.draw is prop.draw and p.not_applicable(impl) is None
+        p for p, d in later if d == domain and p.draw == prop.draw and p.not_applicable(impl) is None
     )
 
 

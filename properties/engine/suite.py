@@ -182,11 +182,34 @@ class Reference(enum.Enum):
 
 
 @attrs.frozen
+class HistoryDraw:
+    """A property's draw of one history, `function(source, domain, *args, kill=kill)`, as a value: two
+    properties whose draws are equal draw the same history from the same choices, so a trial one of them
+    runs is a trial of the other (`runner._peers`: under `--fail-fast` each trial is judged by both).
+
+    >>> def draw(source, domain, plan, kill=False):
+    ...     return History(domain, ())
+    >>> HistoryDraw(draw, ("plan",)) == HistoryDraw(draw, ("plan",)) != HistoryDraw(draw, ("plan",), kill=True)
+    True
+    >>> HistoryDraw(draw, ("plan",))(None, "total")
+    History(domain='total', actions=())
+    """
+
+    function: Callable[..., History]
+    args: tuple[Any, ...] = ()
+    kill: bool = False
+
+    def __call__(self, source: Source, domain: str) -> History:
+        return self.function(source, domain, *self.args, kill=self.kill)
+
+
+@attrs.frozen
 class Property:
     """One property: how to draw a history, how to check a batch, which hard cases it hit."""
 
     name: str
     doc: str
+    # A `HistoryDraw` where other properties of the suite draw the same histories (trial suites' peers).
     draw: Callable[[Source, str], History]
     check: Check
     # The hard cases a history reaches, when the history alone says so (a model's run); a check whose

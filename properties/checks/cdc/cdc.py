@@ -69,6 +69,7 @@ from frontier_harness.properties.checks.streaming.checkpoint_log.laws import che
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.suite import (
+    HistoryDraw,
     Observation,
     Outcome,
     Property,
@@ -483,7 +484,7 @@ def _property(name: str, doc: str, judge: Judge, kill: bool = False) -> Property
     return Property(
         name=name,
         doc=doc,
-        draw=lambda source, domain: draw_cdc_history(source, domain, kill=kill),
+        draw=HistoryDraw(draw_cdc_history, kill=kill),
         check=_property_check(judge),
         events=events,
         profiles=("thorough",) if kill else (),

@@ -64,7 +64,7 @@ from frontier_harness.properties.checks.streaming.strategies.streaming import (
     crashed,
 )
 from frontier_harness.properties.engine.history import History
-from frontier_harness.properties.engine.suite import Observation, Outcome, Property, Reference
+from frontier_harness.properties.engine.suite import HistoryDraw, Observation, Outcome, Property, Reference
 
 TRIAL_WAVE = streaming.TRIAL_WAVE
 LAWS = (
@@ -552,7 +552,7 @@ def _property(name: str, doc: str, judge: Judge, plan: JoinPlan, kill: bool = Fa
     return Property(
         name=name,
         doc=doc,
-        draw=lambda source, domain: draw_join_history(source, domain, plan, kill=kill),
+        draw=HistoryDraw(draw_join_history, (plan,), kill),
         check=stateful.check_in_waves(judge, reached),
         profiles=("thorough",) if kill else (),
         reference=more.pop("reference", Reference.MODEL),

@@ -117,6 +117,7 @@ from frontier_harness.properties.checks.streaming.strategies.streaming import (
 )
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.suite import (
+    HistoryDraw,
     Observation,
     Outcome,
     Property,
@@ -723,7 +724,7 @@ def _property(
     return Property(
         name=name,
         doc=doc,
-        draw=lambda source, domain: draw(source, domain, plan, kill=kill),
+        draw=HistoryDraw(draw, (plan,), kill),
         check=check_in_waves(judge),  # its outcomes carry what each trial reached
         profiles=("thorough",) if kill else (),
         reference=more.pop("reference", Reference.MODEL),

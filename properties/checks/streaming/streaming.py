@@ -70,6 +70,7 @@ from frontier_harness.properties.checks.streaming.strategies.streaming import (
 )
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.suite import (
+    HistoryDraw,
     Observation,
     Outcome,
     Property,
@@ -318,7 +319,7 @@ def _property(
     return Property(
         name=name,
         doc=doc,
-        draw=lambda source, domain: draw_streaming_history(source, domain, kill=kill),
+        draw=HistoryDraw(draw_streaming_history, kill=kill),
         check=_property_check(judge, JOB_JUDGES.get(name)),  # its outcomes carry what each trial reached
         profiles=("thorough",) if kill else (),
         reference=reference,
