@@ -8,6 +8,7 @@ The interfering implementation (`tests.interfering_impl`) caches by datum, not b
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -51,6 +52,54 @@ def test_an_implementation_whose_histories_interfere_fails_with_a_group_file_tha
     assert [len(h.actions) for h in cx.histories] == [1, 1]
     assert {h.actions[0].args["data"] for h in cx.histories} == {cx.history.actions[0].args["data"]}
     assert main(["replay", str(path)]) == 1  # both histories in one call: it still fails
+
+
+@pytest.mark.parametrize("profile", ["dev", "ci"])
+def test_a_wrong_answer_given_only_beside_another_history_is_a_group_file_that_replays(
+    profile, tmp_path, capsys
+):
+    """`tests.interfering_impl:answers` answers a history with an earlier one's of its call: the history
+    that got the wrong answer holds alone. Before, its file held one history and its replay said "holds
+    now"; now the wrong answer is checked alone, and the call's histories that still give it are the group,
+    in their call's order, shrunk, the one that failed named."""
+    argv = [
+        "check",
+        "--suite",
+        "collections",
+        "--impl",
+        "tests.interfering_impl:answers",
+        "--domain",
+        "total",
+    ]
+    assert main([*argv, "--profile", profile, "--out", str(tmp_path)]) == 1
+    assert re.search(
+        r"history 1 of 2 in one call: .*; alone it holds: they interfere",
+        " ".join(capsys.readouterr().out.split()),
+    )
+    [path] = tmp_path.glob("*.itf.json")
+    cx = counterexample.read(path)
+    assert len(cx.histories) == 2 and cx.size <= 4, cx.histories
+    first = [next(a.args["data"] for a in h.actions if a.name == "update") for h in cx.histories]
+    assert first[0] == first[1], cx.histories  # both update the same datum first: the cache's key
+    assert main(["replay", str(path)]) == 1  # in one call, in that order: it still fails
+    assert (
+        main(
+            [
+                "check",
+                "--suite",
+                "collections",
+                "--impl",
+                "model",
+                "--domain",
+                "total",
+                "--profile",
+                profile,
+                "--out",
+                str(tmp_path / "m"),
+            ]
+        )
+        == 0
+    )
 
 
 def test_a_failure_kept_from_a_shared_call_is_shrunk_again_alone():

@@ -13,16 +13,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from frontier_harness.properties.engine.counterexample import Counterexample
+from frontier_harness.properties.engine.failure_kind import failure_kind
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.reduce import reduce_history
 from frontier_harness.properties.engine.run import SHRUNK, Run
 from frontier_harness.properties.engine.shrink import shrink_choices
 from frontier_harness.properties.engine.source import ReplaySource
 from frontier_harness.properties.engine.suite import Outcome, shared_observations
+from frontier_harness.properties.engine.together import shrink_interference
 
 
 def shrink_failure(
-    run: Run, history: History, choices: list[int], outcome: Outcome, lane: str
+    run: Run,
+    history: History,
+    choices: list[int],
+    outcome: Outcome,
+    lane: str,
+    call: Sequence[History] = (),
 ) -> Counterexample:
     """A failing history made minimal, found in `lane`: its choices shrunk, then its actions delta-debugged
     (a failure only together with other histories is `together.shrink_group`'s).
@@ -46,7 +53,7 @@ def shrink_failure(
         choices, choices_fail, run.budget.exhausted, improved, run.suite.shrink_batch, run.budget.tally
     )
     smallest = run.draw(ReplaySource(shrunk))
-    return reduced(run, smallest, judge.outcome_of(smallest), lane, judge, found=history)
+    return reduced(run, smallest, judge.outcome_of(smallest), lane, judge, found=history, call=call)
 
 
 def reduced(
@@ -56,23 +63,36 @@ def reduced(
     lane: str,
     judge: SameFailure | None = None,
     found: History | None = None,
+    call: Sequence[History] = (),
 ) -> Counterexample:
     """The failure delta-debugged over its actions (`reduce_history`) within the run's shrink budget;
     every lane's failures end here, so a counterexample is as small in one lane as in another. A result
-    that holds alone is delta-debugged again from the failure as `found`, one candidate a call."""
+    that holds alone is delta-debugged again from the failure as `found`, one candidate a call (`_alone`).
+    `call`: the histories checked in the call that found it, in its order."""
     run.budget.start()
     judge = judge or SameFailure(run, outcome, lane)
     judge.failures.setdefault(history.key, outcome)
     smallest = reduce_history(
         history, judge, run.budget.exhausted, judge.announce, run.suite.shrink_batch, run.budget.tally
     )
-    if smallest is not history or found is not None:
+    if smallest is not history or found is not None or len(call) > 1:
         with shared_observations():  # observed afresh: the run's memo holds what a shared call observed
             if not judge([smallest])[0]:
-                start = found or history
-                smallest = reduce_history(
-                    start, judge, run.budget.exhausted, judge.announce, 1, run.budget.tally
-                )
+                return _alone(run, judge, found or history, smallest, call, lane)
+    return run.counterexample(smallest, judge.outcome_of(smallest), lane)
+
+
+def _alone(
+    run: Run, judge: SameFailure, start: History, held: History, call: Sequence[History], lane: str
+) -> Counterexample:
+    """A failure kept that holds alone (`held`): delta-debugged again from `start`, one candidate a call.
+    When none fails alone and `start` holds alone as well, it showed only together with the other histories
+    of its `call`: made minimal as a group of them (`together.shrink_interference`)."""
+    smallest = reduce_history(start, judge, run.budget.exhausted, judge.announce, 1, run.budget.tally)
+    if smallest is start and len(call) > 1 and (start is held or not judge([start])[0]):
+        group = shrink_interference(run, judge.outcome, call, lane)
+        if group is not None:
+            return group
     return run.counterexample(smallest, judge.outcome_of(smallest), lane)
 
 
@@ -103,21 +123,3 @@ class SameFailure:
 
     def announce(self, history: History) -> None:
         self.run.announce(history, self.outcome_of(history), self.lane, SHRUNK)
-
-
-def failure_kind(outcome: Outcome) -> tuple[bool, str | None, str | None]:
-    """How an outcome fails: a rejection or not, the exception's type if one was raised, and the label
-    of the first divergence (a wrong answer never shrinks into a crash, nor into a wrong answer about
-    something else: the shrunk history shows the same discrepancy)."""
-    error = type(outcome.error).__name__ if outcome.error is not None else None
-    return outcome.rejected, error, _divergent_label(outcome)
-
-
-def _divergent_label(outcome: Outcome) -> str | None:
-    expected, actual = outcome.expected, outcome.actual
-    if not (isinstance(expected, dict) and isinstance(actual, dict)):
-        return None
-    differing = sorted((k for k in set(expected) | set(actual) if expected.get(k) != actual.get(k)), key=repr)
-    labels = [str(k[1]) for k in differing if isinstance(k, tuple) and len(k) == 2 and k[0] == outcome.step]
-    named = [label for label in labels if outcome.message.startswith(label)]  # the one the message names
-    return next(iter(named or labels), None)

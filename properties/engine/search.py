@@ -165,7 +165,7 @@ def directed_lane(run: Run) -> PropertyResult:
         failure = (
             shrink_group(run, history, outcome, DIRECTED)
             if together
-            else reduced(run, history, outcome, DIRECTED)
+            else reduced(run, history, outcome, DIRECTED, call=histories)
         )
     seconds, rejected = time.perf_counter() - started, sum(o.rejected for _, o in checked)
     return PropertyResult(
@@ -232,7 +232,7 @@ def hypothesis_lane(run: Run) -> PropertyResult:
         bad = smallest_failing([choices for _, choices in batch], outcomes)
         if bad is not None:
             run.announce(histories[bad], outcomes[bad], HYPOTHESIS, FOUND)
-            found["failure"] = (histories[bad], batch[bad][1], outcomes[bad])
+            found["failure"] = (histories[bad], batch[bad][1], outcomes[bad], histories)
             if outcomes[bad].rejected:  # a generator/model disagreement, not a wrong answer
                 raise GeneratorModelDisagreement(outcomes[bad].message)
             raise AssertionError(outcomes[bad].message)
@@ -251,8 +251,8 @@ def hypothesis_lane(run: Run) -> PropertyResult:
             raise
     failure = None
     if "failure" in found:
-        history, choices, outcome = found["failure"]
-        failure = minimal_failure(run, history, choices, outcome, HYPOTHESIS)
+        history, choices, outcome, call = found["failure"]
+        failure = minimal_failure(run, history, choices, outcome, HYPOTHESIS, call)
     return PropertyResult(
         run.suite.name,
         run.prop.name,
@@ -342,7 +342,9 @@ def screening_lane(run: Run) -> PropertyResult:
         bad = smallest_failing([source.choices for source in sources], outcomes)
         if bad is not None:
             run.announce(histories[bad], outcomes[bad], SCREENING, FOUND)
-            failure = minimal_failure(run, histories[bad], sources[bad].choices, outcomes[bad], SCREENING)
+            failure = minimal_failure(
+                run, histories[bad], sources[bad].choices, outcomes[bad], SCREENING, histories
+            )
             return PropertyResult(
                 run.suite.name, run.prop.name, run.domain, checked, time.perf_counter() - started, events,
                 rejected, failure,
@@ -361,13 +363,20 @@ LANE_NAMES: dict[Callable[[Run], PropertyResult], str] = {
 
 
 def minimal_failure(
-    run: Run, history: History, choices: list[int], outcome: Outcome, lane: str
+    run: Run,
+    history: History,
+    choices: list[int],
+    outcome: Outcome,
+    lane: str,
+    call: Sequence[History] = (),
 ) -> Counterexample:
-    """A failure found in `lane` made minimal: through its choices (`minimal.shrink_failure`), or as a group
-    when it shows only together with other histories (`together.shrink_group`)."""
+    """A failure found in `lane` in a `call` of histories made minimal: through its choices
+    (`minimal.shrink_failure`), or as a group when it shows only together with other histories of its call
+    (a batch that raised, `together.shrink_group`; a wrong answer it does not give alone,
+    `together.shrink_interference`)."""
     if outcome.together:
         return shrink_group(run, history, outcome, lane)
-    return shrink_failure(run, history, choices, outcome, lane)
+    return shrink_failure(run, history, choices, outcome, lane, call)
 
 
 def smallest_failing(choices: Sequence[list[int]], outcomes: Sequence[Outcome]) -> int | None:
