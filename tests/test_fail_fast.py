@@ -162,6 +162,11 @@ def test_every_property_of_a_trial_suite_judges_the_first_ones_trials_under_fail
     (first, domain), *later = runs
     assert len(later) >= 2, runs
     assert [p.name for p in _peers(first, domain, later, impl)] == [p.name for p, _ in later]
+    # `thorough` adds a property whose histories SIGKILL the driver: its draw differs, it is no peer
+    thorough = [(p, d) for p in suite.properties if p.runs_in("thorough") for d in suite.domains]
+    killed = [p.name for p, _ in thorough if p.draw != first.draw]
+    assert killed == ["laws_under_sigkill"], killed
+    assert not set(killed) & {p.name for p in _peers(first, domain, thorough, impl)}
 
 
 def test_a_stopped_lane_is_shown_stopped_never_held():

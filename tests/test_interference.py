@@ -130,6 +130,9 @@ def test_a_failure_kept_from_a_shared_call_is_shrunk_again_alone():
     kept = reduced(run, found, check([found])[0], "screening")
     assert [a.args["data"] for a in kept.actions] == ["c"], calls
     assert ["a"] in calls[1] and [["a"]] in calls, calls  # `[a]` beside `[c]`, then alone
+    # found in a call beside another history: `[c]` fails alone, so it is no group of that call
+    beside = reduced(run, found, check([found])[0], "screening", call=(found, _updates("b")))
+    assert [a.args["data"] for a in beside.actions] == ["c"], calls
 
 
 def test_each_history_of_the_group_alone_holds():
