@@ -37,10 +37,10 @@ def shrink_group(run: Run, history: History, outcome: Outcome, lane: str) -> Cou
 def shrink_interference(
     run: Run, outcome: Outcome, call: Sequence[History], lane: str
 ) -> Counterexample | None:
-    """A failure (`outcome`) a history showed in `call` but not alone, made minimal as a group of that call's histories,
-    in its order (`_WrongTogether`); None when the call, checked again, does not fail that way (it did not
-    show again: nothing to name as a group). The history that fails in the minimal group is checked alone
-    once more: failing there, it is the counterexample, alone."""
+    """A failure (`outcome`) a history showed in `call` but not alone, made minimal as a group of that
+    call's histories, in its order (`_WrongTogether`); None when the call, checked again, does not fail
+    that way (it did not show again: nothing to name as a group). The history that fails in the minimal
+    group is checked alone once more: failing there, it is the counterexample, alone."""
     run.budget.start()
     judge = _WrongTogether(run, outcome, lane)
     if not judge(tuple(call)):
@@ -89,7 +89,7 @@ class _GroupFails:
         return carrier is not None
 
     def _carrier(self, group: tuple[History, ...], outcomes: Sequence[Outcome]) -> Outcome | None:
-        """The group's failure, carried by its first history, or None when it does not fail as the original."""
+        """The group's failure, carried by its first history; None when it does not fail as the original."""
         carrier, *others = outcomes
         same = (
             len(carrier.together) == len(group) - 1
@@ -126,10 +126,10 @@ class _WrongTogether(_GroupFails):
     divergence.
 
     >>> from types import SimpleNamespace as Run
-    >>> judge = _WrongTogether(Run(), Outcome(ok=False, message="read at step 0: model {} != implementation (nothing)"), "screening")
-    >>> a, b = History("total", ()), History("total", ())
-    >>> judge._carrier((a, b), [Outcome(ok=True), Outcome(ok=False, message="read at step 0: model {} != implementation (nothing)")]).message
-    'history 1 of 2 in one call: read at step 0: model {} != implementation (nothing); alone it holds: they interfere'
+    >>> wrong = Outcome(ok=False, message="read at step 0: model {} != (nothing)")
+    >>> judge, a, b = _WrongTogether(Run(), wrong, "screening"), History("total", ()), History("total", ())
+    >>> judge._carrier((a, b), [Outcome(ok=True), wrong]).message.split("; ")
+    ['history 1 of 2 in one call: read at step 0: model {} != (nothing)', 'alone it holds: they interfere']
     >>> judge._carrier((a, b), [Outcome(ok=True), Outcome(ok=True)]) is None
     True
     """
@@ -147,7 +147,8 @@ class _WrongTogether(_GroupFails):
         if wrong is None:
             return None
         self.wrong[_key(group)] = wrong
-        note = f"history {wrong} of {len(group)} in one call: {outcomes[wrong].message}; alone it holds: they interfere"
+        said = outcomes[wrong].message
+        note = f"history {wrong} of {len(group)} in one call: {said}; alone it holds: they interfere"
         return attrs.evolve(
             outcomes[wrong], message=note, together=group[1:], expected=None, actual=None, step=None
         )
