@@ -905,6 +905,26 @@ def test_a_wrong_job_is_caught_small_and_replays(job, prop, found, actions, spar
     assert main(["replay", str(path), "--job", f"tests.jobs.stateful:{job}"]) == 1
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    "job,first",
+    [
+        ("tests.jobs.stateful:counts_per_key", "state_bounded"),  # its key holds no event time
+        ("tests.jobs.joins:clicks_watermark_only", "state_bounded"),  # a join side without a watermark
+        ("tests.jobs.stateful:upsert_counts", "exactly_once"),  # its state is bounded: the order stays
+    ],
+    ids=lambda v: v.rsplit(":", 1)[-1],
+)
+def test_a_job_whose_plan_alone_breaks_state_bounded_runs_that_property_first(job, first, spark_session):
+    """A run without `--fail-fast` prints the failure the job's plan decides at the first trial, not after
+    the other properties' trials: the suite, scaled to the job, runs `state_bounded` first."""
+    from frontier_harness.properties.adapters.job import load_job
+
+    suite = SUITE.under_job().for_implementation(load_job(job, stateful=True))
+    names = [p.name for p in suite.properties]
+    assert names[0] == first and "exactly_once" in names and len(names) == len(set(names)), names
+
+
 @pytest.mark.slow
 @pytest.mark.nightly  # 232 s in .ci/run: there the streaming suite's twin (tests/test_streaming_job.py) runs
 @pytest.mark.spark

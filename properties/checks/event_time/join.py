@@ -576,13 +576,14 @@ def _pairs_shown(impl: Any) -> str | None:
 
 def properties(plan: JoinPlan) -> tuple[Property, ...]:
     """The stateful suite's properties for a join job, their histories scaled to `plan`: its own judges, and
-    the stateful suite's laws (`LAWS`, `laws_under_sigkill`) over a join's histories."""
+    the stateful suite's laws (`LAWS`, `laws_under_sigkill`) over a join's histories; `state_bounded` first
+    when the plan alone breaks it (`stateful.decided_first`)."""
     laws = tuple(
         _property(p.name, p.doc, _law_judge(p), plan, kill=bool(p.profiles), reference=p.reference)
         for p in stateful.properties(stateful.EXAMPLE_PLAN)
         if p.name in (*LAWS, "laws_under_sigkill")
     )
-    return (
+    own = (
         _property(
             "exactly_once",
             "After every step, read(spark) holds each pair and outer row of the model's join of the committed "
@@ -604,4 +605,5 @@ def properties(plan: JoinPlan) -> tuple[Property, ...]:
             state_bounded,
             plan,
         ),
-    ) + laws
+    )
+    return stateful.decided_first(_grows(plan), own + laws)
