@@ -15,6 +15,7 @@ and what the old side did not record. Inputs that cannot be judged raise `Cannot
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,7 +52,8 @@ def compare(old: Metadata, new: Metadata) -> Comparison:
     widen = str((old.get(Recorded.CONF) or {}).get(NULLABLE_SETTING, "false")).lower() == "true"
     found: list[Difference] = source_differences(old[Recorded.SOURCES], new[Recorded.SOURCES])
     found += operator_differences(old[Recorded.OPERATORS], new[Recorded.OPERATORS], held, widen)
-    found += delay_differences(_delays(old), _delays(new), old.get(Recorded.WATERMARK_MS))
+    stateful = bool(new[Recorded.OPERATORS])
+    found += delay_differences(_known_delays(old), _delays(new), old.get(Recorded.WATERMARK_MS), stateful)
     watermarks = len(new.get(Recorded.WATERMARKS) or ())
     found += setting_differences(old.get(Recorded.CONF) or {}, new.get(Recorded.CONF) or {}, watermarks)
     found += mode_differences(old.get(Recorded.OUTPUT_MODE), new.get(Recorded.OUTPUT_MODE), held)
@@ -80,6 +82,28 @@ def _delays(recorded: Metadata) -> list[int]:
     )
 
 
+def _known_delays(recorded: Metadata) -> list[int] | None:
+    """The old job's watermark delays, or None when its checkpoint cannot tell whether it had a watermark: it
+    records a delay only on a state key that holds event time, so a checkpoint without one is known to have
+    none only when such a key (a timestamp, or a window of them) carries no delay and its journaled watermark
+    is 0.
+
+    >>> window = {"name": "window", "type": {"type": "struct", "fields": [{"type": "timestamp"}]}}
+    >>> written = {"origin": "checkpoint", "operators": [{"key": [window]}], "watermark_ms": 0}
+    >>> _known_delays(written), _known_delays({**written, "watermark_ms": 20000})
+    ([], None)
+    """
+    delays = _delays(recorded)
+    if delays or recorded.get(Recorded.WATERMARKS) is not None:
+        return delays
+    timed = any(
+        "timestamp" in json.dumps(f.get(FieldKey.TYPE))
+        for op in recorded[Recorded.OPERATORS]
+        for f in op.get(OperatorKey.KEY) or ()
+    )
+    return [] if timed and not recorded.get(Recorded.WATERMARK_MS) else None
+
+
 def _compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
     operators = new[Recorded.OPERATORS]
     fields = sum(
@@ -96,12 +120,22 @@ def _compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
 
 def _not_compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
     if old.get(Recorded.ORIGIN) != Origin.CHECKPOINT:
-        return ()
+        return _plan_alone(old, new)
     notes: tuple[str, ...] = (
         "the old job's output mode, output columns and filters: a checkpoint records none of them",
         "how the old job computed its keys and aggregates: a checkpoint records their names and types, so fields are matched by name",
     )
-    if _delays(new) and not _delays(old):
+    unbound = [
+        i
+        for i, (before, after) in enumerate(zip(old[Recorded.SOURCES], new[Recorded.SOURCES]))
+        if SourceKey.OPTIONS not in before and SourceKey.FILES not in before and after.get(SourceKey.OPTIONS)
+    ]
+    if unbound:
+        notes += (
+            f"the options of source(s) {unbound} (a Kafka topic, a table): a checkpoint records where they "
+            "read, not the options that bound it",
+        )
+    if _delays(new) and _known_delays(old) is None:
         notes += (
             "the old watermark delay: a checkpoint records it only on a state key that holds event time",
         )
@@ -110,6 +144,19 @@ def _not_compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
             "the old window's slide and start: a checkpoint records only the duration of a window it holds",
         )
     return notes
+
+
+def _plan_alone(old: Metadata, new: Metadata) -> tuple[str, ...]:
+    """What the old job's plan alone (no `--checkpoint`) cannot tell: how its checkpoint's state schemas were
+    written (`NULLABLE_SETTING`: a checkpoint written before Spark 4.3 lacks it and keeps `count`
+    non-nullable, so `count` -> `sum` fails its restart)."""
+    if old.get(Recorded.COMMITTED) is not None or not new[Recorded.OPERATORS]:
+        return ()
+    return (
+        "how the running query's checkpoint wrote its state schemas: as this Spark would "
+        f"({NULLABLE_SETTING}); a checkpoint written before Spark 4.3 keeps a count non-nullable: give "
+        "--checkpoint to read it",
+    )
 
 
 def held_groups(old: Metadata) -> str:

@@ -44,6 +44,7 @@ FILE_SOURCE = (
 )
 NOT_RECORDED = "Spark records no output mode and no output columns in a checkpoint (OffsetSeqMetadata, OperatorStateMetadataV1)"
 OPERATORS_NOT_MATCH = "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA"
+MISSING_STATE = "STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY"  # Spark 4.3 (SPARK-54307)
 KEY_NOT_COMPATIBLE = "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"
 VALUE_NOT_COMPATIBLE = "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"
 # The order a restart meets each check: the offsets are read first, then the first batch is planned.

@@ -3,8 +3,8 @@
 On the first batch after a restart Spark checks, in order (`IncrementalExecution.state`):
 
 - the operators: each id's short name in the checkpoint's operator metadata must be the plan's, and no id
-  may be added or removed; a query with no operator metadata is not checked (a stateless query that
-  becomes stateful starts its state empty at the switch);
+  may be added or removed; a stateless query that becomes stateful has no state directory, which Spark 4.3
+  refuses (`MISSING_STATE`, SPARK-54307);
 - each operator's key schema, then its value schema, by `schema.compatible` (types and order; names never
   compared).
 
@@ -21,7 +21,11 @@ or a value is computed (`STATE_KEY`):
 - another filter before the operator: the groups in state at the switch hold what the old filter let
   through;
 - another watermark delay: the restart restores the journaled watermark, and only then does the new
-  delay move it: records of the first batches after the switch are judged late against the old one.
+  delay move it: records of the first batches after the switch are judged late against the old one;
+- a watermark added: the restart restores the journaled watermark, 0 for a job without one, so the first
+  batch after the switch judges no record late, and the groups in state were never evicted;
+- a watermark removed: nothing reads the journaled watermark any more, so no record is late and nothing
+  is evicted: a record of a group the old watermark evicted starts that group again from zero.
 
 A key whose name alone changed (the same column or expression, renamed) carries the state on: safe. From a
 checkpoint, a key field is known only by its name and type: fields are matched by name. The state of
@@ -37,6 +41,7 @@ from typing import Any
 from frontier_harness.model.errors import CannotJudge
 from frontier_harness.model.upgrade.difference import (
     KEY_NOT_COMPATIBLE,
+    MISSING_STATE,
     OPERATOR_CHECK,
     OPERATORS_NOT_MATCH,
     SCHEMA_CHECK,
@@ -85,10 +90,12 @@ def operator_differences(
             Difference(
                 Area.OPERATORS,
                 f"none -> {_named(after)}",
-                Verdict.RESULTS_CHANGE,
-                "a checkpoint without operator metadata is not checked: the new operators start empty",
+                Verdict.RESTART_FAILS,
+                "a checkpoint without stateful operators has no state directory: Spark refuses to start "
+                "stateful operators on it",
                 OPERATOR_CHECK,
-                rows="every group: the new operators count only the records from the switch on",
+                error=MISSING_STATE,
+                fix="start the stateful job on a new checkpoint",
             )
         )
     kept = {op[OperatorKey.ID]: op for op in old}
@@ -279,10 +286,23 @@ def _rows(name: str, old: Operator, new: Operator, held: str, keyed_otherwise: b
     ]
 
 
-def delay_differences(old: Sequence[int], new: Sequence[int], watermark_ms: int | None) -> list[Difference]:
-    """Another watermark delay: the restart restores the journaled watermark, then the new delay moves it."""
-    if not old or not new or sorted(old) == sorted(new):
+def delay_differences(
+    old: Sequence[int] | None, new: Sequence[int], watermark_ms: int | None, stateful: bool
+) -> list[Difference]:
+    """The watermark delays `old` (None: not known, a checkpoint records none) -> `new`, for a new job that is
+    `stateful` (a stateless one reads no watermark): another delay, a watermark added, or one removed.
+
+    >>> [d.what for d in delay_differences([], [5000], 0, True)], delay_differences([], [5000], 0, False)
+    (['delays [] -> [5000 ms]'], [])
+    >>> [d.verdict.value for d in delay_differences([5000], [], 20000, True)]
+    ['restarts, results change']
+    >>> delay_differences(None, [5000], 0, True)  # a checkpoint that cannot tell
+    []
+    """
+    if old is None or not stateful or sorted(old) == sorted(new):
         return []
+    if not old or not new:
+        return [_watermark_added(new, watermark_ms) if new else _watermark_removed(old)]
     journaled = f"{watermark_ms} ms" if watermark_ms is not None else "the one journaled in offsets/N"
     return [
         Difference(
@@ -302,3 +322,35 @@ def delay_differences(old: Sequence[int], new: Sequence[int], watermark_ms: int 
 
 def _ms(delays: Sequence[int]) -> str:
     return "[" + ", ".join(f"{d} ms" for d in delays) + "]"
+
+
+def _watermark_added(new: Sequence[int], watermark_ms: int | None) -> Difference:
+    journaled = f"{watermark_ms} ms" if watermark_ms is not None else "the one journaled in offsets/N"
+    return Difference(
+        Area.WATERMARK,
+        f"delays [] -> {_ms(new)}",
+        Verdict.RESULTS_CHANGE,
+        "a watermark added: the restart restores the journaled watermark, which a job without one left at 0; "
+        "nothing checks that the old job had a watermark",
+        WATERMARK,
+        rows=(
+            f"the groups in state at the switch, never evicted, and the records of the first batch after it, "
+            f"judged against the journaled watermark ({journaled}): counted where the new job, run from the "
+            "start, drops them as late or has evicted their group"
+        ),
+    )
+
+
+def _watermark_removed(old: Sequence[int]) -> Difference:
+    return Difference(
+        Area.WATERMARK,
+        f"delays {_ms(old)} -> []",
+        Verdict.RESULTS_CHANGE,
+        "a watermark removed: the journaled watermark stays in offsets/N, but no operator reads it: "
+        "no record is late and no state is evicted from the switch on",
+        WATERMARK,
+        rows=(
+            "the groups the old watermark evicted: a record of one, late for the old job, starts it again "
+            "from zero, where the new job, run from the start, holds all its records"
+        ),
+    )

@@ -148,6 +148,14 @@ class DelayLonger(Counts):
         return records.withWatermark("event_time", "10 seconds")
 
 
+class NoWatermark(Counts):
+    """The count without a watermark: its state is never evicted and no record is late (the job running now
+    for a watermark added, and the new job for one removed)."""
+
+    def watermarked(self, records: DataFrame) -> DataFrame:
+        return records
+
+
 class DelayInMilliseconds(Counts):
     def watermarked(self, records: DataFrame) -> DataFrame:
         return records.withWatermark("event_time", "5000 milliseconds")
@@ -221,6 +229,7 @@ window_sliding = _factory(WindowSliding)
 sql_window = _factory(SqlWindow)
 delay_longer = _factory(DelayLonger)
 delay_in_milliseconds = _factory(DelayInMilliseconds)
+no_watermark = _factory(NoWatermark)
 deduplication_added = _factory(DeduplicationAdded)
 aggregation_removed = _factory(AggregationRemoved)
 more_partitions = _factory(MorePartitions)
