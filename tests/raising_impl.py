@@ -7,6 +7,7 @@ the line marked below (the diagnostics tests find that line in every report).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from frontier_harness.properties.checks.time import collections
@@ -122,3 +123,50 @@ def spark_five_reads() -> Any:
             return super().observe_collections(domain, histories)
 
     return Impl()
+
+
+class ExitsOnRead(Implementation):
+    """Exits the process (`sys.exit(0)`) on a history that reads: its failure, never the run's exit 0."""
+
+    name = "exits-on-read"
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        if any(a.name == "read" for h in histories for a in h.actions):
+            sys.exit(0)  # EXITS-HERE
+        return [collections.observe(h) for h in histories]
+
+
+def exits_on_read() -> ExitsOnRead:
+    return ExitsOnRead()
+
+
+def factory_raises() -> Implementation:
+    return {}["settings"]  # FACTORY-RAISES-HERE
+
+
+def _lookup(domain: Any, histories: Any) -> list:
+    return LookupPipeline().observe_collections(domain, histories)
+
+
+class StaticLookup(Implementation):
+    """`factory`'s crash through a static method: no frame of it has `self` (still the implementation's)."""
+
+    name = "static-lookup"
+    observe_collections = staticmethod(_lookup)
+
+
+def static_lookup() -> StaticLookup:
+    return StaticLookup()
+
+
+class CountsNotRows(Implementation):
+    """Answers a number where the model answers a set of rows: a wrong answer, shown as it is."""
+
+    name = "counts-not-rows"
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        return [{key: len(rows) for key, rows in collections.observe(h).items()} for h in histories]
+
+
+def counts_not_rows() -> CountsNotRows:
+    return CountsNotRows()

@@ -23,6 +23,7 @@ from frontier_harness.properties.cli import main as cli
 from frontier_harness.properties.cli import run as runs
 from frontier_harness.properties.cli.background import Background, Job, PairingSpec, Turns, send
 from frontier_harness.properties.engine.errors import HarnessError, InternalError
+from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.pairings import pairings
 from frontier_harness.properties.engine.profiles import PROFILES
@@ -103,15 +104,27 @@ class Unpicklable(Exception):
         self.lock = threading.Lock()
 
 
+class PreparesUnpicklable(Implementation):
+    """Raises `Unpicklable` from `prepare`, which the runner calls outside any check."""
+
+    name = "prepares-unpicklable"
+
+    def prepare(self) -> None:
+        raise Unpicklable()
+
+    def observe_mutable_antichain(self, domain: Any, histories: Any) -> list:  # never reached
+        return []
+
+
 def raises_unpicklable() -> Any:
-    raise Unpicklable()
+    return PreparesUnpicklable()
 
 
 def test_an_unexpected_exception_in_the_background_exits_4_with_its_traceback():
     child, _ = background(PairingSpec(SUITE, "tests.test_background:raises_unpicklable"))
     with pytest.raises(InternalError, match="Unpicklable: a lock inside") as info:
         child.results()
-    assert "raises_unpicklable" in info.value.traceback  # the child's own frames
+    assert "in prepare" in info.value.traceback  # the child's own frames
     said = Console(file=io.StringIO(), width=200)
     assert cli.report_error(said, info.value) == 4
     assert "internal error: Unpicklable: a lock inside: please report it" in said.file.getvalue()

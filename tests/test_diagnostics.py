@@ -48,6 +48,44 @@ def test_a_raising_implementation_fails_with_the_raising_line_in_table_meta_and_
     assert "Traceback (most recent call last)" in replayed
 
 
+def _line(marker: str) -> str:
+    lines = RAISING.read_text().splitlines()
+    return f"tests/raising_impl.py:{next(i for i, text in enumerate(lines, 1) if marker in text)}"
+
+
+def test_a_raise_inside_a_static_method_is_the_implementations_not_the_models(tmp_path, capsys):
+    assert _check("static_lookup", tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "implementation raised KeyError" in out and f"{WHERE} in observe_one" in out, out
+    assert "generator/model disagreement" not in out
+
+
+def test_a_value_of_another_type_is_a_wrong_answer_shown_as_it_is_not_the_models_error(tmp_path, capsys):
+    assert _check("counts_not_rows", tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "at step" in out and "!= implementation 0" in out and "generator/model" not in out, out
+
+
+def test_an_implementation_that_exits_fails_with_its_line_never_exit_0(tmp_path, capsys):
+    """`sys.exit(0)` inside `observe_collections` is the implementation's failure (a file that replays), not
+    a run that exits 0 having printed nothing."""
+    assert _check("exits_on_read", tmp_path) == 1
+    out = capsys.readouterr().out
+    assert (
+        "implementation raised SystemExit: 0" in out
+        and f"{_line('EXITS-HERE')} in observe_collections" in out
+    )
+    assert main(["replay", str(_one_file(tmp_path))]) == 1
+
+
+def test_a_factory_that_raises_is_bad_input_naming_its_line_never_an_internal_error(tmp_path, capsys):
+    assert _check("factory_raises", tmp_path) == 2
+    out = capsys.readouterr().out
+    said = "error: --impl 'tests.raising_impl:factory_raises': the factory raised KeyError: 'settings'"
+    assert out.startswith(said) and f"at {_line('FACTORY-RAISES-HERE')} in factory_raises" in out, out
+    assert "internal error" not in out and not list(tmp_path.glob("*.itf.json"))
+
+
 @pytest.mark.parametrize(
     "impl, said",
     [

@@ -57,6 +57,34 @@ def test_config_overrides_profiles_and_names_bad_fields(tmp_path):
         load_config(tmp_path).profile("ci")
 
 
+@pytest.mark.parametrize(
+    "toml, said",
+    [
+        ('profle = "ci"', r"unknown keys \['profle'\]"),  # a typo is named, not ignored
+        ("out = 5", r"out must be a string, got \{'out': 5\}"),
+        (
+            '[tool.frontier-harness.profiles.ci]\nderandomize = "false"',
+            "derandomize must be true or false, got 'false'",
+        ),
+        (
+            '[tool.frontier-harness.profiles.ci]\nshrink_seconds = "10"',
+            "shrink_seconds must be a number of seconds >= 0",
+        ),
+        (
+            "[tool.frontier-harness.profiles.ci]\nshrink_seconds = -5",
+            "shrink_seconds must be a number of seconds >= 0",
+        ),
+        ("[tool.frontier-harness.profiles.thorough]\ndatabase = 5", "database must be a path"),
+    ],
+)
+def test_a_setting_of_the_wrong_type_is_refused_naming_it(toml, said, tmp_path):
+    """A TOML string where a flag or a number belongs ("false" would read as true), a key misspelt: refused
+    with the field and its value, before anything runs, not an internal error when a failure shrinks."""
+    (tmp_path / "pyproject.toml").write_text(f"[tool.frontier-harness]\n{toml}\n")
+    with pytest.raises(HarnessError, match=said):
+        load_config(tmp_path).profile("thorough" if "thorough" in toml else "ci")
+
+
 @pytest.fixture(scope="module")
 def planted_failure():
     """The counterexample the collections suite finds in the planted zero-diff bug (seed 3)."""

@@ -304,7 +304,8 @@ def filled_in(command: str, where: dict[str, str]) -> list[str]:
 def test_every_readme_command_runs_with_small_counts(command, tmp_path):
     """Each command outside the walkthrough (one test each: the workers share them out), in a copy of the
     repository whose `origin/main` is its HEAD (so `mutate --since origin/main` has nothing to mutate).
-    `check` and `verify` at small counts may miss a hard case (exit 1), never find a counterexample."""
+    `check` and `verify` run at small counts: they never find a counterexample, and name the hard cases
+    such counts miss "not shown"."""
     from frontier_harness.properties.bench.streaming import write_log
     from frontier_harness.properties.engine import counterexample
     from frontier_harness.properties.engine.counterexample import Counterexample

@@ -17,7 +17,9 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import Any
 
+from frontier_harness.properties.engine.diagnostics import describe, own_frames
 from frontier_harness.properties.engine.errors import ImplementationError
 from frontier_harness.properties.engine.implementation import Implementation
 
@@ -42,13 +44,32 @@ def load_implementation(spec: str) -> Implementation:
     upgrade = load_upgrade_spec(spec)
     if upgrade is not None:
         return upgrade
-    impl = _factory(spec)()
+    impl = _called(spec, _factory(spec))
     if not isinstance(impl, Implementation):
         raise ImplementationError(
             f"--impl {spec!r}: {type(impl).__name__} is not an Implementation (it needs name, speed, "
             "prepare, recover and infrastructure_failure: subclass frontier_harness.properties.engine.implementation.Implementation)"
         )
     return impl
+
+
+def _called(spec: str, factory: Any) -> Any:
+    """`factory()`; what it raises (a `SystemExit` too) is the user's: bad input naming it, with their
+    frames, never the harness's bug nor the run's exit."""
+    try:
+        return factory()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        raise ImplementationError(f"--impl {spec!r}: the factory raised {_with_frames(exc)}") from exc
+
+
+def _with_frames(exc: BaseException) -> str:
+    """`Type: message`, then the user's frames of its traceback, one a line (`diagnostics.own_frames`), from
+    the frame below this module's that caught it."""
+    below = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+    frames = "".join(f"\n  at {frame}" for frame in own_frames(exc.with_traceback(below)))
+    return f"{describe(exc)}{frames}"
 
 
 def _factory(spec: str):
@@ -62,4 +83,10 @@ def _factory(spec: str):
     except (ImportError, AttributeError) as exc:
         raise ImplementationError(
             f"--impl {spec!r}: cannot load {factory_name!r} from {module_name!r}: {exc}"
+        ) from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the module raised as it was imported
+        raise ImplementationError(
+            f"--impl {spec!r}: importing {module_name!r} raised {_with_frames(exc)}"
         ) from exc

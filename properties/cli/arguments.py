@@ -43,6 +43,37 @@ def positive_int(text: str) -> int:
     return value
 
 
+def directory(text: str) -> Path:
+    """An argparse type: a directory, or a path where one can be made (not an existing file): refused before
+    the run, not when its first counterexample is written there.
+
+    >>> directory("/dev/null")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '/dev/null' is a file, not a directory
+    """
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a directory")
+    return path
+
+
+def file_to_write(text: str) -> Path:
+    """An argparse type: a file whose directory exists (not a directory itself).
+
+    >>> file_to_write(".")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '.' is a directory, not a file
+    """
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file")
+    if not path.resolve().parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: its directory {str(path.parent)!r} does not exist")
+    return path
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a finite number > 0."""
     try:
@@ -97,9 +128,11 @@ def run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> N
         help="with --suite upgrade and --job: the new job, restarted on the running job's checkpoint at a drawn batch",
     )
     verb.add_argument(
-        "--out", type=Path, help="where counterexample files go (default .frontier-harness/counterexamples)"
+        "--out",
+        type=directory,
+        help="where counterexample files go (default .frontier-harness/counterexamples)",
     )
-    verb.add_argument("--junit", type=Path, help="write JUnit XML here")
+    verb.add_argument("--junit", type=file_to_write, help="write JUnit XML here")
     verb.add_argument(
         "--fail-fast", action="store_true", help="stop at the first failure (default: run everything)"
     )
@@ -114,7 +147,9 @@ def job_option(verb: argparse.ArgumentParser) -> None:
 
 
 def profile_of(args: argparse.Namespace, config: Config) -> Profile:
-    """The profile `--profile` (else the config's) names, with the counts the flags override."""
+    """The profile `--profile` (else the config's) names, with the counts the flags override. Counts lowered
+    below the profile's no longer reach every hard case as audited (`Profile.judges_reach`): one not reached
+    is named "not shown", never a failure of a correct implementation."""
     profile = config.profile(args.profile or config.get("profile"))
     overrides = {
         "max_examples": args.max_examples,
@@ -122,4 +157,6 @@ def profile_of(args: argparse.Namespace, config: Config) -> Profile:
         "screening_histories": args.screening,
         "batched_screening_histories": args.screening,
     }
-    return attrs.evolve(profile, seed=args.seed, **{k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    lowered = any(v < getattr(profile, k) for k, v in given.items())
+    return attrs.evolve(profile, seed=args.seed, judges_reach=profile.judges_reach and not lowered, **given)

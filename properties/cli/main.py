@@ -15,7 +15,7 @@ import importlib
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NoReturn
 
@@ -24,6 +24,7 @@ from rich.markup import escape
 
 from frontier_harness.properties.cli.machine import took
 from frontier_harness.properties.engine import report
+from frontier_harness.properties.engine.diagnostics import describe
 from frontier_harness.properties.engine.errors import HarnessError, InternalError
 from frontier_harness.properties.engine.exit_codes import ExitCode, exit_code_of
 
@@ -73,12 +74,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         _configure_spark(args)
         started = time.perf_counter()
-        code = verb_module(_module_of(args.verb)).run(args, out)
+        code = _ran(verb_module(_module_of(args.verb)).run, args, out)
         if args.verb in TIMED:
             out.print(took(args.verb, time.perf_counter() - started), markup=False)
         return code
     except Exception as exc:
         return report_error(out, exc)
+
+
+def _ran(run: Callable[[argparse.Namespace, Console], int], args: argparse.Namespace, out: Console) -> int:
+    """The verb's exit code. A `SystemExit` (or another `BaseException`) from inside it is code that exited
+    where the verb had to go on: never the verb's exit code (a 0 there would claim what never ran), but an
+    error of its own (exit 4, with its traceback); Ctrl-C still stops it."""
+    try:
+        return run(args, out)
+    except (Exception, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        raise RuntimeError(f"{describe(exc)} raised inside `{args.verb}`") from exc
 
 
 def _module_of(verb: str) -> str:

@@ -73,10 +73,10 @@ def check_batch(
 
 
 def _bisect(
-    attempt: Callable[[Sequence[History]], list[Outcome] | Exception],
+    attempt: Callable[[Sequence[History]], list[Outcome] | BaseException],
     impl: Implementation,
     histories: Sequence[History],
-    exc: Exception,
+    exc: BaseException,
     suite: Suite | None,
 ) -> tuple[list[Outcome], bool]:
     """Outcomes for a batch that raised `exc`, and whether a single history that raises alone was found.
@@ -143,9 +143,11 @@ def _attempt(
     called: Callable[[], None],
     heard: Heard | None,
     retry: bool = True,
-) -> list[Outcome] | Exception:
-    """The outcomes, or the exception the check raised that is not infrastructure (returned, not raised);
-    each outcome of `Trials` is `heard` as it comes (never one not checked)."""
+) -> list[Outcome] | BaseException:
+    """The outcomes, or the exception the check raised that is not infrastructure (returned, not raised):
+    a `SystemExit` a user's code raised too, which is its failure, never the run's exit; the harness's own
+    `BaseException`s (`Stopped`, mutate's time limit) pass. Each outcome of `Trials` is `heard` as it comes
+    (never one not checked)."""
     called()
     try:
         outcomes = prop.check(impl, histories)
@@ -154,8 +156,8 @@ def _attempt(
         return [_heard(outcome, heard) for outcome in outcomes]
     except ContractViolation:
         raise
-    except Exception as exc:
-        reason = impl.infrastructure_failure(exc)
+    except (Exception, SystemExit) as exc:  # the harness's own BaseExceptions (`Stopped`, ...) pass
+        reason = impl.infrastructure_failure(exc) if isinstance(exc, Exception) else None
         if reason is None:
             return exc
         if not retry:
@@ -170,7 +172,7 @@ def _heard(outcome: Outcome, heard: Heard) -> Outcome:
     return outcome
 
 
-def _raised(impl: Implementation, exc: Exception, suite: Suite | None) -> Outcome:
+def _raised(impl: Implementation, exc: BaseException, suite: Suite | None) -> Outcome:
     """An exception on one history: the implementation's failure when raised inside one of its methods
     (or when the suite calls methods whose results it then uses: the laws), else the harness side's
     (the model could not judge it: a generator/model disagreement)."""

@@ -65,6 +65,15 @@ def load_config(directory: Path = Path(".")) -> Config:
             raise HarnessError(f"{path}: not valid TOML: {exc}") from exc
     table = _table(path, section)
     values = {**DEFAULTS, **{k: v for k, v in table.items() if k != "profiles"}}
+    if unknown := set(values) - set(DEFAULTS):
+        raise HarnessError(
+            f"{path}: [tool.frontier-harness]: unknown keys {sorted(unknown)}: expected "
+            f"{', '.join(DEFAULTS)} or profiles"
+        )
+    if wrong := {k: v for k, v in values.items() if not isinstance(v, str)}:
+        raise HarnessError(
+            f"{path}: [tool.frontier-harness]: {', '.join(wrong)} must be a string, got {wrong}"
+        )
     return Config(values, _profiles(path, table))
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -95,7 +96,19 @@ def render_observation(observation: Any) -> Any:
         return None if observation is None else repr(observation)
     if all(isinstance(key, str) for key in observation):
         return observation
-    return {f"{step} {label}": sorted(map(repr, rows)) for (step, label), rows in sorted(observation.items())}
+    return {f"{step} {label}": _rows(value) for (step, label), value in sorted(observation.items())}
+
+
+def _rows(value: Any) -> list[str]:
+    """A value's rows as text, sorted; a value that is no collection of rows (an implementation's wrong
+    answer) as its one repr.
+
+    >>> _rows(frozenset({("b",), ("a",)})), _rows(5)
+    (["('a',)", "('b',)"], ['5'])
+    """
+    if isinstance(value, Iterable):
+        return sorted(map(repr, value))
+    return [repr(value)]
 
 
 def to_itf(cx: Counterexample) -> dict:

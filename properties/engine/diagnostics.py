@@ -17,6 +17,7 @@ packages' frames: what a user needs is the line of *their* file that raised.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import sysconfig
@@ -31,11 +32,36 @@ LIBRARIES = tuple(
     for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
 )
 MAX_FRAMES = 12
+RAISED_IN_CALL = "_frontier_harness_raised_in_call_of"  # the implementation whose call raised it (`called`)
 
 
 def raised_by(exc: BaseException, impl: Any) -> bool:
-    """Whether `exc` was raised inside a method of `impl` (some frame of its traceback has `self is impl`)."""
-    return any(tb.tb_frame.f_locals.get("self") is impl for tb in _tracebacks(exc.__traceback__))
+    """Whether `exc` was raised inside `impl`'s code: out of a call of one of its methods the harness made
+    (`called`: a static method, a function it delegates to, a first parameter named otherwise), or some frame
+    of its traceback is a method of `impl` (`self is impl`)."""
+    return getattr(exc, RAISED_IN_CALL, None) is impl or any(
+        tb.tb_frame.f_locals.get("self") is impl for tb in _tracebacks(exc.__traceback__)
+    )
+
+
+def called(impl: Any, method: str, *args: Any) -> Any:
+    """`impl.method(*args)`; what it raises is marked as raised out of that call (`raised_by`).
+
+    >>> class Impl:
+    ...     observe = staticmethod(lambda: {}["k"])
+    >>> impl = Impl()
+    >>> try:
+    ...     called(impl, "observe")
+    ... except KeyError as exc:
+    ...     raised_by(exc, impl)
+    True
+    """
+    try:
+        return getattr(impl, method)(*args)
+    except BaseException as exc:
+        with contextlib.suppress(AttributeError, TypeError):  # an exception that takes no attribute
+            setattr(exc, RAISED_IN_CALL, impl)
+        raise
 
 
 def own_frames(exc: BaseException, impl: Any = None) -> tuple[str, ...]:

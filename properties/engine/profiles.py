@@ -39,6 +39,23 @@ def _at_least(least: int) -> Callable[[Any, attrs.Attribute, Any], None]:
     return check
 
 
+def _flag(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """An attrs validator: true or false (a TOML string "false" would read as true)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{attribute.name} must be true or false, got {value!r}")
+
+
+def _seconds(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """An attrs validator: a number of seconds, 0 or more."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{attribute.name} must be a number of seconds >= 0, got {value!r}")
+
+
+def _path_or_none(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{attribute.name} must be a path (a string), got {value!r}")
+
+
 @attrs.frozen
 class Profile:
     """One profile's numbers.
@@ -62,14 +79,14 @@ class Profile:
     batch_size: int = attrs.field(validator=_at_least(1))
     screening_histories: int = attrs.field(validator=_at_least(0))  # 0: no screening lane
     screening_batch: int = attrs.field(validator=_at_least(1))
-    derandomize: bool = attrs.field()
+    derandomize: bool = attrs.field(validator=_flag)
     batched_screening_histories: int = attrs.field(default=0, validator=_at_least(0))
-    seed: int = 0
-    database: str | None = None
-    screen_first: bool = False
-    shrink_seconds: float = 60.0
-    judges_reach: bool = True
-    shrink_by_calls: bool = False
+    seed: int = attrs.field(default=0, validator=_at_least(0))
+    database: str | None = attrs.field(default=None, validator=_path_or_none)
+    screen_first: bool = attrs.field(default=False, validator=_flag)
+    shrink_seconds: float = attrs.field(default=60.0, validator=_seconds)
+    judges_reach: bool = attrs.field(default=True, validator=_flag)
+    shrink_by_calls: bool = attrs.field(default=False, validator=_flag)
     first_screening_batch: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(_at_least(1))
     )

@@ -21,7 +21,7 @@ import attrs
 
 from frontier_harness.model.errors import ModelError
 from frontier_harness.model.time.domains import DOMAIN_NAMES
-from frontier_harness.properties.engine.diagnostics import describe
+from frontier_harness.properties.engine.diagnostics import called, describe
 from frontier_harness.properties.engine.errors import (
     ContractViolation,
     UnknownSuite,
@@ -349,9 +349,20 @@ def compare(expected: Observation, actual: Observation) -> Outcome:
 
 
 def _show(value: Any) -> str:
+    """An observed value as the failure message shows it: a set's rows sorted, anything else as it is (an
+    implementation's value of another type is its wrong answer, never an error of the harness's).
+
+    >>> _show(frozenset({("b", 1), ("a", 2)})), _show([("a", 2)]), _show(5), _show(None)
+    ("{('a', 2), ('b', 1)}", "[('a', 2)]", '5', '(nothing)')
+    """
     if value is None:
         return "(nothing)"
-    return "{" + ", ".join(sorted(map(repr, value))) + "}"
+    try:
+        if isinstance(value, (set, frozenset)):
+            return "{" + ", ".join(sorted(map(repr, value))) + "}"
+        return repr(value)
+    except Exception as exc:  # a user's value whose repr raises
+        return f"<a {type(value).__name__} whose repr raised {type(exc).__name__}>"
 
 
 def differential(
@@ -481,7 +492,7 @@ def observations(impl: Implementation, method: str, histories: Sequence[History]
         by_domain.setdefault(histories[i].domain, []).append(i)
     for indices in by_domain.values():
         batch = [histories[i] for i in indices]
-        answer = checked_observations(method, batch, getattr(impl, method)(batch[0].time_domain, batch))
+        answer = checked_observations(method, batch, called(impl, method, batch[0].time_domain, batch))
         memo.update((keys[i], observation) for i, observation in zip(indices, answer))
     return [memo[key] for key in keys]
 
