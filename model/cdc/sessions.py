@@ -30,7 +30,7 @@ import attrs
 from frontier_harness.model.cdc.replication import Transaction, Write, apply
 from frontier_harness.model.errors import InvalidCdcStep
 from frontier_harness.model.vocabulary import HistoryLike
-from frontier_harness.model.vocabulary.cdc import CdcAction, CdcArg
+from frontier_harness.model.vocabulary.cdc import CdcAction, CdcArg, Op
 
 
 def committed(history: HistoryLike) -> list[Transaction]:
@@ -49,9 +49,7 @@ def committed(history: HistoryLike) -> list[Transaction]:
         elif name in (CdcAction.WRITE, CdcAction.COMMIT) and session not in open_:
             raise InvalidCdcStep(step, name, f"no transaction is open in session {session}")
         elif name == CdcAction.WRITE:
-            write = Write(
-                args[CdcArg.OP], args[CdcArg.KEY], args.get(CdcArg.VALUE), args.get(CdcArg.COUNT, 1)
-            )
+            write = _write(step, args)
             _unblocked(step, session, write, open_)
             txn = open_[session]
             seen = apply(table, txn)  # the session's view: the committed table, its own writes over it
@@ -66,6 +64,26 @@ def committed(history: HistoryLike) -> list[Transaction]:
         elif name == CdcAction.POSTGRES_RESTART and open_:
             raise InvalidCdcStep(step, name, f"sessions {sorted(open_)} have a transaction open")
     return done
+
+
+def _write(step: int, args: Mapping[str, Any]) -> Write:
+    """The write a step's arguments describe; `InvalidCdcStep` names one that describes none: an op not
+    `insert`, `update` or `delete`, a key that is not a whole number, a count below 1.
+
+    >>> _write(3, {"op": "insert", "key": 1, "count": 0})
+    Traceback (most recent call last):
+    ...
+    frontier_harness.model.errors.InvalidCdcStep: step 3 (write): count 0 is not a whole number >= 1
+    """
+    op, count = args.get(CdcArg.OP), args.get(CdcArg.COUNT, 1)
+    key: Any = args.get(CdcArg.KEY)
+    if op not in (Op.INSERT, Op.UPDATE, Op.DELETE):
+        raise InvalidCdcStep(step, CdcAction.WRITE, f"op {op!r} is not one of insert, update, delete")
+    for name, value, least in ((CdcArg.KEY, key, None), (CdcArg.COUNT, count, 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or (least is not None and value < least):
+            bound = f" >= {least}" if least is not None else ""
+            raise InvalidCdcStep(step, CdcAction.WRITE, f"{name} {value!r} is not a whole number{bound}")
+    return Write(op, key, args.get(CdcArg.VALUE), count)
 
 
 def _unblocked(step: int, session: Any, write: Write, open_: Mapping[Any, Transaction]) -> None:

@@ -71,7 +71,13 @@ def agreement(history: History, name: str, slot: Slot | None) -> tuple[ExitCode,
             f"slot {name!r} lost WAL it needed (wal_status 'lost'): the changes after its confirmed flush LSN "
             f"{lsn_text(confirmed)} and the committed end {lsn_text(end)} (batch {batch}) can no longer be read"
         )
+    kept = (  # PostgreSQL's docs: 'unreserved' WAL goes at the next checkpoint unless the slot catches up
+        "but PostgreSQL no longer keeps all its WAL: it goes at the next checkpoint unless the slot catches "
+        "up"
+        if wal == "unreserved"
+        else "and its WAL is kept"
+    )
     return ExitCode.HELD, (
         f"slot {name!r} agrees with the checkpoint: its confirmed flush LSN {lsn_text(confirmed)} is at or "
-        f"behind the committed end {lsn_text(end)} (batch {batch}), and its WAL is kept (wal_status {wal})"
+        f"behind the committed end {lsn_text(end)} (batch {batch}), {kept} (wal_status {wal})"
     )

@@ -9,7 +9,9 @@ as column -> PostgreSQL's text; `before` as the table's replica identity sends i
 Offsets are commit end LSNs, `{"lsn": n}`: a transaction belongs to the batch `(start, end]` when its end
 LSN is above `start` and at or below `end`, so a transaction is never split across batches.
 
-- `initialOffset`: the slot's `confirmed_flush_lsn` when the query first starts;
+- `initialOffset`: the slot's `confirmed_flush_lsn` when the query first starts; Spark asks at every start
+  until batch 0 commits, so with a `journal` the first answer is kept there and given again (without one,
+  a slot moved before batch 0 committed is read from where it stands, its changes before lost unnoticed);
 - `latestOffset`: the end LSN of the newest committed transaction the slot holds (peeked, not consumed);
 - `partitions(start, end)`: one partition (a slot serves one session at a time);
 - `read`: peeks up to `end` (PostgreSQL decodes from the slot's confirmed flush LSN) and keeps the
@@ -56,6 +58,7 @@ SCHEMA = (
 )
 LSN = "lsn"
 JOURNAL = "journal.jsonl"
+INITIAL = "initial.json"  # in the journal: where the stream began (`initialOffset`)
 PATH, CONFIG = "path", "source.json"
 RECONNECT_S = 60.0  # how long a call waits for a restarting server
 T = TypeVar("T")
@@ -123,7 +126,20 @@ class CdcStreamReader(DataSourceStreamReader):
                 time.sleep(0.2)
 
     def initialOffset(self) -> dict:
-        return {LSN: self._session(lambda conn: slots.required(conn, self.slot).confirmed_flush)}
+        """The slot's confirmed flush LSN when the query first asked, kept in the journal (`INITIAL`): Spark
+        asks again at every start until batch 0 commits, and a slot moved meanwhile must be refused from
+        where the stream began, not silently read from where the slot stands now."""
+        if not self.journal:
+            return {LSN: self._confirmed()}
+        kept = Path(self.journal) / INITIAL
+        if not kept.exists():
+            written = kept.with_suffix(".tmp")
+            written.write_text(json.dumps({LSN: self._confirmed()}))
+            os.replace(written, kept)  # a reader never sees half of it
+        return {LSN: json.loads(kept.read_text())[LSN]}
+
+    def _confirmed(self) -> int:
+        return self._session(lambda conn: slots.required(conn, self.slot).confirmed_flush)
 
     def latestOffset(self, start: dict, limit) -> dict:
         found = self.newest(start[LSN])

@@ -85,6 +85,45 @@ def test_remap_atomic_refuses_a_transaction_split_across_batches():
     )
 
 
+def test_remap_atomic_refuses_a_committed_transaction_the_sink_lost_though_a_later_one_hides_it():
+    """Transaction 0 inserts (1, a), transaction 1 updates it to b, both in batch 0: the sink holds only
+    transaction 1's change, so the table is right and nothing is held twice, yet transaction 0 is lost."""
+    two = history(
+        *txn(1, "a"),
+        ("begin", {"session": 0}),
+        ("write", {"session": 0, "op": "update", "key": 1, "value": "b"}),
+        ("commit", {"session": 0}),
+        ("trigger", {}),
+    )
+    both = {(0, 700, END, 1, False), (1, 701, END + 100, 1, False)}
+    obs = observed(
+        6, offsets=[(0, END + 100)], commits=[0], table=[(1, "b")], changes=[(0, 701, 0, "update", 1, "b")]
+    )
+    obs[(6, "transactions")] = frozenset(both)
+    assert judged(cdc.exactly_once, two, obs).ok  # the table alone cannot tell
+    outcome = judged(cdc.remap_atomic, two, obs)
+    assert not outcome.ok and "transaction 0 (xid 700, ending at 0/C8, 1 row changes)" in outcome.message
+    assert "belongs to committed batch 0; the sink holds none of its rows" in outcome.message
+
+
+@pytest.mark.parametrize(
+    "write, said",
+    [
+        ({"op": "upsert", "key": 1}, "op 'upsert' is not one of insert, update, delete"),
+        ({"op": "insert", "key": 1, "count": 0}, "count 0 is not a whole number >= 1"),
+        ({"op": "insert", "key": "1"}, "key '1' is not a whole number"),
+    ],
+)
+def test_a_write_that_describes_no_row_change_is_refused_naming_it(write, said):
+    """A hand-edited file's write the model cannot read is bad input naming it (exit 2 on replay), never sent
+    to PostgreSQL (an unknown op) nor an empty transaction (a count of 0)."""
+    from frontier_harness.model.errors import InvalidCdcStep
+
+    edited = history(("begin", {"session": 0}), ("write", {"session": 0, "value": "a", **write}))
+    with pytest.raises(InvalidCdcStep, match=f"step 1 \\(write\\): {said}"):
+        committed(edited)
+
+
 def test_bounded_input_reliance_refuses_a_slot_past_the_durable_end():
     outcome = judged(cdc.bounded_input_reliance, ONE, observed(3, offsets=[(0, END)], slot=END))
     assert not outcome.ok and "is past the durable end 0/64 (batch None)" in outcome.message

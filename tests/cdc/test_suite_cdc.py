@@ -168,3 +168,30 @@ def test_the_checkpoint_a_crash_left_validates_and_its_slot_agrees_until_moved_a
     assert main(["validate-checkpoint", checkpoint, *slot]) == 1
     line = capsys.readouterr().out.strip()
     assert "is ahead of the checkpoint" in line and "are gone upstream" in line, line
+
+
+@pytest.mark.spark
+def test_a_slot_moved_before_the_first_batch_committed_is_refused_from_where_the_stream_began(
+    spark_session, postgres_cluster, tmp_path
+):
+    """Batch 0's offsets are logged, the driver crashes, more is committed and the slot is moved past it while
+    the query is down. Spark asks the source where it began again at every start until batch 0 commits: the
+    source answers what it answered first (kept in its journal), so the restart is refused naming every
+    change lost, and batch 0 does not commit empty, its transaction lost unnoticed."""
+    from frontier_harness.model.vocabulary.streaming import CrashPoint
+    from frontier_harness.properties.checks.cdc.strategies import cdc as strategies
+    from frontier_harness.properties.engine.history import History
+    from frontier_harness.properties.engine.source import RandomSource
+    from frontier_harness.spark_impl.cdc.trial import run_trials
+
+    source, state = RandomSource(0), strategies.CdcState()
+    actions = strategies.transaction(source, state) + [strategies.crash(CrashPoint.AFTER_OFFSETS)]
+    ahead = History("total", (*actions, *strategies.transaction(source, state), strategies.SLOT_AHEAD))
+    [obs] = run_trials([ahead], keep=tmp_path)
+    trial = cdc.ObservedTrial(ahead, obs, cdc.committed(ahead))
+    outcome = cdc.all_laws(ahead, obs, trial)
+    assert outcome.ok, outcome.message
+    last = max(step for step, _ in obs)
+    [(_, refused)] = obs[(last, "error")]
+    began = sorted(obs[(trial.steps[0], "starts")])[0][3]
+    assert f"the changes in ({cdc.lsn_text(began)}, " in refused and not obs[(last, "commits")], refused

@@ -146,7 +146,9 @@ def remap_atomic(history: History, obs: Observation, trial: ObservedTrial) -> Ou
 
 
 def _split(obs: Observation, step: int, trial: ObservedTrial, remap: Any) -> str | None:
-    """Where our sink's rows of a transaction are not all in the batch the model reclocks it to."""
+    """Where our sink's rows of a transaction are not all in the batch the model reclocks it to, or a
+    transaction of a committed batch has none there (a later transaction's change of the same row would
+    hide that from the table)."""
     rows = obs.get((step, CdcLabel.CHANGES))
     if rows is None:  # a user's job: its rows carry no transaction
         return None
@@ -154,6 +156,34 @@ def _split(obs: Observation, step: int, trial: ObservedTrial, remap: Any) -> str
     for (batch, xid, *_), n in rows:
         by_xid.setdefault(xid, Counter())[batch] += n
     numbers = {x: n for n, x in ((row[0], row[1]) for row in _all(obs, CdcLabel.TRANSACTIONS))}
+    return _missing(obs, step, trial, remap, set(by_xid), numbers) or _misplaced(
+        trial, remap, by_xid, numbers
+    )
+
+
+def _missing(
+    obs: Observation, step: int, trial: ObservedTrial, remap: Any, held: set[int], numbers: dict[int, int]
+) -> str | None:
+    """A transaction with row changes that ends in a committed batch, none of whose rows the sink holds
+    (before the slot was moved ahead, which loses transactions by design)."""
+    batch, durable = trial.durable(obs, step)
+    if batch is None or not trial.before_ahead(step):
+        return None
+    for xid, number in sorted(numbers.items(), key=lambda item: item[1]):
+        end, changes = trial.ends[number], trial.shapes[number][0]
+        if end <= durable and changes and xid not in held:
+            return (
+                f"transaction {number} (xid {xid}, ending at {lsn_text(end)}, {changes} row changes) belongs "
+                f"to committed batch {batch_of(remap, end)}; the sink holds none of its rows"
+            )
+    return None
+
+
+def _misplaced(
+    trial: ObservedTrial, remap: Any, by_xid: dict[int, Counter], numbers: dict[int, int]
+) -> str | None:
+    """A transaction some of whose rows the sink holds outside the batch the model reclocks it to, or too
+    few of them."""
     for xid, batches in sorted(by_xid.items()):
         number = numbers.get(xid)
         if number is None:
