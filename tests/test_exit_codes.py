@@ -68,3 +68,13 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_the_run(flag, v
     """Not an internal error after the run, with what it found lost."""
     assert cli.main(["check", "--suite", "laws", flag, value]) == 2
     assert said in capsys.readouterr().out
+
+
+def test_counts_equal_to_the_profiles_still_judge_every_hard_case():
+    from frontier_harness.properties.cli.arguments import profile_of
+    from frontier_harness.properties.engine.config import load_config
+    from frontier_harness.properties.engine.profiles import PROFILES
+
+    ci = PROFILES["ci"]
+    args = cli.build_parser().parse_args(["check", "--profile", "ci", "--max-examples", str(ci.max_examples)])
+    assert profile_of(args, load_config()).judges_reach

@@ -220,3 +220,20 @@ def test_an_operator_whose_state_the_model_does_not_read_cannot_be_judged():
         CannotJudge, match=r"operator 0 \(symmetricHashJoin\): the model reads the state of aggregations"
     ):
         compare(plan(operators=[join]), plan(operators=[join]))
+
+
+def test_a_watermark_added_or_removed_changes_the_results_and_a_checkpoint_says_whether_it_had_one():
+    """Measured on Spark by the matrix (`counts->no_watermark`, `no_watermark->counts`); here each branch on
+    written metadata: a plan with no `withWatermark` is known to have none, whatever its keys hold."""
+    from frontier_harness.model.upgrade.state import delay_differences
+
+    [removed] = delay_differences([5000], [], 20_000, True)
+    assert "a watermark removed" in removed.rule and removed.what == "delays [5000 ms] -> []"
+    deduplicated = {"key": [key("key")], "name": "dedupe"}
+    unwatermarked = plan(op=deduplicated, watermarks=[])
+    watermarked = plan(op=deduplicated)
+    [added] = [d for d in compare(unwatermarked, watermarked).differences if d.area == Area.WATERMARK]
+    assert "a watermark added" in added.rule
+    # a checkpoint that recorded its delay on a window key: nothing unknown to name
+    notes = compare(checkpoint(), plan()).not_compared
+    assert not any("the old watermark delay" in n or "the options of source" in n for n in notes), notes

@@ -83,6 +83,8 @@ def test_a_setting_of_the_wrong_type_is_refused_naming_it(toml, said, tmp_path):
     (tmp_path / "pyproject.toml").write_text(f"[tool.frontier-harness]\n{toml}\n")
     with pytest.raises(HarnessError, match=said):
         load_config(tmp_path).profile("thorough" if "thorough" in toml else "ci")
+    (tmp_path / "pyproject.toml").write_text("[tool.frontier-harness.profiles.ci]\nshrink_seconds = 0\n")
+    assert load_config(tmp_path).profile("ci").shrink_seconds == 0  # 0 seconds is a budget too
 
 
 @pytest.fixture(scope="module")

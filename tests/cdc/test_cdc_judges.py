@@ -124,6 +124,21 @@ def test_a_write_that_describes_no_row_change_is_refused_naming_it(write, said):
         committed(edited)
 
 
+def test_remap_atomic_requires_the_rows_of_every_transaction_up_to_the_durable_end_and_no_further():
+    """Transaction 1 ends exactly at the durable end: its rows must be in the sink; transaction 2 ends a byte
+    past it, in no committed batch: the sink need not hold it."""
+    three = history(*txn(1, "a"), *txn(2, "b"), *txn(3, "c"), ("trigger", {}))
+    ends = {(0, 700, END, 1, False), (1, 701, END + 100, 1, False), (2, 702, END + 101, 1, False)}
+    rows = [(0, 700, 0, "insert", 1, "a"), (0, 701, 0, "insert", 2, "b")]
+    kept = observed(9, offsets=[(0, END + 100)], commits=[0], changes=rows)
+    lost = observed(9, offsets=[(0, END + 100)], commits=[0], changes=rows[:1])
+    for obs in (kept, lost):
+        obs[(9, "transactions")] = frozenset(ends)
+    assert judged(cdc.remap_atomic, three, kept).ok
+    outcome = judged(cdc.remap_atomic, three, lost)
+    assert not outcome.ok and "transaction 1 (xid 701" in outcome.message, outcome.message
+
+
 def test_bounded_input_reliance_refuses_a_slot_past_the_durable_end():
     outcome = judged(cdc.bounded_input_reliance, ONE, observed(3, offsets=[(0, END)], slot=END))
     assert not outcome.ok and "is past the durable end 0/64 (batch None)" in outcome.message

@@ -164,10 +164,10 @@ def _split(obs: Observation, step: int, trial: ObservedTrial, remap: Any) -> str
 def _missing(
     obs: Observation, step: int, trial: ObservedTrial, remap: Any, held: set[int], numbers: dict[int, int]
 ) -> str | None:
-    """A transaction with row changes that ends in a committed batch, none of whose rows the sink holds
-    (before the slot was moved ahead, which loses transactions by design)."""
+    """A transaction with row changes that ends in a committed batch, none of whose rows the sink holds (a
+    slot moved ahead loses only transactions past the durable end, by design)."""
     batch, durable = trial.durable(obs, step)
-    if batch is None or not trial.before_ahead(step):
+    if batch is None:
         return None
     for xid, number in sorted(numbers.items(), key=lambda item: item[1]):
         end, changes = trial.ends[number], trial.shapes[number][0]
