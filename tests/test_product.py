@@ -87,6 +87,20 @@ def test_a_setting_of_the_wrong_type_is_refused_naming_it(toml, said, tmp_path):
     assert load_config(tmp_path).profile("ci").shrink_seconds == 0  # 0 seconds is a budget too
 
 
+def test_a_profiles_seed_holds_unless_seed_is_given(tmp_path):
+    """`seed = 7` in a profile's table is that profile's seed; `--seed` (and `--fh-seed`) replace it only when
+    given (a default of 0 replaced it always)."""
+    import argparse
+
+    from frontier_harness.properties.cli.arguments import profile_of
+
+    (tmp_path / "pyproject.toml").write_text("[tool.frontier-harness.profiles.ci]\nseed = 7\n")
+    config = load_config(tmp_path)
+    flags = dict(profile="ci", max_examples=None, batched_examples=None, screening=None)
+    assert profile_of(argparse.Namespace(seed=None, **flags), config).seed == 7
+    assert profile_of(argparse.Namespace(seed=0, **flags), config).seed == 0
+
+
 @pytest.fixture(scope="module")
 def planted_failure():
     """The counterexample the collections suite finds in the planted zero-diff bug (seed 3)."""

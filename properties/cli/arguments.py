@@ -104,7 +104,7 @@ def run_options(verb: argparse.ArgumentParser, default_profile: str | None) -> N
         default=default_profile,
         help="dev, ci or thorough (default: [tool.frontier-harness] profile, else dev)",
     )
-    verb.add_argument("--seed", type=non_negative_int, default=0)
+    verb.add_argument("--seed", type=non_negative_int, help="default: the profile's seed (0 unless set)")
     verb.add_argument(
         "--max-examples",
         type=positive_int,
@@ -159,4 +159,5 @@ def profile_of(args: argparse.Namespace, config: Config) -> Profile:
     }
     given = {k: v for k, v in overrides.items() if v is not None}
     lowered = any(v < getattr(profile, k) for k, v in given.items())
-    return attrs.evolve(profile, seed=args.seed, judges_reach=profile.judges_reach and not lowered, **given)
+    judges = profile.judges_reach and not lowered
+    return attrs.evolve(profile.seeded(args.seed), judges_reach=judges, **given)

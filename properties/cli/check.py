@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 from rich.console import Console
 
 from frontier_harness.properties.cli import run as runs
@@ -58,7 +57,7 @@ def check(
     impl: str | None = None,
     job: str | None = None,
     profile: str = "ci",
-    seed: int = 0,
+    seed: int | None = None,
     out: Path | str | None = None,
     domains: Sequence[str] | None = None,
     fail_fast: bool = False,
@@ -75,5 +74,5 @@ def check(
     """
     config = load_config()
     files = report.CounterexampleFiles(Path(out or config.get("out")), None)
-    profile_made = attrs.evolve(config.profile(profile), seed=seed)
+    profile_made = config.profile(profile).seeded(seed)
     return runs.run(suites, impl, job, profile_made, files, domains, fail_fast, upgrade_to)

@@ -17,8 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from frontier_harness.properties.cli.arguments import non_negative_int, positive_int
 from frontier_harness.properties.engine.config import load_config
 from frontier_harness.properties.engine.errors import HarnessError, UnknownSuite
@@ -84,7 +82,9 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
         type=non_negative_int,
         help="judge a random sample of this many mutants, stratified by file",
     )
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seeds the checks and --sample")
+    p.add_argument(
+        "--seed", type=non_negative_int, help="seeds the checks and --sample (default: the profile's)"
+    )
     p.add_argument(
         "--profile", choices=sorted(PROFILES), help="dev, ci or thorough (default: config, else dev)"
     )
@@ -96,11 +96,11 @@ def add_parser(verbs: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, out: Any) -> int:
     config = load_config()
-    profile = config.profile(args.profile or config.get("profile"))
+    profile = config.profile(args.profile or config.get("profile")).seeded(args.seed)
     targets = args.target or [_default_target(args.impl)]
     target = " ".join(targets)
     modules, extra = _plan(targets, args.impl)
-    mutants = select(modules, args.since, args.sample, args.seed, args.at)
+    mutants = select(modules, args.since, args.sample, profile.seed, args.at)
     listed = equivalents.load(args.equivalent) if args.equivalent is not None else None
     if args.list:
         for mutant in mutants:
@@ -116,9 +116,7 @@ def run(args: argparse.Namespace, out: Any) -> int:
         if any(may_reach(p, t) for t in targets)
     ]
     _quiet_query_context_logs()
-    plan = Plan(
-        target, tuple(modules), tuple(extra), tuple(probes), attrs.evolve(profile, seed=args.seed), args.seed
-    )
+    plan = Plan(target, tuple(modules), tuple(extra), tuple(probes), profile, profile.seed)
     from frontier_harness.properties.adapters import spark as spark_adapter
 
     engine = Engine(plan, cancel=spark_adapter.cancel_jobs)

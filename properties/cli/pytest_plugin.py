@@ -32,7 +32,7 @@ from frontier_harness.properties.engine.counterexample import Counterexample
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("frontier-harness")
     group.addoption("--fh-profile", default="ci", help="frontier-harness profile: dev, ci or thorough")
-    group.addoption("--fh-seed", type=int, default=0, help="frontier-harness seed")
+    group.addoption("--fh-seed", type=int, help="frontier-harness seed (default: the profile's)")
 
 
 @attrs.define
@@ -40,7 +40,7 @@ class Harness:
     """Runs suites for one test; `check` fails the test on a counterexample or an unreached hard case."""
 
     profile_name: str
-    seed: int
+    seed: int | None
     out: Path
 
     def check(
@@ -56,7 +56,7 @@ class Harness:
         domain runs and the test fails with the first counterexample)."""
         from frontier_harness.properties.cli.run import run
 
-        profile = attrs.evolve(load_config().profile(self.profile_name), seed=self.seed)
+        profile = load_config().profile(self.profile_name).seeded(self.seed)
         files = report.CounterexampleFiles(self.out, None)
         results = run(suite_name, impl, job, profile, files, domains, fail_fast)
         failures = [r.failure for result in results for r in result.results if r.failure is not None]

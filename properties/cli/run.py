@@ -160,7 +160,7 @@ def run_suites(
     try:
         while (k := turns.take(stop)) is not None:
             i = order[k] if order else k
-            results[i] = run_pairing(planned[i], out, profile, args.seed, domains, files, stop, failed)
+            results[i] = run_pairing(planned[i], out, profile, profile.seed, domains, files, stop, failed)
             if stop is not None and not results[i].passed:
                 stop.set(f"{planned[i].suite.name} against {planned[i].impl_name}")
         if background is not None:
@@ -178,7 +178,7 @@ def run_suites(
             results[i] = not_run_pairing(pairing, profile, domains, "--fail-fast: a failure was found first")
         else:
             results[i] = run_pairing(
-                pairing, out, profile, args.seed, domains
+                pairing, out, profile, profile.seed, domains
             )  # judges nothing: runs nothing
     return [results[i] for i in range(len(planned))], written
 
@@ -231,7 +231,7 @@ def _start_background(
     job = Job(
         tuple(PairingSpec(pairing.suite.name, pairing.impl_name) for pairing in pairings_there),
         profile,
-        args.seed,
+        profile.seed,
         tuple(domains) if domains else None,
         spark if any(spark.values()) else {},
     )

@@ -104,6 +104,15 @@ class Profile:
             return min(self.first_screening_batch, self.screening_batch)
         return self.screening_batch
 
+    def seeded(self, seed: int | None) -> Profile:
+        """This profile with `seed` (a `--seed` given); `None` keeps the profile's own (one set in
+        `[tool.frontier-harness.profiles.NAME]`).
+
+        >>> attrs.evolve(PROFILES["ci"], seed=7).seeded(None).seed, PROFILES["ci"].seeded(3).seed
+        (7, 3)
+        """
+        return self if seed is None else attrs.evolve(self, seed=seed)
+
 
 PROFILES = {
     "dev": Profile(
