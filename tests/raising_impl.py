@@ -170,3 +170,29 @@ class CountsNotRows(Implementation):
 
 def counts_not_rows() -> CountsNotRows:
     return CountsNotRows()
+
+
+class PrepareRaises(LookupPipeline):
+    """`prepare()` raises (a setting it reads is missing): its contract broken, never an internal error."""
+
+    def prepare(self) -> None:
+        {}["settings"]  # noqa: B018  PREPARE-RAISES-HERE
+
+
+def prepare_raises() -> PrepareRaises:
+    return PrepareRaises()
+
+
+class RecoverRaises(LookupPipeline):
+    """Its connection drops on the first call (infrastructure), and `recover()`, called before the runner's
+    one retry, raises: its contract broken, never an internal error nor the connection's exit 3."""
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        raise ConnectionError("the pipeline's server went away")
+
+    def recover(self) -> None:
+        raise RuntimeError("cannot reconnect: no address configured")  # RECOVER-RAISES-HERE
+
+
+def recover_raises() -> RecoverRaises:
+    return RecoverRaises()

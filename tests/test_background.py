@@ -105,11 +105,15 @@ class Unpicklable(Exception):
 
 
 class PreparesUnpicklable(Implementation):
-    """Raises `Unpicklable` from `prepare`, which the runner calls outside any check."""
+    """Raises `Unpicklable` from `infrastructure_failure`, asked of what `prepare` raised: outside every call
+    whose exception the harness names as the implementation's (a `prepare` that raises is exit 2)."""
 
     name = "prepares-unpicklable"
 
     def prepare(self) -> None:
+        raise KeyError("settings")
+
+    def infrastructure_failure(self, exc: Exception) -> str | None:
         raise Unpicklable()
 
     def observe_mutable_antichain(self, domain: Any, histories: Any) -> list:  # never reached
@@ -124,7 +128,7 @@ def test_an_unexpected_exception_in_the_background_exits_4_with_its_traceback():
     child, _ = background(PairingSpec(SUITE, "tests.test_background:raises_unpicklable"))
     with pytest.raises(InternalError, match="Unpicklable: a lock inside") as info:
         child.results()
-    assert "in prepare" in info.value.traceback  # the child's own frames
+    assert "in infrastructure_failure" in info.value.traceback  # the child's own frames
     said = Console(file=io.StringIO(), width=200)
     assert cli.report_error(said, info.value) == 4
     assert "internal error: Unpicklable: a lock inside: please report it" in said.file.getvalue()

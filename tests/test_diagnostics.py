@@ -87,6 +87,29 @@ def test_a_factory_that_raises_is_bad_input_naming_its_line_never_an_internal_er
 
 
 @pytest.mark.parametrize(
+    "impl, said, marker",
+    [
+        ("prepare_raises", "prepare() raised KeyError: 'settings'", "PREPARE-RAISES-HERE"),
+        ("recover_raises", "recover() raised RuntimeError: cannot reconnect", "RECOVER-RAISES-HERE"),
+    ],
+)
+def test_a_prepare_or_recover_that_raises_is_the_implementations_exit_2_naming_its_line(
+    impl, said, marker, tmp_path, capsys
+):
+    """`prepare()` before the suite runs, `recover()` before the one retry of an infrastructure failure: what
+    the user's code raises there is their contract broken, with their line (was exit 4 "internal error")."""
+    assert _check(impl, tmp_path) == 2
+    out = capsys.readouterr().out
+    assert (
+        out.startswith(f"error: tests.raising_impl:{impl}: {said}")
+        if impl == "prepare_raises"
+        else said in out
+    )
+    assert f"at {_line(marker)}" in out and "internal error" not in out, out
+    assert not list(tmp_path.glob("*.itf.json"))
+
+
+@pytest.mark.parametrize(
     "impl, said",
     [
         (

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from frontier_harness.properties.cli.arguments import job_option
 from frontier_harness.properties.engine import counterexample, report
+from frontier_harness.properties.engine.diagnostics import set_up
 from frontier_harness.properties.engine.exit_codes import ExitCode
 
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
     suite, spec = get_suite(cx.suite), args.impl or cx.impl
     impl = with_job(suite, load_implementation(spec), args.job or cx.job, args.impl)
     suite.require(impl, spec)
-    impl.prepare()
+    set_up(impl, spec)
     outcome = replay(suite, impl, cx)
     out.print(report.counterexample_table(cx, outcome, log=is_log_check(cx)))
     if args.trace:

@@ -22,6 +22,7 @@ from rich.table import Table
 from frontier_harness.properties.cli.arguments import positive_float, run_options
 from frontier_harness.properties.engine import counterexample
 from frontier_harness.properties.engine.config import load_config
+from frontier_harness.properties.engine.diagnostics import set_up
 from frontier_harness.properties.engine.errors import HarnessError
 from frontier_harness.properties.engine.exit_codes import ExitCode
 from frontier_harness.properties.engine.junit import write_junit
@@ -107,7 +108,12 @@ def _replay(path: Path) -> CorpusResult:
         cx = counterexample.read(path)
         suite, impl = get_suite(cx.suite), load_implementation(cx.impl)
         suite.require(impl, cx.impl)
-        impl.prepare()
+    except HarnessError as exc:
+        return CorpusResult(path, False, f"unreadable: {exc}", invalid=True)
+    set_up(
+        impl, cx.impl
+    )  # what it raises is the implementation's (exit 2) or the machine's, never the file's
+    try:
         outcome = replay(suite, impl, cx)
     except HarnessError as exc:
         return CorpusResult(path, False, f"unreadable: {exc}", invalid=True)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from frontier_harness.properties.engine.diagnostics import own_frames, raised_by
+from frontier_harness.properties.engine.diagnostics import own_frames, raised_by, set_up
 from frontier_harness.properties.engine.errors import HISTORY_ERRORS, ContractViolation
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
@@ -162,7 +162,7 @@ def _attempt(
             return exc
         if not retry:
             raise exc if isinstance(exc, InfrastructureError) else InfrastructureError(reason) from exc
-        impl.recover()
+        set_up(impl, impl.name, "recover")
         return _attempt(prop, impl, histories, called, heard, retry=False)
 
 

@@ -26,7 +26,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-HARNESS = str(Path(__file__).resolve().parent) + os.sep
+from frontier_harness.properties.engine.errors import HarnessError, ImplementationError
+from frontier_harness.properties.engine.infrastructure import InfrastructureError
+
+PACKAGE = Path(__file__).resolve().parents[2]  # frontier_harness's own code, checked out or installed
+HARNESS = tuple(str(PACKAGE / part) + os.sep for part in ("model", "properties", "spark_impl"))
 LIBRARIES = tuple(
     str(Path(p).resolve()) + os.sep
     for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
@@ -64,6 +68,35 @@ def called(impl: Any, method: str, *args: Any) -> Any:
         raise
 
 
+def set_up(impl: Any, impl_name: str, method: str = "prepare") -> None:
+    """`impl.prepare()` (or `recover()`), whose failure is never a verdict: what `impl.infrastructure_failure`
+    names is `InfrastructureError` (exit 3); anything else raised in the implementation's own code breaks its
+    contract, `ImplementationError` naming its frames (exit 2); a raise in the harness's own code alone passes
+    as it is (its bug).
+
+    >>> class Impl:
+    ...     prepare = lambda self: {}["settings"]
+    ...     infrastructure_failure = lambda self, exc: "no settings server"
+    >>> set_up(Impl(), "mine")
+    Traceback (most recent call last):
+    ...
+    frontier_harness.properties.engine.infrastructure.InfrastructureError: mine: prepare() failed: no settings server
+    """
+    try:
+        getattr(impl, method)()
+    except (HarnessError, InfrastructureError):
+        raise
+    except (Exception, SystemExit) as exc:
+        reason = impl.infrastructure_failure(exc) if isinstance(exc, Exception) else None
+        if reason is not None:
+            raise InfrastructureError(f"{impl_name}: {method}() failed: {reason}") from exc
+        home, frames = _home(impl), traceback.extract_tb(exc.__traceback__)[1:]  # below this frame
+        if all(_foreign(f.filename, home) for f in frames):
+            raise
+        shown = "".join(f"\n  at {frame}" for frame in own_frames(exc, impl))
+        raise ImplementationError(f"{impl_name}: {method}() raised {describe(exc)}{shown}") from exc
+
+
 def own_frames(exc: BaseException, impl: Any = None) -> tuple[str, ...]:
     """`file:line in function: source` for the frames of `exc` from `impl`'s first method inward that are
     neither the harness's nor a library's; the innermost frame when every one is (never empty)."""
@@ -96,14 +129,15 @@ def _tracebacks(tb: TracebackType | None) -> list[TracebackType]:
 def _home(impl: Any) -> str | None:
     """The directory of the top-level package defining `impl`'s class (its own code, even when installed
     among the libraries), or None for the harness's own adapters."""
-    module = sys.modules.get(type(impl).__module__.split(".")[0])
+    top = type(impl).__module__.split(".")[0]
+    module = sys.modules.get(top)
     where = getattr(module, "__file__", None)
-    if impl is None or where is None:
+    if impl is None or where is None or top == __name__.split(".")[0]:
         return None
     if not hasattr(module, "__path__"):  # a single-file module: that file only
         return str(Path(where).resolve())
     home = str(Path(where).resolve().parent) + os.sep
-    return None if HARNESS.startswith(home) else home
+    return None if any(part.startswith(home) for part in HARNESS) else home
 
 
 def _foreign(filename: str, home: str | None = None) -> bool:

@@ -28,7 +28,7 @@ import attrs
 from frontier_harness.model.errors import ModelError
 from frontier_harness.properties.engine.batch import check_batch
 from frontier_harness.properties.engine.counterexample import Counterexample
-from frontier_harness.properties.engine.diagnostics import describe
+from frontier_harness.properties.engine.diagnostics import describe, set_up
 from frontier_harness.properties.engine.errors import HISTORY_ERRORS, InvalidHistory
 from frontier_harness.properties.engine.implementation import Implementation, Speed
 from frontier_harness.properties.engine.profiles import Profile
@@ -94,7 +94,7 @@ def run_suite(request: SuiteRequest) -> SuiteResult:
     """
     suite, impl, impl_name, seed = request.suite, request.impl, request.impl_name, request.seed
     suite.require(impl, impl_name)
-    impl.prepare()  # start Spark outside Hypothesis; fail fast without Java
+    set_up(impl, impl_name)  # start Spark outside Hypothesis; fail fast without Java
     suite = suite.for_implementation(impl)  # histories and hard cases of what `impl` is (a job's plan)
     profile = scaled(request.profile, suite, impl)
     domains = tuple(request.domains or suite.domains)
