@@ -202,6 +202,31 @@ def test_the_hard_cases_are_what_the_trial_showed_never_the_history():
     assert upgrade.reached(history, down_without_a_crash, None) == {upgrade.RAN_AFTER}
 
 
+def test_a_restart_predicted_to_fail_that_fails_otherwise_fails_also_where_the_old_job_committed_nothing():
+    """A new job started on a checkpoint the old job committed nothing to may run from batch 0 afresh, or fail
+    as predicted (the old job's state schema was written): failing with another error is a wrong prediction
+    (it was accepted, as anything was there)."""
+    from frontier_harness.model.vocabulary.streaming import StreamingLabel as L
+
+    history = scripted_upgrade(
+        RandomSource(0), "partitioned", PLAN, "ahead trigger ahead crash:after_sink upgrade"
+    )
+    nothing = {(s, label): frozenset() for s in (2, 4, 5, 6) for label in (L.OFFSETS, L.COMMITS)}
+    predicted = "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE: the key schema changed"
+    assert upgrade._failed_as_predicted(predicted, history, nothing | {(5, L.COMMITS): frozenset({0})}).ok
+    as_predicted = nothing | {
+        (5, L.ERROR): frozenset({("error", "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] ...")})
+    }
+    assert upgrade._failed_as_predicted(predicted, history, as_predicted).reached == (
+        upgrade.FAILED_AS_PREDICTED,
+    )
+    otherwise = nothing | {
+        (5, L.ERROR): frozenset({("error", "[STREAMING_PYTHON_RUNNER_INITIALIZATION_FAILURE]")})
+    }
+    failed = upgrade._failed_as_predicted(predicted, history, otherwise)
+    assert not failed.ok and "failed otherwise" in failed.message, failed
+
+
 def test_an_upgrade_whose_restart_fails_requires_what_its_trials_can_show():
     from types import SimpleNamespace
 

@@ -206,19 +206,19 @@ def reached(history: History, obs: Observation, judged: Any) -> set[str]:
 
 
 def _failed_as_predicted(error: str | None, history: History, obs: Observation) -> Outcome:
+    """The new job's restart failed with the predicted error, or ran no batch; where the old job committed
+    nothing, the new one may also start the checkpoint afresh, but never fail otherwise."""
     switch = switch_step(history)
     assert switch is not None and error is not None
     expected = error.split(":")[0]  # an error class, or the exception Spark raises without one
     first = switch_batch(obs, switch)
-    if first == 0:
-        return Outcome(ok=True)  # the old job committed nothing: the new one starts the checkpoint afresh
     for step in observed_steps(obs):
         if step < switch:
             continue
         errors = obs.get((step, StreamingLabel.ERROR), frozenset())
         if any(expected in str(message) for _, message in errors):
             return Outcome(ok=True, reached=(FAILED_AS_PREDICTED,))
-        ran = [b for b in obs[(step, StreamingLabel.COMMITS)] if b >= first]
+        ran = [b for b in obs[(step, StreamingLabel.COMMITS)] if b >= first] if first > 0 else []
         if ran or errors:
             message = (
                 f"the upgrade at step {switch} was predicted to fail with {expected}, but the new job "
