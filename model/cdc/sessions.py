@@ -96,9 +96,10 @@ def _unblocked(step: int, session: Any, write: Write, open_: Mapping[Any, Transa
 
 
 def with_ends(transactions: list[Transaction], ends: Mapping[int, int]) -> list[Transaction]:
-    """The transactions PostgreSQL committed, each with the end LSN observed for its number.
+    """The transactions the history committed, each with the end LSN observed for its number (`ends` holds
+    every one: a transaction it lacks was never seen committed).
 
     >>> with_ends([Transaction(0, 0, ())], {0: 120})
     [Transaction(number=0, end_lsn=120, writes=())]
     """
-    return [attrs.evolve(t, end_lsn=ends[t.number]) for t in transactions if t.number in ends]
+    return [attrs.evolve(t, end_lsn=ends[t.number]) for t in transactions]

@@ -8,6 +8,7 @@ import pytest
 from frontier_harness.model.cdc.sessions import committed
 from frontier_harness.properties.checks.cdc import cdc
 from frontier_harness.properties.checks.cdc.strategies import cdc as strategies
+from frontier_harness.properties.engine.errors import ContractViolation
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 
@@ -106,6 +107,14 @@ def test_remap_atomic_refuses_a_committed_transaction_the_sink_lost_though_a_lat
     assert "belongs to committed batch 0; the sink holds none of its rows" in outcome.message
 
 
+def test_a_committed_transaction_the_observation_never_reports_is_a_contract_violation_never_judged_away():
+    """Transaction 1 committed, but the observation reports only transaction 0's end LSN: judged as if it
+    was never committed, a sink that lost it would hold every law (it was dropped from what the judges read)."""
+    two = history(*txn(1, "a"), *txn(2, "b"), ("trigger", {}))
+    with pytest.raises(ContractViolation, match=r"observe_cdc must return every transaction .* \[1\]"):
+        judged(cdc.exactly_once, two, observed(6, offsets=[(0, END)], commits=[0], table=[(1, "a")]))
+
+
 @pytest.mark.parametrize(
     "write, said",
     [
@@ -150,9 +159,10 @@ AHEAD = history(*txn(1, "a"), ("trigger", {"fault": "after_offsets"}), *txn(2, "
 def test_a_slot_moved_ahead_must_be_refused_naming_the_range():
     moved = observed(7, offsets=[(0, END)], slot=END, down=[("down",)])  # the slot_ahead step
     refused = [("the cdc source refused", "... the changes in (0/64, 0/C8] are gone upstream")]
-    ok = moved | observed(8, offsets=[(0, END)], slot=END, down=[("down",)], error=refused)
+    both = {(0, 700, END, 1, False), (1, 701, END + 100, 1, False)}
+    ok = moved | observed(8, offsets=[(0, END)], slot=END, down=[("down",)], error=refused, transactions=both)
     assert judged(cdc.bounded_input_reliance, AHEAD, ok).ok
-    went_on = moved | observed(8, offsets=[(0, END)], commits=[0], slot=END)
+    went_on = moved | observed(8, offsets=[(0, END)], commits=[0], slot=END, transactions=both)
     outcome = judged(cdc.bounded_input_reliance, AHEAD, went_on)
     assert not outcome.ok and "losing (0/64, 0/C8]" in outcome.message
 
