@@ -24,7 +24,7 @@ from frontier_harness.properties.engine.trials import in_waves
 from frontier_harness.properties.engine.verdict import Verdict
 from tests.helpers import QUICK
 
-WAVE = 2  # trials a wave: the flag is read after each trial, a wave's outcomes come together
+WAVE = 2  # trials a wave after the first (of one): the flag is read after each trial, a wave's outcomes come together
 TRIALS = attrs.evolve(
     QUICK, batched_screening_histories=40, screening_batch=40, screen_first=True, shrink_seconds=0
 )
@@ -99,8 +99,8 @@ def test_a_failing_trial_suite_stops_a_slow_lane_running_beside_it():
     assert failed.verdict is Verdict.FAILED and failed.failure is not None
     (stopped,) = slow["result"].results
     assert stopped.verdict is Verdict.STOPPED and not stopped.passed
-    # the lane ran fewer trials than it would have: its first wave's queries, read up to the first trial
-    assert (stopped.examples, slow_impl.observed) == (1, WAVE)
+    # the lane ran fewer trials than it would have: its first wave's one query, read up to the first trial
+    assert (stopped.examples, slow_impl.observed) == (1, 1)
     total = TRIALS.batched_screening_histories
     assert stopped.reason == f"after 1 of {total} trials: another lane failed first"
 
@@ -114,8 +114,8 @@ def test_a_trial_that_breaks_a_later_property_stops_the_first_at_that_trial():
     first, second = result.results
     assert (first.verdict, first.examples, second.verdict) == (Verdict.STOPPED, 1, Verdict.FAILED)
     assert (
-        impl.observed == WAVE + 1
-    )  # one wave of queries, judged by both properties; the shrunk failure alone
+        impl.observed == 1 + 1
+    )  # the first wave's one query, judged by both properties; the shrunk failure alone
     everything = run_suite(SuiteRequest(trial_suite(HOLDS, FAILS), Queries(), "queries", TRIALS, 0))
     assert [r.verdict for r in everything.results] == [Verdict.HELD, Verdict.FAILED]
     assert everything.results[0].examples == TRIALS.batched_screening_histories

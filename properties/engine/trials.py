@@ -12,9 +12,9 @@ rest of the batch runs; read as a list (indexed, measured), it runs to its end f
 >>> outcomes = in_waves("abcde", 2, wave)
 >>> seen  # nothing runs before it is read
 []
->>> [o.ok for o in outcomes], seen
-([True, False, False, False, False], [['a', 'b']])
->>> outcomes[2] is UNCHECKED, len(outcomes)
+>>> [o.ok for o in outcomes], seen  # waves of 1, then 2: after b's, d and e are not run
+([True, False, True, False, False], [['a'], ['b', 'c']])
+>>> outcomes[3] is UNCHECKED, len(outcomes)
 (True, 5)
 """
 
@@ -69,16 +69,35 @@ def in_waves(
     wave: Callable[[Sequence[Any]], Sequence[Outcome]],
     stops: Callable[[Outcome], bool] = lambda outcome: not outcome.ok,
 ) -> Trials:
-    """`wave` over `size` histories at a time, each outcome handed over as its wave ends; after a wave
-    with an outcome that `stops` the run (a failure), the histories left are not run (`UNCHECKED`: a
-    lane reports its first failure, and shrinking keeps the smallest failing candidate it saw)."""
+    """`wave` over the histories a wave at a time (`wave_sizes`), each outcome handed over as its wave
+    ends; after a wave with an outcome that `stops` the run (a failure), the histories left are not run
+    (`UNCHECKED`: a lane reports its first failure, and shrinking keeps the smallest failing candidate it
+    saw)."""
 
     def run() -> Iterator[Outcome]:
-        for start in range(0, len(histories), size):
-            outcomes = wave(histories[start : start + size])
+        start = 0
+        for n in wave_sizes(len(histories), size):
+            outcomes = wave(histories[start : start + n])
             yield from outcomes
             if any(map(stops, outcomes)):
                 yield from [UNCHECKED] * (len(histories) - start - len(outcomes))
                 return
+            start += n
 
     return Trials(run())
+
+
+def wave_sizes(total: int, size: int) -> list[int]:
+    """Waves doubling from one history up to `size`: a failure the first histories show (a directed
+    history, a shrink candidate) is found after the trials before it and at most as many again, never
+    after a whole wave (six trials cost six times one on two cores: a wave buys little concurrency).
+
+    >>> wave_sizes(20, 6)
+    [1, 2, 4, 6, 6, 1]
+    >>> wave_sizes(2, 6), wave_sizes(0, 6)
+    ([1, 1], [])
+    """
+    sizes: list[int] = []
+    while (done := sum(sizes)) < total:
+        sizes.append(min(size, 2 ** len(sizes), total - done))
+    return sizes
