@@ -63,13 +63,13 @@ def check_batch(
     hears of every implementation call, `heard` of each outcome a check hands over as its trial ends
     (`Trials`), as it comes.
     """
-    attempt = functools.partial(_attempt, prop, impl, called=called, heard=heard)
-    result = attempt(histories)
+    attempt = functools.partial(_attempt, prop, impl, called=called)
+    result = attempt(histories, heard=heard)
     if not isinstance(result, BaseException):
         return result
     if raised is not None:
         raised()
-    return _bisect(attempt, impl, histories, result, suite)[0]
+    return _bisect(functools.partial(attempt, heard=None), impl, histories, result, suite)[0]
 
 
 def _bisect(
@@ -79,37 +79,41 @@ def _bisect(
     exc: BaseException,
     suite: Suite | None,
 ) -> tuple[list[Outcome], bool]:
-    """Outcomes for a batch that raised `exc`, and whether a single history that raises alone was found.
+    """Outcomes for a batch that raised `exc`, and whether a failure was found before its end (a single
+    history that raises alone, or a half's own failing outcome).
 
     The batch is split in halves and each checked in one call; the first half that
-    raises is split again. Once one history is found to raise alone, the histories
-    after it are not checked (`UNCHECKED`: a lane reports the first failure), so one
-    bad history costs at most 2*log2(n) calls. A batch that raises while neither half
-    does fails only as a whole (`_together`). After such a failure the other half is
-    still checked, in one call: its histories hold, or it raises too and is not
-    searched (its histories `UNCHECKED`: searching every half that raises could cost
-    a call for every few histories of the batch).
+    raises is split again. Once one history is found to raise alone, or a half fails
+    without raising (a trial suite's check stops at its first failing wave, before the
+    history that raised), the histories after it are not checked (`UNCHECKED`: a lane
+    reports the first failure), so one bad history costs at most 2*log2(n) calls. A
+    batch that raises while neither half does, nor fails, fails only as a whole
+    (`_together`). After such a failure the other half is still checked, in one call:
+    its histories hold, or it raises too and is not searched (its histories
+    `UNCHECKED`: searching every half that raises could cost a call for every few
+    histories of the batch).
     """
     if len(histories) == 1:
         return [_raised(impl, exc, suite)], True
     mid = len(histories) // 2
     outcomes: list[Outcome] = []
-    alone = half_raised = False
+    alone = half_raised = failed = False
     for half in (histories[:mid], histories[mid:]):
-        if alone:
+        if alone or failed:
             outcomes += [UNCHECKED] * len(half)
             continue
         result = attempt(half)
         if not isinstance(result, BaseException):
             outcomes += result
+            failed = any(not o.ok and not o.unresolved for o in result)
         elif half_raised:  # the first half failed only together: this one raises as well, not searched
             outcomes += [UNCHECKED] * len(half)
         else:
             searched, alone = _bisect(attempt, impl, half, result, suite)
             outcomes, half_raised = outcomes + searched, True
-    if not half_raised:
+    if not half_raised and not failed:
         outcomes = _together(histories, outcomes, _raised(impl, exc, suite))
-    return outcomes, alone
+    return outcomes, alone or failed
 
 
 def _together(histories: Sequence[History], outcomes: list[Outcome], raised: Outcome) -> list[Outcome]:
@@ -147,13 +151,15 @@ def _attempt(
     """The outcomes, or the exception the check raised that is not infrastructure (returned, not raised):
     a `SystemExit` a user's code raised too, which is its failure, never the run's exit; the harness's own
     `BaseException`s (`Stopped`, mutate's time limit) pass. Each outcome of `Trials` is `heard` as it comes
-    (never one not checked)."""
+    (never one not checked, nor one twice: the retry after an infrastructure failure hears only those after
+    the ones heard before it)."""
     called()
+    told: list[Outcome] = []
     try:
         outcomes = prop.check(impl, histories)
         if not isinstance(outcomes, Trials) or heard is None:
             return list(outcomes)
-        return [_heard(outcome, heard) for outcome in outcomes]
+        return [_heard(outcome, heard, told) for outcome in outcomes]
     except ContractViolation:
         raise
     except (Exception, SystemExit) as exc:  # the harness's own BaseExceptions (`Stopped`, ...) pass
@@ -163,13 +169,37 @@ def _attempt(
         if not retry:
             raise exc if isinstance(exc, InfrastructureError) else InfrastructureError(reason) from exc
         set_up(impl, impl.name, "recover")
-        return _attempt(prop, impl, histories, called, heard, retry=False)
+        return _attempt(prop, impl, histories, called, _after(heard, len(told)), retry=False)
 
 
-def _heard(outcome: Outcome, heard: Heard) -> Outcome:
+def _heard(outcome: Outcome, heard: Heard, told: list[Outcome]) -> Outcome:
     if outcome is not UNCHECKED:
+        told.append(outcome)
         heard(outcome)
     return outcome
+
+
+def _after(heard: Heard | None, told: int) -> Heard | None:
+    """`heard`, deaf to the first `told` outcomes (those an attempt heard before its retry).
+
+    >>> said = []
+    >>> hear = _after(said.append, 2)
+    >>> for outcome in "abc":
+    ...     hear(outcome)
+    >>> said
+    ['c']
+    """
+    if heard is None:
+        return None
+    left = [told]
+
+    def hear(outcome: Outcome) -> None:
+        if left[0] > 0:
+            left[0] -= 1
+        else:
+            heard(outcome)
+
+    return hear
 
 
 def _raised(impl: Implementation, exc: BaseException, suite: Suite | None) -> Outcome:

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from frontier_harness.properties.engine.counterexample import Counterexample
-from frontier_harness.properties.engine.errors import ContractViolation
+from frontier_harness.properties.engine.errors import HarnessError
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Speed
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
@@ -219,7 +219,7 @@ def hypothesis_lane(run: Run) -> PropertyResult:
         histories = [history for history, _ in batch]
         try:
             outcomes = run.check(histories)
-        except (InfrastructureError, ContractViolation) as exc:  # never shrunk: no history is to blame
+        except (InfrastructureError, HarnessError) as exc:  # never shrunk: no history is to blame
             found["abort"] = exc
             raise
         for h, o in zip(histories, outcomes):

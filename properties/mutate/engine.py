@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from frontier_harness.properties.adapters import load_implementation
+from frontier_harness.properties.engine.diagnostics import set_up
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.profiles import Profile
 from frontier_harness.properties.mutate.baseline import Baseline
@@ -125,7 +126,7 @@ class Engine:
             if not self._may_import(probe, impl, wanted):
                 continue
             self.progress(f"baseline {probe.name}")
-            impl.prepare()  # start Spark outside the timing
+            set_up(impl, probe.impl_name)  # start Spark outside the timing
             started = time.perf_counter()
             witness = Witness(probe.prop.check, started)
             with LineTracer(files) as tracer:
@@ -197,7 +198,7 @@ class Engine:
             if not witness.failed:
                 return MutantResult(mutant, TIMEOUT, time.perf_counter() - started, b.probe.name, lane)
         except InfrastructureError as exc:
-            impl.recover()
+            set_up(impl, b.probe.impl_name, "recover")
             return MutantResult(mutant, INFRASTRUCTURE, 0.0, b.probe.name, lane, message=str(exc)[:300])
         except Exception as exc:  # the harness itself raised under the mutant (it held unmutated)
             return MutantResult(

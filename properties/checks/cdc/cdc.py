@@ -66,7 +66,6 @@ from frontier_harness.properties.checks.cdc.strategies.cdc import (
     killed,
 )
 from frontier_harness.properties.checks.streaming.checkpoint_log.laws import check_log
-from frontier_harness.properties.engine.errors import ContractViolation
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.suite import (
@@ -96,10 +95,10 @@ class ObservedTrial:
         self.shapes = {row[0]: row[3:] for row in rows}  # number -> (row changes, a key changed twice)
         unseen = [t.number for t in transactions if t.number not in self.ends]
         if unseen:  # never judged as if it was not committed: the sink's loss of it would hold
-            raise ContractViolation(
-                OBSERVER,
-                f"every transaction the history committed in '{CdcLabel.TRANSACTIONS}' at its last step",
-                f"no end LSN for transactions {unseen}",
+            raise InfrastructureError(
+                f"the trial observed no commit of transactions {unseen}, which the history committed "
+                f"('{CdcLabel.TRANSACTIONS}' at its last step): PostgreSQL lost them (a server with "
+                "synchronous_commit off that crashed), or the observer did not report them"
             )
         self.txns = with_ends(transactions, self.ends)
         starts = sorted(obs.get((self.steps[0], CdcLabel.STARTS), frozenset()) | _all(obs, CdcLabel.STARTS))

@@ -217,7 +217,7 @@ def _failed_as_predicted(error: str | None, history: History, obs: Observation) 
             continue
         errors = obs.get((step, StreamingLabel.ERROR), frozenset())
         if any(expected in str(message) for _, message in errors):
-            return Outcome(ok=True, reached=(FAILED_AS_PREDICTED,))
+            return Outcome(ok=True, reached=(FAILED_AS_PREDICTED,) if first > 0 else ())
         ran = [b for b in obs[(step, StreamingLabel.COMMITS)] if b >= first] if first > 0 else []
         if ran or errors:
             message = (
