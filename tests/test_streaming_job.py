@@ -74,19 +74,23 @@ DROPS = (produce("r0"), produce("r1", 1), trigger())
 
 @pytest.mark.spark
 def test_the_idempotent_example_holds_at_every_crash_point(spark_session):
-    """The worked example: overwrite of a per-batch directory, batch ids read back and compared."""
+    """The worked example: overwrite of a per-batch directory, batch ids read back and compared; and a driver
+    of its own SIGKILLed at each point (the suite's directed histories), each kill counted only as the trial
+    saw it (the driver's marker at the point, then its death by SIGKILL)."""
     from frontier_harness.properties.adapters.job import load_job
+    from frontier_harness.properties.engine.source import RandomSource
 
     impl = load_job("frontier_harness.streaming_job_example:factory")
+    directed = streaming.directed_with_kills(False)
+    kills = [directed[case](RandomSource(0), "partitioned") for case in streaming.KILLED]
     reached: set[str] = set()
     with shared_observations():  # one trial a history, judged by the three properties, as `check` runs them
         for prop in SUITE.properties[:3]:
-            outcomes = prop.check(impl, [*COVERING, TO_TWO_DIGITS])
+            outcomes = prop.check(impl, [*COVERING, TO_TWO_DIGITS, *kills])
             failed = [o.message for o in outcomes if not o.ok]
             assert not failed, (prop.name, failed)
             reached |= {e for o in outcomes for e in o.reached or ()}  # what the trials showed
-    # a SIGKILL needs a driver of its own: the slow SIGKILL test below reaches those cases
-    assert set(SUITE.required_events) - set(streaming.KILLED) <= reached
+    assert set(SUITE.required_events) <= reached, set(SUITE.required_events) - reached
 
 
 @pytest.mark.spark
@@ -293,15 +297,11 @@ def test_an_idempotent_job_with_a_row_wise_transform_holds_under_the_default_pro
 
 
 @pytest.mark.spark
-def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_every_kill_is_observed(
-    spark_session, tmp_path
-):
+def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_replays(spark_session, tmp_path):
     """No hand-written history: the suite's run (`ci`, its directed trials first: a crash at each point, and
-    a driver of its own SIGKILLed at each) finds the doubled batch and shrinks it to four actions, the file
-    replays, and each directed SIGKILL is counted only as the trial saw it (the driver's marker at the
-    point, then its death by SIGKILL)."""
+    a driver of its own SIGKILLed at each) finds the doubled batch and shrinks it to four actions, and the
+    file replays (each kill counted as the trial saw it: `test_the_idempotent_example_holds_at_every_crash_point`)."""
     from frontier_harness.properties.adapters.job import load_job
-    from frontier_harness.properties.checks.streaming import streaming
     from frontier_harness.properties.engine import counterexample
     from frontier_harness.properties.engine.profiles import PROFILES
     from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
@@ -314,7 +314,6 @@ def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_eve
     [run] = result.results
     assert run.failure is not None and "doubled" in run.failure.message, run
     assert len(run.failure.history.actions) <= 4, run.failure.history
-    assert set(streaming.KILLED) <= set(run.events), run.events
     path = counterexample.write(run.failure, tmp_path)
     assert main(["replay", str(path)]) == 1
 
