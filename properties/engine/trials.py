@@ -88,15 +88,19 @@ def in_waves(
 
 
 def wave_sizes(total: int, size: int) -> list[int]:
-    """Waves doubling from one history up to `size`: a failure the first histories show (a directed
-    history, a shrink candidate) is found after the trials before it and at most as many again, never
-    after a whole wave (six trials cost six times one on two cores: a wave buys little concurrency).
+    """Waves doubling from one history up to `size`: a failure the first histories of a search's call show
+    (a directed history, the first drawn) is found after the trials before it and at most as many again,
+    never after a whole wave (six trials cost six times one on two cores: a wave buys little concurrency).
+    A call of at most `size` (a shrink call, `Suite.shrink_batch`) is one wave: every candidate runs, and
+    shrinking keeps the smallest that fails.
 
     >>> wave_sizes(20, 6)
     [1, 2, 4, 6, 6, 1]
-    >>> wave_sizes(2, 6), wave_sizes(0, 6)
-    ([1, 1], [])
+    >>> wave_sizes(6, 6), wave_sizes(7, 6), wave_sizes(0, 6)
+    ([6], [1, 2, 4], [])
     """
+    if total <= size:
+        return [total] if total else []
     sizes: list[int] = []
     while (done := sum(sizes)) < total:
         sizes.append(min(size, 2 ** len(sizes), total - done))
