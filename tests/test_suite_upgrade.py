@@ -226,6 +226,10 @@ def test_a_restart_predicted_to_fail_that_fails_otherwise_fails_also_where_the_o
     }
     failed = upgrade._failed_as_predicted(predicted, history, otherwise)
     assert not failed.ok and "failed otherwise" in failed.message, failed
+    old_committed = nothing | {(s, L.COMMITS): frozenset({0}) for s in (2, 4, 5, 6)}  # the old job's batch 0
+    assert upgrade._failed_as_predicted(predicted, history, old_committed).ok  # the new job ran none
+    ran = old_committed | {(6, L.COMMITS): frozenset({0, 1})}
+    assert "committed batches [1]" in upgrade._failed_as_predicted(predicted, history, ran).message
 
 
 def test_an_upgrade_whose_restart_fails_requires_what_its_trials_can_show():

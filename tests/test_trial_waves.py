@@ -66,3 +66,11 @@ def test_the_retry_after_an_infrastructure_failure_hears_each_trial_once():
     outcomes = _checked(Trials(drops={"b"}), _named("a", "b", "c"), heard=lambda o: heard.append(o.message))
     assert [o.ok for o in outcomes] == [True, True, True]
     assert len(heard) == 3, heard
+
+
+def test_a_half_that_failed_deeper_in_the_search_ends_it_there():
+    """`[a .. h]`: `b` fails and `c` raises (the wave `[b, c]`). The half `[a .. d]` raises; its half `[a, b]`
+    fails on its own at `b`: the search ends there, and the histories after it, `[e .. h]` too, are not
+    checked (the lane reports `b`, the first failure)."""
+    outcomes = _checked(Trials(fails={"b"}, raises={"c"}), _named(*"abcdefgh"))
+    assert outcomes[1].message == "b failed" and outcomes[2:] == [UNCHECKED] * 6, outcomes
