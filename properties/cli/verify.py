@@ -110,9 +110,8 @@ def _replay(path: Path) -> CorpusResult:
         suite.require(impl, cx.impl)
     except HarnessError as exc:
         return CorpusResult(path, False, f"unreadable: {exc}", invalid=True)
-    set_up(
-        impl, cx.impl
-    )  # what it raises is the implementation's (exit 2) or the machine's, never the file's
+    # what it raises is the implementation's (exit 2) or the machine's (exit 3), never the file's
+    set_up(impl, cx.impl)
     try:
         outcome = replay(suite, impl, cx)
     except HarnessError as exc:

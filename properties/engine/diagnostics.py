@@ -129,10 +129,9 @@ def _tracebacks(tb: TracebackType | None) -> list[TracebackType]:
 def _home(impl: Any) -> str | None:
     """The directory of the top-level package defining `impl`'s class (its own code, even when installed
     among the libraries), or None for the harness's own adapters."""
-    top = type(impl).__module__.split(".")[0]
-    module = sys.modules.get(top)
+    module = sys.modules.get(type(impl).__module__.split(".")[0])
     where = getattr(module, "__file__", None)
-    if impl is None or where is None or top == __name__.split(".")[0]:
+    if impl is None or where is None:
         return None
     if not hasattr(module, "__path__"):  # a single-file module: that file only
         return str(Path(where).resolve())
