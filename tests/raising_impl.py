@@ -196,3 +196,18 @@ class RecoverRaises(LookupPipeline):
 
 def recover_raises() -> RecoverRaises:
     return RecoverRaises()
+
+
+class ClassifierRaises(LookupPipeline):
+    """Its connection drops on the first call, and `infrastructure_failure`, asked whether that is
+    infrastructure, raises: its contract broken (exit 2, its line), never an internal error (exit 4)."""
+
+    def observe_collections(self, domain: Any, histories: Any) -> list:
+        raise ConnectionError("the pipeline's server went away")
+
+    def infrastructure_failure(self, exc: Exception) -> str | None:
+        return f"code {exc.args[1]}"  # CLASSIFIER-RAISES-HERE: this ConnectionError has no code
+
+
+def classifier_raises() -> ClassifierRaises:
+    return ClassifierRaises()

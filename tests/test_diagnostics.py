@@ -91,13 +91,19 @@ def test_a_factory_that_raises_is_bad_input_naming_its_line_never_an_internal_er
     [
         ("prepare_raises", "prepare() raised KeyError: 'settings'", "PREPARE-RAISES-HERE"),
         ("recover_raises", "recover() raised RuntimeError: cannot reconnect", "RECOVER-RAISES-HERE"),
+        (
+            "classifier_raises",
+            "infrastructure_failure() raised IndexError: tuple index out of range",
+            "CLASSIFIER-RAISES-HERE",
+        ),
     ],
 )
-def test_a_prepare_or_recover_that_raises_is_the_implementations_exit_2_naming_its_line(
+def test_a_prepare_recover_or_classifier_that_raises_is_the_implementations_exit_2_naming_its_line(
     impl, said, marker, tmp_path, capsys
 ):
-    """`prepare()` before the suite runs, `recover()` before the one retry of an infrastructure failure: what
-    the user's code raises there is their contract broken, with their line (was exit 4 "internal error")."""
+    """`prepare()` before the suite runs, `recover()` before the one retry of an infrastructure failure, and
+    `infrastructure_failure(exc)` asked whether an exception is infrastructure: what the user's code raises
+    there is their contract broken, with their line (was exit 4 "internal error")."""
     assert _check(impl, tmp_path) == 2
     out = capsys.readouterr().out
     assert (

@@ -31,7 +31,12 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from frontier_harness.properties.engine.diagnostics import own_frames, raised_by, set_up
+from frontier_harness.properties.engine.diagnostics import (
+    infrastructure_reason,
+    own_frames,
+    raised_by,
+    set_up,
+)
 from frontier_harness.properties.engine.errors import HISTORY_ERRORS, ContractViolation
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
@@ -163,7 +168,7 @@ def _attempt(
     except ContractViolation:
         raise
     except (Exception, SystemExit) as exc:  # the harness's own BaseExceptions (`Stopped`, ...) pass
-        reason = impl.infrastructure_failure(exc) if isinstance(exc, Exception) else None
+        reason = infrastructure_reason(impl, impl.name, exc)
         if reason is None:
             return exc
         if not retry:

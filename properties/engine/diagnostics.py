@@ -24,7 +24,7 @@ import sysconfig
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 from frontier_harness.properties.engine.errors import HarnessError, ImplementationError
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
@@ -87,14 +87,41 @@ def set_up(impl: Any, impl_name: str, method: str = "prepare") -> None:
     except (HarnessError, InfrastructureError):
         raise
     except (Exception, SystemExit) as exc:
-        reason = impl.infrastructure_failure(exc) if isinstance(exc, Exception) else None
+        reason = infrastructure_reason(impl, impl_name, exc)
         if reason is not None:
             raise InfrastructureError(f"{impl_name}: {method}() failed: {reason}") from exc
-        home, frames = _home(impl), traceback.extract_tb(exc.__traceback__)[1:]  # below this frame
-        if all(_foreign(f.filename, home) for f in frames):
-            raise
-        shown = "".join(f"\n  at {frame}" for frame in own_frames(exc, impl))
-        raise ImplementationError(f"{impl_name}: {method}() raised {describe(exc)}{shown}") from exc
+        _blame(impl, impl_name, method, exc)
+
+
+def infrastructure_reason(impl: Any, impl_name: str, exc: BaseException) -> str | None:
+    """`impl.infrastructure_failure(exc)`: why `exc` is infrastructure (exit 3), or None (never for a
+    `SystemExit`, a user's code's failure). A classifier that raises in the implementation's own code breaks
+    its contract: `ImplementationError` naming its frames (exit 2), never the harness's bug (exit 4).
+
+    >>> class Impl:
+    ...     infrastructure_failure = lambda self, exc: "no server" if isinstance(exc, OSError) else None
+    >>> infrastructure_reason(Impl(), "mine", ConnectionError()), infrastructure_reason(Impl(), "mine", SystemExit(0))
+    ('no server', None)
+    """
+    if not isinstance(exc, Exception):
+        return None
+    try:
+        return impl.infrastructure_failure(exc)
+    except (HarnessError, InfrastructureError):
+        raise
+    except Exception as raised:
+        _blame(impl, impl_name, "infrastructure_failure", raised)
+
+
+def _blame(impl: Any, impl_name: str, method: str, exc: BaseException) -> NoReturn:
+    """Raises `exc`, caught in the frame that called `impl.method`: as it is when every frame below that one
+    is the harness's or a library's (the harness's bug), else as `ImplementationError` naming the
+    implementation's own frames."""
+    home, frames = _home(impl), traceback.extract_tb(exc.__traceback__)[1:]  # below the catching frame
+    if all(_foreign(f.filename, home) for f in frames):
+        raise exc
+    shown = "".join(f"\n  at {frame}" for frame in own_frames(exc, impl))
+    raise ImplementationError(f"{impl_name}: {method}() raised {describe(exc)}{shown}") from exc
 
 
 def own_frames(exc: BaseException, impl: Any = None) -> tuple[str, ...]:
