@@ -6,6 +6,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from frontier_harness.model.errors import InvalidTime
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.streaming import streaming
 from frontier_harness.properties.checks.streaming.strategies.streaming import aimed_at
@@ -56,6 +57,26 @@ def test_a_failing_directed_history_is_reported_and_reduced():
     failure = result.results[0].failure
     assert failure is not None and failure.lane == "directed"
     assert [a.name for a in failure.history.actions] == ["read"]  # the update removed by delta debugging
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        Outcome.model_rejected(InvalidTime("total", 99, "a read the model refuses")),
+        Outcome.implementation_raised(KeyError("time"), ()),
+    ],
+    ids=["rejected_by_the_model", "raised"],
+)
+def test_a_history_that_ran_to_no_observation_reaches_no_hard_case(outcome):
+    """The directed history reaches `RARE` by construction, but the model rejected it (never run) or its
+    check raised (what it reached is not known): the run counts it nowhere, never from the history."""
+    result = run_suite(
+        SuiteRequest(
+            _suite(lambda impl, hs: [outcome for _ in hs]), ModelImplementation(), "model", QUICK, seed=0
+        )
+    )
+    [only] = result.results
+    assert only.failure is not None and only.examples >= 1 and RARE not in only.events, only
 
 
 @pytest.mark.parametrize("kill", [False, True], ids=["crash", "sigkill"])

@@ -175,18 +175,19 @@ def directed_lane(run: Run) -> PropertyResult:
 
 def reached(run: Run, history: History, outcome: Outcome) -> list[str]:
     """The hard cases `history` reached when checked: those its outcome says the observation showed
-    (`Outcome.reached`), else those `Property.events` reads from the history; none for a history not
-    checked (`UNCHECKED`).
+    (`Outcome.reached`), else those `Property.events` reads from the history; none for a history that did
+    not run to an observation: not checked (`UNCHECKED`), rejected by the model (never run), or one whose
+    check raised (what it reached before is not known).
 
     >>> from types import SimpleNamespace as Run
     >>> run = Run(prop=Run(events=lambda h: ["drawn"]))
     >>> h = History("total", ())
     >>> reached(run, h, Outcome(ok=True)), reached(run, h, Outcome(ok=True, reached=("seen",)))
     (['drawn'], ['seen'])
-    >>> reached(run, h, UNCHECKED)
-    []
+    >>> reached(run, h, UNCHECKED), reached(run, h, Outcome.implementation_raised(KeyError("k"), ()))
+    ([], [])
     """
-    if outcome.unresolved:
+    if outcome.unresolved or outcome.rejected or outcome.error is not None:
         return []
     if outcome.reached is not None:
         return list(outcome.reached)
