@@ -104,31 +104,31 @@ class Unpicklable(Exception):
         self.lock = threading.Lock()
 
 
-class PreparesUnpicklable(Implementation):
-    """Raises `Unpicklable` from `infrastructure_failure`, asked of what `prepare` raised: outside every call
-    whose exception the harness names as the implementation's (a `prepare` that raises is exit 2)."""
-
-    name = "prepares-unpicklable"
-
-    def prepare(self) -> None:
-        raise KeyError("settings")
-
-    def infrastructure_failure(self, exc: Exception) -> str | None:
-        raise Unpicklable()
+class ObservesNothing(Implementation):
+    name = "observes-nothing"
 
     def observe_mutable_antichain(self, domain: Any, histories: Any) -> list:  # never reached
         return []
 
 
+def _harness_bug(impl: Any, impl_name: str) -> None:
+    raise Unpicklable()
+
+
 def raises_unpicklable() -> Any:
-    return PreparesUnpicklable()
+    """The harness's own setup, in the child this factory runs in, raising `Unpicklable`: a harness bug
+    (whatever the implementation's own code raises is its failure, exit 1 or 2, never this)."""
+    from frontier_harness.properties.engine import runner
+
+    runner.set_up = _harness_bug
+    return ObservesNothing()
 
 
 def test_an_unexpected_exception_in_the_background_exits_4_with_its_traceback():
     child, _ = background(PairingSpec(SUITE, "tests.test_background:raises_unpicklable"))
     with pytest.raises(InternalError, match="Unpicklable: a lock inside") as info:
         child.results()
-    assert "in infrastructure_failure" in info.value.traceback  # the child's own frames
+    assert "in _harness_bug" in info.value.traceback  # the child's own frames
     said = Console(file=io.StringIO(), width=200)
     assert cli.report_error(said, info.value) == 4
     assert "internal error: Unpicklable: a lock inside: please report it" in said.file.getvalue()
