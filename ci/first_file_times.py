@@ -1,7 +1,8 @@
 """Time from `check`'s start to the first counterexample file, for every Spark-side planted bug in tests/.
 
 Each bug runs as a user would meet it, `frontier-harness check --suite S --profile ci --impl
-tests.M:F --fail-fast`, in its own process (Spark's start included), and the counterexample
+tests.M:F --fail-fast` (a planted streaming job: `--job tests.M:F`, through the trial suite's real
+queries), in its own process (Spark's start included), and the counterexample
 directory is watched: `first` is when a file first exists (the failure found), `final` when the
 command exits (the file shrunk in place; `--fail-fast` stops there). Prints this machine's calibration
 line first, then one line per bug and the medians (issue 23 asks for a median first file within half a
@@ -48,14 +49,24 @@ PLANTED = {
     "test_suite_summary:spark_complete_one_record_short": "summary",
     "test_suite_temporal:spark_retracts_at_upper": "temporal",
 }
+# planted jobs (`tests.<module>:<name>`, run with `--job`) -> the trial suite that must catch them: each
+# trial a real streaming query, as a user's own job meets the suite
+PLANTED_JOBS = {
+    "jobs.stateful:promises_ten_seconds": "stateful",
+    "jobs.stateful:one_batch_late": "stateful",
+    "jobs.stateful:append_writer": "stateful",
+    "jobs.stateful:processor_append_writer": "stateful",
+    "jobs.joins:counted_append_writer": "stateful",
+    "jobs.joins:outer_rows_dropped": "stateful",
+}
 POLL_S = 0.2
 
 
-def timed(factory: str, suite: str) -> tuple[float | None, float, int]:
+def timed(factory: str, suite: str, flag: str = "--impl") -> tuple[float | None, float, int]:
     """Seconds to the first counterexample file (None: none), to exit, and the exit code."""
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "frontier_harness.properties.cli.main", "check", "--suite", suite]
-        command += ["--profile", "ci", "--impl", f"tests.{factory}", "--fail-fast", "--out", out]
+        command += ["--profile", "ci", flag, f"tests.{factory}", "--fail-fast", "--out", out]
         started, first = time.monotonic(), None
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while proc.poll() is None:
@@ -71,10 +82,13 @@ def main(names: list[str], markdown: Path | None) -> None:
     calibration = measure()
     print(calibration.line(), flush=True)
     rows, firsts, finals = [], [], []
-    for factory, suite in PLANTED.items():
+    planted = [(f, s, "--impl") for f, s in PLANTED.items()] + [
+        (f, s, "--job") for f, s in PLANTED_JOBS.items()
+    ]
+    for factory, suite, flag in planted:
         if names and not any(n in factory for n in names):
             continue
-        first, final, code = timed(factory, suite)
+        first, final, code = timed(factory, suite, flag)
         shown = "no file" if first is None else f"{first:6.1f} s"
         print(f"{factory:66} {suite:18} first {shown}  final {final:6.1f} s  exit {code}", flush=True)
         rows.append(
