@@ -211,3 +211,15 @@ class ClassifierRaises(LookupPipeline):
 
 def classifier_raises() -> ClassifierRaises:
     return ClassifierRaises()
+
+
+class ClassifierExits(ClassifierRaises):
+    """`infrastructure_failure` exits the process (`sys.exit(3)`) instead of answering: its failure (exit 2,
+    its line), never the run's exit 3 nor an internal error."""
+
+    def infrastructure_failure(self, exc: Exception) -> str | None:
+        sys.exit(3)  # CLASSIFIER-EXITS-HERE
+
+
+def classifier_exits() -> ClassifierExits:
+    return ClassifierExits()

@@ -96,6 +96,7 @@ def test_a_factory_that_raises_is_bad_input_naming_its_line_never_an_internal_er
             "infrastructure_failure() raised IndexError: tuple index out of range",
             "CLASSIFIER-RAISES-HERE",
         ),
+        ("classifier_exits", "infrastructure_failure() raised SystemExit: 3", "CLASSIFIER-EXITS-HERE"),
     ],
 )
 def test_a_prepare_recover_or_classifier_that_raises_is_the_implementations_exit_2_naming_its_line(

@@ -79,6 +79,19 @@ def test_a_history_that_ran_to_no_observation_reaches_no_hard_case(outcome):
     assert only.failure is not None and only.examples >= 1 and RARE not in only.events, only
 
 
+def test_bad_input_both_sides_rejected_ran_and_reaches_its_hard_case():
+    """Bad input drawn on purpose that the implementation rejected as the model did (`Outcome.both_rejected`)
+    ran, and held: it reaches what it aimed at."""
+    both = Outcome(ok=True, rejected=True, message="both rejected it")
+    result = run_suite(
+        SuiteRequest(
+            _suite(lambda impl, hs: [both for _ in hs]), ModelImplementation(), "model", QUICK, seed=0
+        )
+    )
+    [only] = result.results
+    assert only.verdict is Verdict.HELD and only.events[RARE] >= 1 and result.missing_events == (), only
+
+
 @pytest.mark.parametrize("kill", [False, True], ids=["crash", "sigkill"])
 @pytest.mark.parametrize("event", streaming.SUITE.required_events)
 def test_each_streaming_directed_history_reaches_its_hard_case(event, kill):

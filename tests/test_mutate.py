@@ -296,3 +296,23 @@ def test_an_equivalent_file_without_every_field_is_a_usage_error(tmp_path, capsy
     listed.write_text('[[mutant]]\nfile = "tests/mutate_fixture/tiny.py"\n')
     assert main([*TESTS_JUDGE, "--equivalent", str(listed)]) == 2
     assert "[[mutant]] #1 needs exactly ['file', 'source', 'change', 'why']" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("impl", ["classifier_raises", "classifier_exits"])
+def test_a_probes_classifier_that_raises_is_the_implementations_exit_2_never_a_killed_mutant(impl):
+    """A suite probe's check raised, and the implementation's `infrastructure_failure()`, asked whether that
+    was infrastructure, raised too: its contract broken (`ImplementationError`, naming its line), never a
+    crash counted as the mutant killed."""
+    import time
+
+    from frontier_harness.properties.engine.errors import ImplementationError
+    from frontier_harness.properties.engine.history import History
+    from frontier_harness.properties.mutate.probe import Witness
+    from tests import raising_impl
+
+    def check(implementation, histories):
+        raise ConnectionError("the pipeline's server went away")
+
+    with pytest.raises(ImplementationError, match="infrastructure_failure\\(\\) raised") as raised:
+        Witness(check, time.perf_counter())(getattr(raising_impl, impl)(), [History("total", ())])
+    assert "raising_impl.py" in str(raised.value), raised.value

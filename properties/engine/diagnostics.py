@@ -109,7 +109,7 @@ def infrastructure_reason(impl: Any, impl_name: str, exc: BaseException) -> str 
         return impl.infrastructure_failure(exc)
     except (HarnessError, InfrastructureError):
         raise
-    except Exception as raised:
+    except (Exception, SystemExit) as raised:
         _blame(impl, impl_name, "infrastructure_failure", raised)
 
 

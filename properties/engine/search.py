@@ -176,8 +176,9 @@ def directed_lane(run: Run) -> PropertyResult:
 def reached(run: Run, history: History, outcome: Outcome) -> list[str]:
     """The hard cases `history` reached when checked: those its outcome says the observation showed
     (`Outcome.reached`), else those `Property.events` reads from the history; none for a history that did
-    not run to an observation: not checked (`UNCHECKED`), rejected by the model (never run), or one whose
-    check raised (what it reached before is not known).
+    not run to an observation: not checked (`UNCHECKED`), or failing as one the model rejected (never run)
+    or whose check raised (what it reached before is not known). Bad input drawn on purpose that both
+    sides rejected (`Outcome.both_rejected`) ran, and held.
 
     >>> from types import SimpleNamespace as Run
     >>> run = Run(prop=Run(events=lambda h: ["drawn"]))
@@ -186,8 +187,10 @@ def reached(run: Run, history: History, outcome: Outcome) -> list[str]:
     (['drawn'], ['seen'])
     >>> reached(run, h, UNCHECKED), reached(run, h, Outcome.implementation_raised(KeyError("k"), ()))
     ([], [])
+    >>> reached(run, h, Outcome(ok=True, rejected=True))  # both sides rejected bad input drawn on purpose
+    ['drawn']
     """
-    if outcome.unresolved or outcome.rejected or outcome.error is not None:
+    if outcome.unresolved or (not outcome.ok and (outcome.rejected or outcome.error is not None)):
         return []
     if outcome.reached is not None:
         return list(outcome.reached)

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from frontier_harness.properties.engine import runner, search
+from frontier_harness.properties.engine.diagnostics import infrastructure_reason
 from frontier_harness.properties.engine.errors import UnsupportedImplementation
 from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
@@ -101,7 +102,7 @@ class Witness:
         try:
             outcomes = list(self.check(impl, histories))  # a trial suite's `Trials` run here, caught
         except Exception as exc:
-            if impl.infrastructure_failure(exc) is not None:
+            if infrastructure_reason(impl, impl.name, exc) is not None:
                 raise
             self._seen()
             if (
@@ -134,7 +135,7 @@ class Witness:
         try:
             alone = self.check(impl, [self.smallest])
         except Exception as exc:
-            if impl.infrastructure_failure(exc) is not None:
+            if infrastructure_reason(impl, impl.name, exc) is not None:
                 raise
             return
         if alone[0].ok:
