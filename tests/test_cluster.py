@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -46,9 +47,16 @@ def _spark_home() -> Path:
 
 
 def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range: a port the kernel handed out (`bind(0)`) could be
+    handed out again, to another test's JVM, before the server bound it. That server then failed to start
+    while the other JVM answered on its port, and the CLI run against it hung (a `.ci/run`'s 30 minutes)."""
+    ephemeral = Path("/proc/sys/net/ipv4/ip_local_port_range")
+    low = int(ephemeral.read_text().split()[0]) if ephemeral.exists() else 32768
+    for port in random.SystemRandom().sample(range(min(20000, low // 2), low), 100):
+        with socket.socket() as s, contextlib.suppress(OSError):
+            s.bind(("127.0.0.1", port))
+            return port
+    raise AssertionError(f"no free port below {low}")
 
 
 def _env(logs: Path) -> dict[str, str]:
@@ -89,9 +97,14 @@ def _alive_workers(webui: int) -> int:
         return 0
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def _serving(server: subprocess.Popen, log: Path) -> bool:
+    """Whether the Connect server says it started (a port that answers may be another process's); a server
+    that exited fails at once, with its log."""
+    if server.poll() is not None:
+        raise AssertionError(
+            f"the Spark Connect server exited ({server.returncode}): {log.read_text()[-3000:]}"
+        )
+    return "Spark Connect server started at: " in log.read_text()
 
 
 def _stop(processes: list[subprocess.Popen]) -> None:
@@ -191,7 +204,7 @@ def test_a_batched_suite_through_a_connect_server_gives_local_modes_verdict_and_
     command += ["--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.driver.host=127.0.0.1"]
     server = _started(command, env, tmp_path / "connect.log")
     try:
-        _wait(lambda: _listening(port), "a Spark Connect server")
+        _wait(lambda: _serving(server, tmp_path / "connect.log"), "a Spark Connect server")
         ran = _cli(
             ["--remote", f"sc://127.0.0.1:{port}", *BATCHED, "--out", str(tmp_path / "cx")], env, tmp_path
         )
