@@ -39,6 +39,19 @@ class SparkUnavailable(SparkInfrastructureError):
         super().__init__(f"Spark is unavailable ({type(cause).__name__}): {first_line[:300]}")
 
 
+class ConnectUnreachable(SparkInfrastructureError):
+    """The Spark Connect server at the address asked for did not answer a first call
+    (`spark_impl.connect_client`): refused, not gRPC, silent, or failing it.
+
+    >>> str(ConnectUnreachable("sc://h:1", "Connection refused", OSError()))
+    'could not reach a Spark Connect server at sc://h:1: Connection refused'
+    """
+
+    def __init__(self, address: str, reason: str, cause: BaseException):
+        self.address, self.cause = address, cause
+        super().__init__(f"could not reach a Spark Connect server at {address}: {reason[:300]}")
+
+
 class ShardError(ValueError):
     """A durable shard directory that cannot be used as asked; the message names the path. Nothing is overwritten."""
 

@@ -28,7 +28,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.spark_impl.errors import JavaMissing, SparkConfError, SparkUnavailable
+from frontier_harness.spark_impl.errors import (
+    ConnectUnreachable,
+    JavaMissing,
+    SparkConfError,
+    SparkUnavailable,
+)
 
 _settings: dict = {
     "master": None,
@@ -283,12 +288,25 @@ def restart():
     global _session, _small_jobs
     _small_jobs = None
     try:
+        if _remote() and _session is not None:  # a server gone: no release retried against it
+            _session.client.close()
         stop()
     except Exception:  # a dead JVM cannot be stopped cleanly; the new session replaces it
         _session = None
     if not _remote():
         _forget_dead_jvm()
     return spark()
+
+
+def new_session() -> Any:
+    """A session of its own SQL settings, views and registered functions over `spark()`'s; under Spark
+    Connect a client of its own, its retries as bounded as the first's (`connect_client`)."""
+    fresh = spark().newSession()
+    if _remote():
+        from frontier_harness.spark_impl import connect_client
+
+        connect_client.retrying_briefly(fresh)
+    return fresh
 
 
 def _forget_dead_jvm() -> None:
@@ -317,6 +335,8 @@ def _start():
     _workers_use_this_interpreter()
     try:
         if remote:
+            from frontier_harness.spark_impl import connect_client  # imports gRPC: only for a remote
+
             builder = SparkSession.builder.remote(remote)
             if remote.startswith("local"):  # the local server's log4j lines go to the log file too
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -328,7 +348,7 @@ def _start():
                         "spark.driver.extraJavaOptions": _java_options(conf),
                     }
                 )
-            session = builder.getOrCreate()
+            session = connect_client.bounded(builder.getOrCreate(), remote)
             set_at_runtime(session.conf, conf)
         else:  # the JVM inherits the environment: set it before the launch
             _workers_import_this_code()
@@ -336,7 +356,7 @@ def _start():
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             _launch_jvm_logging_to_file(_jvm_launch_conf(partitions, conf))
             session = _local_builder(SparkSession.builder, partitions, conf).getOrCreate()
-    except SparkConfError:  # the user's setting, not the infrastructure
+    except (SparkConfError, ConnectUnreachable):  # the user's setting; the address and gRPC's reason
         raise
     except Exception as exc:  # the JVM or the server did not come up
         error = SparkUnavailable(exc)

@@ -152,6 +152,20 @@ def standalone(tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:
         _stop(processes)
 
 
+def _connect_server(master: str, port: int, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """A Spark Connect server over `master` on `port` (PySpark's `sbin/start-connect-server.sh`), once it
+    says it started."""
+    command = ["bash", str(_spark_home() / "sbin" / "start-connect-server.sh"), "--wait", "--master", master]
+    command += ["--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.driver.host=127.0.0.1"]
+    server = _started(command, env, log)
+    try:
+        _wait(lambda: _serving(server, log), "a Spark Connect server")
+    except BaseException:
+        _stop([server])
+        raise
+    return server
+
+
 def _cli(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
     """The CLI in a fresh process (its own driver and session), as a user runs it."""
     command = [sys.executable, "-m", "frontier_harness.properties.cli.main", *argv]
@@ -199,12 +213,8 @@ def test_a_batched_suite_through_a_connect_server_gives_local_modes_verdict_and_
 ):
     master, env = standalone
     port = _port()
-    script = _spark_home() / "sbin" / "start-connect-server.sh"
-    command = ["bash", str(script), "--wait", "--master", master]
-    command += ["--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.driver.host=127.0.0.1"]
-    server = _started(command, env, tmp_path / "connect.log")
+    server = _connect_server(master, port, env, tmp_path / "connect.log")
     try:
-        _wait(lambda: _serving(server, tmp_path / "connect.log"), "a Spark Connect server")
         ran = _cli(
             ["--remote", f"sc://127.0.0.1:{port}", *BATCHED, "--out", str(tmp_path / "cx")], env, tmp_path
         )
@@ -213,3 +223,40 @@ def test_a_batched_suite_through_a_connect_server_gives_local_modes_verdict_and_
     code, files = local_batched
     assert ran.returncode == code, ran.stdout + ran.stderr + (tmp_path / "connect.log").read_text()[-3000:]
     assert _files(tmp_path / "cx") == files
+
+
+def test_a_connect_server_gone_in_the_middle_of_a_run_is_exit_3_in_seconds_naming_it(tmp_path):
+    """The server killed once a first lane's verdict came back through it: the run ends in exit 3 naming
+    the address, within the client's bounded retries (`spark_impl.connect_client`), not ten minutes."""
+    env, port = _env(tmp_path), _port()
+    server = _connect_server("local[1]", port, env, tmp_path / "connect.log")
+    cli = [sys.executable, "-m", "frontier_harness.properties.cli.main", "--remote", f"sc://127.0.0.1:{port}"]
+    cli += ["check", "--suite", "collections", "--profile", "ci", "--out", str(tmp_path / "cx")]
+    try:
+        with subprocess.Popen(
+            cli, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as run:
+            seen = list(_until(run.stdout, "histories in"))
+            _signal_group(server, signal.SIGKILL)
+            try:
+                rest, _ = run.communicate(timeout=180)
+            except subprocess.TimeoutExpired:
+                run.kill()
+                pytest.fail(
+                    "check --remote still running 180 s after its server was killed: " + "".join(seen)
+                )
+    finally:
+        _stop([server])
+    output = "".join(seen) + rest
+    assert "held" in seen[-1], output  # a lane ran through the server before it went
+    assert run.returncode == 3, output
+    assert f"could not reach a Spark Connect server at sc://127.0.0.1:{port}: " in output, output
+    assert not _files(tmp_path / "cx")
+
+
+def _until(lines, marker: str) -> Iterator[str]:
+    """`lines` up to and including the first that holds `marker` (all of them if none does)."""
+    for line in lines:
+        yield line
+        if marker in line:
+            return

@@ -2,7 +2,7 @@
 
 `StateQuery(root, processor)` reads `root/in` (the requests, a JSON file a round, one file a batch: a file
 source with `maxFilesPerTrigger` 1, no-data batches off), groups them by `(history_id, key)` into the
-processor on its own session (`spark.newSession()`, the RocksDB provider, which TTL state needs,
+processor on its own session (`session.new_session()`, the RocksDB provider, which TTL state needs,
 `timeMode="ProcessingTime"`), and writes each batch's answers, with `current_timestamp()` as the batch saw
 it, through `foreachBatch` to Parquet, `root/answers/batch=N` (a re-run overwrites it). The sink fires the
 `after_sink` crash point (`spark_impl.streaming.faults`) after it wrote. Any driver runs it: the harness's
@@ -23,7 +23,7 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import functions as F
 
 from frontier_harness.model.vocabulary.streaming import CrashPoint
-from frontier_harness.spark_impl.session import spark
+from frontier_harness.spark_impl.session import new_session
 from frontier_harness.spark_impl.streaming import faults
 from frontier_harness.spark_impl.ttl.state.processor import ANSWERS, REQUESTS
 
@@ -44,7 +44,7 @@ class StateQuery:
 
     def __init__(self, root: Path, processor: Any):
         self.root, self.processor = root, processor
-        self.session = spark().newSession()
+        self.session = new_session()
         for key, value in SETTINGS.items():
             self.session.conf.set(key, value)
         (root / "in").mkdir(parents=True, exist_ok=True)
