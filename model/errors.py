@@ -298,9 +298,8 @@ class UnknownPartition(ModelError):
 
     def __init__(self, partition: object, known: int):
         self.partition, self.known = partition, known
-        super().__init__(
-            f"unknown partition {partition!r}: the log has partitions 0..{known - 1} and may add {known}"
-        )
+        has = f"partitions 0..{known - 1}" if known else "no partition yet"
+        super().__init__(f"unknown partition {partition!r}: the log has {has} and may add {known}")
 
 
 class UnknownFault(ModelError):

@@ -82,6 +82,23 @@ ONE = history(produce("r0", 12 * S), TRIGGER)
 FRAME = (("a", 12 * S, "r0", 0, 0),)
 
 
+def test_a_history_producing_to_a_partition_its_upstream_lacks_is_refused_unrun():
+    """As in the streaming suite (`streaming.unknown_partition`): a shrink's candidate no upstream holds is
+    refused as the model refuses it, and no trial runs it."""
+    ran: list = []
+
+    class NeverRuns:
+        plan = stateful.EXAMPLE_PLAN
+
+        def observe_stateful(self, domain, batch):
+            ran.extend(batch)
+            raise AssertionError("a refused history ran")
+
+    lacking = History("partitioned", (Action("produce", {"partition": 1, "key": "k", "event_time": 0}),))
+    [outcome] = SUITE.properties[0].check(NeverRuns(), [lacking])
+    assert ran == [] and outcome.rejected and "unknown partition 1" in outcome.message
+
+
 def test_exactly_once_is_transform_over_what_the_model_keeps_and_names_doubled_rows():
     impl = Impl(UPDATE, {FRAME: {window_row(10 * S, 1): 1}})
     good = trial_step(1, [(0, 1)], [0], [(0, 0)], [(window_row(10 * S, 1), 1)])

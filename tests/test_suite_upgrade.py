@@ -23,6 +23,7 @@ from frontier_harness.properties.checks.upgrade.strategies.upgrade import (
 )
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.profiles import PROFILES
 from frontier_harness.properties.engine.source import RandomSource
 
@@ -241,3 +242,15 @@ def test_an_upgrade_whose_restart_fails_requires_what_its_trials_can_show():
     runs = SimpleNamespace(plan=PLAN, comparison=SimpleNamespace(outcome=lambda: Verdict.SAFE))
     assert SUITE.for_implementation(fails).required_events == upgrade.EVENTS_WHEN_RESTART_FAILS
     assert SUITE.for_implementation(runs).required_events == upgrade.EVENTS
+
+
+def test_a_history_producing_to_a_partition_its_upstream_lacks_is_refused_unrun():
+    """As in the streaming suite (`streaming.unknown_partition`): no trial runs a history no upstream holds."""
+
+    class NeverRuns:
+        def observe_upgrade(self, domain, batch):
+            raise AssertionError("a refused history ran")
+
+    lacking = History("partitioned", (Action("produce", {"partition": 1, "key": "k", "event_time": 0}),))
+    [outcome] = upgrade._check(NeverRuns(), [lacking])
+    assert outcome.rejected and "unknown partition 1" in outcome.message

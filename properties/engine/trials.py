@@ -87,6 +87,26 @@ def in_waves(
     return Trials(run())
 
 
+def unless_refused(
+    histories: Sequence[Any],
+    refuse: Callable[[Any], Outcome | None],
+    judged: Callable[[Sequence[Any]], Sequence[Outcome]],
+) -> list[Outcome]:
+    """`judged` over the histories `refuse` lets run, in one call; a refused history's outcome is its
+    refusal, and it never runs (a shrink's candidate no trial can hold would make the whole call raise).
+
+    >>> refuse = lambda h: Outcome(ok=False, rejected=True) if h == "b" else None
+    >>> ran = []
+    >>> outcomes = unless_refused("abc", refuse, lambda hs: ran.extend(hs) or [Outcome(ok=True)] * len(hs))
+    >>> [o.rejected for o in outcomes], ran
+    ([False, True, False], ['a', 'c'])
+    """
+    refused = {i: o for i, h in enumerate(histories) if (o := refuse(h)) is not None}
+    run = [h for i, h in enumerate(histories) if i not in refused]
+    outcomes = iter(judged(run) if run else [])
+    return [refused[i] if i in refused else next(outcomes) for i in range(len(histories))]
+
+
 def wave_sizes(total: int, size: int) -> list[int]:
     """Waves doubling from one history up to `size`: a failure the first histories of a search's call show
     (a directed history, the first drawn) is found after the trials before it and at most as many again,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from frontier_harness.model.errors import CompactedRead
+from frontier_harness.model.errors import CompactedRead, UnknownPartition
 from frontier_harness.model.time.partitioned_time import PARTITION_MAX  # a shared constant, not an algorithm
 
 RECORDS, COMMITTED, JOURNAL = "records.json", "committed.json", "commits.jsonl"
@@ -102,11 +102,24 @@ class UpstreamLog:
         return [json.loads(line)["end"] for line in lines if line.strip()]
 
     def append(self, records: Sequence[tuple[int, str]]) -> None:
-        """Appends `(partition, data)` records in order; partition `n` may be added to `0..n-1`."""
+        """Appends `(partition, data)` records in order; partition `n` may be added to `0..n-1`, any other
+        is `UnknownPartition` and nothing is appended.
+
+        >>> import tempfile
+        >>> log = UpstreamLog.create(Path(tempfile.mkdtemp()) / "log")
+        >>> log.append([(0, "r0"), (2, "r1")])
+        Traceback (most recent call last):
+        ...
+        frontier_harness.model.errors.UnknownPartition: unknown partition 2: the log has partitions 0..0 and may add 1
+        >>> log.partitions()
+        []
+        """
         parts = self.partitions()
         for partition, data in records:
             if partition == len(parts):
                 parts.append({"start": 0, "records": []})
+            if not isinstance(partition, int) or not 0 <= partition < len(parts):
+                raise UnknownPartition(partition, len(parts))
             parts[partition]["records"].append(data)
         write_atomically(self.path / RECORDS, json.dumps({"partitions": parts}))
 

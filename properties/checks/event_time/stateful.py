@@ -125,7 +125,7 @@ from frontier_harness.properties.engine.suite import (
     Suite,
     observations,
 )
-from frontier_harness.properties.engine.trials import Trials, in_waves
+from frontier_harness.properties.engine.trials import Trials, in_waves, unless_refused
 
 TRIAL_WAVE = streaming.TRIAL_WAVE
 SHOWN = 6  # rows named per kind in a message
@@ -284,21 +284,17 @@ def check_in_waves(
     )
 
     def check(impl: Any, histories: Sequence[History]) -> Trials:
-        def judged(wave: Sequence[History]) -> list[Outcome]:
-            refused = {i: o for i, h in enumerate(wave) if (o := wrong_trigger(impl.plan, h)) is not None}
-            run = [h for i, h in enumerate(wave) if i not in refused]
-            observed = observations(impl, "observe_stateful", run) if run else []
-            outcomes = iter(
-                [
-                    attrs.evolve(o, reached=tuple(reach(impl.plan, h, obs)))
-                    for o, h, obs in zip(judge(impl, run, observed), run, observed)
-                ]
-                if run
-                else []
-            )
-            return [refused[i] if i in refused else next(outcomes) for i in range(len(wave))]
+        def judged(run: Sequence[History]) -> list[Outcome]:
+            observed = observations(impl, "observe_stateful", run)
+            return [
+                attrs.evolve(o, reached=tuple(reach(impl.plan, h, obs)))
+                for o, h, obs in zip(judge(impl, run, observed), run, observed)
+            ]
 
-        return in_waves(histories, TRIAL_WAVE, judged)
+        def refused(history: History) -> Outcome | None:
+            return wrong_trigger(impl.plan, history) or streaming.unknown_partition(history)
+
+        return in_waves(histories, TRIAL_WAVE, lambda wave: unless_refused(wave, refused, judged))
 
     return check
 

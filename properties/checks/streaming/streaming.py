@@ -34,7 +34,10 @@ from typing import Any
 
 import attrs
 
+from frontier_harness.model.errors import UnknownPartition
+from frontier_harness.model.ingestion.upstream import Upstream
 from frontier_harness.model.time.antichain import Antichain
+from frontier_harness.model.time.domains import parse_domain
 from frontier_harness.model.vocabulary.ingestion import IngestionArg
 from frontier_harness.model.vocabulary.streaming import (
     CrashPoint,
@@ -78,7 +81,7 @@ from frontier_harness.properties.engine.suite import (
     Suite,
     observations,
 )
-from frontier_harness.properties.engine.trials import Trials, in_waves
+from frontier_harness.properties.engine.trials import Trials, in_waves, unless_refused
 
 TRIAL_WAVE = 6  # trials run (and handed over, `in_waves`) this many at a time: Spark's concurrent queries
 
@@ -87,8 +90,13 @@ def _property_check(judge: Callable[[History, Observation], Outcome], job_judge:
     """A batched check; under a user's job (`impl.streaming_job`), `job_judge` with the oracle's rows."""
 
     def check(impl: Any, histories: Sequence[History]) -> Trials:
-        """A wave of trials at a time, until a wave fails: the trials after it are not run (`in_waves`)."""
-        return in_waves(histories, TRIAL_WAVE, lambda wave: judged(impl, wave))
+        """A wave of trials at a time, until a wave fails: the trials after it are not run (`in_waves`); a
+        history no upstream can hold is refused unrun (`unknown_partition`)."""
+        return in_waves(
+            histories,
+            TRIAL_WAVE,
+            lambda wave: unless_refused(wave, unknown_partition, lambda run: judged(impl, run)),
+        )
 
     def judged(impl: Any, histories: Sequence[History]) -> list[Outcome]:
         observed = observations(impl, "observe_streaming", histories)  # the properties share them
@@ -100,6 +108,29 @@ def _property_check(judge: Callable[[History, Observation], Outcome], job_judge:
         return [with_reached(o, h, obs) for o, h, obs in zip(outcomes, histories, observed)]
 
     return check
+
+
+def unknown_partition(history: History) -> Outcome | None:
+    """A history that produces to a partition its upstream does not have, refused as the model refuses it
+    (`Upstream.produce`: partitions are dense, a log adds partition `n` after `0..n-1`); None for one it
+    holds. A shrink's candidate without partition 0's first record is one: it used to run, the trial's
+    upstream raised, and the call's other candidates were judged only after a bisection.
+
+    >>> produce = lambda p: Action(StreamingAction.PRODUCE, {IngestionArg.PARTITION: p})
+    >>> unknown_partition(History("partitioned", (produce(0), produce(1)))) is None
+    True
+    >>> unknown_partition(History("partitioned", (produce(1),))).message
+    'generator/model disagreement: the model rejected a generated history: unknown partition 1: the log has no partition yet and may add 0'
+    """
+    upstream = Upstream.empty(parse_domain(history.domain))
+    for action in history.actions:
+        if action.name == StreamingAction.PRODUCE:
+            partition: Any = action.args.get(IngestionArg.PARTITION)  # the model names a missing one
+            try:
+                upstream = upstream.produce(partition, "")
+            except UnknownPartition as exc:
+                return Outcome.model_rejected(exc)
+    return None
 
 
 def exactly_once(history: History, obs: Observation) -> Outcome:

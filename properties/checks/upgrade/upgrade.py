@@ -41,6 +41,7 @@ from frontier_harness.model.vocabulary.upgrade import Verdict
 from frontier_harness.properties.checks.event_time import stateful
 from frontier_harness.properties.checks.event_time.oracles.stateful_rows import read_step
 from frontier_harness.properties.checks.event_time.strategies.stateful import Tracker
+from frontier_harness.properties.checks.streaming import streaming
 from frontier_harness.properties.checks.streaming.committed import failed_at, observed_steps, up_steps
 from frontier_harness.properties.checks.upgrade.oracles.switch_rows import (
     NEW,
@@ -66,7 +67,7 @@ from frontier_harness.properties.engine.suite import (
     Suite,
     observations,
 )
-from frontier_harness.properties.engine.trials import Trials, in_waves
+from frontier_harness.properties.engine.trials import Trials, in_waves, unless_refused
 
 TRIAL_WAVE = stateful.TRIAL_WAVE
 SHOWN = 6
@@ -149,10 +150,12 @@ def directed(plan: StatefulPlan) -> dict[str, Any]:
 def _check(impl: Any, histories: Sequence[History]) -> Trials:
     """A wave of trials at a time (one oracle job each), until a wave fails: the rest are not run."""
 
-    def judged(wave: Sequence[History]) -> list[Outcome]:
-        return upgrade_as_predicted(impl, wave, observations(impl, "observe_upgrade", wave))
+    def judged(run: Sequence[History]) -> list[Outcome]:
+        return upgrade_as_predicted(impl, run, observations(impl, "observe_upgrade", run))
 
-    return in_waves(histories, TRIAL_WAVE, judged)
+    return in_waves(
+        histories, TRIAL_WAVE, lambda wave: unless_refused(wave, streaming.unknown_partition, judged)
+    )
 
 
 def upgrade_as_predicted(
