@@ -86,6 +86,8 @@ def waits(policy: RetryPolicy) -> float:
 
     >>> round(waits(DefaultPolicy()))  # PySpark's default: ten minutes and more
     614
+    >>> waits(DefaultPolicy(max_retries=1, initial_backoff=2_000))  # jittered from the threshold on
+    2.5
     """
     wait, total = float(policy.initial_backoff), 0.0
     for _ in range(policy.max_retries or 0):

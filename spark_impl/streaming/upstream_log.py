@@ -116,10 +116,10 @@ class UpstreamLog:
         """
         parts = self.partitions()
         for partition, data in records:
+            if not isinstance(partition, int) or not 0 <= partition <= len(parts):
+                raise UnknownPartition(partition, len(parts))
             if partition == len(parts):
                 parts.append({"start": 0, "records": []})
-            if not isinstance(partition, int) or not 0 <= partition < len(parts):
-                raise UnknownPartition(partition, len(parts))
             parts[partition]["records"].append(data)
         write_atomically(self.path / RECORDS, json.dumps({"partitions": parts}))
 
