@@ -53,7 +53,7 @@ def bounded(session: Any, address: str) -> Any:
         try:
             first_call.result(timeout=PROBE_S)
         except Exception as exc:
-            session.client.close()  # ends a call still waiting; PySpark's exit hook skips a closed client
+            session.client.close()  # ends a call still waiting; at exit PySpark skips a closed client (4.1: fails at once)
             session.stop()
             raise ConnectUnreachable(address, reason(exc, PROBE_S), exc) from exc
     return retrying_briefly(session)
