@@ -53,9 +53,10 @@ def bounded(session: Any, address: str) -> Any:
         try:
             first_call.result(timeout=PROBE_S)
         except Exception as exc:
-            session.client.close()  # ends a call still waiting; at exit PySpark skips a closed client (4.1: fails at once)
+            # ends a call still waiting; at exit PySpark skips a closed client (4.1: its call fails at once)
+            session.client.close()
             session.stop()
-            raise ConnectUnreachable(address, reason(exc, PROBE_S), exc) from exc
+            raise ConnectUnreachable(address, reason(exc, PROBE_S)) from exc
     return retrying_briefly(session)
 
 

@@ -43,12 +43,12 @@ class ConnectUnreachable(SparkInfrastructureError):
     """The Spark Connect server at the address asked for did not answer a first call
     (`spark_impl.connect_client`): refused, not gRPC, silent, or failing it.
 
-    >>> str(ConnectUnreachable("sc://h:1", "Connection refused", OSError()))
+    >>> str(ConnectUnreachable("sc://h:1", "Connection refused"))
     'could not reach a Spark Connect server at sc://h:1: Connection refused'
     """
 
-    def __init__(self, address: str, reason: str, cause: BaseException):
-        self.address, self.cause = address, cause
+    def __init__(self, address: str, reason: str):
+        self.address = address
         super().__init__(f"could not reach a Spark Connect server at {address}: {reason[:300]}")
 
 

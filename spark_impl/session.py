@@ -356,7 +356,7 @@ def _start():
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             _launch_jvm_logging_to_file(_jvm_launch_conf(partitions, conf))
             session = _local_builder(SparkSession.builder, partitions, conf).getOrCreate()
-    except (SparkConfError, ConnectUnreachable):  # the user's setting; the address and gRPC's reason
+    except (SparkConfError, ConnectUnreachable):  # a bad setting, a server not there: each says which
         raise
     except Exception as exc:  # the JVM or the server did not come up
         error = SparkUnavailable(exc)

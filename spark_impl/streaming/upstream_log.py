@@ -106,13 +106,13 @@ class UpstreamLog:
         is `UnknownPartition` and nothing is appended.
 
         >>> import tempfile
-        >>> log = UpstreamLog.create(Path(tempfile.mkdtemp()) / "log")
-        >>> log.append([(0, "r0"), (2, "r1")])
-        Traceback (most recent call last):
-        ...
-        frontier_harness.model.errors.UnknownPartition: unknown partition 2: the log has partitions 0..0 and may add 1
-        >>> log.partitions()
-        []
+        >>> with tempfile.TemporaryDirectory() as scratch:
+        ...     log = UpstreamLog.create(Path(scratch) / "log")
+        ...     try:
+        ...         log.append([(0, "r0"), (2, "r1")])
+        ...     except UnknownPartition as refused:
+        ...         print(refused, log.partitions())
+        unknown partition 2: the log has partitions 0..0 and may add 1 []
         """
         parts = self.partitions()
         for partition, data in records:
