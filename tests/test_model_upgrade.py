@@ -237,3 +237,61 @@ def test_a_watermark_added_or_removed_changes_the_results_and_a_checkpoint_says_
     # a checkpoint that recorded its delay on a window key: nothing unknown to name
     notes = compare(checkpoint(), plan()).not_compared
     assert not any("the old watermark delay" in n or "the options of source" in n for n in notes), notes
+
+
+def spark3_checkpoint(**changes) -> dict:
+    """`checkpoint()` as Spark 3.x writes it: no operator metadata (the operators' names unknown), and none of
+    the pinned settings added since (`model.upgrade.output.ABSENT`)."""
+    written = checkpoint(**changes)
+    for op in written["operators"]:
+        op["name"] = None
+    written["conf"] = {k: v for k, v in written["conf"].items() if k != NULLABLE}
+    return written
+
+
+def test_on_a_checkpoint_without_operator_metadata_spark_checks_no_operator():
+    """Measured on a checkpoint Spark 3.5 wrote (`tests/test_upgrade_matrix.py`): the same operators restart;
+    one added fails the first batch loading a state it never wrote; one removed is never read again. A
+    schema failure comes first, as Spark plans a batch before it runs it (not measured)."""
+    deduplication = {"id": 1, "name": "dedupe", "partitions": 1, "key": [key("key")], "value": []}
+    unchanged = plan(conf={k: v for k, v in CONF.items() if k != NULLABLE})
+    assert compare(spark3_checkpoint(), unchanged).outcome() is Verdict.SAFE
+    added = compare(spark3_checkpoint(), plan(operators=[plan()["operators"][0], deduplication]))
+    assert (added.outcome(), added.error()) == (Verdict.RESTART_FAILS, "CANNOT_LOAD_STATE_STORE")
+    assert "the old job fails its restart on the checkpoint too" in added.differences[0].rule
+    keyed_and_added = plan(operators=[{**plan()["operators"][0], "key": [key("key")]}, deduplication])
+    assert compare(spark3_checkpoint(), keyed_and_added).error() == "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"
+    removed = compare(spark3_checkpoint(), plan(operators=[]))
+    [dropped] = [d for d in removed.differences if d.area != Area.SETTING]
+    assert dropped.verdict is Verdict.RESULTS_CHANGE and "never updated or emitted again" in (
+        dropped.rows or ""
+    )
+    assert any("no operator metadata" in note for note in removed.not_compared)
+
+
+def test_a_checkpoint_with_operator_metadata_for_some_operators_only_cannot_be_judged():
+    written = spark3_checkpoint()
+    written["operators"].append({**written["operators"][0], "id": 1, "name": "dedupe"})
+    with pytest.raises(CannotJudge, match="operator metadata for some operators and not for others"):
+        compare(written, plan())
+
+
+def test_a_plan_is_judged_with_a_checkpoint_without_operator_metadata_by_its_operator_ids():
+    both = merged(plan(), spark3_checkpoint())
+    assert both["operators"][0]["name"] is None and both["operators"][0]["key"][0]["lineage"] == "key"
+    with pytest.raises(CannotJudge, match="it is not the job that wrote the checkpoint"):
+        merged(plan(operators=[{**plan()["operators"][0], "id": 1}]), spark3_checkpoint())
+
+
+def test_a_setting_an_older_checkpoint_did_not_record_is_restored_as_spark_restores_it():
+    """Spark 4.3 restores `alwaysNullableOutput` false where a checkpoint lacks it: a non-null count cannot
+    become a nullable sum, and the session's true is named as not applied."""
+    summed = plan(op={"value": [field("sum", "long")]}, conf={**CONF, NULLABLE: "true"})
+    written = spark3_checkpoint()
+    written["operators"][0]["value"] = [field("count", "long", nullable=False)]  # as Spark 3.5 writes a count
+    comparison = compare(written, summed)
+    assert comparison.error() == "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"
+    [setting] = [d for d in comparison.differences if d.area == Area.SETTING]
+    assert setting.what.startswith(
+        f"{NULLABLE}: false -> true (not applied: the checkpoint did not record it"
+    )

@@ -21,6 +21,7 @@ from frontier_harness.spark_impl.event_time.state_store import (
     window_end_ms,
 )
 from tests.stateful_checkpoints import PARTITIONS, copy, written
+from tests.upgrade_runs import from_spark35
 
 pytestmark = pytest.mark.spark
 
@@ -77,3 +78,15 @@ def test_a_truncated_delta_is_unreadable(spark_session, tmp_path):
     with pytest.raises(StateUnreadable, match="CANNOT_LOAD_STATE_STORE") as raised:
         read_or_raise(ck, state_rows(spark_session, ck, 4).count)
     assert raised.value.file is None  # Spark says EOFException, not which file
+
+
+def test_a_checkpoint_spark_3_5_wrote_lists_no_operator_metadata_and_its_state_is_read_by_directory(
+    spark_session, tmp_path
+):
+    """Spark 3.5 wrote no operator metadata: `state-metadata` lists nothing on its checkpoint, so the operators
+    come from the state directories, their kind unknown, and `statestore` reads their rows."""
+    ck = from_spark35(tmp_path) / "checkpoint"
+    assert spark_session.read.format("state-metadata").load(str(ck)).collect() == []
+    assert operators(spark_session, ck) == [OperatorState(0, None, ("default",), 1, 0, 2)]
+    held = state_rows(spark_session, ck, 2).select("key.key", "value.count").collect()
+    assert [tuple(r) for r in held] == [("a", 1)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from frontier_harness.properties.cli.main import main
+from tests.upgrade_runs import from_spark35
 
 pytestmark = pytest.mark.spark
 JOBS = "tests.jobs.upgrades"
@@ -72,4 +73,19 @@ def test_upgrade_needs_what_runs_now(capsys):
     code, out = _upgrade(capsys, "--to", f"{JOBS}:counts")
     assert (
         code == 2 and "upgrade needs what runs now: --from MODULE:FACTORY, --checkpoint DIR, or both" in out
+    )
+
+
+def test_a_checkpoint_spark_3_5_wrote_is_judged_as_spark_4_restarts_on_it(spark_session, capsys, tmp_path):
+    """Spark 3.5 wrote no operator metadata: an added operator is named with the failure Spark 4.3 meets on
+    the first batch and how to go back; the same job restarts, and what was not checked is said."""
+    root = from_spark35(tmp_path)
+    on_it = ("--checkpoint", str(root / "checkpoint"), "--job-dir", str(root / "job"))
+    code, out = _upgrade(capsys, *on_it, "--from", f"{JOBS}:counts", "--to", f"{JOBS}:deduplication_added")
+    assert code == 1 and "upgrade verdict: restart fails: Spark raises CANNOT_LOAD_STATE_STORE" in out, out
+    assert "restore the checkpoint from a copy taken before it" in out, out
+    code, out = _upgrade(capsys, *on_it, "--to", f"{JOBS}:counts")
+    assert (
+        code == 0
+        and "not compared: the kind of each stateful operator: the checkpoint has no operator" in out
     )

@@ -42,7 +42,11 @@ BATCHES = (
     (("a", 27, "z", 0, 6), ("a", 17, "v", 0, 7), ("a", 28, "r", 0, 9), ("a", 45, "q", 0, 8)),
 )
 SWITCH = 2  # the batches before it run under the old job
-_CLASS = re.compile(r"\[([A-Z][A-Z_]+)\]")
+# `counts`'s checkpoint as Spark 3.5 wrote it over the batches before the switch (ci/record_spark35_checkpoint.py)
+SPARK35 = Path(__file__).parent / "recorded" / "spark35_counts"
+_CLASS = re.compile(r"\[([A-Z][A-Z_]+)(?:\.[A-Z_]+)?\]")  # a class, and its sub-class dropped
+# Not the job's error: the query's, and the matrix's own `foreachBatch` sink's around what the job raised in it
+WRAPPERS = ("STREAM_FAILED", "FOREACH_BATCH_USER_FUNCTION_ERROR")
 
 
 @attrs.frozen
@@ -98,14 +102,16 @@ def run(spark: Any, name: str, root: Path) -> Ran:
 
 
 def error_class(text: str) -> str:
-    """The error class a failed query's message names first after `STREAM_FAILED`, or `AssertionError`.
+    """The error class a failed query's message names first past its `WRAPPERS`, or `AssertionError`.
 
     >>> error_class("[STREAM_FAILED] Query [id = 1] terminated with exception: [STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] Provided")
     'STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE'
+    >>> error_class("[STREAM_FAILED] ...: [FOREACH_BATCH_USER_FUNCTION_ERROR] ...: [CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS] ...")
+    'CANNOT_LOAD_STATE_STORE'
     """
     if "assertion failed" in text:
         return "AssertionError"
-    return next((c for c in _CLASS.findall(text) if c != "STREAM_FAILED"), text.splitlines()[0][:200])
+    return next((c for c in _CLASS.findall(text) if c not in WRAPPERS), text.splitlines()[0][:200])
 
 
 @functools.cache
@@ -129,6 +135,21 @@ def restored(spark: Any, old: str, working: Path, moved: bool = False) -> Path:
     root = scratch() / "moved" if moved else working
     _clear(root)
     shutil.copytree(keep, root)
+    return root
+
+
+def from_spark35(root: Path) -> Path:
+    """`counts`'s checkpoint as Spark 3.5 wrote it (`SPARK35`), restored at `root` with its input and rows,
+    the input files its source log names rewritten from where it was recorded to `root`: the root to
+    restart the new job in."""
+    _clear(root)
+    shutil.copytree(SPARK35 / "checkpoint", root / "checkpoint")
+    recorded = (SPARK35 / "root").read_text().strip()
+    for log in (root / "checkpoint" / "sources" / "0").iterdir():
+        log.write_text(log.read_text().replace(recorded, str(root)))
+    for batch in range(SWITCH):
+        put(root / "job", batch)
+    shutil.copy(SPARK35 / "rows.json", root / "rows.json")
     return root
 
 

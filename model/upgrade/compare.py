@@ -25,6 +25,7 @@ from frontier_harness.model.upgrade.output import (
     NULLABLE_SETTING,
     mode_differences,
     output_differences,
+    restored,
     setting_differences,
 )
 from frontier_harness.model.upgrade.sources import source_differences
@@ -42,14 +43,15 @@ from frontier_harness.model.vocabulary.upgrade import Area, Verdict
 Metadata = Mapping[str, Any]
 SHOWN_GROUPS = 4
 # Differences that explain a change of the output columns too: the output rule then says nothing more.
-EXPLAINING = (Area.OPERATORS, Area.KEY, Area.VALUE, Area.WINDOW, Area.AGGREGATES)
+EXPLAINING = (Area.OPERATORS, Area.STATE, Area.KEY, Area.VALUE, Area.WINDOW, Area.AGGREGATES)
 
 
 def compare(old: Metadata, new: Metadata) -> Comparison:
     """Every difference between the old job (`old`: a plan, a checkpoint, or both `merged`) and the new
     job's plan `new`, judged."""
     held = held_groups(old)
-    widen = str((old.get(Recorded.CONF) or {}).get(NULLABLE_SETTING, "false")).lower() == "true"
+    pinned = restored(old.get(Recorded.CONF) or {})
+    widen = str(pinned[NULLABLE_SETTING]).lower() == "true"
     found: list[Difference] = source_differences(old[Recorded.SOURCES], new[Recorded.SOURCES])
     found += operator_differences(old[Recorded.OPERATORS], new[Recorded.OPERATORS], held, widen)
     stateful = bool(new[Recorded.OPERATORS])
@@ -109,12 +111,15 @@ def _compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
     fields = sum(
         len(op.get(OperatorKey.KEY) or ()) + len(op.get(OperatorKey.VALUE) or ()) for op in operators
     )
-    settings = set(old.get(Recorded.CONF) or {}) & set(new.get(Recorded.CONF) or {})
+    recorded = set(old.get(Recorded.CONF) or {})
+    settings = set(restored(old.get(Recorded.CONF) or {})) & set(new.get(Recorded.CONF) or {})
+    unrecorded = len(settings - recorded)
     return (
         f"{len(new[Recorded.SOURCES])} source(s)",
         f"{len(operators)} stateful operator(s), {fields} state field(s)",
         f"{len(_delays(new))} watermark delay(s)",
-        f"{len(settings)} pinned setting(s)",
+        f"{len(settings)} pinned setting(s)"
+        + (f" ({unrecorded} not recorded, taken as Spark restores them)" if unrecorded else ""),
     )
 
 
@@ -139,6 +144,11 @@ def _not_compared(old: Metadata, new: Metadata) -> tuple[str, ...]:
         notes += (
             "the old watermark delay: a checkpoint records it only on a state key that holds event time",
         )
+    if any(op[OperatorKey.NAME] is None for op in old[Recorded.OPERATORS]):
+        notes += (
+            "the kind of each stateful operator: the checkpoint has no operator metadata (Spark 3.x wrote it), "
+            "and Spark checks none on this restart",
+        )
     if any(op.get(OperatorKey.WINDOW) for op in new[Recorded.OPERATORS]):
         notes += (
             "the old window's slide and start: a checkpoint records only the duration of a window it holds",
@@ -154,8 +164,9 @@ def _plan_alone(old: Metadata, new: Metadata) -> tuple[str, ...]:
         return ()
     return (
         "how the running query's checkpoint wrote its state schemas: as this Spark would "
-        f"({NULLABLE_SETTING}); a checkpoint written before Spark 4.3 keeps a count non-nullable: give "
-        "--checkpoint to read it",
+        f"({NULLABLE_SETTING}); a checkpoint written before Spark 4.3 keeps a count non-nullable, one "
+        "written by Spark 3.x has no operator metadata and its operators are not checked: give --checkpoint "
+        "to read it",
     )
 
 
@@ -188,7 +199,9 @@ def merged(plan: Metadata, checkpoint: Metadata) -> dict:
     when the plan is not the job that wrote the checkpoint."""
     planned = {op[OperatorKey.ID]: op[OperatorKey.NAME] for op in plan[Recorded.OPERATORS]}
     recorded = {op[OperatorKey.ID]: op[OperatorKey.NAME] for op in checkpoint[Recorded.OPERATORS]}
-    if planned != recorded or len(plan[Recorded.SOURCES]) != len(checkpoint[Recorded.SOURCES]):
+    # a checkpoint without operator metadata names no operator (None): its ids alone are compared
+    seen = {i: name if recorded.get(i, name) is not None else None for i, name in planned.items()}
+    if seen != recorded or len(plan[Recorded.SOURCES]) != len(checkpoint[Recorded.SOURCES]):
         raise CannotJudge(
             "--from with --checkpoint",
             f"the old job plans {len(plan[Recorded.SOURCES])} source(s) and the operators {planned}, the checkpoint "
@@ -210,9 +223,11 @@ def merged(plan: Metadata, checkpoint: Metadata) -> dict:
 
 
 def _operator(planned: Metadata, written: Metadata) -> dict:
-    """An operator as Spark wrote its state (fields, groups), each key field with the plan's lineage."""
+    """An operator as Spark wrote its state (fields, groups), each key field with the plan's lineage, its
+    name None when the checkpoint has no operator metadata (Spark then checks none)."""
     return {
         **planned,
+        OperatorKey.NAME: planned[OperatorKey.NAME] if written[OperatorKey.NAME] is not None else None,
         OperatorKey.KEY: _fields(written.get(OperatorKey.KEY), planned.get(OperatorKey.KEY)),
         OperatorKey.VALUE: written.get(OperatorKey.VALUE) or planned.get(OperatorKey.VALUE),
         OperatorKey.GROUPS: written.get(OperatorKey.GROUPS),

@@ -6,7 +6,8 @@ A `Difference` says what changed (`area`, `what`), its `Verdict`, the `rule` in 
 Spark raises (its error class, or the exception and message where Spark gives none) and the smallest
 `fix`; for `restarts, results change`, the `rows` that mix old and new logic. `check` orders the
 failures as Spark meets them on a restart (the sources when the offsets are read, then the operators,
-the key and the value schemas when the first batch is planned), so the first is the one Spark raises.
+the key and the value schemas when the first batch is planned, then each operator's state when it runs),
+so the first is the one Spark raises.
 
 >>> d = Difference(Area.VALUE, "count -> sum", Verdict.RESULTS_CHANGE, "a buffer of one long", SCHEMA_CHECK)
 >>> d.verdict.value, d.failing
@@ -27,6 +28,12 @@ GUIDE = (
 OFFSET_SEQ = SPARK + "checkpointing/OffsetSeq.scala, OffsetSeq.toStreamProgress"
 PINNED = SPARK + "checkpointing/OffsetSeq.scala, OffsetSeqMetadata.setSessionConf (relevantSQLConfs)"
 OPERATOR_CHECK = SPARK + "runtime/IncrementalExecution.scala, checkOperatorValidWithMetadata (SPARK-46906)"
+UNCHECKED = (
+    OPERATOR_CHECK
+    + ", which checks only operators with metadata (state/<id>/_metadata/, written since Spark "
+    "4.0); state/HDFSBackedStateStoreProvider.scala, loadMap (measured: tests/test_upgrade_matrix.py, a "
+    "checkpoint Spark 3.5 wrote)"
+)
 SCHEMA_CHECK = SPARK + "state/StateSchemaCompatibilityChecker.scala, check (SPARK-27237)"
 STATE_KEY = (
     SPARK + "operators/stateful/statefulOperators.scala: the state is keyed by the operator's keyExpressions "
@@ -47,8 +54,10 @@ OPERATORS_NOT_MATCH = "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA"
 MISSING_STATE = "STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY"  # Spark 4.3 (SPARK-54307)
 KEY_NOT_COMPATIBLE = "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"
 VALUE_NOT_COMPATIBLE = "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"
-# The order a restart meets each check: the offsets are read first, then the first batch is planned.
-SPARK_ORDER: dict[str, int] = {Area.SOURCES: 0, Area.OPERATORS: 1, Area.KEY: 2, Area.VALUE: 3}
+CANNOT_LOAD = "CANNOT_LOAD_STATE_STORE"
+# The order a restart meets each check: the offsets are read first, then the first batch is planned, then
+# it runs, loading each operator's state.
+SPARK_ORDER: dict[str, int] = {Area.SOURCES: 0, Area.OPERATORS: 1, Area.KEY: 2, Area.VALUE: 3, Area.STATE: 4}
 
 
 @attrs.frozen

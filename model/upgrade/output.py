@@ -28,6 +28,20 @@ from frontier_harness.model.vocabulary.upgrade import Area, Verdict
 
 POLICY_SETTING = "spark.sql.streaming.multipleWatermarkPolicy"
 NULLABLE_SETTING = "spark.sql.streaming.statefulOperator.alwaysNullableOutput.enabled"
+# What a restart on PySpark 4.3 sets for each pinned setting a checkpoint written by an older Spark lacks
+# (`OffsetSeqMetadata.relevantSQLConfDefaultValues`), whatever the job sets, read from the offsets it then
+# writes: measured on a checkpoint Spark 3.5 wrote, the job setting each otherwise (`tests/test_upgrade_matrix.py`).
+# Three differ from the session's defaults. The last two only at the session's value: a job cannot set them
+# otherwise here (avro state is refused for an aggregation; source evolution wants named sources).
+ABSENT: dict[str, str] = {
+    NULLABLE_SETTING: "false",  # the session's: true
+    "spark.sql.dropDuplicates.deterministicKeyOrder.enabled": "false",  # the session's: true
+    "spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion": "1",  # the session's: 2
+    "spark.sql.streaming.stateStore.rowChecksum.enabled": "false",
+    "spark.sql.function.protobufExtensions.enabled": "false",
+    "spark.sql.streaming.stateStore.encodingFormat": "unsaferow",
+    "spark.sql.streaming.queryEvolution.enableSourceEvolution": "false",
+}
 MODES: dict[tuple[str, str], str] = {
     (OutputMode.UPDATE, OutputMode.APPEND): (
         "the old job wrote them as they changed; the new one writes each again, once, when the watermark passes it"
@@ -38,19 +52,41 @@ MODES: dict[tuple[str, str], str] = {
 }
 
 
+def restored(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """The pinned settings a restart on a checkpoint runs with: those it recorded, and for each one an older
+    Spark did not record, the value Spark sets for it (`ABSENT`).
+
+    >>> restored({"spark.sql.shuffle.partitions": "1"})[NULLABLE_SETTING]
+    'false'
+    >>> restored({NULLABLE_SETTING: "true"})[NULLABLE_SETTING]
+    'true'
+    """
+    return {**ABSENT, **conf}
+
+
 def setting_differences(old: Mapping[str, Any], new: Mapping[str, Any], watermarks: int) -> list[Difference]:
-    """Each pinned setting whose new value differs from the checkpoint's: not applied (`watermarks`: how many
-    the new job has)."""
+    """Each pinned setting whose new value differs from the checkpoint's (`restored`): not applied
+    (`watermarks`: how many the new job has).
+
+    >>> [d.what for d in setting_differences({}, {NULLABLE_SETTING: "true"}, 1)]
+    ['spark.sql.streaming.statefulOperator.alwaysNullableOutput.enabled: false -> true (not applied: the checkpoint did not record it, and Spark restarts it with false)']
+    """
+    pinned = restored(old)
     found = []
-    for key in sorted(set(old) & set(new)):
-        before, after = old[key], new[key]
+    for key in sorted(set(pinned) & set(new)):
+        before, after = pinned[key], new[key]
         if before is None or after is None or str(before) == str(after):
             continue
         decides = key == POLICY_SETTING and watermarks > 1
+        kept = (
+            f"the checkpoint's {before} stays in force"
+            if key in old
+            else f"the checkpoint did not record it, and Spark restarts it with {before}"
+        )
         found.append(
             Difference(
                 Area.SETTING,
-                f"{key}: {before} -> {after} (not applied: the checkpoint's {before} stays in force)",
+                f"{key}: {before} -> {after} (not applied: {kept})",
                 Verdict.RESULTS_CHANGE if decides else Verdict.SAFE,
                 "a restart restores the settings Spark pins in offsets/N over the session's",
                 POLICY if key == POLICY_SETTING else PINNED,

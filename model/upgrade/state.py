@@ -8,6 +8,15 @@ On the first batch after a restart Spark checks, in order (`IncrementalExecution
 - each operator's key schema, then its value schema, by `schema.compatible` (types and order; names never
   compared).
 
+A checkpoint without operator metadata (written by Spark 3.5 or before: its operators are known by id
+alone, their names None) skips the first check (`UNCHECKED`, measured). The restart writes the new job's
+operators into the checkpoint as its metadata, then runs the first batch: an operator the old job did not
+have fails to load a state it never wrote (`CANNOT_LOAD`), and from then on the old job fails its restart
+on the checkpoint too (`OPERATORS_NOT_MATCH`); an operator the new job dropped is never read again, its
+groups never updated or emitted. An id kept under another kind is judged by its schemas alone, and the
+load failure is placed after the schema checks, as Spark plans a batch before it runs it: neither measured.
+A checkpoint with metadata for some operators and not others cannot be judged.
+
 What passes both checks may still change the results, because nothing in the checkpoint records how a key
 or a value is computed (`STATE_KEY`):
 
@@ -40,12 +49,14 @@ from typing import Any
 
 from frontier_harness.model.errors import CannotJudge
 from frontier_harness.model.upgrade.difference import (
+    CANNOT_LOAD,
     KEY_NOT_COMPATIBLE,
     MISSING_STATE,
     OPERATOR_CHECK,
     OPERATORS_NOT_MATCH,
     SCHEMA_CHECK,
     STATE_KEY,
+    UNCHECKED,
     VALUE_NOT_COMPATIBLE,
     WATERMARK,
     Difference,
@@ -73,7 +84,15 @@ def operator_differences(
     before = {op[OperatorKey.ID]: op[OperatorKey.NAME] for op in old}
     after = {op[OperatorKey.ID]: op[OperatorKey.NAME] for op in new}
     found = []
-    if before and before != after:
+    if None in before.values() and set(before.values()) != {None}:
+        raise CannotJudge(
+            f"operators {_named(before)}",
+            "the checkpoint has operator metadata for some operators and not for others: what Spark checks "
+            "on such a restart was not measured",
+        )
+    if None in before.values():
+        found += _unchecked(before, after, held)
+    elif before and before != after:
         found.append(
             Difference(
                 Area.OPERATORS,
@@ -101,7 +120,7 @@ def operator_differences(
     kept = {op[OperatorKey.ID]: op for op in old}
     for op in new:
         match = kept.get(op[OperatorKey.ID])
-        if match is None or match[OperatorKey.NAME] != op[OperatorKey.NAME]:
+        if match is None or match[OperatorKey.NAME] not in (None, op[OperatorKey.NAME]):
             continue
         if op[OperatorKey.NAME] not in READ:
             raise CannotJudge(
@@ -113,7 +132,49 @@ def operator_differences(
     return found
 
 
-def _named(operators: Mapping[int, str]) -> str:
+def _unchecked(before: Mapping[int, str | None], after: Mapping[int, str], held: str) -> list[Difference]:
+    """The operators added and removed on a checkpoint without operator metadata, which Spark does not check
+    (see the module docstring).
+
+    >>> [d.verdict.value for d in _unchecked({0: None}, {0: "stateStoreSave", 1: "dedupe"}, "g")]
+    ['restart fails']
+    >>> [d.verdict.value for d in _unchecked({0: None}, {}, "g")]
+    ['restarts, results change']
+    """
+    found = []
+    added, removed = sorted(set(after) - set(before)), sorted(set(before) - set(after))
+    if added:
+        found.append(
+            Difference(
+                Area.STATE,
+                f"operator(s) {added} ({', '.join(after[i] for i in added)}) added to a checkpoint without operator metadata",
+                Verdict.RESTART_FAILS,
+                "a checkpoint Spark 3.x wrote has no operator metadata, so the restart checks no operator: it "
+                "writes the new job's operators into the checkpoint, and the first batch fails to load the state "
+                "of an operator the old job never had; from then on the old job fails its restart on the "
+                f"checkpoint too ({OPERATORS_NOT_MATCH})",
+                UNCHECKED,
+                error=CANNOT_LOAD,
+                fix=f"keep the stateful operators {sorted(before)}, or start on a new checkpoint; to go back "
+                "after the attempt, restore the checkpoint from a copy taken before it",
+            )
+        )
+    if removed:
+        found.append(
+            Difference(
+                Area.OPERATORS,
+                f"operator(s) {removed} removed from a checkpoint without operator metadata",
+                Verdict.RESULTS_CHANGE,
+                "a checkpoint Spark 3.x wrote has no operator metadata, so the restart checks no operator: the "
+                "state of an operator the new job does not have is never read again",
+                UNCHECKED,
+                rows=f"{held}: never updated or emitted again",
+            )
+        )
+    return found
+
+
+def _named(operators: Mapping[int, str | None]) -> str:
     return "[" + ", ".join(f"{i}: {name}" for i, name in sorted(operators.items())) + "]"
 
 

@@ -30,6 +30,7 @@ class Area(Word):
     OPERATORS = "stateful operators"
     KEY = "state key"
     VALUE = "state value"
+    STATE = "operator state"
     WINDOW = "window"
     AGGREGATES = "aggregates"
     INPUT = "operator input"

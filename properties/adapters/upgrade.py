@@ -78,13 +78,16 @@ def _bad_input() -> Iterator[None]:
         raise ConfigurationError(str(exc)) from exc
 
 
-def recorded_job(spec: str, directory: os.PathLike | str | None = None) -> dict:
-    """What job `spec` (MODULE:FACTORY) would key its checkpoint on."""
+def recorded_job(
+    spec: str, directory: os.PathLike | str | None = None, pinned_over: dict | None = None
+) -> dict:
+    """What job `spec` (MODULE:FACTORY) would key its checkpoint on; planned under `pinned_over`, the settings a
+    restart on a checkpoint pins (`model.upgrade.output.restored`), when given."""
     from frontier_harness.spark_impl.upgrade.planned import job_metadata
 
     session = _session()
     with _bad_input():
-        return job_metadata(session, spec, directory)
+        return job_metadata(session, spec, directory, pinned_over)
 
 
 def recorded_checkpoint(directory: Path) -> dict:

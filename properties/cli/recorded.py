@@ -49,7 +49,8 @@ def recorded_table(recorded: Mapping[str, Any]) -> Table:
         parts += [f"value {shown(value)}"] if value is not None else []
         parts += [f"watermark delay {delays} ms"] if delays else []
         parts += [f"{len(op.get(OperatorKey.GROUPS) or ())} group(s) held"]
-        table.add_row(f"operator {op[OperatorKey.ID]}: {op[OperatorKey.NAME]}", "; ".join(parts))
+        name = op[OperatorKey.NAME] or "kind unknown (no operator metadata: Spark 3.x wrote it)"
+        table.add_row(f"operator {op[OperatorKey.ID]}: {name}", "; ".join(parts))
     table.add_row(
         f"watermark (offsets/{recorded.get(Recorded.BATCH)})", f"{recorded.get(Recorded.WATERMARK_MS)} ms"
     )

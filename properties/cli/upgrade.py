@@ -26,6 +26,8 @@ from rich.table import Table
 
 from frontier_harness.model.upgrade.compare import compare, merged
 from frontier_harness.model.upgrade.difference import Comparison
+from frontier_harness.model.upgrade.output import restored
+from frontier_harness.model.vocabulary.event_time import Recorded
 from frontier_harness.model.vocabulary.upgrade import Verdict
 from frontier_harness.properties.engine.errors import HarnessError
 from frontier_harness.properties.engine.exit_codes import ExitCode
@@ -57,9 +59,9 @@ def run(args: argparse.Namespace, out: Any) -> int:
 
     if not args.old and not args.checkpoint:
         raise HarnessError("upgrade needs what runs now: --from MODULE:FACTORY, --checkpoint DIR, or both")
-    new = recorded_job(args.to, args.job_dir)
-    plan = recorded_job(args.old, args.job_dir) if args.old else None
     written = recorded_checkpoint(args.checkpoint) if args.checkpoint else None
+    new = recorded_job(args.to, args.job_dir, restored(written[Recorded.CONF]) if written else None)
+    plan = recorded_job(args.old, args.job_dir) if args.old else None
     old = merged(plan, written) if plan is not None and written is not None else plan or written
     assert old is not None
     comparison = compare(old, new)

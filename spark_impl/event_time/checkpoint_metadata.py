@@ -41,7 +41,12 @@ from frontier_harness.model.vocabulary.event_time import FieldKey, OperatorKey, 
 from frontier_harness.model.vocabulary.streaming import SourceOffsets
 from frontier_harness.spark_impl.errors import CheckpointUnreadable, NotACheckpoint
 from frontier_harness.spark_impl.event_time.plan_metadata import is_window
-from frontier_harness.spark_impl.event_time.state_store import operators, read_or_raise, state_rows
+from frontier_harness.spark_impl.event_time.state_store import (
+    DEFAULT_STORE,
+    operators,
+    read_or_raise,
+    state_rows,
+)
 
 GROUPS = 20  # keys of each operator's state named at most
 FILE_SOURCE, UPSTREAM, KAFKA, UNKNOWN = "file", "frontier_upstream_events", "kafka", "unknown"
@@ -149,7 +154,12 @@ def _operators(session: Any, checkpoint: Path, committed: int | None) -> list[di
     found = []
     for op in operators(session, checkpoint):
         key, value = state_schema(checkpoint / "state" / str(op.operator_id))
-        groups = held_keys(session, checkpoint, op.operator_id, committed) if committed is not None else []
+        one_store = op.store_names == (DEFAULT_STORE,)  # a join's four stores are not read
+        groups = (
+            held_keys(session, checkpoint, op.operator_id, committed)
+            if committed is not None and one_store
+            else []
+        )
         found.append(
             {
                 OperatorKey.ID: op.operator_id,

@@ -6,6 +6,9 @@ Measured on PySpark 4.3.0 (`tests/test_spark_state_store.py` pins it on real che
   `operatorId` (long), `operatorName` (`stateStoreSave` for an aggregation,
   `dedupeWithinWatermark`, `dedupe`, `transformWithStateExec`, ...), `stateStoreName`,
   `numPartitions`, `minBatchId`, `maxBatchId` and `operatorProperties` (a JSON string or null);
+  no row for an operator without operator metadata (`state/<id>/_metadata/`), as Spark 3.5 and before
+  write them (`tests/recorded/spark35_counts`): such an operator is read from its state directories
+  (`state/<id>/<partition>/[<store>/]`), its kind unknown (`name` None);
 - `format("statestore").option("batchId", b).option("operatorId", o).option("storeName", s)`:
   the store's rows as it was after batch `b` (its version `b + 1`), columns `key` (a
   struct of the grouping keys: a windowed aggregation's holds `window: struct<start, end>`
@@ -21,6 +24,13 @@ that into `StateUnreadable`, naming the file when Spark does.
 
 >>> OperatorState(0, "stateStoreSave", ("default",), 2, 0, 7).batches
 range(0, 8)
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as checkpoint:
+...     for path in ("state/0/0/1.delta", "state/0/1/SSTs/a.sst", "commits/0", "commits/1"):
+...         Path(checkpoint, path).parent.mkdir(parents=True, exist_ok=True)
+...         Path(checkpoint, path).touch()
+...     unlisted(checkpoint)
+[OperatorState(operator_id=0, name=None, store_names=('default',), partitions=2, min_batch=0, max_batch=1)]
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from pyspark.sql import types as T
 from frontier_harness.spark_impl.errors import StateUnreadable
 
 DEFAULT_STORE = "default"
+NOT_STORES = ("SSTs", "_metadata")  # a partition's directories that are not stores (as the log laws read it)
 EXPIRES = "expiresAtMicros"  # dropDuplicatesWithinWatermark's value: when its entry expires
 WATERMARK_DELAY = "spark.watermarkDelayMs"  # the metadata key EventTimeWatermark puts on its column
 CANNOT_LOAD = "CANNOT_LOAD_STATE_STORE"
@@ -47,10 +58,11 @@ Result = TypeVar("Result")
 
 @attrs.frozen
 class OperatorState:
-    """One stateful operator of a checkpoint, as `state-metadata` describes it."""
+    """One stateful operator of a checkpoint, as `state-metadata` describes it (`name` None: a checkpoint
+    without operator metadata, read from its directories)."""
 
     operator_id: int
-    name: str
+    name: str | None
     store_names: tuple[str, ...]
     partitions: int
     min_batch: int
@@ -63,7 +75,8 @@ class OperatorState:
 
 
 def operators(spark: Any, checkpoint: Path | str) -> list[OperatorState]:
-    """Every stateful operator of the checkpoint, by operator id; `[]` for a stateless query.
+    """Every stateful operator of the checkpoint, by operator id, as `state-metadata` lists it or else as its
+    directories show it (`unlisted`); `[]` for a stateless query.
 
     The metadata is a few rows (one per operator and store), so it is collected.
     """
@@ -83,7 +96,36 @@ def operators(spark: Any, checkpoint: Path | str) -> list[OperatorState]:
             row["minBatchId"],
             row["maxBatchId"],
         )
-    return list(found.values())
+    unnamed = {op.operator_id: op for op in unlisted(checkpoint)}  # those without operator metadata
+    return sorted({**unnamed, **found}.values(), key=lambda op: op.operator_id)
+
+
+def unlisted(checkpoint: Path | str) -> list[OperatorState]:
+    """The operators of a checkpoint without operator metadata, from its state directories: each
+    `state/<id>/`, its partitions `<p>/`, their stores (a stream-stream join's four directories; none,
+    `default`; `SSTs/` is RocksDB's files, not a store) and the committed batches, its kind unknown."""
+    committed = [int(p.name) for p in (Path(checkpoint) / "commits").glob("*") if p.name.isdigit()]
+    low, high = (min(committed), max(committed)) if committed else (0, -1)  # none: no batch's state kept
+    found = []
+    for directory in _numbered(Path(checkpoint) / "state"):
+        partitions = _numbered(directory)
+        stores = {s.name for p in partitions for s in p.iterdir() if s.is_dir() and s.name not in NOT_STORES}
+        found.append(
+            OperatorState(
+                int(directory.name),
+                None,
+                tuple(sorted(stores)) or (DEFAULT_STORE,),
+                len(partitions),
+                low,
+                high,
+            )
+        )
+    return found
+
+
+def _numbered(directory: Path) -> list[Path]:
+    found = [p for p in directory.iterdir() if p.name.isdigit() and p.is_dir()] if directory.is_dir() else []
+    return sorted(found, key=lambda p: int(p.name))
 
 
 def state_rows(

@@ -23,17 +23,23 @@ from collections.abc import Iterator
 from typing import Any
 
 from frontier_harness.model.vocabulary.event_time import OutputMode, Recorded
+from frontier_harness.spark_impl.event_time.plan_metadata import pinned_conf
 from frontier_harness.spark_impl.event_time.stateful_plan import first_line, job_plan
 from frontier_harness.spark_impl.streaming.event_source import NAME, EventSource
 from frontier_harness.spark_impl.streaming.job import JobContractError, built
 
 
-@contextlib.contextmanager
-def job_conf(session: Any, job: Any) -> Iterator[None]:
+def job_conf(session: Any, job: Any) -> contextlib.AbstractContextManager[None]:
     """The job's `conf` set on `session` for the duration, the session's own values restored after."""
-    settings = {str(k): str(v) for k, v in dict(getattr(job, "conf", None) or {}).items()}
-    before = {key: session.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
+    return session_settings(session, dict(getattr(job, "conf", None) or {}))
+
+
+@contextlib.contextmanager
+def session_settings(session: Any, values: dict) -> Iterator[None]:
+    """`values` set on `session` for the duration, the session's own values restored after."""
+    values = {str(k): str(v) for k, v in values.items()}
+    before = {key: session.conf.get(key, None) for key in values}
+    for key, value in values.items():
         session.conf.set(key, value)
     try:
         yield
@@ -54,10 +60,17 @@ def records(session: Any, spec: str, job: Any) -> Any:
         raise JobContractError(spec, f"source(spark) raised {type(exc).__name__}: {first_line(exc)}") from exc
 
 
-def job_metadata(session: Any, spec: str, directory: os.PathLike | str | None = None) -> dict:
-    """What job `spec` (MODULE:FACTORY) would key its checkpoint on, and its output mode."""
+def job_metadata(
+    session: Any, spec: str, directory: os.PathLike | str | None = None, pinned_over: dict | None = None
+) -> dict:
+    """What job `spec` (MODULE:FACTORY) would key its checkpoint on, and its output mode; with `pinned_over`,
+    the settings a restart on a checkpoint pins over the job's, planned under them as Spark plans the
+    restart (a state schema's nullability follows them), the job's own settings recorded."""
     job = built(spec, directory)
     with job_conf(session, job):
-        _, recorded = job_plan(spec, session, job, records(session, spec, job))
+        asked = pinned_conf(session)
+        with session_settings(session, pinned_over or {}):
+            _, recorded = job_plan(spec, session, job, records(session, spec, job))
+    recorded[Recorded.CONF] = asked
     recorded[Recorded.OUTPUT_MODE] = getattr(job, "output_mode", OutputMode.APPEND)
     return recorded

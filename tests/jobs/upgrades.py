@@ -180,6 +180,19 @@ class RocksDB(Counts):
     conf = {"spark.sql.streaming.stateStore.providerClass": ROCKSDB}
 
 
+class UnrecordedSettings(Counts):
+    """Each pinned setting a Spark 3.5 checkpoint lacks (`model.upgrade.output.ABSENT`) set otherwise than
+    Spark restores it: a restart shows which value wins."""
+
+    conf = {
+        "spark.sql.streaming.statefulOperator.alwaysNullableOutput.enabled": "true",
+        "spark.sql.dropDuplicates.deterministicKeyOrder.enabled": "true",
+        "spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion": "2",
+        "spark.sql.streaming.stateStore.rowChecksum.enabled": "true",
+        "spark.sql.function.protobufExtensions.enabled": "true",
+    }
+
+
 class TwoWatermarks(Counts):
     """Each partition's records under a watermark of their own, counted together: the job running now for
     the watermark policy (the default, min)."""
@@ -233,6 +246,7 @@ no_watermark = _factory(NoWatermark)
 deduplication_added = _factory(DeduplicationAdded)
 aggregation_removed = _factory(AggregationRemoved)
 more_partitions = _factory(MorePartitions)
+unrecorded_settings = _factory(UnrecordedSettings)
 rocksdb = _factory(RocksDB)
 two_watermarks = _factory(TwoWatermarks)
 policy_max = _factory(PolicyMax)
