@@ -26,7 +26,8 @@ that into `StateUnreadable`, naming the file when Spark does.
 range(0, 8)
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as checkpoint:
-...     for path in ("state/0/0/1.delta", "state/0/1/SSTs/a.sst", "commits/0", "commits/1"):
+...     for path in ("state/0/0/1.delta", "state/0/1/SSTs/a.sst", "state/0/_metadata/x",
+...                  "commits/0", "commits/1", "commits/.1.crc"):
 ...         Path(checkpoint, path).parent.mkdir(parents=True, exist_ok=True)
 ...         Path(checkpoint, path).touch()
 ...     unlisted(checkpoint)
