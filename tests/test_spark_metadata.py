@@ -22,6 +22,7 @@ from frontier_harness.spark_impl.event_time.checkpoint_metadata import checkpoin
 from frontier_harness.spark_impl.event_time.plan_metadata import plan_metadata
 from frontier_harness.spark_impl.streaming.event_source import NAME, EventSource
 from tests.stateful_checkpoints import PARTITIONS, _stream, written
+from tests.upgrade_runs import from_spark35
 
 pytestmark = pytest.mark.spark
 
@@ -157,3 +158,13 @@ def test_a_directory_that_is_not_a_checkpoint_and_a_torn_schema_file_are_named(s
     schema.write_bytes(schema.read_bytes()[:20])
     with pytest.raises(CheckpointUnreadable, match="not a state schema file"):
         checkpoint_metadata(spark_session, torn)
+
+
+def test_a_checkpoint_that_committed_no_batch_names_no_group_held(spark_session, tmp_path):
+    """The groups held are read at the newest committed batch: with none (its commits lost, or a crash
+    before the first), none is named, though the state's files are there."""
+    checkpoint = from_spark35(tmp_path) / "checkpoint"
+    assert checkpoint_metadata(spark_session, checkpoint)[Recorded.OPERATORS][0][OperatorKey.GROUPS]
+    shutil.rmtree(checkpoint / "commits")
+    [operator] = checkpoint_metadata(spark_session, checkpoint)[Recorded.OPERATORS]
+    assert operator[OperatorKey.GROUPS] == [] and operator[OperatorKey.KEY] is not None
