@@ -3,7 +3,7 @@ before the switch, as a production checkpoint from before Spark 4.0 is (no opera
 
 The input is `tests/upgrade_runs.put`'s batches 0 and 1; the job runs under a PySpark 3.5 interpreter (its
 own virtualenv: Spark 3.5 and 4.3 cannot share one) as `JOB` below, the matrix's `counts` written with 3.5's
-API, one `availableNow` start as `upgrade_runs.run` does. What it writes to `tests/recorded/spark35_counts/`:
+API, one `availableNow` start as `upgrade_runs.run` does. What it writes to `tests/recorded/spark35_counts.tar.gz`:
 
 - `checkpoint/`, without Hadoop's `.crc` files (a restored file source log is rewritten, and a file without
   its `.crc` is read unchecked);
@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -60,12 +61,14 @@ def record(python: str) -> None:
     )
     if ran.returncode:
         sys.exit(ran.stderr[-3000:])
-    shutil.rmtree(SPARK35, ignore_errors=True)
-    shutil.copytree(root / "checkpoint", SPARK35 / "checkpoint", ignore=shutil.ignore_patterns("*.crc"))
-    (SPARK35 / "rows.json").write_text(ran.stdout.strip().splitlines()[-1] + "\n")
-    (SPARK35 / "root").write_text(f"{root}\n")
+    rows = ran.stdout.strip().splitlines()[-1]
+    (root / "rows.json").write_text(rows + "\n")
+    (root / "root").write_text(f"{root}\n")
+    with tarfile.open(SPARK35, "w:gz") as archive:
+        for name in ("checkpoint", "rows.json", "root"):
+            archive.add(root / name, name, filter=lambda m: None if m.name.endswith(".crc") else m)
     shutil.rmtree(root)
-    print(f"recorded {SPARK35}: {len(json.loads((SPARK35 / 'rows.json').read_text()))} rows")
+    print(f"recorded {SPARK35}: {len(json.loads(rows))} rows")
 
 
 if __name__ == "__main__":

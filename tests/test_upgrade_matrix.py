@@ -4,7 +4,7 @@ the verdict `upgrade` predicts, from the two plans (`--from`), from the checkpoi
 and from both, is what Spark did: it raised that error, or it ran and the rows of the groups written after
 the switch are (`safe`) or are not (`restarts, results change`) those the new job writes had it always
 run. A disagreement is a bug in the prediction, never in Spark. The same changes restart on the checkpoint
-Spark 3.5 wrote for the old job (`tests/recorded/spark35_counts`), where Spark 4.3 checks no operator and
+Spark 3.5 wrote for the old job (`tests/recorded/spark35_counts.tar.gz`), where Spark 4.3 checks no operator and
 restores the settings 3.5 did not record."""
 
 from __future__ import annotations

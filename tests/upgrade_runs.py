@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import tarfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ BATCHES = (
 )
 SWITCH = 2  # the batches before it run under the old job
 # `counts`'s checkpoint as Spark 3.5 wrote it over the batches before the switch (ci/record_spark35_checkpoint.py)
-SPARK35 = Path(__file__).parent / "recorded" / "spark35_counts"
+SPARK35 = Path(__file__).parent / "recorded" / "spark35_counts.tar.gz"
 _CLASS = re.compile(r"\[([A-Z][A-Z_]+)(?:\.[A-Z_]+)?\]")  # a class, and its sub-class dropped
 # Not the job's error: the query's, and the matrix's own `foreachBatch` sink's around what the job raised in it
 WRAPPERS = ("STREAM_FAILED", "FOREACH_BATCH_USER_FUNCTION_ERROR")
@@ -143,13 +144,14 @@ def from_spark35(root: Path) -> Path:
     the input files its source log names rewritten from where it was recorded to `root`: the root to
     restart the new job in."""
     _clear(root)
-    shutil.copytree(SPARK35 / "checkpoint", root / "checkpoint")
-    recorded = (SPARK35 / "root").read_text().strip()
+    with tarfile.open(SPARK35) as archive:
+        archive.extraction_filter = getattr(tarfile, "data_filter", None)  # none before Python 3.11.4
+        archive.extractall(root)
+    recorded = (root / "root").read_text().strip()
     for log in (root / "checkpoint" / "sources" / "0").iterdir():
         log.write_text(log.read_text().replace(recorded, str(root)))
     for batch in range(SWITCH):
         put(root / "job", batch)
-    shutil.copy(SPARK35 / "rows.json", root / "rows.json")
     return root
 
 

@@ -7,7 +7,7 @@ Measured on PySpark 4.3.0 (`tests/test_spark_state_store.py` pins it on real che
   `dedupeWithinWatermark`, `dedupe`, `transformWithStateExec`, ...), `stateStoreName`,
   `numPartitions`, `minBatchId`, `maxBatchId` and `operatorProperties` (a JSON string or null);
   no row for an operator without operator metadata (`state/<id>/_metadata/`), as Spark 3.5 and before
-  write them (`tests/recorded/spark35_counts`): such an operator is read from its state directories
+  write them (`tests/recorded/spark35_counts.tar.gz`): such an operator is read from its state directories
   (`state/<id>/<partition>/[<store>/]`), its kind unknown (`name` None);
 - `format("statestore").option("batchId", b).option("operatorId", o).option("storeName", s)`:
   the store's rows as it was after batch `b` (its version `b + 1`), columns `key` (a
