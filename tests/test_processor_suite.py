@@ -370,9 +370,9 @@ def test_an_engine_firing_timers_a_batch_late_is_caught_small_through_the_suites
 
 
 @pytest.mark.slow
-# nightly, for CI's time: in .ci/run the example's trials reach a timer fired in a batch Spark ran twice (above),
-# `crash_invisible` names a row held twice from written observations, and the chained processor's twin is caught
-# through the suite's own search (below)
+# nightly, for CI's time: in .ci/run the example's trials reach a timer fired in a batch Spark ran
+# twice (above), `crash_invisible` names the key whose rows differ from the run without a crash, from
+# written observations (above), and the chained processor's twin is caught through the search (below)
 @pytest.mark.nightly
 @pytest.mark.spark
 def test_a_processor_whose_timer_rows_are_appended_twice_after_a_crash_is_caught_small(spark_session):

@@ -832,8 +832,8 @@ def test_a_deduplication_on_a_derived_key_is_judged_by_the_keys_the_job_derived(
 @pytest.mark.slow  # the suite's search and its shrinking over trials: minutes
 @pytest.mark.spark
 # nightly, for CI's time: in .ci/run the join's append writer is caught doubling through this suite's search
-# (tests/test_suite_join.py), the streaming suite's catches this writer (tests/test_streaming_job.py), and the
-# judge names a doubled window from written observations (above)
+# (tests/test_suite_join.py), the streaming suite's search catches the docs' writer on a stateless job
+# (tests/test_streaming_job.py), and the judge names a doubled window from written observations (above)
 @NIGHTLY
 def test_the_docs_append_writer_is_caught_small_by_the_suites_own_search_and_replays(spark_session, tmp_path):
     """Spark's docs' `mode("append")` writer under an append-mode windowed count: the suite's directed trials
