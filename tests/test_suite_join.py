@@ -426,7 +426,7 @@ WRONG = [
     # nightly, for CI's time (the slowest test of .ci/run's slow part, 3 to 4 times append_writer's): there the
     # join's append writer is caught doubling its pairs the same way
     pytest.param("counted_append_writer", "exactly_once", "x2]", 8, marks=NIGHTLY),  # a window emitted again
-    # nightly, for CI's time: there the left-outer example's trials reach an outer row read (`holds` below) and
+    # nightly, for CI's time: there the left-outer example's trials reach an outer row read (`holds` above) and
     # lateness_kept fails on the missing one from written observations (fast tests above)
     pytest.param(
         "outer_rows_dropped", "lateness_kept", "yet the job's rows lack its outer row", 10, marks=NIGHTLY
