@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from frontier_harness.spark_impl.errors import StateUnreadable
+from frontier_harness.spark_impl.event_time.state_bounds import bounds
 from frontier_harness.spark_impl.event_time.state_store import (
     OperatorState,
     operators,
@@ -44,6 +45,26 @@ def test_a_windowed_count_has_one_operator_whose_state_holds_only_windows_after_
     assert ends and min(ends) > _watermark(ck, 4)  # evicted at or below the batch's watermark
     # events at 0-3 s, so the watermark is 1 s: windows [0 s, 2 s) and [2 s, 4 s) are both kept
     assert (_watermark(ck, 4), set(ends)) == (1000, {2000, 4000})
+
+
+def test_the_trials_state_bounds_count_each_stores_entries_by_the_bound_that_evicts_them(
+    spark_session, tmp_path
+):
+    """`state_bounds.bounds`, the stateful trials' reader, over several stores in one Spark job. The window
+    count's entries are bounded by their windows' ends: after batch 0 (events at 0 s) one window, [0 s, 2 s),
+    after batch 4 that one and [2 s, 4 s), each one entry (its key is the window). The deduplication on
+    `(value, timestamp)` keeps the 4 records of each batch (event time its id in seconds) as 4 entries bounded
+    by that time, those at or below the batch's watermark evicted (0 s after batch 0, 1 s after batch 4). None
+    for a checkpoint without the operator's state."""
+    counts, dedup = written(spark_session, "hdfs"), written(spark_session, "dedup_on_event_time")
+    stores = [(counts, 0, 0), (counts, 4, 0), (dedup, 3, 0), (dedup, 4, 0), (tmp_path, 4, 0)]
+    assert bounds(spark_session, stores) == [
+        {2000: 1},
+        {2000: 1, 4000: 1},
+        {1000: 4, 2000: 4, 3000: 4},
+        {2000: 4, 3000: 4},
+        None,
+    ]
 
 
 @pytest.mark.slow  # a third query to write (~20 s)
