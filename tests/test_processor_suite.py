@@ -6,6 +6,7 @@ and shrinking on real trials."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 
@@ -342,12 +343,15 @@ def test_the_processor_example_holds_and_reaches_every_hard_case(job, spark_sess
 @pytest.mark.spark
 def test_the_processor_counting_in_a_python_dict_is_caught_small_after_a_restart(spark_session):
     """`processor_counts_in_memory`: through the suite's own search and shrinking, `crash_invisible` fails
-    on a short history with a restart: the count made before it was in a worker that died with its start."""
+    on a short history whose query started twice, as its trial observed (a restart, or under `availableNow`
+    the final drain after a trigger: each is a start); the count made before the second start was in a worker
+    that died with the first."""
     result, _ = _run(IN_MEMORY, only="crash_invisible")
     [failure] = [r.failure for r in result.results if r.failure is not None]
     print(len(failure.history.actions), "actions:", failure.message, failure.history.actions)
     assert "differs from the same processor's run over the same batches without a crash" in failure.message
-    assert any(a.name == "restart" for a in failure.history.actions), failure.history
+    starts = re.search(r"over (\d+) starts of the query", failure.message)  # as the trial observed them
+    assert starts and int(starts.group(1)) >= 2, failure.message
     assert len(failure.history.actions) <= 5, failure.history
 
 
