@@ -7,6 +7,7 @@ eviction by the watermark, and the error a missing or truncated state file makes
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -15,6 +16,7 @@ from pyspark.sql import functions as F
 from frontier_harness.spark_impl.errors import StateUnreadable
 from frontier_harness.spark_impl.event_time.state_bounds import bounds
 from frontier_harness.spark_impl.event_time.state_store import (
+    READ_TASKS,
     OperatorState,
     operators,
     read_or_raise,
@@ -55,16 +57,35 @@ def test_the_trials_state_bounds_count_each_stores_entries_by_the_bound_that_evi
     after batch 4 that one and [2 s, 4 s), each one entry (its key is the window). The deduplication on
     `(value, timestamp)` keeps the 4 records of each batch (event time its id in seconds) as 4 entries bounded
     by that time, those at or below the batch's watermark evicted (0 s after batch 0, 1 s after batch 4). None
-    for a checkpoint without the operator's state."""
+    for a checkpoint without the operator's state. The four stores of two partitions each are read in one
+    Spark job of `READ_TASKS` tasks, not one task a store's partition (each of which would deserialize every
+    store's Hadoop configuration)."""
     counts, dedup = written(spark_session, "hdfs"), written(spark_session, "dedup_on_event_time")
     stores = [(counts, 0, 0), (counts, 4, 0), (dedup, 3, 0), (dedup, 4, 0), (tmp_path, 4, 0)]
-    assert bounds(spark_session, stores) == [
+    with job_group(spark_session, "bounds") as tasks:
+        read = bounds(spark_session, stores)
+    assert read == [
         {2000: 1},
         {2000: 1, 4000: 1},
         {1000: 4, 2000: 4, 3000: 4},
         {2000: 4, 3000: 4},
         None,
     ]
+    assert tasks == [READ_TASKS], tasks  # one job, one stage
+
+
+@contextlib.contextmanager
+def job_group(spark, group: str):
+    """The tasks of each stage the Spark jobs run in the `with` block ran, in a list it fills on exit."""
+    context, tasks = spark.sparkContext, []
+    context.setJobGroup(group, group)
+    try:
+        yield tasks
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        tracker = context.statusTracker()
+        for job in sorted(tracker.getJobIdsForGroup(group)):
+            tasks += [tracker.getStageInfo(stage).numTasks for stage in tracker.getJobInfo(job).stageIds]
 
 
 @pytest.mark.slow  # a third query to write (~20 s)

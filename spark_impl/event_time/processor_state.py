@@ -38,7 +38,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from frontier_harness.spark_impl.event_time.state_store import read_or_raise
+from frontier_harness.spark_impl.event_time.state_store import read_together
 
 VALUE, LIST, MAP = "ValueState", "ListState", "MapState"  # Spark's `stateVariableType`s read here
 TIMER = "TimerState"  # `variables`' kind for the registered timers, read unless the time mode is `NO_TIME`
@@ -109,10 +109,8 @@ def entries(
     found: list[set[tuple]] = [set() for _ in stores]
     if not frames:
         return found
-    union = frames[0].toDF(TAG, "variable", "key", "value")
-    for frame in frames[1:]:
-        union = union.union(frame.toDF(TAG, "variable", "key", "value"))
-    for row in read_or_raise(stores[0][0], union.collect):
+    named = [frame.toDF(TAG, "variable", "key", "value") for frame in frames]
+    for row in read_together(stores[0][0], named):
         value = int(row["value"]) if row["variable"] == TIMERS else row["value"]
         found[row[TAG]].add((row["variable"], row["key"], value))
     return found

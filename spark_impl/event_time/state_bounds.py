@@ -6,7 +6,7 @@ deduplication's event time when its key holds the watermarked column, a `dropDup
 entry's `expiresAtMicros`; an entry of a key without event time is bounded by nothing (None). `bounds`
 reads, with Spark's state data source (`frontier_harness.spark_impl.event_time.state_store`),
 the store of one operator as it was after a batch, for many stores in one Spark job, and reports for each
-each bound (in epoch milliseconds, or None) and how many entries have it; None for a checkpoint with no
+store each bound (in epoch milliseconds, or None) and how many entries have it; None for a checkpoint with no
 state store of that operator. `operator_ids` lists the operators a checkpoint keeps state for.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from frontier_harness.spark_impl.event_time.state_store import bound_ms, read_or_raise, state_rows
+from frontier_harness.spark_impl.event_time.state_store import bound_ms, read_together, state_rows
 
 TAG = "_fh_trial"
 
@@ -50,10 +50,7 @@ def bounds(session: Any, stores: Sequence[tuple[Path, int, int]]) -> list[dict[i
         rows = state_rows(session, checkpoint, batch, operator)
         frames.append(rows.select(F.lit(i).alias(TAG), bound_ms(rows).alias("bound")))
     if frames:
-        union = frames[0]
-        for frame in frames[1:]:
-            union = union.unionByName(frame)
-        for tag, bound in read_or_raise(stores[0][0], union.collect):
+        for tag, bound in read_together(stores[0][0], frames):
             read[tag][bound] = read[tag].get(bound, 0) + 1
     return [read.get(i) for i in range(len(stores))]
 
@@ -103,9 +100,6 @@ def join_rows(
         at = F.unix_millis(F.col("value.event_time"))
         frames.append(rows.select(F.lit(i).alias(TAG), data.alias("data"), at.alias("event_time")))
     if frames:
-        union = frames[0]
-        for frame in frames[1:]:
-            union = union.unionByName(frame)
-        for row in read_or_raise(stores[0][0], union.collect):
+        for row in read_together(stores[0][0], frames):
             read[row[TAG]].append((row["data"], row["event_time"]))
     return [read.get(i) for i in range(len(stores))]
