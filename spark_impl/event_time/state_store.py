@@ -25,8 +25,8 @@ that into `StateUnreadable`, naming the file when Spark does.
 Each `statestore` read carries the session's Hadoop configuration in its partition reader factory (not a
 broadcast), and a task deserializes every factory of its stage. Many stores' reads unioned, a task a store's
 partition, deserialize it stores x partitions times: on the processor example's ten trials (4 jobs, 147
-tasks), 26.2 CPU-s of deserializing against 4.2 s of reading. `read_together` reads them in `READ_TASKS`
-tasks (there: 8 tasks, 1.2 s and 3.3 s).
+tasks), 26.2 CPU-s of deserializing against 4.2 s of reading. `together` unions them into `READ_TASKS`
+partitions (there: 8 tasks, 1.2 s and 3.3 s).
 
 >>> OperatorState(0, "stateStoreSave", ("default",), 2, 0, 7).batches
 range(0, 8)
@@ -202,11 +202,15 @@ def read_or_raise(checkpoint: Path | str, read: Callable[[], Result]) -> Result:
         ) from exc
 
 
+def together(frames: Sequence[DataFrame]) -> DataFrame:
+    """`frames` unioned (their columns matched by name) into at most `READ_TASKS` partitions."""
+    return functools.reduce(DataFrame.unionByName, frames).coalesce(READ_TASKS)
+
+
 def read_together(checkpoint: Path | str, frames: Sequence[DataFrame]) -> list[Row]:
-    """The rows of `frames` (their columns matched by name), read in one Spark job of at most `READ_TASKS`
-    tasks, through `read_or_raise` (`checkpoint` names where a store Spark cannot load was read)."""
-    union = functools.reduce(DataFrame.unionByName, frames)
-    return read_or_raise(checkpoint, union.coalesce(READ_TASKS).collect)
+    """The rows of `frames` (`together`), read in one Spark job, through `read_or_raise` (`checkpoint` names
+    where a store Spark cannot load was read)."""
+    return read_or_raise(checkpoint, together(frames).collect)
 
 
 @attrs.frozen
@@ -236,7 +240,7 @@ def summaries(
         state_rows(spark, checkpoint, b, operator_id, store_name).withColumn("batch", F.lit(b))
         for b in batches
     ]
-    rows = functools.reduce(DataFrame.unionByName, frames).coalesce(READ_TASKS)  # `read_together`'s reason
+    rows = together(frames)
     counted = rows.groupBy("batch").agg(
         F.count(F.lit(1)).alias("rows"), F.min(bound_ms(rows)).alias("oldest")
     )
