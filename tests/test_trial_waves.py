@@ -1,6 +1,7 @@
 """A trial suite's check runs its histories in waves doubling from one (`trials.wave_sizes`): a batch that
-raises after a wave that failed is blamed on that failure, never on a history that held, and a retry after
-an infrastructure failure hears each trial once."""
+raises after a wave that failed is blamed on that failure, never on a history that held; a candidate refused
+unrun never hides the history that raised; and a retry after an infrastructure failure hears each trial
+once."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from types import SimpleNamespace
 from frontier_harness.properties.engine.batch import check_batch
 from frontier_harness.properties.engine.history import Action, History
 from frontier_harness.properties.engine.suite import Outcome
-from frontier_harness.properties.engine.trials import UNCHECKED, in_waves
+from frontier_harness.properties.engine.trials import UNCHECKED, in_waves, unless_refused
 
 
 def _named(*names: str) -> list[History]:
@@ -45,9 +46,19 @@ class Trials:
         return [Outcome(ok=n not in self.fails, message=f"{n} failed") for n in names]
 
 
-def _checked(impl: Trials, histories: list[History], heard=None) -> list[Outcome]:
-    prop = SimpleNamespace(check=lambda impl, hs: in_waves(hs, 2, impl.wave))  # waves of 1, then 2
-    return check_batch(prop, impl, histories, heard=heard)
+def _checked(impl: Trials, histories: list[History], heard=None, size=2, refuses=()) -> list[Outcome]:
+    """Checked as a trial suite checks them: in waves of 1, 2, .. `size`, each wave's histories named in
+    `refuses` refused unrun (`unless_refused`, as a shrink's candidate no trial can hold)."""
+
+    def refused(history: History) -> Outcome | None:
+        if _name(history) not in refuses:
+            return None
+        return Outcome(ok=False, rejected=True, disagreement=True, message=f"{_name(history)} refused")
+
+    def check(impl, hs):
+        return in_waves(hs, size, lambda wave: unless_refused(wave, refused, impl.wave))
+
+    return check_batch(SimpleNamespace(check=check), impl, histories, heard=heard)
 
 
 def test_a_batch_that_raises_after_a_failing_wave_reports_that_failure_not_an_interference():
@@ -74,3 +85,23 @@ def test_a_half_that_failed_deeper_in_the_search_ends_it_there():
     checked (the lane reports `b`, the first failure)."""
     outcomes = _checked(Trials(fails={"b"}, raises={"c"}), _named(*"abcdefgh"))
     assert outcomes[1].message == "b failed" and outcomes[2:] == [UNCHECKED] * 6, outcomes
+
+
+def test_a_candidate_refused_unrun_does_not_hide_the_history_that_raised():
+    """A shrink's call `[a, b, c, d]` (one wave): `b` is refused unrun, `d` raises. The half `[a, b]` holds
+    but for `b`'s refusal, which is no failure of the implementation: the half `[c, d]` is still searched
+    and `d` found raising alone (it used to be left unchecked, and the shrink lost the smaller failure)."""
+    outcomes = _checked(Trials(raises={"d"}), _named(*"abcd"), size=4, refuses={"b"})
+    assert [o.ok for o in outcomes] == [True, False, True, False], outcomes
+    assert outcomes[1].message == "b refused" and outcomes[3].message == "implementation raised KeyError: 'd'"
+
+
+def test_a_half_stopped_early_by_a_refusal_blames_no_history_that_held():
+    """`[a .. p]` in waves of 1, 2, 4, 4, 4, 1: the wave `[h .. k]` raises at `j` (`i` refused, unrun).
+    Searched, the half `[i .. p]` (waves of 1, 2, 4, 1) stops at its first, `i`'s refusal, before `j`: it
+    did not hold, so no history is blamed as failing "only together" with the others, and the refusal is
+    what the lane reports (in a search, a generated history refused is a generator/model disagreement)."""
+    outcomes = _checked(Trials(raises={"j"}), _named(*"abcdefghijklmnop"), size=4, refuses={"i"})
+    assert all(o.ok for o in outcomes[:8]) and outcomes[8].message == "i refused", outcomes
+    assert outcomes[9:] == [UNCHECKED] * 7, outcomes
+    assert not any("interfere" in o.message for o in outcomes)
