@@ -1,6 +1,6 @@
-"""Whose fault: an implementation's exception is a failure carrying its own frames; a wrong-shaped answer is
-a contract violation (exit 2); a file that is not a valid history is bad input (exit 2), never blamed on
-the implementation."""
+"""Whose fault: an implementation's exception is a failure carrying its own frames; a wrong-shaped answer,
+or a label a trial judge reads that the observation lacks, is a contract violation (exit 2); a file that is
+not a valid history is bad input (exit 2), never blamed on the implementation."""
 
 from __future__ import annotations
 
@@ -10,9 +10,15 @@ from pathlib import Path
 import attrs
 import pytest
 
+from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.ingestion import resumption
+from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
 from frontier_harness.properties.cli.main import main
 from frontier_harness.properties.engine import counterexample
+from frontier_harness.properties.engine.batch import check_batch
+from frontier_harness.properties.engine.errors import ContractViolation
+from frontier_harness.properties.engine.history import History
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite, observations
 from tests.helpers import QUICK, patched
 from tests.test_rejections import RESUMPTION, restart_from_the_minimum
 
@@ -208,3 +214,21 @@ def test_a_recorded_disagreement_replays_as_that_disagreement_and_any_other_file
         relabelled = counterexample.write(attrs.evolve(cx, message="read differs"), tmp_path / "b")
         assert main(["replay", str(relabelled), "--impl", "model"]) == 2
         assert "error: not a valid history: the model rejects it: " in capsys.readouterr().out
+
+
+def test_a_label_a_trial_judge_reads_and_the_observation_lacks_is_a_contract_violation():
+    """A trial suite's judge reads `(step, label)`s its observer must report (`suite.Observed`): one missing
+    is the implementation's contract broken (exit 2), never "generator/model disagreement: the model
+    raised KeyError" (exit 1), which it was."""
+
+    class Lacks(ModelImplementation):
+        def observe_x(self, domain, histories):
+            return [{(0, "read"): frozenset()} for _ in histories]
+
+    def check(impl, histories):
+        return [Outcome(ok=not obs[(0, "commits")]) for obs in observations(impl, "observe_x", histories)]
+
+    prop = Property("p", "", draw_collection_history, check)
+    suite = Suite("trials", "", (prop,), "model", domains=("total",), calls=("observe_x",))
+    with pytest.raises(ContractViolation, match=r"observe_x must return \(0, 'commits'\) in the observation"):
+        check_batch(prop, Lacks(), [History("total", ())], suite)

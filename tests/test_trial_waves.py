@@ -1,16 +1,22 @@
 """A trial suite's check runs its histories in waves doubling from one (`trials.wave_sizes`): a batch that
 raises after a wave that failed is blamed on that failure, never on a history that held; a candidate refused
-unrun never hides the history that raised; and a retry after an infrastructure failure hears each trial
-once."""
+unrun stops no wave and hides no history that raised; a retry after an infrastructure failure hears each
+trial once; and a lane counts only the trials that ran."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+import attrs
+
+from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
 from frontier_harness.properties.engine.batch import check_batch
 from frontier_harness.properties.engine.history import Action, History
-from frontier_harness.properties.engine.suite import Outcome
+from frontier_harness.properties.engine.run import FOUND, Run
+from frontier_harness.properties.engine.search import hypothesis_lane
+from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 from frontier_harness.properties.engine.trials import UNCHECKED, in_waves, unless_refused
+from tests.helpers import QUICK
 
 
 def _named(*names: str) -> list[History]:
@@ -96,12 +102,41 @@ def test_a_candidate_refused_unrun_does_not_hide_the_history_that_raised():
     assert outcomes[1].message == "b refused" and outcomes[3].message == "implementation raised KeyError: 'd'"
 
 
-def test_a_half_stopped_early_by_a_refusal_blames_no_history_that_held():
-    """`[a .. p]` in waves of 1, 2, 4, 4, 4, 1: the wave `[h .. k]` raises at `j` (`i` refused, unrun).
-    Searched, the half `[i .. p]` (waves of 1, 2, 4, 1) stops at its first, `i`'s refusal, before `j`: it
-    did not hold, so no history is blamed as failing "only together" with the others, and the refusal is
-    what the lane reports (in a search, a generated history refused is a generator/model disagreement)."""
+def test_a_refusal_stops_no_wave_so_the_raise_after_it_in_a_call_of_waves_is_found():
+    """A shrink's call holds whole passes, often more candidates than a wave: `[a .. p]` runs in waves of 1,
+    2, 4, 4, 4, 1, and the wave `[h .. k]` raises at `j` (`i` refused, unrun). The refusal stops no wave, nor
+    the search: the half `[i .. p]` (waves of 1, 2, 4, 1) reaches `j`, found raising alone; the candidates
+    after it are not checked (the lane reports `j`)."""
     outcomes = _checked(Trials(raises={"j"}), _named(*"abcdefghijklmnop"), size=4, refuses={"i"})
     assert all(o.ok for o in outcomes[:8]) and outcomes[8].message == "i refused", outcomes
-    assert outcomes[9:] == [UNCHECKED] * 7, outcomes
-    assert not any("interfere" in o.message for o in outcomes)
+    assert outcomes[9].message == "implementation raised KeyError: 'j'", outcomes[9]
+    assert outcomes[10:] == [UNCHECKED] * 6, outcomes
+
+
+def test_the_candidates_after_a_refused_one_still_run():
+    """`[a .. h]` in waves of 1, 2, 4, 1: `b` is refused in the second wave, `f` fails in the third. A
+    refusal is no failure of the implementation: the waves after it run, and `f` is found (`h`, in the wave
+    after `f`'s, is not run)."""
+    outcomes = _checked(Trials(fails={"f"}), _named(*"abcdefgh"), size=4, refuses={"b"})
+    assert outcomes[1].message == "b refused" and outcomes[5].message == "f failed", outcomes
+    assert [o.ok for o in outcomes[:7]] == [True, False, True, True, True, False, True], outcomes
+    assert outcomes[7] is UNCHECKED
+
+
+def test_the_hypothesis_lane_counts_only_the_trials_that_ran():
+    """A lane's count is what its verdict rests on: the trials a wave left `UNCHECKED` after a failure are
+    not among its histories (the screening lane already counted so; this lane counted its whole batch)."""
+    ran: list[int] = []
+
+    def wave(histories):  # every trial after the run's first fails
+        ran.extend(range(len(ran), len(ran) + len(histories)))
+        return [Outcome(ok=n == 0, message=f"trial {n} failed") for n in ran[-len(histories) :]]
+
+    prop = Property("p", "", draw_collection_history, lambda impl, hs: in_waves(hs, 2, wave))
+    suite = Suite("trials", "", (prop,), "model", domains=("total",))
+    at_found: list[int] = []
+    found = lambda cx, event: at_found.append(len(ran)) if event == FOUND else None  # noqa: E731
+    profile = attrs.evolve(QUICK, screening_histories=0, shrink_seconds=0)
+    result = hypothesis_lane(Run(suite, prop, Trials(), "trials", "total", profile, 0, found=found))
+    assert result.failure is not None and at_found, result
+    assert result.examples == at_found[0], (result.examples, at_found)

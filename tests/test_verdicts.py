@@ -1,21 +1,31 @@
 """A verdict claims only what ran: "not run" after zero histories, "not applicable" named, neither held.
 
-Each test runs a small suite through `run_suite` (the model's own speed, in process) or the CLI's exit code.
+Each test runs a small suite through `run_suite` (the model's own speed, in process) or the CLI's exit code;
+`verify` and the pytest fixture judge a property that did not run as `check` does.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
 import attrs
+import pytest
 from rich.console import Console
 
 from frontier_harness.properties.adapters.model import ModelImplementation
 from frontier_harness.properties.checks.time.strategies.collections import draw_collection_history
+from frontier_harness.properties.cli import run as runs
+from frontier_harness.properties.cli.main import main
+from frontier_harness.properties.cli.pytest_plugin import Harness
 from frontier_harness.properties.cli.run import suites_exit_code
+from frontier_harness.properties.engine import runner
 from frontier_harness.properties.engine.implementation import Speed
 from frontier_harness.properties.engine.pairings import PairingResult
+from frontier_harness.properties.engine.results import PropertyResult, SuiteResult
 from frontier_harness.properties.engine.runner import SuiteRequest, run_suite
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
 from frontier_harness.properties.engine.verdict import Verdict
+from frontier_harness.properties.solver import check as obligations
 from tests.helpers import QUICK
 
 SMALL = attrs.evolve(QUICK, max_examples=5)
@@ -84,3 +94,23 @@ def test_an_unreached_case_fails_an_audited_profile_and_is_only_named_in_a_small
     quick = run_suite(SuiteRequest(suite, ModelImplementation(), "model", small, seed=0))
     assert quick.missing_events == () and quick.not_shown_events == ("never drawn [total]",)
     assert _exit(quick) == 0
+
+
+def _not_run() -> SuiteResult:
+    return SuiteResult(
+        "s", (PropertyResult("s", "p", "total", 0, 0.0, Counter(), not_run="it checked 0"),), ()
+    )
+
+
+def test_verify_names_a_property_that_did_not_run_and_exits_2_as_check_does(monkeypatch, capsys, tmp_path):
+    """A gate that judged nothing is an error (exit 2), never a failure of the implementation (exit 1)."""
+    monkeypatch.setattr(runs, "run_suites", lambda *args: ([PairingResult("model", _not_run())], {}))
+    monkeypatch.setattr(obligations, "prove", lambda *args: [])
+    assert main(["verify", "--corpus", str(tmp_path)]) == 2
+    assert "not run: s.p[total] against model: it checked 0" in capsys.readouterr().out
+
+
+def test_the_pytest_fixture_fails_a_property_that_judged_nothing(monkeypatch, tmp_path):
+    monkeypatch.setattr(runner, "run_suite", lambda request: _not_run())
+    with pytest.raises(pytest.fail.Exception, match=r"judged nothing in p\[total\]: it checked 0"):
+        Harness("dev", 0, tmp_path).check("collections")

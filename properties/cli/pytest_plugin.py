@@ -37,7 +37,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @attrs.define
 class Harness:
-    """Runs suites for one test; `check` fails the test on a counterexample or an unreached hard case."""
+    """Runs suites for one test; `check` fails the test on a counterexample, an unreached hard case, or a
+    property that judged nothing (not run: a verdict never rests on zero histories)."""
 
     profile_name: str
     seed: int | None
@@ -69,7 +70,11 @@ class Harness:
                 f"{summary_line(failures[0])}\n{captured.get()}\ncounterexample: {path}", pytrace=False
             )
         if missing := [event for result in results for event in result.missing_events]:
-            pytest.fail(f"{suite_name}: the generator never reached {missing}", pytrace=False)
+            pytest.fail(f"{suite_name}: the run never reached {missing}", pytrace=False)
+        if unjudged := [
+            f"{r.property}[{r.domain}]: {r.reason}" for s in results for r in s.results if not r.passed
+        ]:
+            pytest.fail(f"{suite_name}: judged nothing in {'; '.join(unjudged)}", pytrace=False)
 
 
 def summary_line(cx: Counterexample) -> str:

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
     regression corpus."""
     from frontier_harness.properties.checks.registry import SUITES, get_suite
     from frontier_harness.properties.cli.prove import exit_code
-    from frontier_harness.properties.cli.run import run_suites
+    from frontier_harness.properties.cli.run import run_suites, suites_exit_code
     from frontier_harness.properties.solver import check as obligations
     from frontier_harness.properties.solver.encoding import FAITHFUL
 
@@ -75,12 +75,15 @@ def run(args: argparse.Namespace, out: Console) -> int:
     if any(c.invalid for c in corpus):
         return ExitCode.USAGE
     proved = exit_code(proofs) if proofs else ExitCode.HELD
+    judged = suites_exit_code(out, results)  # as `check`'s: a property that did not run is named, exit 2
     if (
-        not all(r.passed for r in results)  # a failure, or a property that did not run
+        judged is ExitCode.FAILED
         or proved in (ExitCode.FAILED, ExitCode.USAGE)  # refuted, or proving nothing (no case, or trivial)
         or any(not c.passed for c in corpus)
     ):
         return ExitCode.FAILED
+    if judged is ExitCode.USAGE:
+        return judged
     return ExitCode.INFRASTRUCTURE if proved == ExitCode.INFRASTRUCTURE else ExitCode.HELD
 
 

@@ -42,7 +42,7 @@ from frontier_harness.properties.engine.history import History
 from frontier_harness.properties.engine.implementation import Implementation
 from frontier_harness.properties.engine.infrastructure import InfrastructureError
 from frontier_harness.properties.engine.suite import Outcome, Property, Suite
-from frontier_harness.properties.engine.trials import UNCHECKED, Trials
+from frontier_harness.properties.engine.trials import UNCHECKED, Trials, fails
 
 Heard = Callable[[Outcome], None]  # hears each trial's outcome as it comes (`Trials`)
 
@@ -90,7 +90,7 @@ def _bisect(
     The batch is split in halves and each checked in one call; the first half that
     raises is split again. Once one history is found to raise alone, or a half fails
     without raising (a trial suite's check stops at its first failing wave, before the
-    history that raised: `_ends_search`), the histories after it are not checked (`UNCHECKED`: a lane
+    history that raised; never a candidate refused unrun: `trials.fails`), the histories after it are not checked (`UNCHECKED`: a lane
     reports the first failure), so one bad history costs at most 2*log2(n) calls. A
     batch that raises while neither half does, nor fails, fails only as a whole
     (`_together`). After such a failure the other half is still checked, in one call:
@@ -110,7 +110,7 @@ def _bisect(
         result = attempt(half)
         if not isinstance(result, BaseException):
             outcomes += result
-            failed = any(map(_ends_search, result))
+            failed = any(map(fails, result))
         elif half_raised:  # the first half failed only together: this one raises as well, not searched
             outcomes += [UNCHECKED] * len(half)
         else:
@@ -119,18 +119,6 @@ def _bisect(
     if not half_raised and not failed:
         outcomes = _together(histories, outcomes, _raised(impl, exc, suite))
     return outcomes, alone or failed
-
-
-def _ends_search(outcome: Outcome) -> bool:
-    """Whether a half's outcome ends the search: the implementation's own failure, or a history its check
-    left `UNCHECKED` (it stopped early, so the half did not hold); never a history the harness could not
-    judge (a shrink's candidate refused unrun, `trials.unless_refused`): the raise may lie after it.
-
-    >>> refused = Outcome(ok=False, rejected=True, disagreement=True)
-    >>> _ends_search(Outcome(ok=False)), _ends_search(UNCHECKED), _ends_search(refused)
-    (True, True, False)
-    """
-    return outcome.unresolved or (not outcome.ok and not outcome.disagreement)
 
 
 def _together(histories: Sequence[History], outcomes: list[Outcome], raised: Outcome) -> list[Outcome]:

@@ -91,7 +91,7 @@ def _pairing_cases(node: ET.Element, pairing: PairingResult, counterexamples: di
         ET.SubElement(case, "skipped", message=f"{pairing.impl}: {NO_ORACLE}")
     for missing in pairing.result.missing_events:
         case = ET.SubElement(node, "testcase", classname=pairing.suite, name=f"reaches: {missing}{suffix}")
-        ET.SubElement(case, "failure", message=f"the generator never produced: {missing}")
+        ET.SubElement(case, "failure", message=f"never reached: {missing}")
     for unshown in pairing.result.not_shown_events:
         case = ET.SubElement(node, "testcase", classname=pairing.suite, name=f"reaches: {unshown}{suffix}")
         message = f"not shown in {pairing.result.histories} histories: run --profile ci"

@@ -230,9 +230,10 @@ def hypothesis_lane(run: Run) -> PropertyResult:
             for label in reached(run, h, o):
                 events[label] += 1
                 hypothesis.event(label)
-        tally["examples"] += len(histories)
+        ran = _ran(outcomes)
+        tally["examples"] += ran
         tally["rejected"] += sum(o.rejected for o in outcomes)
-        run.report(len(histories))
+        run.report(ran)
         bad = smallest_failing([choices for _, choices in batch], outcomes)
         if bad is not None:
             run.announce(histories[bad], outcomes[bad], HYPOTHESIS, FOUND)
@@ -339,7 +340,7 @@ def screening_lane(run: Run) -> PropertyResult:
         outcomes = run.check(histories)
         for h, o in zip(histories, outcomes):
             events.update(reached(run, h, o))
-        ran = sum(o is not UNCHECKED for o in outcomes)  # what the verdict rests on
+        ran = _ran(outcomes)
         checked += ran
         rejected += sum(o.rejected for o in outcomes)
         run.report(ran)
@@ -381,6 +382,11 @@ def minimal_failure(
     if outcome.together:
         return shrink_group(run, history, outcome, lane)
     return shrink_failure(run, history, choices, outcome, lane, call)
+
+
+def _ran(outcomes: Sequence[Outcome]) -> int:
+    """How many of a call's histories were checked (not `UNCHECKED`): what a verdict rests on."""
+    return sum(o is not UNCHECKED for o in outcomes)
 
 
 def smallest_failing(choices: Sequence[list[int]], outcomes: Sequence[Outcome]) -> int | None:

@@ -537,7 +537,34 @@ def checked_observations(method: str, batch: Sequence[History], answer: Any) -> 
                 "observations keyed by (step, label), an int and a str",
                 f"the key {bad!r} in the observation of history {i}",
             )
-    return list(answer)
+    return [Observed(method, observation) for observation in answer]
+
+
+class Observed(dict):
+    """One history's observation, as an implementation's `method` returned it: a `(step, label)` a judge
+    reads that it lacks is its contract broken (`ContractViolation` naming the method and the key), never a
+    `KeyError` of the harness's judging, which a trial suite would report as a generator/model disagreement.
+    A differential check compares with `get` (a label the model has and it lacks is a wrong answer).
+
+    >>> observed = Observed("observe_x", {(0, "read"): {1}})
+    >>> observed[(0, "read")], observed.get((1, "read")), observed == {(0, "read"): {1}}
+    ({1}, None, True)
+    >>> observed[(1, "commits")]
+    Traceback (most recent call last):
+    ...
+    frontier_harness.properties.engine.errors.ContractViolation: contract violation: observe_x must return (1, 'commits') in the observation of every history whose judge reads it; it returned an observation without it
+    """
+
+    def __init__(self, method: str, observation: Mapping):
+        super().__init__(observation)
+        self.method = method
+
+    def __missing__(self, key: Any) -> Any:
+        raise ContractViolation(
+            self.method,
+            f"{key!r} in the observation of every history whose judge reads it",
+            "an observation without it",
+        )
 
 
 def _is_key(key: Any) -> bool:

@@ -67,12 +67,13 @@ def in_waves(
     histories: Sequence[Any],
     size: int,
     wave: Callable[[Sequence[Any]], Sequence[Outcome]],
-    stops: Callable[[Outcome], bool] = lambda outcome: not outcome.ok,
+    stops: Callable[[Outcome], bool] | None = None,
 ) -> Trials:
     """`wave` over the histories a wave at a time (`wave_sizes`), each outcome handed over as its wave
-    ends; after a wave with an outcome that `stops` the run (a failure), the histories left are not run
-    (`UNCHECKED`: a lane reports its first failure, and shrinking keeps the smallest failing candidate it
-    saw)."""
+    ends; after a wave with an outcome that `stops` the run (by default `fails`), the histories left are
+    not run (`UNCHECKED`: a lane reports its first failure, and shrinking keeps the smallest failing
+    candidate it saw)."""
+    stops = stops or fails
 
     def run() -> Iterator[Outcome]:
         start = 0
@@ -85,6 +86,19 @@ def in_waves(
             start += n
 
     return Trials(run())
+
+
+def fails(outcome: Outcome) -> bool:
+    """Whether an outcome stops the trials after it: the implementation's failure, or a history not
+    checked (what follows it was not run either); never a history the harness could not judge (a shrink's
+    candidate refused unrun, `unless_refused`: the candidates after it are still the shrink's, and the
+    history that raised in a call may be among them, `batch._bisect`).
+
+    >>> refused = Outcome(ok=False, rejected=True, disagreement=True)
+    >>> fails(Outcome(ok=False)), fails(UNCHECKED), fails(refused)
+    (True, True, False)
+    """
+    return not outcome.ok and not outcome.disagreement
 
 
 def unless_refused(
@@ -111,8 +125,9 @@ def wave_sizes(total: int, size: int) -> list[int]:
     """Waves doubling from one history up to `size`: a failure the first histories of a search's call show
     (a directed history, the first drawn) is found after the trials before it and at most as many again,
     never after a whole wave (six trials cost six times one on two cores: a wave buys little concurrency).
-    A call of at most `size` (a shrink call, `Suite.shrink_batch`) is one wave: every candidate runs, and
-    shrinking keeps the smallest that fails.
+    A call of at most `size` is one wave: every candidate runs, and shrinking keeps the smallest that
+    fails (a shrink's call holds whole passes, at least `Suite.shrink_batch` candidates: a larger one runs
+    in waves too, and stops at its first wave that fails).
 
     >>> wave_sizes(20, 6)
     [1, 2, 4, 6, 6, 1]

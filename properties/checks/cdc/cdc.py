@@ -440,7 +440,7 @@ def _property_check(judge: Judge) -> Callable[[Any, Sequence[History]], Trials]:
 
     def check(impl: Any, histories: Sequence[History]) -> Trials:
         """One trial at a time, until one fails: the trials after it are not run (`in_waves`)."""
-        return in_waves(histories, 1, lambda one: [trial(impl, one[0])], _fails)
+        return in_waves(histories, 1, lambda one: [trial(impl, one[0])])
 
     def trial(impl: Any, history: History) -> Outcome:
         try:
@@ -455,11 +455,6 @@ def _property_check(judge: Judge) -> Callable[[Any, Sequence[History]], Trials]:
         return attrs.evolve(outcome, reached=reached)
 
     return check
-
-
-def _fails(outcome: Outcome) -> bool:
-    """A failure stops the trials after it; a history the model rejects does not (never run)."""
-    return not outcome.ok and not outcome.rejected
 
 
 def query_failed(obs: Observation) -> Outcome | None:
