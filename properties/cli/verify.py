@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
     results, written = run_suites(args, out, config, suites, None)
     stopped = args.fail_fast and not all(r.passed for r in results)
     if stopped:
-        out.print("--fail-fast: a suite failed; proofs and the corpus not run", markup=False)
+        out.print("--fail-fast: a suite failed or did not run; proofs and the corpus not run", markup=False)
     proofs = [] if stopped else obligations.prove(None, FAITHFUL, 0, args.timeout, None)
     corpus = [] if stopped else replay_corpus(args.corpus or Path(config.get("corpus")))
     out.print(summary_table(results, proofs, corpus, stopped))

@@ -90,8 +90,9 @@ def _bisect(
     The batch is split in halves and each checked in one call; the first half that
     raises is split again. Once one history is found to raise alone, or a half fails
     without raising (a trial suite's check stops at its first failing wave, before the
-    history that raised; never a candidate refused unrun: `trials.fails`), the histories after it are not checked (`UNCHECKED`: a lane
-    reports the first failure), so one bad history costs at most 2*log2(n) calls. A
+    history that raised; a candidate refused unrun is no failure: `trials.fails`), the
+    histories after it are not checked (`UNCHECKED`: a lane reports the first failure),
+    so one bad history costs at most 2*log2(n) calls. A
     batch that raises while neither half does, nor fails, fails only as a whole
     (`_together`). After such a failure the other half is still checked, in one call:
     its histories hold, or it raises too and is not searched (its histories
