@@ -67,20 +67,17 @@ def in_waves(
     histories: Sequence[Any],
     size: int,
     wave: Callable[[Sequence[Any]], Sequence[Outcome]],
-    stops: Callable[[Outcome], bool] | None = None,
 ) -> Trials:
     """`wave` over the histories a wave at a time (`wave_sizes`), each outcome handed over as its wave
-    ends; after a wave with an outcome that `stops` the run (by default `fails`), the histories left are
-    not run (`UNCHECKED`: a lane reports its first failure, and shrinking keeps the smallest failing
-    candidate it saw)."""
-    stops = stops or fails
+    ends; after a wave with an outcome that `fails`, the histories left are not run (`UNCHECKED`: a lane
+    reports its first failure, and shrinking keeps the smallest failing candidate it saw)."""
 
     def run() -> Iterator[Outcome]:
         start = 0
         for n in wave_sizes(len(histories), size):
             outcomes = wave(histories[start : start + n])
             yield from outcomes
-            if any(map(stops, outcomes)):
+            if any(map(fails, outcomes)):
                 yield from [UNCHECKED] * (len(histories) - start - len(outcomes))
                 return
             start += n
